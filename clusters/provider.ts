@@ -1,0 +1,42 @@
+// The contract every cluster provider implements. The engine only sees these types.
+import type { TopologySpec } from '../harness/model/scenario-schema.ts';
+import type { ExecOptions, ExecResult, Spawned, SpawnOptions } from './command.ts';
+
+export type ProviderName = 'netns' | 'kind' | 'minikube' | 'k3s';
+
+export type Availability = { ok: true } | { ok: false; reason: string; hint: string };
+
+/** Somewhere commands run: a node or a pod. Probes and faults only ever see this. */
+export interface Target {
+  /** `node/NAME` or `pod/NAME`. */
+  readonly ref: string;
+  exec(argv: readonly string[], options?: ExecOptions): Promise<ExecResult>;
+  spawn(argv: readonly string[], options?: SpawnOptions): Spawned;
+}
+
+export interface RunContext {
+  /** Unique per run; every name the lab creates starts with `prefix`. */
+  readonly runId: string;
+  readonly prefix: string;
+  readonly signal: AbortSignal;
+  log(line: string): void;
+}
+
+export interface ClusterProvider {
+  readonly name: ProviderName;
+  /** Whether this provider can run here; never fall back silently to another one. */
+  detect(): Promise<Availability>;
+  provision(topology: TopologySpec, run: RunContext): Promise<StartedCluster>;
+}
+
+export interface StartedCluster extends AsyncDisposable {
+  readonly nodeNames: readonly string[];
+  node(name: string): Target;
+  pod(name: string): Target;
+  /** pod/x, svc/y, node/z -> IPv4 address. */
+  address(ref: string): string;
+  /** Resolve `pod/x` or `node/x` to its Target. */
+  target(ref: string): Target;
+  /** Idempotent, reverse order, survives partial provisioning. */
+  destroy(): Promise<void>;
+}

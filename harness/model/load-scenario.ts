@@ -1,0 +1,169 @@
+// Reads a scenario file and validates it, turning every problem into file:line:column + field.
+import { readFile, stat } from 'node:fs/promises';
+import { LineCounter, parseDocument, isNode, type Document, type Node as YamlNode } from 'yaml';
+import type { z } from 'zod';
+import { ScenarioValidationError, type ValidationIssue } from './errors.ts';
+import { ScenarioSchema, type Scenario } from './scenario-schema.ts';
+import { checkReferences } from './scenario-references.ts';
+
+const MAX_BYTES = 256 * 1024; // a scenario is a page of YAML; anything larger is a mistake
+
+export interface LoadedScenario {
+  file: string;
+  scenario: Scenario;
+}
+
+export async function loadScenarioFile(file: string): Promise<LoadedScenario> {
+  let size: number;
+  try {
+    size = (await stat(file)).size;
+  } catch (e) {
+    throw new ScenarioValidationError([{ file, line: 0, column: 0, field: '', message: `cannot read the file: ${(e as Error).message}` }]);
+  }
+  if (size > MAX_BYTES) {
+    throw new ScenarioValidationError([{ file, line: 1, column: 1, field: '', message: 'file too large for a scenario', received: `${size} bytes`, expected: `at most ${MAX_BYTES} bytes` }]);
+  }
+  const buffer = await readFile(file);
+  return { file, scenario: parseScenario(buffer, file) };
+}
+
+export function parseScenario(source: Buffer | string, file: string): Scenario {
+  const at = (message: string, extra: Partial<ValidationIssue> = {}): never => {
+    throw new ScenarioValidationError([{ file, line: 1, column: 1, field: '', message, ...extra }]);
+  };
+  if (typeof source !== 'string') {
+    if (source.includes(0)) at('not a text file (contains NUL bytes)', { expected: 'a UTF-8 YAML document' });
+    const text = new TextDecoder('utf-8', { fatal: false }).decode(source);
+    if (text.includes('\uFFFD')) at('not valid UTF-8', { expected: 'a UTF-8 YAML document' });
+    source = text;
+  }
+  if (source.trim() === '') at('the file is empty', { expected: 'a YAML mapping with id, title, topology, probes, baseline, fault, fixes' });
+
+  const lines = new LineCounter();
+  const doc = parseDocument(source, { lineCounter: lines, prettyErrors: false, uniqueKeys: true, maxAliasCount: 50 });
+  const position = (offset: number) => lines.linePos(offset);
+  if (doc.errors.length > 0) {
+    throw new ScenarioValidationError(
+      doc.errors.map((e) => {
+        const { line, col } = position(e.pos[0]);
+        return { file, line, column: col, field: '', message: `YAML: ${e.message.split('\n')[0]}` };
+      }),
+    );
+  }
+  let data: unknown;
+  try {
+    data = doc.toJS({ maxAliasCount: 50 });
+  } catch (e) {
+    at(`YAML: ${(e as Error).message}`);
+  }
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) {
+    at('the document must be a mapping', { received: Array.isArray(data) ? 'a list' : data === null ? 'nothing' : `a ${typeof data}`, expected: 'a YAML mapping with id, title, topology, ...' });
+  }
+
+  const parsed = ScenarioSchema.safeParse(data);
+  if (!parsed.success) {
+    throw new ScenarioValidationError(parsed.error.issues.map((i) => zodIssue(i, doc, position, file)));
+  }
+  const refs = checkReferences(parsed.data);
+  if (refs.length > 0) {
+    throw new ScenarioValidationError(
+      refs.map((r) => ({ file, ...locate(doc, r.path, position), field: fieldName(r.path), message: r.message, received: r.received, expected: r.expected })),
+    );
+  }
+  return parsed.data;
+}
+
+type Position = (offset: number) => { line: number; col: number };
+
+function zodIssue(issue: z.core.$ZodIssue, doc: Document, position: Position, file: string): ValidationIssue {
+  const path = issue.path.filter((p): p is string | number => typeof p !== 'symbol');
+  if (issue.code === 'invalid_union' && issue.errors.length > 0) {
+    // report the branch the author was evidently writing: the one that got deepest into the value
+    const depth = (b: z.core.$ZodIssue[]) => Math.max(...b.map((i) => i.path.length));
+    const branch = issue.errors.reduce((best, b) => (depth(b) > depth(best) ? b : best));
+    const inner = branch[0];
+    if (inner) return zodIssue({ ...inner, path: [...issue.path, ...inner.path] } as z.core.$ZodIssue, doc, position, file);
+  }
+  let message = issue.message;
+  let expected: string | undefined;
+  let received: string | undefined;
+  if (issue.code === 'unrecognized_keys') {
+    const keys = issue.keys;
+    const where = locate(doc, [...path, keys[0] ?? ''], position);
+    const known = knownKeys(doc, path);
+    return { file, ...where, field: fieldName([...path, keys[0] ?? '']), message: `unknown key${keys.length > 1 ? 's' : ''} ${keys.join(', ')}`, expected: known ? `one of: ${known}` : undefined };
+  }
+  if (issue.code === 'invalid_type') {
+    expected = issue.expected;
+    const value = doc.getIn(path);
+    received = value === undefined ? 'nothing (missing)' : describe(value);
+    message = value === undefined ? 'required field is missing' : 'wrong type';
+  } else if (issue.code === 'invalid_value') {
+    expected = `one of: ${issue.values.join(', ')}`;
+    received = describe(doc.getIn(path));
+    message = 'not an allowed value';
+  } else if (issue.code === 'invalid_format' || issue.code === 'too_small' || issue.code === 'too_big' || issue.code === 'custom') {
+    received = describe(doc.getIn(path));
+  }
+  return { file, ...locate(doc, path, position), field: fieldName(path), message, received, expected };
+}
+
+/** The line of the deepest node on `path` that exists (a missing field points at its parent). */
+function locate(doc: Document, path: (string | number)[], position: Position): { line: number; column: number } {
+  for (let n = path.length; n >= 0; n--) {
+    const node = doc.getIn(path.slice(0, n), true) as unknown;
+    if (isNode(node) && (node as YamlNode).range) {
+      const { line, col } = position((node as YamlNode).range![0]);
+      return { line, column: col };
+    }
+    // a mapping key's own position is better than nothing when its value is empty
+    const parent = doc.getIn(path.slice(0, n - 1), true) as unknown;
+    if (n > 0 && parent && typeof parent === 'object' && 'items' in parent) {
+      const pair = (parent as { items: { key?: { value?: unknown; range?: [number] } }[] }).items.find((p) => p.key?.value === path[n - 1]);
+      if (pair?.key?.range) {
+        const { line, col } = position(pair.key.range[0]);
+        return { line, column: col };
+      }
+    }
+  }
+  return { line: 1, column: 1 };
+}
+
+function knownKeys(_doc: Document, path: (string | number)[]): string | undefined {
+  let schema: z.ZodType = ScenarioSchema;
+  for (const p of path) {
+    const def = unwrap(schema);
+    if (typeof p === 'number' && def && 'element' in def) schema = def.element as z.ZodType;
+    else if (typeof p === 'string' && def && 'shape' in def) schema = (def.shape as Record<string, z.ZodType>)[p]!;
+    else return undefined;
+    if (!schema) return undefined;
+  }
+  const def = unwrap(schema);
+  return def && 'shape' in def ? Object.keys(def.shape as object).join(', ') : undefined;
+}
+
+function unwrap(schema: z.ZodType): Record<string, unknown> | undefined {
+  let s = schema as unknown as { _zod: { def: Record<string, unknown> } };
+  for (let i = 0; i < 10; i++) {
+    const def = s._zod.def;
+    if (def.type === 'object') return { shape: def.shape };
+    if (def.type === 'array') return { element: def.element };
+    const inner = (def.innerType ?? def.in ?? def.schema) as typeof s | undefined;
+    if (!inner) return undefined;
+    s = inner;
+  }
+  return undefined;
+}
+
+function fieldName(path: (string | number)[]): string {
+  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
+}
+
+function describe(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'a mapping';
+  const text = JSON.stringify(value);
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}

@@ -1,0 +1,16 @@
+// What a probe can observe. Shared by probes (which classify), expectations and reports.
+export const OUTCOMES = ['ok', 'timeout', 'reset', 'refused', 'unexpected-source', 'wrong-answer', 'unreachable', 'error'] as const;
+export type Outcome = (typeof OUTCOMES)[number];
+
+/** A probe's structured result: the outcome class plus what backs it (exit codes, packets, sources). */
+export interface Observation {
+  outcome: Outcome;
+  /** One line a person reads: `client -> 10.96.0.20:80 = unexpected-source (SYN-ACK from 10.244.1.3:8080)`. */
+  summary: string;
+  /** Pod name the answer came from, when the server names itself (HTTP echo, DNS responder). */
+  servedBy?: string;
+  /** Address:port the answer came from. */
+  source?: string;
+  durationMs: number;
+  detail: Record<string, unknown>;
+}

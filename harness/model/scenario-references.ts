@@ -1,0 +1,97 @@
+// Checks a schema-valid scenario for things a schema cannot see: references between sections,
+// duplicate names, addresses that do not fit their subnets.
+import type { Scenario } from './scenario-schema.ts';
+
+export interface ReferenceIssue {
+  path: (string | number)[];
+  message: string;
+  received?: string;
+  expected?: string;
+}
+
+export function checkReferences(s: Scenario): ReferenceIssue[] {
+  const issues: ReferenceIssue[] = [];
+  const t = s.topology;
+  const names = {
+    node: new Set(t.nodes.map((n) => n.name)),
+    pod: new Set(t.pods.map((p) => p.name)),
+    svc: new Set(t.services.map((v) => v.name)),
+  };
+  const probeIds = new Set(s.probes.map((p) => p.id));
+  const known = (kind: keyof typeof names) => [...names[kind]].join(', ') || 'none';
+
+  duplicates(t.nodes.map((n) => n.name), ['topology', 'nodes'], 'name', issues);
+  duplicates(t.pods.map((p) => p.name), ['topology', 'pods'], 'name', issues);
+  duplicates(t.services.map((v) => v.name), ['topology', 'services'], 'name', issues);
+  duplicates(s.probes.map((p) => p.id), ['probes'], 'id', issues);
+  duplicates(s.fixes.map((f) => f.name), ['fixes'], 'name', issues);
+  duplicates(t.services.map((v) => v.clusterIP), ['topology', 'services'], 'clusterIP', issues);
+
+  t.pods.forEach((p, i) => {
+    if (!names.node.has(p.node)) issues.push({ path: ['topology', 'pods', i, 'node'], message: 'unknown node', received: p.node, expected: `one of: ${known('node')}` });
+  });
+  t.nodes.forEach((n, i) => {
+    const pods = t.pods.filter((p) => p.node === n.name).length;
+    const size = 2 ** (32 - Number(n.podCIDR.split('/')[1]));
+    if (pods > size - 3) issues.push({ path: ['topology', 'nodes', i, 'podCIDR'], message: `too small for ${pods} pods`, received: n.podCIDR });
+    if (!cidrContains(t.clusterCIDR, n.podCIDR)) issues.push({ path: ['topology', 'nodes', i, 'podCIDR'], message: 'not inside clusterCIDR', received: n.podCIDR, expected: `a subnet of ${t.clusterCIDR}` });
+  });
+  t.services.forEach((v, i) => {
+    v.endpoints.forEach((e, j) => {
+      if (!names.pod.has(e)) issues.push({ path: ['topology', 'services', i, 'endpoints', j], message: 'unknown pod', received: e, expected: `one of: ${known('pod')}` });
+    });
+    if (cidrContains(t.clusterCIDR, `${v.clusterIP}/32`)) issues.push({ path: ['topology', 'services', i, 'clusterIP'], message: 'a ClusterIP must not be inside the pod network', received: v.clusterIP, expected: `outside ${t.clusterCIDR}` });
+  });
+
+  const checkRef = (ref: string, path: (string | number)[]) => {
+    const [kind, name] = ref.split('/') as [keyof typeof names, string];
+    if (!names[kind].has(name)) issues.push({ path, message: `unknown ${kind}`, received: name, expected: `one of: ${known(kind)}` });
+  };
+  s.probes.forEach((p, i) => {
+    if (!names.pod.has(p.from)) issues.push({ path: ['probes', i, 'from'], message: 'unknown pod', received: p.from, expected: `one of: ${known('pod')}` });
+    if (p.http) checkRef(p.http.to, ['probes', i, 'http', 'to']);
+    if (p.dns) checkRef(p.dns.server, ['probes', i, 'dns', 'server']);
+  });
+
+  const checkPhase = (expect: Record<string, unknown>, steps: Scenario['fault']['steps'], base: (string | number)[]) => {
+    for (const id of Object.keys(expect)) {
+      if (!probeIds.has(id)) issues.push({ path: [...base, 'expect', id], message: 'unknown probe', received: id, expected: `one of: ${[...probeIds].join(', ')}` });
+      const e = expect[id];
+      if (e && typeof e === 'object' && 'source' in e && typeof e.source === 'string') checkRef(e.source, [...base, 'expect', id, 'source']);
+      if (e && typeof e === 'object' && 'servedBy' in e && typeof e.servedBy === 'string' && !names.pod.has(e.servedBy)) {
+        issues.push({ path: [...base, 'expect', id, 'servedBy'], message: 'unknown pod', received: e.servedBy, expected: `one of: ${known('pod')}` });
+      }
+    }
+    steps.forEach((step, i) => {
+      const on = step.run?.on ?? step.sysctl?.on;
+      const key = step.run ? 'run' : 'sysctl';
+      if (on) checkRef(on, [...base, 'steps', i, key, 'on']);
+      const node = step['br-netfilter']?.node;
+      if (node && !names.node.has(node)) issues.push({ path: [...base, 'steps', i, 'br-netfilter', 'node'], message: 'unknown node', received: node, expected: `one of: ${known('node')}` });
+    });
+  };
+  checkPhase(s.baseline.expect, [], ['baseline']);
+  checkPhase(s.fault.expect, s.fault.steps, ['fault']);
+  s.fixes.forEach((f, i) => checkPhase(f.expect, f.steps, ['fixes', i]));
+  return issues;
+}
+
+function duplicates(values: string[], path: (string | number)[], field: string, issues: ReferenceIssue[]): void {
+  const seen = new Set<string>();
+  values.forEach((v, i) => {
+    if (seen.has(v)) issues.push({ path: [...path, i, field], message: `duplicate ${field}`, received: v, expected: 'a unique value' });
+    seen.add(v);
+  });
+}
+
+export function ipToInt(ip: string): number {
+  return ip.split('.').reduce((acc, o) => acc * 256 + Number(o), 0);
+}
+
+export function cidrContains(outer: string, inner: string): boolean {
+  const [oIp, oLen] = outer.split('/') as [string, string];
+  const [iIp, iLen] = inner.split('/') as [string, string];
+  if (Number(iLen) < Number(oLen)) return false;
+  const mask = Number(oLen) === 0 ? 0 : (0xffffffff << (32 - Number(oLen))) >>> 0;
+  return ((ipToInt(oIp) & mask) >>> 0) === ((ipToInt(iIp) & mask) >>> 0);
+}
