@@ -3,4 +3,5 @@
 import { register } from 'tsx/esm/api';
 
 register();
-await import('../harness/cli.ts');
+const { main } = await import('../harness/cli.ts');
+process.exit(await main(process.argv));

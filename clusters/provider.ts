@@ -35,6 +35,8 @@ export interface StartedCluster extends AsyncDisposable {
   pod(name: string): Target;
   /** pod/x, svc/y, node/z -> IPv4 address. */
   address(ref: string): string;
+  /** argv prefix that runs our pod agent (clusters/netns/agent/pod-agent.mjs) inside a pod. */
+  readonly agentCommand: readonly string[];
   /** Resolve `pod/x` or `node/x` to its Target. */
   target(ref: string): Target;
   /** Idempotent, reverse order, survives partial provisioning. */

@@ -1,5 +1,6 @@
 // A provisioned lab: what it created, how to reach it, and how to take it all down again.
 import { rm } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import { HarnessError } from '../../harness/model/errors.ts';
 import type { TopologySpec } from '../../harness/model/scenario-schema.ts';
 import { runCommand, type Spawned } from '../command.ts';
@@ -14,6 +15,7 @@ export class NetnsLab implements StartedCluster {
   readonly addresses = new Map<string, string>();
   /** Host-side interface of each pod (its veth on cni0), for shaping and captures. */
   readonly hostInterfaces = new Map<string, string>();
+  readonly agentCommand = ['node', fileURLToPath(new URL('./agent/pod-agent.mjs', import.meta.url))];
   private destroyed?: Promise<void>;
 
   constructor(
@@ -54,6 +56,8 @@ export class NetnsLab implements StartedCluster {
     await runCommand(['ip', 'netns', 'add', ns]);
     this.namespaces.push(ns);
     const target = new NetnsTarget(ns, this.names.netnsPath(ns));
+    // the incidents are IPv4; IPv6 neighbour and router chatter would only clutter captures
+    await target.exec(['sysctl', '-q', '-w', 'net.ipv6.conf.all.disable_ipv6=1', 'net.ipv6.conf.default.disable_ipv6=1']);
     await runCommand(['ip', '-n', ns, 'link', 'set', 'lo', 'up']);
     return target;
   }

@@ -1,7 +1,6 @@
 // Builds a lab from a topology as an ordered list of actions. On any failure (or abort) the lab
 // is destroyed before the error is re-thrown, so a failed start never leaves anything behind.
 import { mkdir, writeFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import { HarnessError } from '../../harness/model/errors.ts';
 import type { TopologySpec } from '../../harness/model/scenario-schema.ts';
 import { runCommand } from '../command.ts';
@@ -12,10 +11,10 @@ import { kubeProxyRestore, KUBE_PROXY_PROFILES } from './kube-proxy-rules.ts';
 import { labNames } from './lab-names.ts';
 import { NetnsLab } from './netns-lab.ts';
 
-const AGENT = fileURLToPath(new URL('./agent/pod-agent.mjs', import.meta.url));
 /** The network joining the nodes, inside the fabric namespace only (kind's docker network uses the same). */
 const FABRIC_NET = '172.18.0';
 const READY_TIMEOUT_MS = 5000;
+
 
 export async function provisionNetnsLab(topology: TopologySpec, run: RunContext): Promise<NetnsLab> {
   const names = labNames(run.runId);
@@ -72,8 +71,7 @@ async function createPods(lab: NetnsLab, topology: TopologySpec, nodeName: strin
   // sequential per node: host-local hands out addresses in pod order, so runs are reproducible
   for (const pod of topology.pods.filter((p) => p.node === nodeName)) {
     const ns = lab.names.pod(pod.name);
-    await runCommand(['ip', 'netns', 'add', ns]);
-    lab.namespaces.push(ns);
+    await lab.createNamespace(ns);
     const common = { command: 'ADD' as const, nodeNetnsPath: nodePath, podNetnsPath: lab.names.netnsPath(ns), containerId: ns };
     await invokeCni({ ...common, ifName: 'lo', config: { cniVersion: '1.0.0', name: 'netrepro-lo', type: 'loopback' } });
     const result = await invokeCni({
@@ -133,8 +131,8 @@ async function startPrograms(lab: NetnsLab, topology: TopologySpec, run: RunCont
   const starts = topology.pods.flatMap((pod) =>
     (pod.serve ?? []).map(async (program) => {
       const argv = program.http
-        ? ['node', AGENT, 'http', `--port=${program.http}`, `--name=${pod.name}`]
-        : ['node', AGENT, 'dns', `--port=${program.dns}`, `--name=${pod.name}`, ...records];
+        ? [...lab.agentCommand, 'http', `--port=${program.http}`, `--name=${pod.name}`]
+        : [...lab.agentCommand, 'dns', `--port=${program.dns}`, `--name=${pod.name}`, ...records];
       const process = lab.pod(pod.name).spawn(argv, { signal: run.signal });
       lab.processes.push(process);
       await process.waitFor(/^ready /, READY_TIMEOUT_MS);

@@ -8,6 +8,8 @@ export const Name = z
   .string()
   .regex(/^[a-z]([a-z0-9-]{0,30}[a-z0-9])?$/, 'lower-case letters, digits and "-", starting with a letter, at most 32 characters');
 
+/** Scenario ids are contract (reports, CI): longer than names, never used in interface or namespace names. */
+export const ScenarioId = z.string().regex(/^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$/, 'lower-case letters, digits and "-", at most 63 characters');
 const Ipv4 = z.ipv4({ message: 'an IPv4 address such as 10.96.0.10' });
 const Cidr = z.cidrv4({ message: 'an IPv4 CIDR such as 10.244.1.0/24' });
 const Port = z.number().int().min(1).max(65535);
@@ -136,7 +138,7 @@ export const EVIDENCE_KINDS = ['iptables', 'conntrack', 'ip', 'capture'] as cons
 
 export const ScenarioSchema = z
   .object({
-    id: Name,
+    id: ScenarioId,
     title: z.string().min(1),
     incident: z.string().optional().describe('path of the incident brief this scenario reproduces'),
     sources: z.array(z.string()).default([]),

@@ -38,8 +38,10 @@ if (command === 'http') {
   socket.on('message', (msg, peer) => {
     const q = parseQuestion(msg);
     if (!q) return;
+    // a known name without a record of the asked type is NODATA (NOERROR, no answer), not NXDOMAIN
+    const known = records.has(q.name);
     const ip = q.type === 1 ? records.get(q.name) : undefined;
-    socket.send(answer(msg, q, ip), peer.port, peer.address);
+    socket.send(answer(msg, q, ip, known), peer.port, peer.address);
   });
   socket.bind(port, '0.0.0.0', () => console.log(`ready dns ${port}`));
 } else if (command === 'dns-query') {
@@ -57,7 +59,7 @@ if (command === 'http') {
   const timer = setTimeout(() => finish(replies.length > 0 ? 'unexpected-source' : 'timeout'), deadline);
   socket.on('message', (msg, peer) => {
     if (msg.readUInt16BE(0) !== id) return;
-    const reply = { from: `${peer.address}#${peer.port}`, rcode: msg[3] & 0x0f, answers: parseAnswers(msg) };
+    const reply = { from: `${peer.address}#${peer.port}`, rcode: (msg[3] ?? 0) & 0x0f, answers: parseAnswers(msg) };
     replies.push(reply);
     if (peer.address === server && peer.port === port) {
       clearTimeout(timer);
@@ -99,10 +101,10 @@ function parseQuestion(msg) {
   return { name: labels.join('.').toLowerCase(), type: msg.readUInt16BE(o + 1), end: o + 5 };
 }
 
-/** @param {Buffer} msg @param {{end: number}} q @param {string | undefined} ip */
-function answer(msg, q, ip) {
+/** @param {Buffer} msg @param {{end: number}} q @param {string | undefined} ip @param {boolean} known */
+function answer(msg, q, ip, known) {
   const header = Buffer.from(msg.subarray(0, 12));
-  header.writeUInt16BE(0x8400 | (ip ? 0 : 3), 2); // response, authoritative, NOERROR or NXDOMAIN
+  header.writeUInt16BE(0x8400 | (known ? 0 : 3), 2); // response, authoritative, NOERROR or NXDOMAIN
   header.writeUInt16BE(ip ? 1 : 0, 6);
   header.writeUInt32BE(0, 8);
   const question = msg.subarray(12, q.end);

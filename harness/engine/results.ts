@@ -1,0 +1,66 @@
+// What a run produces, and the events reporters see while it happens.
+import type { Observation, Outcome } from '../model/outcome.ts';
+
+export type Verdict = 'passed' | 'failed' | 'errored' | 'skipped';
+export type PhaseName = 'baseline' | 'faulted' | 'fixed';
+
+export interface ProbeResult {
+  id: string;
+  expected: string;
+  observed: Outcome;
+  matched: boolean;
+  mismatch?: string;
+  summary: string;
+  durationMs: number;
+  detail: Observation['detail'] & { servedBy?: string; source?: string };
+}
+
+export interface StepResult {
+  on: string;
+  argv: string[];
+  durationMs: number;
+}
+
+export interface PhaseResult {
+  name: PhaseName;
+  /** The fix variant this lab ran for. */
+  variant: string;
+  title?: string;
+  steps: StepResult[];
+  probes: ProbeResult[];
+  durationMs: number;
+}
+
+export interface ScenarioResult {
+  id: string;
+  title: string;
+  file: string;
+  verdict: Verdict;
+  durationMs: number;
+  phases: PhaseResult[];
+  /** Provisioning and teardown times per lab, ms. */
+  labs: { variant: string; provisionMs: number; teardownMs: number }[];
+  evidenceDir?: string;
+  error?: { code: string; message: string; hint?: string };
+  skipReason?: string;
+  /** Lab log lines, shown by reporters only when the scenario did not pass. */
+  log: string[];
+}
+
+export interface RunResult {
+  version: 1;
+  provider: string;
+  durationMs: number;
+  summary: Record<Exclude<Verdict, never>, number>;
+  scenarios: ScenarioResult[];
+}
+
+export type RunEvent =
+  | { kind: 'run-start'; provider: string; scenarios: string[] }
+  | { kind: 'scenario-start'; id: string; title: string }
+  | { kind: 'lab-ready'; id: string; variant: string; ms: number }
+  | { kind: 'phase-start'; id: string; phase: PhaseName; variant: string; title?: string }
+  | { kind: 'step'; id: string; phase: PhaseName; step: StepResult }
+  | { kind: 'probe'; id: string; phase: PhaseName; probe: ProbeResult }
+  | { kind: 'scenario-end'; result: ScenarioResult }
+  | { kind: 'run-end'; result: RunResult };

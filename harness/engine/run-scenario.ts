@@ -1,0 +1,118 @@
+// One scenario: for each fix variant a fresh lab runs
+//   provision -> baseline -> inject -> faulted -> fix -> fixed -> evidence -> teardown,
+// with teardown on every path (mismatch, error, abort).
+import { join } from 'node:path';
+import type { ClusterProvider, StartedCluster } from '../../clusters/provider.ts';
+import { collectPhaseEvidence } from '../evidence/collect-evidence.ts';
+import { matchExpectation } from '../expect/match-expectation.ts';
+import { HarnessError } from '../model/errors.ts';
+import type { LoadedScenario } from '../model/load-scenario.ts';
+import type { Scenario, StepSpec } from '../model/scenario-schema.ts';
+import { runProbe } from '../probes/run-probe.ts';
+import { expandStep } from './expand-step.ts';
+import type { PhaseName, PhaseResult, RunEvent, ScenarioResult } from './results.ts';
+import { newRunId, runPrefix } from '../../clusters/run-id.ts';
+
+export interface ScenarioRunOptions {
+  provider: ClusterProvider;
+  /** Evidence goes to <reportDir>/<scenario id>/...; no evidence when undefined. */
+  reportDir?: string;
+  signal: AbortSignal;
+  emit: (event: RunEvent) => void;
+  /** Leave the lab up after the run (for poking at it by hand); `netrepro clean` removes it. */
+  keep?: boolean;
+}
+
+export async function runScenario({ file, scenario }: LoadedScenario, options: ScenarioRunOptions): Promise<ScenarioResult> {
+  const started = performance.now();
+  const result: ScenarioResult = { id: scenario.id, title: scenario.title, file, verdict: 'passed', durationMs: 0, phases: [], labs: [], log: [] };
+  if (options.reportDir) result.evidenceDir = join(options.reportDir, scenario.id);
+  options.emit({ kind: 'scenario-start', id: scenario.id, title: scenario.title });
+  try {
+    for (const fix of scenario.fixes) {
+      await runVariant(scenario, fix, result, options);
+    }
+    result.verdict = result.phases.every((p) => p.probes.every((r) => r.matched)) ? 'passed' : 'failed';
+  } catch (e) {
+    if (e instanceof HarnessError && e.code === 'ABORTED') throw e;
+    const err = e as HarnessError;
+    result.verdict = 'errored';
+    result.error = { code: err.code ?? 'INTERNAL', message: err.message, hint: err.hint };
+  }
+  result.durationMs = Math.round(performance.now() - started);
+  options.emit({ kind: 'scenario-end', result });
+  return result;
+}
+
+async function runVariant(scenario: Scenario, fix: Scenario['fixes'][number], result: ScenarioResult, options: ScenarioRunOptions): Promise<void> {
+  const runId = newRunId();
+  const log = (line: string) => result.log.push(`[${fix.name}] ${line}`);
+  const t0 = performance.now();
+  const cluster = await options.provider.provision(scenario.topology, { runId, prefix: runPrefix(runId), signal: options.signal, log });
+  const lab = { variant: fix.name, provisionMs: Math.round(performance.now() - t0), teardownMs: 0 };
+  result.labs.push(lab);
+  options.emit({ kind: 'lab-ready', id: scenario.id, variant: fix.name, ms: lab.provisionMs });
+  try {
+    const phase = (name: PhaseName, steps: StepSpec[], expect: Scenario['baseline']['expect'], title?: string) =>
+      runPhase({ scenario, cluster, name, variant: fix.name, steps, expect, title, options, result });
+    await phase('baseline', [], scenario.baseline.expect);
+    await phase('faulted', scenario.fault.steps, scenario.fault.expect, scenario.fault.title);
+    await phase('fixed', fix.steps, fix.expect, fix.title);
+  } finally {
+    const t1 = performance.now();
+    if (options.keep) log(`kept: lab ${runId} stays up; remove it with \`netrepro clean --force\``);
+    else await cluster.destroy();
+    lab.teardownMs = Math.round(performance.now() - t1);
+  }
+}
+
+interface PhaseInput {
+  scenario: Scenario;
+  cluster: StartedCluster;
+  name: PhaseName;
+  variant: string;
+  steps: StepSpec[];
+  expect: Scenario['baseline']['expect'];
+  title?: string;
+  options: ScenarioRunOptions;
+  result: ScenarioResult;
+}
+
+async function runPhase(p: PhaseInput): Promise<void> {
+  const { scenario, cluster, options } = p;
+  const started = performance.now();
+  const phase: PhaseResult = { name: p.name, variant: p.variant, title: p.title, steps: [], probes: [], durationMs: 0 };
+  p.result.phases.push(phase);
+  options.emit({ kind: 'phase-start', id: scenario.id, phase: p.name, variant: p.variant, title: p.title });
+  const evidenceDir = p.result.evidenceDir && join(p.result.evidenceDir, scenario.fixes.length > 1 ? p.variant : '', p.name);
+  await collectPhaseEvidence(cluster, evidenceDir, scenario.evidence, async () => {
+    for (const step of p.steps) {
+      for (const command of expandStep(step, (ref) => cluster.address(ref))) {
+        if (options.signal.aborted) throw new HarnessError('ABORTED', 'aborted');
+        const r = await cluster.target(command.on).exec(command.argv, { signal: options.signal, timeoutMs: 30_000 });
+        const done = { on: command.on, argv: command.argv, durationMs: Math.round(r.durationMs) };
+        phase.steps.push(done);
+        options.emit({ kind: 'step', id: scenario.id, phase: p.name, step: done });
+      }
+    }
+    // probes run one at a time so each one's packet watch sees only its own traffic
+    for (const [id, expected] of Object.entries(p.expect)) {
+      const spec = scenario.probes.find((x) => x.id === id)!;
+      const observation = await runProbe(spec, cluster, options.signal);
+      const match = matchExpectation(expected, observation, (ref) => cluster.address(ref));
+      const probe = {
+        id,
+        expected: match.expected,
+        observed: observation.outcome,
+        matched: match.matched,
+        mismatch: match.mismatch,
+        summary: observation.summary,
+        durationMs: observation.durationMs,
+        detail: { ...observation.detail, servedBy: observation.servedBy, source: observation.source },
+      };
+      phase.probes.push(probe);
+      options.emit({ kind: 'probe', id: scenario.id, phase: p.name, probe });
+    }
+  });
+  phase.durationMs = Math.round(performance.now() - started);
+}

@@ -1,0 +1,39 @@
+// Runs a set of scenarios, `parallel` at a time, each in its own lab, and gathers the run result.
+import type { ClusterProvider } from '../../clusters/provider.ts';
+import type { LoadedScenario } from '../model/load-scenario.ts';
+import type { RunEvent, RunResult, ScenarioResult } from './results.ts';
+import { runScenario } from './run-scenario.ts';
+
+export interface SuiteOptions {
+  provider: ClusterProvider;
+  reportDir?: string;
+  parallel?: number;
+  signal: AbortSignal;
+  emit: (event: RunEvent) => void;
+  keep?: boolean;
+}
+
+export async function runSuite(scenarios: readonly LoadedScenario[], options: SuiteOptions): Promise<RunResult> {
+  const started = performance.now();
+  options.emit({ kind: 'run-start', provider: options.provider.name, scenarios: scenarios.map((s) => s.scenario.id) });
+  const results: ScenarioResult[] = new Array(scenarios.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < scenarios.length && !options.signal.aborted) {
+      const i = next++;
+      results[i] = await runScenario(scenarios[i]!, options);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(options.parallel ?? 1, scenarios.length)) }, worker));
+  const done = results.filter(Boolean);
+  const count = (v: ScenarioResult['verdict']) => done.filter((r) => r.verdict === v).length;
+  const result: RunResult = {
+    version: 1,
+    provider: options.provider.name,
+    durationMs: Math.round(performance.now() - started),
+    summary: { passed: count('passed'), failed: count('failed'), errored: count('errored'), skipped: count('skipped') },
+    scenarios: done,
+  };
+  options.emit({ kind: 'run-end', result });
+  return result;
+}

@@ -1,0 +1,62 @@
+// Progress on stderr while it runs (a spinner on a terminal, plain lines in CI), summary on stdout.
+// Lab logs are buffered and printed only for a scenario that did not pass.
+import ora, { type Ora } from 'ora';
+import pc from 'picocolors';
+import type { RunEvent, RunResult, ScenarioResult } from '../engine/results.ts';
+import type { Reporter } from './reporter.ts';
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+const VERDICT: Record<ScenarioResult['verdict'], (s: string) => string> = { passed: pc.green, failed: pc.red, errored: pc.red, skipped: pc.yellow };
+
+type Formatters = { [K in RunEvent['kind']]: (event: Extract<RunEvent, { kind: K }>) => string | undefined };
+
+const format: Formatters = {
+  'run-start': (e) => pc.dim(`netrepro: ${e.scenarios.length} scenario(s) on ${e.provider}`),
+  'scenario-start': (e) => `${pc.bold('▶')} ${pc.bold(e.id)}  ${pc.dim(e.title)}`,
+  'lab-ready': (e) => pc.dim(`  [${e.id}] lab up for fix "${e.variant}" in ${e.ms} ms`),
+  'phase-start': (e) => `  [${e.id}] ${pc.cyan(e.phase)}${e.title ? pc.dim(`: ${e.title}`) : ''}`,
+  step: (e) => pc.dim(`  [${e.id}]   $ ${e.step.on}: ${e.step.argv.join(' ')}`),
+  probe: (e) =>
+    `  [${e.id}]   ${e.probe.matched ? pc.green('✓') : pc.red('✗')} ${e.probe.id}: ${e.probe.summary}` +
+    (e.probe.matched ? '' : `\n  [${e.id}]     ${pc.red(`expectation did not hold: ${e.probe.mismatch}`)}`),
+  'scenario-end': (e) => scenarioEnd(e.result),
+  'run-end': () => undefined,
+};
+
+function scenarioEnd(r: ScenarioResult): string {
+  const lines = [`${VERDICT[r.verdict](r.verdict.toUpperCase())} ${r.id} (${seconds(r.durationMs)})`];
+  if (r.error) lines.push(pc.red(`  ${r.error.message}`) + (r.error.hint ? pc.dim(`\n  hint: ${r.error.hint}`) : ''));
+  if (r.skipReason) lines.push(pc.yellow(`  skipped: ${r.skipReason}`));
+  if (r.verdict === 'failed' || r.verdict === 'errored') lines.push(...r.log.map((l) => pc.dim(`  | ${l}`)));
+  return lines.join('\n');
+}
+
+export function consoleReporter(stderr: NodeJS.WriteStream = process.stderr, stdout: NodeJS.WritableStream = process.stdout): Reporter {
+  const spinner: Ora | undefined = stderr.isTTY && !process.env.CI ? ora({ stream: stderr }) : undefined;
+  const print = (line: string) => {
+    spinner?.clear();
+    stderr.write(line + '\n');
+    spinner?.render();
+  };
+  return {
+    onEvent(event) {
+      const line = (format[event.kind] as (e: RunEvent) => string | undefined)(event);
+      if (line) print(line);
+      if (event.kind === 'run-start') spinner?.start('provisioning');
+      if (event.kind === 'phase-start') spinner && (spinner.text = `${event.id}: ${event.phase}`);
+      if (event.kind === 'run-end') spinner?.stop();
+    },
+    async onRunEnd(result) {
+      stdout.write(summary(result));
+    },
+  };
+}
+
+export function summary(result: RunResult): string {
+  const rows = result.scenarios.map((s) => {
+    const phases = s.phases.map((p) => `${p.name}${p.probes.every((x) => x.matched) ? '✓' : '✗'}`).join(' ');
+    return `  ${VERDICT[s.verdict](s.verdict.padEnd(7))} ${s.id.padEnd(40)} ${seconds(s.durationMs).padStart(8)}  ${pc.dim(phases)}`;
+  });
+  const { passed, failed, errored, skipped } = result.summary;
+  return [...rows, `${passed} passed, ${failed + errored} failed, ${skipped} skipped (${seconds(result.durationMs)}, provider ${result.provider})`, ''].join('\n');
+}

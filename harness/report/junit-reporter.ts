@@ -1,0 +1,30 @@
+// --junit FILE: one test suite per scenario, one test case per probe expectation of each phase.
+import junitModule, { type Builder } from 'junit-report-builder';
+import type { Reporter } from './reporter.ts';
+
+// the package's types describe an ES default export; at run time module.exports is the builder itself
+const junit = junitModule as unknown as Builder;
+export function junitReporter(file: string): Reporter {
+  return {
+    async onRunEnd(result) {
+      const builder = junit.newBuilder();
+      for (const scenario of result.scenarios) {
+        const suite = builder.testSuite().name(scenario.id).time(scenario.durationMs / 1000);
+        if (scenario.verdict === 'skipped') suite.testCase().className(scenario.id).name('scenario').skipped();
+        if (scenario.error) suite.testCase().className(scenario.id).name('lab').error(scenario.error.message, scenario.error.code);
+        for (const phase of scenario.phases) {
+          for (const probe of phase.probes) {
+            const test = suite
+              .testCase()
+              .className(`${scenario.id}.${phase.variant}`)
+              .name(`${phase.name}: ${probe.id} expects ${probe.expected}`)
+              .time(probe.durationMs / 1000)
+              .standardOutput(probe.summary);
+            if (!probe.matched) test.failure(probe.mismatch ?? 'expectation did not hold');
+          }
+        }
+      }
+      builder.writeTo(file);
+    },
+  };
+}
