@@ -39,7 +39,7 @@ export interface ScenarioResult {
   durationMs: number;
   phases: PhaseResult[];
   /** Provisioning and teardown times per lab, ms. */
-  labs: { variant: string; provisionMs: number; teardownMs: number }[];
+  labs: { variant: string; runId: string; provisionMs: number; teardownMs: number }[];
   evidenceDir?: string;
   error?: { code: string; message: string; hint?: string };
   skipReason?: string;

@@ -49,7 +49,7 @@ async function runVariant(scenario: Scenario, fix: Scenario['fixes'][number], re
   const log = (line: string) => result.log.push(`[${fix.name}] ${line}`);
   const t0 = performance.now();
   const cluster = await options.provider.provision(scenario.topology, { runId, prefix: runPrefix(runId), signal: options.signal, log });
-  const lab = { variant: fix.name, provisionMs: Math.round(performance.now() - t0), teardownMs: 0 };
+  const lab = { variant: fix.name, runId, provisionMs: Math.round(performance.now() - t0), teardownMs: 0 };
   result.labs.push(lab);
   options.emit({ kind: 'lab-ready', id: scenario.id, variant: fix.name, ms: lab.provisionMs });
   try {

@@ -1,7 +1,7 @@
 // inject-ahead: the deterministic trigger of incident 04 (conntrack marks an out-of-window packet
 // INVALID; it is not de-NATed; the client answers with a RST that kills the real connection).
 //
-// Run inside the SERVER pod's network namespace. It sniffs (AF_PACKET, ETH_P_IP) the pod's
+// Run inside the SERVER pod's network namespace. It sniffs (AF_PACKET, outgoing IPv4) the pod's
 // interface for an outgoing server->client TCP data segment from --port, and once at least
 // --after-bytes of payload have gone out it sends ONE forged segment on the same 4-tuple through
 // an IPPROTO_RAW socket:
@@ -19,6 +19,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <linux/filter.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <net/if.h>
@@ -243,10 +244,23 @@ int main(int argc, char **argv) {
   unsigned ifindex = if_nametoindex(o.iface);
   if (!ifindex) return fail(&o, "error", EXIT_SYS, "unknown interface");
 
-  // Sniffer: cooked (SOCK_DGRAM) so every frame starts at the IP header; sees outgoing frames too.
-  int sniff = socket(AF_PACKET, SOCK_DGRAM, htons(ETH_P_IP));
+  // Sniffer: cooked (SOCK_DGRAM), so every frame starts at the IP header. Outgoing frames are only
+  // tapped for ETH_P_ALL sockets, so it binds ETH_P_ALL and keeps outgoing IPv4 with a filter that is
+  // attached before the bind (protocol 0 receives nothing until then).
+  int sniff = socket(AF_PACKET, SOCK_DGRAM, 0);
   if (sniff < 0) return fail(&o, "error", EXIT_SYS, "socket(AF_PACKET)");
-  struct sockaddr_ll sll = {.sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_IP), .sll_ifindex = (int)ifindex};
+  struct sock_filter code[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (uint32_t)(SKF_AD_OFF + SKF_AD_PKTTYPE)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PACKET_OUTGOING, 0, 3),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (uint32_t)(SKF_AD_OFF + SKF_AD_PROTOCOL)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_IP, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, 256), // headers only: keeps the socket's queue small
+      BPF_STMT(BPF_RET | BPF_K, 0),
+  };
+  struct sock_fprog prog = {.len = sizeof code / sizeof code[0], .filter = code};
+  if (setsockopt(sniff, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof prog))
+    return fail(&o, "error", EXIT_SYS, "SO_ATTACH_FILTER");
+  struct sockaddr_ll sll = {.sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL), .sll_ifindex = (int)ifindex};
   if (bind(sniff, (struct sockaddr *)&sll, sizeof sll)) return fail(&o, "error", EXIT_SYS, "bind(AF_PACKET)");
 
   // Sender: IPPROTO_RAW implies IP_HDRINCL; pinned to the interface the flow uses.
@@ -281,7 +295,7 @@ int main(int argc, char **argv) {
       return fail(&o, "error", EXIT_SYS, "recvfrom");
     }
     struct segment s;
-    if (from.sll_pkttype != PACKET_OUTGOING || parse_ipv4_tcp(buf, (size_t)n, &s)) continue;
+    if (from.sll_pkttype != PACKET_OUTGOING || from.sll_protocol != htons(ETH_P_IP) || parse_ipv4_tcp(buf, (size_t)n, &s)) continue;
     if (s.sport != o.port || s.payload_len == 0 || !(s.flags & TCP_ACK) || (s.flags & (TCP_SYN | TCP_RST | TCP_FIN)))
       continue;
     if (!have_flow) {

@@ -1,0 +1,84 @@
+// The scenario suite: every seed scenario must reproduce its symptom on the real kernel and the fix
+// must clear it. A copy with the fault switched off must FAIL, naming the expectation.
+import { mkdtemp, readFile, readdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NetnsProvider } from '../../clusters/netns/netns-provider.ts';
+import { runScenario } from '../../harness/engine/run-scenario.ts';
+import type { ScenarioResult } from '../../harness/engine/results.ts';
+import { loadAllScenarios } from '../../harness/model/find-scenarios.ts';
+import { parseScenario } from '../../harness/model/load-scenario.ts';
+import { hostSnapshot, labNamespaces } from '../host-snapshot.ts';
+import { labSkipReason } from '../lab-support.ts';
+
+const scenarios = await loadAllScenarios();
+const provider = new NetnsProvider();
+const run = (loaded: (typeof scenarios)[number], reportDir?: string) =>
+  runScenario(loaded, { provider, reportDir, signal: new AbortController().signal, emit: () => {} });
+
+function failures(r: ScenarioResult): string[] {
+  return [
+    ...(r.error ? [`${r.error.code}: ${r.error.message}`] : []),
+    ...r.phases.flatMap((p) => p.probes.filter((x) => !x.matched).map((x) => `${p.variant}/${p.name}/${x.id}: ${x.mismatch}`)),
+  ];
+}
+
+async function leftoversOf(r: ScenarioResult): Promise<string[]> {
+  const alive = await labNamespaces();
+  return alive.filter((ns) => r.labs.some((l) => ns.startsWith(`nr-${l.runId}-`)));
+}
+
+describe.skipIf(labSkipReason)('seed scenarios on the netns lab', () => {
+  let before: Record<string, string>;
+  beforeAll(async () => {
+    before = await hostSnapshot();
+  });
+  afterAll(async () => {
+    // the root namespace's rules, routes, links, addresses and sysctls are exactly as they were
+    expect(await hostSnapshot()).toEqual(before);
+  });
+
+  it.each(scenarios.map((s) => [s.scenario.id, s] as const))('%s: symptom reproduces, fix clears it', async (_id, loaded) => {
+    const reportDir = await mkdtemp(join(tmpdir(), 'netrepro-test-'));
+    const result = await run(loaded, reportDir);
+    expect(failures(result)).toEqual([]);
+    expect(result.verdict).toBe('passed');
+    expect(result.phases.map((p) => p.name)).toEqual(loaded.scenario.fixes.flatMap(() => ['baseline', 'faulted', 'fixed']));
+    // evidence was written per phase and node
+    const faulted = join(reportDir, loaded.scenario.id, loaded.scenario.fixes.length > 1 ? loaded.scenario.fixes[0]!.name : '', 'faulted');
+    for (const node of loaded.scenario.topology.nodes) {
+      expect((await readdir(join(faulted, node.name))).sort()).toEqual(expect.arrayContaining(['capture.pcap', 'capture.txt', 'conntrack-L.txt', 'iptables-save.txt']));
+    }
+    expect(await leftoversOf(result)).toEqual([]);
+  });
+
+  it('br-netfilter-clusterip-same-node: the faulted capture shows the un-NATed SYN-ACK and the client RST', async () => {
+    const loaded = scenarios.find((s) => s.scenario.id === 'br-netfilter-clusterip-same-node')!;
+    const reportDir = await mkdtemp(join(tmpdir(), 'netrepro-test-'));
+    const result = await run(loaded, reportDir);
+    expect(result.verdict).toBe('passed');
+    const probe = result.phases.find((p) => p.name === 'faulted')!.probes.find((p) => p.id === 'clusterip')!;
+    const pod = '10.244.1.3';
+    const packets = probe.detail.packets as string[];
+    expect(packets.some((l) => l.includes(`IP ${pod}.8080 > 10.244.1.2.`) && l.includes('Flags [S.]'))).toBe(true);
+    expect(packets.some((l) => l.includes(`> ${pod}.8080: Flags [R]`))).toBe(true);
+    const capture = await readFile(join(reportDir, loaded.scenario.id, 'faulted', 'node-a', 'capture.txt'), 'utf8');
+    expect(capture).toMatch(/> 10\.96\.0\.20\.80: Flags \[S\]/); // SYN to the ClusterIP
+    expect(capture).toMatch(/> 10\.244\.1\.3\.8080: Flags \[S\]/); // DNATed SYN to the pod
+    const conntrack = await readFile(join(reportDir, loaded.scenario.id, 'faulted', 'node-a', 'conntrack-L.txt'), 'utf8');
+    expect(conntrack).toMatch(/SYN_SENT src=10\.244\.1\.2 dst=10\.96\.0\.20 .*\[UNREPLIED\]/);
+    // after the fix the reply carries the ClusterIP as source again
+    const fixed = result.phases.find((p) => p.name === 'fixed')!.probes.find((p) => p.id === 'clusterip')!;
+    expect((fixed.detail.packets as string[]).some((l) => l.includes('IP 10.96.0.20.80 > 10.244.1.2.') && l.includes('Flags [S.]'))).toBe(true);
+  });
+
+  it('a copy with the fault switched off fails, naming the expectation that did not hold', async () => {
+    const loaded = scenarios.find((s) => s.scenario.id === 'br-netfilter-clusterip-same-node')!;
+    const source = (await readFile(loaded.file, 'utf8')).replace('- br-netfilter: { node: node-a, enabled: false }', '- br-netfilter: { node: node-a, enabled: true }');
+    const result = await run({ file: 'no-fault.yaml', scenario: parseScenario(source, 'no-fault.yaml') });
+    expect(result.verdict).toBe('failed');
+    expect(failures(result)).toEqual([expect.stringMatching(/^load-br-netfilter\/faulted\/clusterip: expected unexpected-source, observed ok/)]);
+    expect(await leftoversOf(result)).toEqual([]);
+  });
+});

@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import { classifyCurl, classifyDnsAgent } from '../../harness/probes/classify.ts';
+import { parseTcpdumpLine, type Packet } from '../../harness/probes/packet-watch.ts';
+
+const vip = { ip: '10.96.0.20', port: 80 };
+const client = '10.244.1.2';
+const packets = (lines: string[]) => lines.map((l) => parseTcpdumpLine(l)!) as Packet[];
+const curl = (exitCode: number, stderr = '', httpCode = 0, body = '') => ({ exitCode, stderr, httpCode, body });
+
+describe('curl outcome classification', () => {
+  it('ok names the pod that answered', () => {
+    expect(classifyCurl(curl(0, '', 200, 'web\n'), [], client, vip)).toMatchObject({ outcome: 'ok', servedBy: 'web' });
+  });
+  it('an HTTP error status is a wrong answer', () => {
+    expect(classifyCurl(curl(0, '', 503), [], client, vip).outcome).toBe('wrong-answer');
+  });
+  it('maps curl exit codes to timeout, refused, unreachable, reset', () => {
+    expect(classifyCurl(curl(28, 'curl: (28) Connection timed out after 1001 milliseconds'), [], client, vip).outcome).toBe('timeout');
+    expect(classifyCurl(curl(7, 'curl: (7) Failed to connect to 10.96.0.20 port 80: Connection refused'), [], client, vip).outcome).toBe('refused');
+    expect(classifyCurl(curl(7, 'curl: (7) Failed to connect: No route to host'), [], client, vip).outcome).toBe('unreachable');
+    expect(classifyCurl(curl(56, 'curl: (56) Recv failure: Connection reset by peer'), [], client, vip).outcome).toBe('reset');
+    expect(classifyCurl(curl(6, 'curl: (6) Could not resolve host'), [], client, vip).outcome).toBe('error');
+  });
+  it('a SYN-ACK from an address the client never contacted is an unexpected source, with the client RST', () => {
+    const seen = packets([
+      '12:00:00.000001 IP 10.244.1.2.44762 > 10.96.0.20.80: Flags [S], seq 1, win 64240, length 0',
+      '12:00:00.000002 IP 10.244.1.3.8080 > 10.244.1.2.44762: Flags [S.], seq 9, ack 2, win 65160, length 0',
+      '12:00:00.000003 IP 10.244.1.2.44762 > 10.244.1.3.8080: Flags [R], seq 2, win 0, length 0',
+    ]);
+    const c = classifyCurl(curl(28, 'curl: (28) Connection timed out'), seen, client, vip);
+    expect(c).toMatchObject({ outcome: 'unexpected-source', source: '10.244.1.3:8080' });
+    expect(c.reason).toContain('client answered RST to 10.244.1.3:8080');
+  });
+  it('a SYN-ACK from the address contacted is not foreign', () => {
+    const seen = packets(['12:00:00.000002 IP 10.96.0.20.80 > 10.244.1.2.44762: Flags [S.], seq 9, ack 2, win 65160, length 0']);
+    expect(classifyCurl(curl(28, 'timed out'), seen, client, vip).outcome).toBe('timeout');
+  });
+});
+
+describe('DNS agent classification', () => {
+  const server = '10.96.0.10#53';
+  it('a reply from the pod IP instead of the VIP is named exactly', () => {
+    const c = classifyDnsAgent({ outcome: 'unexpected-source', server, replies: [{ from: '10.244.1.3#53', rcode: 0, answers: ['10.96.0.10'] }] }, undefined);
+    expect(c).toMatchObject({ outcome: 'unexpected-source', source: '10.244.1.3:53', reason: 'reply from unexpected source: 10.244.1.3#53, expected 10.96.0.10#53' });
+  });
+  it('no reply is a timeout; a reply with the wrong address is a wrong answer', () => {
+    expect(classifyDnsAgent({ outcome: 'timeout', server, replies: [] }, undefined).outcome).toBe('timeout');
+    expect(classifyDnsAgent({ outcome: 'ok', server, replies: [{ from: server, rcode: 0, answers: ['1.2.3.4'] }] }, '10.96.0.10').outcome).toBe('wrong-answer');
+  });
+});
