@@ -16,20 +16,27 @@ import { loadScenarioFile } from './model/load-scenario.ts';
 import { ScenarioSchema } from './model/scenario-schema.ts';
 import { consoleReporter } from './report/console-reporter.ts';
 import { jsonReporter } from './report/json-reporter.ts';
-import { junitReporter } from './report/junit-reporter.ts';
 import { combineReporters, type Reporter } from './report/reporter.ts';
 import type { RunResult } from './engine/results.ts';
 
 const EXIT = { ok: 0, failed: 1, invalid: 2, environment: 3 } as const;
 
-/** Ctrl-C / SIGTERM abort the run; teardown still runs, then we exit 130 / 143. */
+/**
+ * Ctrl-C / SIGTERM abort the run; teardown still runs, then we exit 130 / 143. The handlers stay
+ * installed for the whole run: with `once`, Node restores the default action and the process can
+ * die mid-teardown. A third signal exits at once (then `netrepro clean` removes what is left).
+ */
 function interruptible(): { signal: AbortSignal; exitCode: () => number | undefined } {
   const controller = new AbortController();
   let code: number | undefined;
+  let count = 0;
   const on = (sig: NodeJS.Signals, exit: number) =>
-    process.once(sig, () => {
-      code = exit;
-      process.stderr.write(pc.yellow(`\n${sig}: tearing down the lab, then exiting ${exit}\n`));
+    process.on(sig, () => {
+      count += 1;
+      code ??= exit;
+      if (count === 1) process.stderr.write(pc.yellow(`\n${sig}: tearing down the lab, then exiting ${exit}\n`));
+      else if (count === 2) process.stderr.write(pc.yellow(`${sig}: still tearing down; once more to exit now and leave leftovers for \`netrepro clean\`\n`));
+      else process.exit(exit);
       controller.abort();
     });
   on('SIGINT', 130);
@@ -55,7 +62,8 @@ async function run(ids: string[], options: RunOptions): Promise<number> {
   if (!availability.ok) throw new HarnessError('ENVIRONMENT', `provider ${provider.name} cannot run here: ${availability.reason}`, availability.hint);
   const reporters: Reporter[] = [consoleReporter()];
   if (options.json) reporters.push(jsonReporter(options.json));
-  if (options.junit) reporters.push(junitReporter(options.junit));
+  // loaded only when asked for: the JUnit builder costs ~140 ms of start-up
+  if (options.junit) reporters.push((await import('./report/junit-reporter.ts')).junitReporter(options.junit));
   const reporter = combineReporters(reporters);
   const { signal, exitCode } = interruptible();
   let result: RunResult;

@@ -1,11 +1,11 @@
 // A provisioned lab: what it created, how to reach it, and how to take it all down again.
-import { rm } from 'node:fs/promises';
+import { rm, rmdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { HarnessError } from '../../harness/model/errors.ts';
 import type { TopologySpec } from '../../harness/model/scenario-schema.ts';
 import { runCommand, type Spawned } from '../command.ts';
 import type { StartedCluster, Target } from '../provider.ts';
-import type { LabNames } from './lab-names.ts';
+import { STATE_ROOT, type LabNames } from './lab-names.ts';
 import { NetnsTarget } from './netns-target.ts';
 
 export class NetnsLab implements StartedCluster {
@@ -75,6 +75,7 @@ export class NetnsLab implements StartedCluster {
     await Promise.allSettled(this.processes.map((p) => p.stop('SIGKILL')));
     for (const ns of [...this.namespaces].reverse()) await removeNamespace(ns);
     await rm(this.names.stateDir, { recursive: true, force: true });
+    await rmdir(STATE_ROOT).catch(() => {}); // only when no other run is using it
   }
 }
 

@@ -128,9 +128,11 @@ static __always_inline int parse(struct __sk_buff *skb, struct pkt *p)
 }
 
 /* Replace one IPv4 address at addr_off and fix both checksums. The L4 checksum covers the
- * address through the pseudo header, hence BPF_F_PSEUDO_HDR (this also keeps
- * CHECKSUM_PARTIAL skbs from veth TX offload correct). UDP checksum 0 means "none" and must
- * stay 0: BPF_F_MARK_MANGLED_0. */
+ * address through the pseudo header, hence BPF_F_PSEUDO_HDR. Without it a fully computed
+ * checksum is still fixed, but a CHECKSUM_PARTIAL one (veth TX offload: the field holds only
+ * the pseudo-header sum) is left stale and the packet goes out with a bad checksum once a
+ * device without offload finalises it. UDP checksum 0 means "none" and must stay 0:
+ * BPF_F_MARK_MANGLED_0. */
 static __always_inline int rewrite_addr(struct __sk_buff *skb, const struct pkt *p,
 					__u32 addr_off, __be32 old, __be32 new)
 {
