@@ -29,6 +29,12 @@ export interface ClusterProvider {
   provision(topology: TopologySpec, run: RunContext): Promise<StartedCluster>;
 }
 
+/** Node-level operations that are not a plain command: each provider maps them to its own means. */
+export type LabAction =
+  | { kind: 'start'; node: string; component: 'kube-proxy' | 'cilium'; version?: string }
+  | { kind: 'sock-lb-stale-program'; node: string; service: string; port: number; backend: string; first: boolean }
+  | { kind: 'sock-lb-detach-stale'; node: string };
+
 export interface StartedCluster extends AsyncDisposable {
   readonly nodeNames: readonly string[];
   node(name: string): Target;
@@ -39,6 +45,10 @@ export interface StartedCluster extends AsyncDisposable {
   readonly agentCommand: readonly string[];
   /** Resolve `pod/x` or `node/x` to its Target. */
   target(ref: string): Target;
+  /** Performs a lab action; throws HarnessError UNSUPPORTED (the scenario is then skipped) where it cannot. */
+  perform(action: LabAction): Promise<void>;
+  /** Paths for commands: `cgroup/NODE` (the node's pod cgroup), `bpffs/NODE` (its bpffs pin directory). */
+  path(ref: string): string;
   /** Idempotent, reverse order, survives partial provisioning. */
   destroy(): Promise<void>;
 }

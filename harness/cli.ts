@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createProvider, PROVIDER_NAMES } from '../clusters/create-provider.ts';
 import { cleanLeftovers } from '../clusters/netns/clean-leftovers.ts';
+import { cleanRealLeftovers } from '../clusters/real/clean-real-leftovers.ts';
 import { runSuite } from './engine/run-suite.ts';
 import { explain } from './report/explain.ts';
 import { HarnessError, ScenarioValidationError } from './model/errors.ts';
@@ -145,10 +146,11 @@ export function buildCli(): Command {
 
   program
     .command('clean')
-    .description('remove every leftover of earlier runs (namespaces, processes, state) by the run prefix')
+    .description('remove every leftover of earlier runs by the run prefix: namespaces, processes, cgroups, state; kind/minikube/k3s clusters')
     .option('--force', 'also remove labs of runs that are still alive (e.g. kept with --keep)')
     .action(async (options: { force?: boolean }) => {
-      const removed = await cleanLeftovers({ force: options.force ?? false });
+      const force = options.force ?? false;
+      const removed = [...(await cleanLeftovers({ force })), ...(await cleanRealLeftovers({ force }))];
       process.stdout.write(removed.length ? removed.map((r) => `removed ${r}\n`).join('') : 'nothing to clean\n');
     });
 

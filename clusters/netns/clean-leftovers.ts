@@ -5,7 +5,7 @@ import { readdir, readFile, rm } from 'node:fs/promises';
 import { RUN_PREFIX } from '../run-id.ts';
 import { runCommand } from '../command.ts';
 import { NETNS_DIR, STATE_ROOT } from './lab-names.ts';
-import { removeNamespace } from './netns-lab.ts';
+import { CGROUP_ROOT, removeNamespace, removeRunCgroups } from './netns-lab.ts';
 
 const list = (dir: string) => readdir(dir).catch(() => [] as string[]);
 
@@ -23,7 +23,8 @@ async function ownerAlive(runId: string): Promise<boolean> {
 export async function cleanLeftovers({ force }: { force: boolean }): Promise<string[]> {
   const removed: string[] = [];
   const namespaces = (await list(NETNS_DIR)).filter((n) => RUN_PREFIX.test(n));
-  const runs = new Set([...namespaces.map((n) => RUN_PREFIX.exec(n)![1]!), ...(await list(STATE_ROOT)).filter((d) => /^[0-9a-f]{6}$/.test(d))]);
+  const runIds = (names: string[]) => names.filter((d) => /^[0-9a-f]{6}$/.test(d));
+  const runs = new Set([...namespaces.map((n) => RUN_PREFIX.exec(n)![1]!), ...runIds(await list(STATE_ROOT)), ...runIds(await list(CGROUP_ROOT))]);
   for (const runId of runs) {
     if (!force && (await ownerAlive(runId))) continue;
     // pods first, then nodes, then the fabric: the reverse of creation
@@ -32,6 +33,9 @@ export async function cleanLeftovers({ force }: { force: boolean }): Promise<str
       await removeNamespace(ns);
       removed.push(`netns ${ns}`);
     }
+    // namespaces first: that ends the bpffs holders (their pins go with them) and the pods' processes
+    if ((await list(`${CGROUP_ROOT}/${runId}`)).length > 0) removed.push(`cgroup ${CGROUP_ROOT}/${runId}`);
+    await removeRunCgroups(runId);
     await rm(`${STATE_ROOT}/${runId}`, { recursive: true, force: true });
     removed.push(`state ${STATE_ROOT}/${runId}`);
   }

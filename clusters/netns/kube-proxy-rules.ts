@@ -69,13 +69,7 @@ export function kubeProxyRestore(input: RuleInput): string {
 
   const dropInvalid =
     input.profile.invalidDrop === 'always' || (input.profile.invalidDrop === 'unless-be-liberal' && !input.beLiberal);
-  const forwardJumps = [
-    // kube-proxy prepends each jump; listed here top-down as they end up in FORWARD
-    ...(input.profile.firewallChain ? ['-m conntrack --ctstate NEW -m comment --comment "kubernetes load balancer firewall" -j KUBE-PROXY-FIREWALL'] : []),
-    '-m comment --comment "kubernetes forwarding rules" -j KUBE-FORWARD',
-    '-m conntrack --ctstate NEW -m comment --comment "kubernetes service portals" -j KUBE-SERVICES',
-    '-m conntrack --ctstate NEW -m comment --comment "kubernetes externally-visible service portals" -j KUBE-EXTERNAL-SERVICES',
-  ];
+  const forwardJumps = kubeProxyForwardJumps(input.profile);
   return [
     '*nat',
     ...natChains.map((c) => `:${c} - [0:0]`),
@@ -100,6 +94,16 @@ export function kubeProxyRestore(input: RuleInput): string {
     'COMMIT',
     '',
   ].join('\n');
+}
+
+/** kube-proxy's jumps from FORWARD, top-down as they end up there (it prepends each one). */
+export function kubeProxyForwardJumps(profile: KubeProxyProfile): string[] {
+  return [
+    ...(profile.firewallChain ? ['-m conntrack --ctstate NEW -m comment --comment "kubernetes load balancer firewall" -j KUBE-PROXY-FIREWALL'] : []),
+    '-m comment --comment "kubernetes forwarding rules" -j KUBE-FORWARD',
+    '-m conntrack --ctstate NEW -m comment --comment "kubernetes service portals" -j KUBE-SERVICES',
+    '-m conntrack --ctstate NEW -m comment --comment "kubernetes externally-visible service portals" -j KUBE-EXTERNAL-SERVICES',
+  ];
 }
 
 /** kube-proxy's servicePortChainName / servicePortEndpointChainName: prefix + base32(sha256(s))[:16]. */

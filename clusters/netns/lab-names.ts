@@ -7,11 +7,13 @@ export const NETNS_DIR = '/run/netns';
 export function labNames(runId: string) {
   const prefix = runPrefix(runId);
   return {
+    runId,
     prefix,
     stateDir: `${STATE_ROOT}/${runId}`,
     fabric: `${prefix}fabric`,
     node: (name: string) => `${prefix}n-${name}`,
     pod: (name: string) => `${prefix}p-${name}`,
+    host: (name: string) => `${prefix}h-${name}`,
     netnsPath: (ns: string) => `${NETNS_DIR}/${ns}`,
   };
 }

@@ -1,21 +1,29 @@
 // A provisioned lab: what it created, how to reach it, and how to take it all down again.
-import { rm, rmdir } from 'node:fs/promises';
+import { readdir, readFile, rm, rmdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { HarnessError } from '../../harness/model/errors.ts';
 import type { TopologySpec } from '../../harness/model/scenario-schema.ts';
 import { runCommand, type Spawned } from '../command.ts';
-import type { StartedCluster, Target } from '../provider.ts';
+import type { LabAction, StartedCluster, Target } from '../provider.ts';
 import { STATE_ROOT, type LabNames } from './lab-names.ts';
 import { NetnsTarget } from './netns-target.ts';
+
+/** What a lab action does on this lab; set by the provisioning code that knows the CNI shape. */
+export type ActionHandler = (lab: NetnsLab, action: LabAction) => Promise<void>;
 
 export class NetnsLab implements StartedCluster {
   /** In creation order; destroyed in reverse. */
   readonly namespaces: string[] = [];
   readonly processes: Spawned[] = [];
   readonly addresses = new Map<string, string>();
-  /** Host-side interface of each pod (its veth on cni0), for shaping and captures. */
+  /** Host-side interface of each pod (veth on cni0, or lxc*), for shaping and captures. */
   readonly hostInterfaces = new Map<string, string>();
+  /** Node -> /proc/PID/ns/mnt of its bpffs holder (cilium shape). */
+  readonly mountNamespaces = new Map<string, string>();
+  /** Node -> cgroup v2 directory its pods run in (socket LB). */
+  readonly cgroups = new Map<string, string>();
   readonly agentCommand = ['node', fileURLToPath(new URL('./agent/pod-agent.mjs', import.meta.url))];
+  actionHandler?: ActionHandler;
   private destroyed?: Promise<void>;
 
   constructor(
@@ -31,19 +39,31 @@ export class NetnsLab implements StartedCluster {
 
   node(name: string): NetnsTarget {
     if (!this.topology.nodes.some((n) => n.name === name)) throw new HarnessError('LAB_FAILED', `no node ${name} in this lab`);
-    return new NetnsTarget(`node/${name}`, this.names.netnsPath(this.names.node(name)));
+    return new NetnsTarget(`node/${name}`, this.names.netnsPath(this.names.node(name)), { mountNs: this.mountNamespaces.get(name) });
   }
 
   pod(name: string): NetnsTarget {
-    if (!this.topology.pods.some((p) => p.name === name)) throw new HarnessError('LAB_FAILED', `no pod ${name} in this lab`);
-    return new NetnsTarget(`pod/${name}`, this.names.netnsPath(this.names.pod(name)));
+    const pod = this.topology.pods.find((p) => p.name === name);
+    if (!pod) throw new HarnessError('LAB_FAILED', `no pod ${name} in this lab`);
+    return new NetnsTarget(`pod/${name}`, this.names.netnsPath(this.names.pod(name)), { cgroup: this.cgroups.get(pod.node) });
+  }
+
+  host(name: string): NetnsTarget {
+    if (!this.topology.hosts.some((h) => h.name === name)) throw new HarnessError('LAB_FAILED', `no host ${name} in this lab`);
+    return new NetnsTarget(`host/${name}`, this.names.netnsPath(this.names.host(name)));
+  }
+
+  /** A bare namespace of this lab, by its full name. */
+  namespaceTarget(ns: string): NetnsTarget {
+    return new NetnsTarget(ns, this.names.netnsPath(ns));
   }
 
   target(ref: string): Target {
     const [kind, name = ''] = ref.split('/');
     if (kind === 'node') return this.node(name);
     if (kind === 'pod') return this.pod(name);
-    throw new HarnessError('LAB_FAILED', `${ref} is not a node or pod`);
+    if (kind === 'host') return this.host(name);
+    throw new HarnessError('LAB_FAILED', `${ref} is not a node, pod or host`);
   }
 
   address(ref: string): string {
@@ -52,10 +72,22 @@ export class NetnsLab implements StartedCluster {
     return ip;
   }
 
+  path(ref: string): string {
+    const [kind, node = ''] = ref.split('/');
+    if (kind === 'cgroup' && this.cgroups.has(node)) return this.cgroups.get(node)!;
+    if (kind === 'bpffs' && this.mountNamespaces.has(node)) return '/sys/fs/bpf/netrepro';
+    throw new HarnessError('UNSUPPORTED', `${ref}: node ${node} has no ${kind === 'cgroup' ? 'socket-LB cgroup' : 'bpffs'} in this CNI shape`);
+  }
+
+  perform(action: LabAction): Promise<void> {
+    if (!this.actionHandler) throw new HarnessError('UNSUPPORTED', `the netns lab cannot perform ${action.kind}`);
+    return this.actionHandler(this, action);
+  }
+
   async createNamespace(ns: string): Promise<NetnsTarget> {
     await runCommand(['ip', 'netns', 'add', ns]);
     this.namespaces.push(ns);
-    const target = new NetnsTarget(ns, this.names.netnsPath(ns));
+    const target = this.namespaceTarget(ns);
     // the incidents are IPv4; IPv6 neighbour and router chatter would only clutter captures
     await target.exec(['sysctl', '-q', '-w', 'net.ipv6.conf.all.disable_ipv6=1', 'net.ipv6.conf.default.disable_ipv6=1']);
     await runCommand(['ip', '-n', ns, 'link', 'set', 'lo', 'up']);
@@ -73,10 +105,30 @@ export class NetnsLab implements StartedCluster {
 
   private async teardown(): Promise<void> {
     await Promise.allSettled(this.processes.map((p) => p.stop('SIGKILL')));
+    // killing the namespaces' processes also ends the bpffs holders: their pins go with them
     for (const ns of [...this.namespaces].reverse()) await removeNamespace(ns);
+    // a cgroup with no processes left can go; its attached programs are released with it
+    await removeRunCgroups(this.names.runId);
     await rm(this.names.stateDir, { recursive: true, force: true });
     await rmdir(STATE_ROOT).catch(() => {}); // only when no other run is using it
   }
+}
+
+export const CGROUP_ROOT = '/sys/fs/cgroup/unified/netrepro';
+
+export async function removeRunCgroups(runId: string): Promise<void> {
+  const runDir = `${CGROUP_ROOT}/${runId}`;
+  const nodes = await readdir(runDir).catch(() => [] as string[]);
+  for (const node of nodes) {
+    const dir = `${runDir}/${node}`;
+    if (!/^[a-z]/.test(node)) continue; // cgroup control files
+    const procs = await readFile(`${dir}/cgroup.procs`, 'utf8').catch(() => '');
+    const pids = procs.split('\n').filter(Boolean);
+    if (pids.length > 0) await runCommand(['kill', '-9', ...pids], { reject: false });
+    await rmdir(dir).catch(() => {});
+  }
+  await rmdir(runDir).catch(() => {});
+  await rmdir(CGROUP_ROOT).catch(() => {});
 }
 
 /** Kill whatever still runs inside `ns`, then delete it (a namespace with live processes would linger). */
@@ -85,4 +137,8 @@ export async function removeNamespace(ns: string): Promise<void> {
   const list = pids.stdout.split(/\s+/).filter(Boolean);
   if (list.length > 0) await runCommand(['kill', '-9', ...list], { reject: false });
   await runCommand(['ip', 'netns', 'del', ns], { reject: false });
+}
+
+export async function ipBatch(ns: string, commands: string[]): Promise<void> {
+  await runCommand(['ip', '-n', ns, '-batch', '-'], { input: commands.join('\n') + '\n' });
 }

@@ -28,7 +28,7 @@ export async function netnsAvailability(): Promise<Availability> {
   for (const [command, pkg] of Object.entries(requirements.commands)) if (!(await findOnPath(command))) missing.push(`${command} (${pkg})`);
   for (const [file, pkg] of Object.entries(requirements.files)) {
     try {
-      await access(file, constants.X_OK);
+      await access(file, constants.F_OK);
     } catch {
       missing.push(`${file} (${pkg})`);
     }

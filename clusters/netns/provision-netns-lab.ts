@@ -3,37 +3,42 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { HarnessError } from '../../harness/model/errors.ts';
 import type { TopologySpec } from '../../harness/model/scenario-schema.ts';
-import { runCommand } from '../command.ts';
 import { endpointSliceObject, serviceObject, type PodPlacement } from '../kube-objects.ts';
-import type { RunContext } from '../provider.ts';
+import type { LabAction, RunContext } from '../provider.ts';
+import { attachSocketLb, detachSocketLb, lbServices, loadSocketLb, provisionCiliumNode } from './cilium-datapath.ts';
 import { invokeCni } from './cni-plugin.ts';
 import { kubeProxyRestore, KUBE_PROXY_PROFILES } from './kube-proxy-rules.ts';
 import { labNames } from './lab-names.ts';
-import { NetnsLab } from './netns-lab.ts';
+import { ipBatch, NetnsLab } from './netns-lab.ts';
+import { CILIUM_RULES, startComponent } from './node-components.ts';
 
-/** The network joining the nodes, inside the fabric namespace only (kind's docker network uses the same). */
+/** The network joining nodes and external hosts, inside the fabric namespace only (kind's docker network uses the same). */
 const FABRIC_NET = '172.18.0';
 const READY_TIMEOUT_MS = 5000;
-
 
 export async function provisionNetnsLab(topology: TopologySpec, run: RunContext): Promise<NetnsLab> {
   const names = labNames(run.runId);
   const lab = new NetnsLab(names, topology);
-  const step = async (what: string, action: () => Promise<void>) => {
+  lab.actionHandler = performAction;
+  const step = async (what: string, action: () => Promise<unknown>) => {
     if (run.signal.aborted) throw new HarnessError('ABORTED', `aborted before: ${what}`);
     const started = performance.now();
     await action();
     run.log(`${what} (${Math.round(performance.now() - started)} ms)`);
   };
+  const eachNode = (f: (node: string) => Promise<void>) => Promise.all(topology.nodes.map((n) => f(n.name)));
   try {
     await step('state directory', async () => {
       await mkdir(`${names.stateDir}/ipam`, { recursive: true });
       await writeFile(`${names.stateDir}/owner.json`, JSON.stringify({ pid: process.pid, started: new Date().toISOString() }));
     });
-    await step('fabric and nodes', () => createNodes(lab, topology));
-    await step('pods via CNI bridge', () => Promise.all(topology.nodes.map((n) => createPods(lab, topology, n.name))).then(() => {}));
+    await step('fabric, nodes and hosts', () => createMachines(lab, topology));
+    if (topology.cni === 'cilium') await step('cilium datapath: lxc pods, BPF masquerade, socket LB', () => eachNode((n) => provisionCiliumNode(lab, topology, n)));
+    else await step('pods via CNI bridge', () => eachNode((n) => createBridgePods(lab, topology, n)));
     await step('routes between nodes', () => routeBetweenNodes(lab, topology));
-    await step(`kube-proxy ${topology.kubeProxy} rules`, () => writeKubeProxyRules(lab, topology));
+    for (const component of startOrder(topology)) {
+      await step(`start ${component}`, () => eachNode((n) => performAction(lab, { kind: 'start', node: n, component })));
+    }
     await step('pod programs', () => startPrograms(lab, topology, run));
     return lab;
   } catch (e) {
@@ -42,30 +47,38 @@ export async function provisionNetnsLab(topology: TopologySpec, run: RunContext)
   }
 }
 
-async function createNodes(lab: NetnsLab, topology: TopologySpec): Promise<void> {
+function startOrder(topology: TopologySpec): ('kube-proxy' | 'cilium')[] {
+  return topology.startOrder.filter((c) => c === 'kube-proxy' || topology.cni === 'cilium');
+}
+
+async function createMachines(lab: NetnsLab, topology: TopologySpec): Promise<void> {
   const fabric = lab.names.fabric;
   await lab.createNamespace(fabric);
   await ipBatch(fabric, ['link add br0 type bridge', 'link set br0 up']);
-  await Promise.all(
-    topology.nodes.map(async (node, i) => {
-      const ns = lab.names.node(node.name);
+  const attach = async (ns: string, port: string, ip: string) => {
+    await lab.createNamespace(ns);
+    // created directly inside the namespaces: nothing ever appears in the root namespace
+    await ipBatch(ns, [`link add eth0 type veth peer name ${port} netns ${fabric}`, `addr add ${ip}/24 dev eth0`, 'link set eth0 up']);
+    await ipBatch(fabric, [`link set ${port} master br0`, `link set ${port} up`]);
+  };
+  await Promise.all([
+    ...topology.nodes.map(async (node, i) => {
       const ip = `${FABRIC_NET}.${i + 2}`;
-      await lab.createNamespace(ns);
-      // created directly inside the namespaces: nothing ever appears in the root namespace
-      await ipBatch(ns, [
-        `link add eth0 type veth peer name n${i} netns ${fabric}`,
-        `addr add ${ip}/24 dev eth0`,
-        'link set eth0 up',
-      ]);
-      await ipBatch(fabric, [`link set n${i} master br0`, `link set n${i} up`]);
+      await attach(lab.names.node(node.name), `n${i}`, ip);
       lab.addresses.set(`node/${node.name}`, ip);
       const sysctls = { 'net.ipv4.ip_forward': 1, 'net.bridge.bridge-nf-call-iptables': 1, ...node.sysctls };
       await lab.node(node.name).exec(['sysctl', '-q', '-w', ...Object.entries(sysctls).map(([k, v]) => `${k}=${v}`)]);
     }),
-  );
+    // outside the cluster: on the nodes' network, with no route back to the pod network
+    ...topology.hosts.map(async (host, i) => {
+      const ip = `${FABRIC_NET}.${100 + i}`;
+      await attach(lab.names.host(host.name), `h${i}`, ip);
+      lab.addresses.set(`host/${host.name}`, ip);
+    }),
+  ]);
 }
 
-async function createPods(lab: NetnsLab, topology: TopologySpec, nodeName: string): Promise<void> {
+async function createBridgePods(lab: NetnsLab, topology: TopologySpec, nodeName: string): Promise<void> {
   const node = topology.nodes.find((n) => n.name === nodeName)!;
   const nodePath = lab.names.netnsPath(lab.names.node(nodeName));
   // sequential per node: host-local hands out addresses in pod order, so runs are reproducible
@@ -111,36 +124,59 @@ export function podPlacements(lab: NetnsLab, topology: TopologySpec): Map<string
   return new Map(topology.pods.map((p) => [p.name, { ip: lab.address(`pod/${p.name}`), node: p.node }]));
 }
 
-async function writeKubeProxyRules(lab: NetnsLab, topology: TopologySpec): Promise<void> {
-  const profile = KUBE_PROXY_PROFILES[topology.kubeProxy]!;
-  const placements = podPlacements(lab, topology);
-  const services = topology.services.map(serviceObject);
-  const slices = topology.services.map((s) => endpointSliceObject(s, placements));
-  await Promise.all(
-    topology.nodes.map(async (node) => {
-      const target = lab.node(node.name);
-      const liberal = await target.exec(['sysctl', '-n', 'net.netfilter.nf_conntrack_tcp_be_liberal']);
-      const rules = kubeProxyRestore({ profile, services, slices, clusterCIDR: topology.clusterCIDR, beLiberal: liberal.stdout.trim() === '1' });
-      await target.exec(['iptables-restore', '--noflush'], { input: rules });
-    }),
-  );
+/** kube-proxy's rules as the given version writes them, reading be_liberal as it does at start. */
+async function kubeProxyRules(lab: NetnsLab, nodeName: string, version: string): Promise<string> {
+  const profile = KUBE_PROXY_PROFILES[version];
+  if (!profile) throw new HarnessError('SCENARIO_INVALID', `no kube-proxy profile ${version}`);
+  const placements = podPlacements(lab, lab.topology);
+  const liberal = await lab.node(nodeName).exec(['sysctl', '-n', 'net.netfilter.nf_conntrack_tcp_be_liberal']);
+  return kubeProxyRestore({
+    profile,
+    services: lab.topology.services.map(serviceObject),
+    slices: lab.topology.services.map((s) => endpointSliceObject(s, placements)),
+    clusterCIDR: lab.topology.clusterCIDR,
+    beLiberal: liberal.stdout.trim() === '1',
+  });
+}
+
+async function performAction(lab: NetnsLab, action: LabAction): Promise<void> {
+  const node = lab.node(action.node);
+  switch (action.kind) {
+    case 'start':
+      if (action.component === 'kube-proxy') return startComponent(node, 'kube-proxy', await kubeProxyRules(lab, action.node, action.version ?? lab.topology.kubeProxy));
+      if (lab.topology.cni !== 'cilium') throw new HarnessError('UNSUPPORTED', 'cilium runs only in the cilium CNI shape');
+      return startComponent(node, 'cilium', CILIUM_RULES);
+    case 'sock-lb-stale-program': {
+      // the stale program was there before the current agent attached its own: it runs first (FIFO)
+      const vip = lab.address(action.service);
+      const [ip = '', port = '0'] = action.backend.split(':');
+      await loadSocketLb(lab, action.node, 'sock-stale', [{ vip, port: action.port, backends: [{ ip, port: Number(port) }] }], false);
+      if (!action.first) return attachSocketLb(lab, action.node, 'sock-stale');
+      await detachSocketLb(lab, action.node, 'sock-current');
+      await attachSocketLb(lab, action.node, 'sock-stale');
+      await attachSocketLb(lab, action.node, 'sock-current');
+      return;
+    }
+    case 'sock-lb-detach-stale':
+      return detachSocketLb(lab, action.node, 'sock-stale');
+  }
 }
 
 async function startPrograms(lab: NetnsLab, topology: TopologySpec, run: RunContext): Promise<void> {
   const records = topology.services.map((s) => `--record=${s.name}.${s.namespace}.svc.cluster.local=${s.clusterIP}`);
-  const starts = topology.pods.flatMap((pod) =>
-    (pod.serve ?? []).map(async (program) => {
+  const machines = [
+    ...topology.pods.map((p) => ({ name: p.name, serve: p.serve, target: () => lab.pod(p.name) })),
+    ...topology.hosts.map((h) => ({ name: h.name, serve: h.serve, target: () => lab.host(h.name) })),
+  ];
+  const starts = machines.flatMap((m) =>
+    (m.serve ?? []).map(async (program) => {
       const argv = program.http
-        ? [...lab.agentCommand, 'http', `--port=${program.http}`, `--name=${pod.name}`]
-        : [...lab.agentCommand, 'dns', `--port=${program.dns}`, `--name=${pod.name}`, ...records];
-      const process = lab.pod(pod.name).spawn(argv, { signal: run.signal });
+        ? [...lab.agentCommand, 'http', `--port=${program.http}`, `--name=${m.name}`]
+        : [...lab.agentCommand, 'dns', `--port=${program.dns}`, `--name=${m.name}`, ...records];
+      const process = m.target().spawn(argv, { signal: run.signal });
       lab.processes.push(process);
       await process.waitFor(/^ready /, READY_TIMEOUT_MS);
     }),
   );
   await Promise.all(starts);
-}
-
-async function ipBatch(ns: string, commands: string[]): Promise<void> {
-  await runCommand(['ip', '-n', ns, '-batch', '-'], { input: commands.join('\n') + '\n' });
 }

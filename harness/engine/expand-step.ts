@@ -1,26 +1,39 @@
-// Fault and fix steps are data. Named steps are macros over the one generic step: run argv on a target.
+// Fault and fix steps are data. Named steps are macros over two primitives: a command on a target
+// (argv, never a shell string) or a lab action the provider performs its own way.
+import type { LabAction } from '../../clusters/provider.ts';
 import { HarnessError } from '../model/errors.ts';
 import type { StepSpec } from '../model/scenario-schema.ts';
 
 export interface Command {
+  kind: 'command';
   on: string;
   argv: string[];
 }
 
-/** `{pod/web}` in a run step's argv is replaced by that pod's address. */
-const REF = /\{((?:pod|svc|node)\/[a-z][a-z0-9-]*)\}/g;
+export type Expanded = Command | LabAction;
 
-export function expandStep(step: StepSpec, address: (ref: string) => string): Command[] {
-  if (step.run) {
-    const argv = typeof step.run.cmd === 'string' ? splitWords(step.run.cmd) : step.run.cmd;
-    return [{ on: step.run.on, argv: argv.map((a) => a.replace(REF, (_, ref: string) => address(ref))) }];
-  }
-  if (step.sysctl) return [{ on: step.sysctl.on, argv: ['sysctl', '-w', `${step.sysctl.name}=${step.sysctl.value}`] }];
+/** `{pod/web}` is replaced by that pod's address, `{cgroup/node-a}` by a lab path. */
+const PLACEHOLDER = /\{((?:pod|svc|node|host|cgroup|bpffs)\/[a-z][a-z0-9-]*)\}/g;
+
+export function substitute(argv: readonly string[], resolve: (ref: string) => string): string[] {
+  return argv.map((a) => a.replace(PLACEHOLDER, (_, ref: string) => resolve(ref)));
+}
+
+export function commandArgv(cmd: string | string[]): string[] {
+  return typeof cmd === 'string' ? splitWords(cmd) : cmd;
+}
+
+export function expandStep(step: StepSpec, resolve: (ref: string) => string): Expanded[] {
+  if (step.run) return [{ kind: 'command', on: step.run.on, argv: substitute(commandArgv(step.run.cmd), resolve) }];
+  if (step.sysctl) return [{ kind: 'command', on: step.sysctl.on, argv: ['sysctl', '-w', `${step.sysctl.name}=${step.sysctl.value}`] }];
   if (step['br-netfilter']) {
     const { node, enabled } = step['br-netfilter'];
     // per-namespace since Linux 5.3: 0 in one node's namespace is that node booting without br_netfilter
-    return [{ on: `node/${node}`, argv: ['sysctl', '-w', `net.bridge.bridge-nf-call-iptables=${enabled ? 1 : 0}`] }];
+    return [{ kind: 'command', on: `node/${node}`, argv: ['sysctl', '-w', `net.bridge.bridge-nf-call-iptables=${enabled ? 1 : 0}`] }];
   }
+  if (step.start) return [{ kind: 'start', ...step.start }];
+  if (step['sock-lb-stale-program']) return [{ kind: 'sock-lb-stale-program', ...step['sock-lb-stale-program'] }];
+  if (step['sock-lb-detach-stale']) return [{ kind: 'sock-lb-detach-stale', ...step['sock-lb-detach-stale'] }];
   throw new HarnessError('SCENARIO_INVALID', `unknown step: ${Object.keys(step).join(', ')}`);
 }
 

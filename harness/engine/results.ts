@@ -1,5 +1,8 @@
 // What a run produces, and the events reporters see while it happens.
+import type { CheckResult } from '../expect/run-checks.ts';
 import type { Observation, Outcome } from '../model/outcome.ts';
+
+export type { CheckResult };
 
 export type Verdict = 'passed' | 'failed' | 'errored' | 'skipped';
 export type PhaseName = 'baseline' | 'faulted' | 'fixed';
@@ -17,6 +20,7 @@ export interface ProbeResult {
 
 export interface StepResult {
   on: string;
+  /** The command, or the lab action as words (`start kube-proxy`). */
   argv: string[];
   durationMs: number;
 }
@@ -28,6 +32,7 @@ export interface PhaseResult {
   title?: string;
   steps: StepResult[];
   probes: ProbeResult[];
+  checks: CheckResult[];
   durationMs: number;
 }
 
@@ -62,5 +67,6 @@ export type RunEvent =
   | { kind: 'phase-start'; id: string; phase: PhaseName; variant: string; title?: string }
   | { kind: 'step'; id: string; phase: PhaseName; step: StepResult }
   | { kind: 'probe'; id: string; phase: PhaseName; probe: ProbeResult }
+  | { kind: 'check'; id: string; phase: PhaseName; check: CheckResult }
   | { kind: 'scenario-end'; result: ScenarioResult }
   | { kind: 'run-end'; result: RunResult };

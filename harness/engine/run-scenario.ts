@@ -5,9 +5,10 @@ import { join } from 'node:path';
 import type { ClusterProvider, StartedCluster } from '../../clusters/provider.ts';
 import { collectPhaseEvidence } from '../evidence/collect-evidence.ts';
 import { matchExpectation } from '../expect/match-expectation.ts';
+import { PhaseChecks } from '../expect/run-checks.ts';
 import { HarnessError } from '../model/errors.ts';
 import type { LoadedScenario } from '../model/load-scenario.ts';
-import type { Scenario, StepSpec } from '../model/scenario-schema.ts';
+import type { CheckSpec, Scenario, StepSpec } from '../model/scenario-schema.ts';
 import { runProbe } from '../probes/run-probe.ts';
 import { expandStep } from './expand-step.ts';
 import type { PhaseName, PhaseResult, RunEvent, ScenarioResult } from './results.ts';
@@ -32,12 +33,17 @@ export async function runScenario({ file, scenario }: LoadedScenario, options: S
     for (const fix of scenario.fixes) {
       await runVariant(scenario, fix, result, options);
     }
-    result.verdict = result.phases.every((p) => p.probes.every((r) => r.matched)) ? 'passed' : 'failed';
+    result.verdict = result.phases.every((p) => p.probes.every((r) => r.matched) && p.checks.every((c) => c.matched)) ? 'passed' : 'failed';
   } catch (e) {
     if (e instanceof HarnessError && e.code === 'ABORTED') throw e;
     const err = e as HarnessError;
-    result.verdict = 'errored';
-    result.error = { code: err.code ?? 'INTERNAL', message: err.message, hint: err.hint };
+    if (err.code === 'UNSUPPORTED') {
+      result.verdict = 'skipped';
+      result.skipReason = err.message;
+    } else {
+      result.verdict = 'errored';
+      result.error = { code: err.code ?? 'INTERNAL', message: err.message, hint: err.hint };
+    }
   }
   result.durationMs = Math.round(performance.now() - started);
   options.emit({ kind: 'scenario-end', result });
@@ -53,11 +59,11 @@ async function runVariant(scenario: Scenario, fix: Scenario['fixes'][number], re
   result.labs.push(lab);
   options.emit({ kind: 'lab-ready', id: scenario.id, variant: fix.name, ms: lab.provisionMs });
   try {
-    const phase = (name: PhaseName, steps: StepSpec[], expect: Scenario['baseline']['expect'], title?: string) =>
-      runPhase({ scenario, cluster, name, variant: fix.name, steps, expect, title, options, result });
-    await phase('baseline', [], scenario.baseline.expect);
-    await phase('faulted', scenario.fault.steps, scenario.fault.expect, scenario.fault.title);
-    await phase('fixed', fix.steps, fix.expect, fix.title);
+    const phase = (name: PhaseName, spec: { steps?: StepSpec[]; expect: Scenario['baseline']['expect']; checks: CheckSpec[]; title?: string }) =>
+      runPhase({ scenario, cluster, name, variant: fix.name, steps: spec.steps ?? [], expect: spec.expect, checks: spec.checks, title: spec.title, options, result });
+    await phase('baseline', scenario.baseline);
+    await phase('faulted', scenario.fault);
+    await phase('fixed', fix);
   } finally {
     const t1 = performance.now();
     if (options.keep) log(`kept: lab ${runId} stays up; remove it with \`netrepro clean --force\``);
@@ -73,6 +79,7 @@ interface PhaseInput {
   variant: string;
   steps: StepSpec[];
   expect: Scenario['baseline']['expect'];
+  checks: CheckSpec[];
   title?: string;
   options: ScenarioRunOptions;
   result: ScenarioResult;
@@ -81,20 +88,28 @@ interface PhaseInput {
 async function runPhase(p: PhaseInput): Promise<void> {
   const { scenario, cluster, options } = p;
   const started = performance.now();
-  const phase: PhaseResult = { name: p.name, variant: p.variant, title: p.title, steps: [], probes: [], durationMs: 0 };
+  const phase: PhaseResult = { name: p.name, variant: p.variant, title: p.title, steps: [], probes: [], checks: [], durationMs: 0 };
+  const resolve = (ref: string) => (/^(cgroup|bpffs)\//.test(ref) ? cluster.path(ref) : cluster.address(ref));
   p.result.phases.push(phase);
   options.emit({ kind: 'phase-start', id: scenario.id, phase: p.name, variant: p.variant, title: p.title });
   const evidenceDir = p.result.evidenceDir && join(p.result.evidenceDir, scenario.fixes.length > 1 ? p.variant : '', p.name);
   await collectPhaseEvidence(cluster, evidenceDir, scenario.evidence, async () => {
     for (const step of p.steps) {
-      for (const command of expandStep(step, (ref) => cluster.address(ref))) {
+      for (const action of expandStep(step, resolve)) {
         if (options.signal.aborted) throw new HarnessError('ABORTED', 'aborted');
-        const r = await cluster.target(command.on).exec(command.argv, { signal: options.signal, timeoutMs: 30_000 });
-        const done = { on: command.on, argv: command.argv, durationMs: Math.round(r.durationMs) };
+        const started = performance.now();
+        if (action.kind === 'command') await cluster.target(action.on).exec(action.argv, { signal: options.signal, timeoutMs: 30_000 });
+        else await cluster.perform(action);
+        const done =
+          action.kind === 'command'
+            ? { on: action.on, argv: action.argv, durationMs: Math.round(performance.now() - started) }
+            : { on: `node/${action.node}`, argv: describeAction(action), durationMs: Math.round(performance.now() - started) };
         phase.steps.push(done);
         options.emit({ kind: 'step', id: scenario.id, phase: p.name, step: done });
       }
     }
+    const checks = new PhaseChecks(p.checks, cluster, resolve);
+    await checks.start();
     // probes run one at a time so each one's packet watch sees only its own traffic
     for (const [id, expected] of Object.entries(p.expect)) {
       const spec = scenario.probes.find((x) => x.id === id)!;
@@ -113,6 +128,21 @@ async function runPhase(p: PhaseInput): Promise<void> {
       phase.probes.push(probe);
       options.emit({ kind: 'probe', id: scenario.id, phase: p.name, probe });
     }
+    for (const check of await checks.finish()) {
+      phase.checks.push(check);
+      options.emit({ kind: 'check', id: scenario.id, phase: p.name, check });
+    }
   });
   phase.durationMs = Math.round(performance.now() - started);
+}
+
+function describeAction(action: Exclude<ReturnType<typeof expandStep>[number], { kind: 'command' }>): string[] {
+  switch (action.kind) {
+    case 'start':
+      return ['start', action.component, ...(action.version ? [action.version] : [])];
+    case 'sock-lb-stale-program':
+      return ['attach stale socket-LB program first:', `${action.service}:${action.port} -> ${action.backend}`];
+    case 'sock-lb-detach-stale':
+      return ['detach the stale socket-LB program'];
+  }
 }

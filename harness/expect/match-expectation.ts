@@ -19,6 +19,10 @@ export function matchExpectation(expected: ExpectedSpec, observed: Observation, 
     sourceIp = address(spec.source);
     parts.push(`from ${spec.source} (${sourceIp})`);
   }
+  const connected = 'connected' in spec ? spec.connected : undefined;
+  if (connected !== undefined) parts.push(connected ? 'TCP connected' : 'TCP not connected');
+  const sentTo = 'sentTo' in spec && spec.sentTo ? (spec.sentTo.includes('/') ? address(spec.sentTo) : spec.sentTo) : undefined;
+  if (sentTo) parts.push(`SYN sent to ${sentTo}`);
   const text = parts.join(', ');
   if (observed.outcome !== spec.outcome) return { matched: false, expected: text, mismatch: `expected ${spec.outcome}, observed ${observed.outcome}: ${observed.summary}` };
   if ('servedBy' in spec && spec.servedBy && observed.servedBy !== spec.servedBy) {
@@ -26,6 +30,12 @@ export function matchExpectation(expected: ExpectedSpec, observed: Observation, 
   }
   if (sourceIp && observed.source?.split(':')[0] !== sourceIp) {
     return { matched: false, expected: text, mismatch: `expected the reply from ${sourceIp}, it came from ${observed.source ?? 'nowhere'}` };
+  }
+  if (connected !== undefined && observed.connected !== connected) {
+    return { matched: false, expected: text, mismatch: `expected the TCP handshake to ${connected ? '' : 'not '}complete; it did${observed.connected ? '' : ' not'}` };
+  }
+  if (sentTo && !(observed.sentTo === sentTo || (!sentTo.includes(':') && observed.sentTo?.split(':')[0] === sentTo))) {
+    return { matched: false, expected: text, mismatch: `expected the SYN to go to ${sentTo}, it went to ${observed.sentTo ?? 'nowhere'}` };
   }
   return { matched: true, expected: text };
 }

@@ -6,7 +6,8 @@ export type ErrorCode =
   | 'ENVIRONMENT' // exit 3
   | 'COMMAND_FAILED' // exit 1
   | 'LAB_FAILED' // exit 1
-  | 'ABORTED'; // exit 130/143
+  | 'ABORTED' // exit 130/143
+  | 'UNSUPPORTED'; // a provider cannot do what a scenario needs: the scenario is skipped, with the reason
 
 export class HarnessError extends Error {
   constructor(

@@ -40,7 +40,7 @@ export function parseScenario(source: Buffer | string, file: string): Scenario {
   if (source.trim() === '') at('the file is empty', { expected: 'a YAML mapping with id, title, topology, probes, baseline, fault, fixes' });
 
   const lines = new LineCounter();
-  const doc = parseDocument(source, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
+  const doc = parseDocument(source, { lineCounter: lines, prettyErrors: false, uniqueKeys: true, merge: true }); // merge: `<<: *anchor` to reuse a check
   const position = (offset: number) => lines.linePos(offset);
   if (doc.errors.length > 0) {
     throw new ScenarioValidationError(

@@ -11,6 +11,10 @@ export interface Observation {
   servedBy?: string;
   /** Address:port the answer came from. */
   source?: string;
+  /** TCP probes: whether the handshake completed. */
+  connected?: boolean;
+  /** TCP probes: where the client's SYN really went (differs from the URL when connect() was rewritten). */
+  sentTo?: string;
   durationMs: number;
   detail: Record<string, unknown>;
 }

@@ -16,6 +16,7 @@ export function checkReferences(s: Scenario): ReferenceIssue[] {
     node: new Set(t.nodes.map((n) => n.name)),
     pod: new Set(t.pods.map((p) => p.name)),
     svc: new Set(t.services.map((v) => v.name)),
+    host: new Set(t.hosts.map((h) => h.name)),
   };
   const probeIds = new Set(s.probes.map((p) => p.id));
   const known = (kind: keyof typeof names) => [...names[kind]].join(', ') || 'none';
@@ -23,6 +24,7 @@ export function checkReferences(s: Scenario): ReferenceIssue[] {
   duplicates(t.nodes.map((n) => n.name), ['topology', 'nodes'], 'name', issues);
   duplicates(t.pods.map((p) => p.name), ['topology', 'pods'], 'name', issues);
   duplicates(t.services.map((v) => v.name), ['topology', 'services'], 'name', issues);
+  duplicates([...t.nodes, ...t.pods, ...t.hosts].map((x) => x.name), ['topology'], 'name (nodes, pods and hosts share one namespace of names)', issues);
   duplicates(s.probes.map((p) => p.id), ['probes'], 'id', issues);
   duplicates(s.fixes.map((f) => f.name), ['fixes'], 'name', issues);
   duplicates(t.services.map((v) => v.clusterIP), ['topology', 'services'], 'clusterIP', issues);
@@ -53,26 +55,37 @@ export function checkReferences(s: Scenario): ReferenceIssue[] {
     if (p.dns) checkRef(p.dns.server, ['probes', i, 'dns', 'server']);
   });
 
-  const checkPhase = (expect: Record<string, unknown>, steps: Scenario['fault']['steps'], base: (string | number)[]) => {
+  const checkNode = (node: string | undefined, path: (string | number)[]) => {
+    if (node && !names.node.has(node)) issues.push({ path, message: 'unknown node', received: node, expected: `one of: ${known('node')}` });
+  };
+  const checkPhase = (expect: Record<string, unknown>, steps: Scenario['fault']['steps'], checks: Scenario['fault']['checks'], base: (string | number)[]) => {
     for (const id of Object.keys(expect)) {
       if (!probeIds.has(id)) issues.push({ path: [...base, 'expect', id], message: 'unknown probe', received: id, expected: `one of: ${[...probeIds].join(', ')}` });
       const e = expect[id];
       if (e && typeof e === 'object' && 'source' in e && typeof e.source === 'string') checkRef(e.source, [...base, 'expect', id, 'source']);
-      if (e && typeof e === 'object' && 'servedBy' in e && typeof e.servedBy === 'string' && !names.pod.has(e.servedBy)) {
-        issues.push({ path: [...base, 'expect', id, 'servedBy'], message: 'unknown pod', received: e.servedBy, expected: `one of: ${known('pod')}` });
+      if (e && typeof e === 'object' && 'sentTo' in e && typeof e.sentTo === 'string' && e.sentTo.includes('/')) checkRef(e.sentTo, [...base, 'expect', id, 'sentTo']);
+      if (e && typeof e === 'object' && 'servedBy' in e && typeof e.servedBy === 'string' && !names.pod.has(e.servedBy) && !names.host.has(e.servedBy)) {
+        issues.push({ path: [...base, 'expect', id, 'servedBy'], message: 'unknown pod or host', received: e.servedBy, expected: `one of: ${[...names.pod, ...names.host].join(', ')}` });
       }
     }
     steps.forEach((step, i) => {
       const on = step.run?.on ?? step.sysctl?.on;
       const key = step.run ? 'run' : 'sysctl';
       if (on) checkRef(on, [...base, 'steps', i, key, 'on']);
-      const node = step['br-netfilter']?.node;
-      if (node && !names.node.has(node)) issues.push({ path: [...base, 'steps', i, 'br-netfilter', 'node'], message: 'unknown node', received: node, expected: `one of: ${known('node')}` });
+      for (const key of ['br-netfilter', 'start', 'sock-lb-stale-program', 'sock-lb-detach-stale'] as const) {
+        checkNode(step[key]?.node, [...base, 'steps', i, key, 'node']);
+      }
+      if (step['sock-lb-stale-program']) checkRef(step['sock-lb-stale-program'].service, [...base, 'steps', i, 'sock-lb-stale-program', 'service']);
+      if ((step.start || step['sock-lb-stale-program']) && t.cni !== 'cilium') {
+        issues.push({ path: [...base, 'steps', i], message: 'this step needs the cilium CNI shape', received: t.cni, expected: 'topology.cni: cilium' });
+      }
     });
+    checks.forEach((c, i) => checkRef(c.on, [...base, 'checks', i, 'on']));
+    duplicates(checks.map((c) => c.id), [...base, 'checks'], 'id', issues);
   };
-  checkPhase(s.baseline.expect, [], ['baseline']);
-  checkPhase(s.fault.expect, s.fault.steps, ['fault']);
-  s.fixes.forEach((f, i) => checkPhase(f.expect, f.steps, ['fixes', i]));
+  checkPhase(s.baseline.expect, [], s.baseline.checks, ['baseline']);
+  checkPhase(s.fault.expect, s.fault.steps, s.fault.checks, ['fault']);
+  s.fixes.forEach((f, i) => checkPhase(f.expect, f.steps, f.checks, ['fixes', i]));
   return issues;
 }
 

@@ -16,12 +16,13 @@ const Port = z.number().int().min(1).max(65535);
 const Duration = z
   .union([z.number().positive(), z.string().regex(/^\d+(\.\d+)?(ms|s)$/, 'a duration such as 800ms or 1s')])
   .describe('milliseconds as a number, or a string such as 800ms / 1.5s');
-/** A reference to something with an address: pod/NAME, svc/NAME or node/NAME. */
-export const Ref = z.string().regex(/^(pod|svc|node)\/[a-z][a-z0-9-]*$/, 'pod/NAME, svc/NAME or node/NAME');
-/** Where a step runs: a node or a pod. */
-export const TargetRef = z.string().regex(/^(pod|node)\/[a-z][a-z0-9-]*$/, 'pod/NAME or node/NAME');
+/** A reference to something with an address: pod/NAME, svc/NAME, node/NAME or host/NAME (outside the cluster). */
+export const Ref = z.string().regex(/^(pod|svc|node|host)\/[a-z][a-z0-9-]*$/, 'pod/NAME, svc/NAME, node/NAME or host/NAME');
+/** Where a step runs: a node, a pod or an external host. */
+export const TargetRef = z.string().regex(/^(pod|node|host)\/[a-z][a-z0-9-]*$/, 'pod/NAME, node/NAME or host/NAME');
 
-export const CNI_SHAPES = ['bridge'] as const;
+export const CNI_SHAPES = ['bridge', 'cilium'] as const;
+export const COMPONENTS = ['kube-proxy', 'cilium'] as const;
 export const KUBE_PROXY_VERSIONS = ['1.14', '1.15', '1.29'] as const;
 
 const Program = z
@@ -68,10 +69,26 @@ const Service = z
   })
   .strict();
 
+const Host = z
+  .object({ name: Name, serve: z.array(Program).optional() })
+  .strict()
+  .describe('a machine outside the cluster, on the nodes\' network, with no route back to the pod network');
+
+const Cilium = z
+  .object({
+    bpfMasquerade: z.boolean().default(true).describe('SNAT pod -> node IP in tc BPF on the node device (reply bypasses netfilter)'),
+    socketLB: z.boolean().default(false).describe('cgroup connect4 program rewriting ClusterIP -> backend in the system call'),
+  })
+  .strict();
+
 export const Topology = z
   .object({
     cni: z.enum(CNI_SHAPES),
     kubeProxy: z.enum(KUBE_PROXY_VERSIONS).default('1.29').describe('kube-proxy iptables-mode rule layout by version'),
+    cilium: Cilium.default({ bpfMasquerade: true, socketLB: false }).describe('options of the cilium shape'),
+    startOrder: z.array(z.enum(COMPONENTS)).default(['kube-proxy', 'cilium'])
+      .describe('order the node components start in; each prepends its FORWARD jump, so the last one ends up first'),
+    hosts: z.array(Host).default([]),
     clusterCIDR: Cidr.default('10.244.0.0/16'),
     nodes: z.array(Node).min(1),
     pods: z.array(Pod).min(1),
@@ -109,12 +126,28 @@ const RunStep = z
   .strict();
 const SysctlStep = z.object({ on: TargetRef, name: z.string().regex(/^net\.[a-z0-9_.-]+$/), value: z.union([z.string(), z.number()]) }).strict();
 const BrNetfilterStep = z.object({ node: Name, enabled: z.boolean() }).strict();
+const StartStep = z
+  .object({ node: Name, component: z.enum(COMPONENTS), version: z.enum(KUBE_PROXY_VERSIONS).optional().describe('kube-proxy only: start this version') })
+  .strict();
+const StaleSockLbStep = z
+  .object({
+    node: Name,
+    service: Ref,
+    port: Port,
+    backend: z.string().regex(/^\d+\.\d+\.\d+\.\d+:\d+$/, 'IP:PORT'),
+    first: z.boolean().default(true).describe('attached before the current program (it was there first); false attaches it after'),
+  })
+  .strict();
 
 export const Step = z
   .object({
     run: RunStep.optional(),
     sysctl: SysctlStep.optional(),
     'br-netfilter': BrNetfilterStep.optional().describe('net.bridge.bridge-nf-call-iptables on a node: the module loaded or not'),
+    start: StartStep.optional().describe('a component (re)starts on a node and prepends its FORWARD jump, as at boot'),
+    'sock-lb-stale-program': StaleSockLbStep.optional()
+      .describe('an older socket-LB program with its own service map, attached before the current one (FIFO: runs first)'),
+    'sock-lb-detach-stale': z.object({ node: Name }).strict().optional().describe('detach the stale socket-LB program'),
   })
   .strict()
   .refine((s) => Object.keys(s).length === 1, 'each step has exactly one action');
@@ -124,14 +157,34 @@ const Expected = z.union([
   z
     .object({
       outcome: z.enum(OUTCOMES),
-      servedBy: Name.optional().describe('the pod that must have answered'),
+      servedBy: Name.optional().describe('the pod (or host) that must have answered'),
       source: Ref.optional().describe('the unexpected source the reply must have come from'),
+      connected: z.boolean().optional().describe('whether the TCP handshake completed (e.g. connected, but no HTTP answer)'),
+      sentTo: z.union([Ref, z.string().regex(/^\d+\.\d+\.\d+\.\d+:\d+$/, 'IP:PORT')]).optional()
+        .describe('where the client\'s SYN really went (a socket-LB rewrite shows here)'),
     })
     .strict(),
 ]);
 export const Expectations = z.record(Name, Expected);
 
-const Phase = z.object({ title: z.string().optional(), steps: z.array(Step).default([]), expect: Expectations }).strict();
+const Range = z.union([z.number().int(), z.object({ min: z.number().int().optional(), max: z.number().int().optional() }).strict()]);
+export const Check = z
+  .object({
+    id: Name,
+    on: TargetRef,
+    cmd: z.union([z.string().min(1), z.array(z.string()).min(1)]).describe('argv, or a string split on spaces with quotes; no shell'),
+    counter: z.string().optional().describe('regex whose first group is a number, read before and after the phase\'s probes'),
+    matches: z.string().optional().describe('regex counted over the output lines after the probes'),
+    expect: z
+      .object({ delta: Range.optional().describe('counter change over the probes'), count: Range.optional().describe('lines matching `matches`') })
+      .strict(),
+  })
+  .strict()
+  .refine((c) => (c.counter ? c.expect.delta !== undefined : c.matches !== undefined && c.expect.count !== undefined), 'a check has counter + expect.delta, or matches + expect.count');
+
+const Phase = z
+  .object({ title: z.string().optional(), steps: z.array(Step).default([]), expect: Expectations, checks: z.array(Check).default([]) })
+  .strict();
 const Fix = Phase.extend({ name: Name.default('fix') }).strict();
 
 export const EVIDENCE_KINDS = ['iptables', 'conntrack', 'ip', 'capture'] as const;
@@ -145,7 +198,7 @@ export const ScenarioSchema = z
     description: z.string().optional(),
     topology: Topology,
     probes: z.array(Probe).min(1),
-    baseline: z.object({ expect: Expectations }).strict(),
+    baseline: z.object({ expect: Expectations, checks: z.array(Check).default([]) }).strict(),
     fault: Phase,
     fixes: z.array(Fix).min(1).describe('each fix runs on a fresh lab after baseline and fault'),
     evidence: z.array(z.enum(EVIDENCE_KINDS)).default([...EVIDENCE_KINDS]),
@@ -159,3 +212,4 @@ export type ProbeSpec = Scenario['probes'][number];
 export type StepSpec = Scenario['fault']['steps'][number];
 export type ExpectedSpec = Scenario['baseline']['expect'][string];
 export type FixSpec = Scenario['fixes'][number];
+export type CheckSpec = Scenario['fault']['checks'][number];

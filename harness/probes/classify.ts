@@ -29,6 +29,14 @@ export interface CurlResult {
   stderr: string;
   httpCode: number;
   body: string;
+  /** curl's time_connect in seconds; 0 when the handshake never completed. */
+  connectSeconds?: number;
+}
+
+/** Where the client's first SYN went: the URL's address, unless something rewrote connect(). */
+export function synDestination(packets: readonly Packet[], client: string): string | undefined {
+  const syn = packets.find((p) => p.src === client && p.flags === 'S');
+  return syn && `${syn.dst}:${syn.dport}`;
 }
 
 export function classifyCurl(curl: CurlResult, packets: readonly Packet[], client: string, target: Endpoint): Classified {
@@ -47,6 +55,9 @@ export function classifyCurl(curl: CurlResult, packets: readonly Packet[], clien
     };
   }
   const message = stderr.trim().split('\n').pop() ?? '';
+  if (exitCode === 28 && curl.connectSeconds) {
+    return { outcome: 'timeout', reason: `connected in ${(curl.connectSeconds * 1000).toFixed(1)} ms, then no HTTP response (curl exit 28)` };
+  }
   if (exitCode === 28) return { outcome: 'timeout', reason: message || 'curl exit 28' };
   if (exitCode === 7 && /refused/i.test(stderr)) return { outcome: 'refused', reason: message };
   if (exitCode === 7 && /no route|unreachable/i.test(stderr)) return { outcome: 'unreachable', reason: message };

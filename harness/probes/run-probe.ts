@@ -3,7 +3,7 @@
 import type { StartedCluster } from '../../clusters/provider.ts';
 import type { Observation } from '../model/outcome.ts';
 import type { ProbeSpec } from '../model/scenario-schema.ts';
-import { classifyCurl, classifyDnsAgent, foreignReply, type Classified, type DnsAgentResult, type Endpoint } from './classify.ts';
+import { classifyCurl, classifyDnsAgent, foreignReply, synDestination, type Classified, type DnsAgentResult, type Endpoint } from './classify.ts';
 import { PacketWatch, type Packet } from './packet-watch.ts';
 
 export function durationMs(d: number | string): number {
@@ -24,16 +24,20 @@ export async function runProbe(spec: ProbeSpec, cluster: StartedCluster, signal:
   let classified: Classified;
   let detail: Record<string, unknown>;
   let packets: Packet[] = [];
+  let tcp: { connected: boolean; sentTo?: string } | undefined;
   try {
     if (spec.http) {
       const url = `http://${endpoint.ip}:${endpoint.port}${spec.http.path}`;
       // --max-time is the verdict deadline: a hang is called after exactly that, never later
-      const r = await target.exec(['curl', '-sS', '--max-time', String(timeoutMs / 1000), '-w', '\n%{http_code}', url], { reject: false, signal });
+      const r = await target.exec(['curl', '-sS', '--max-time', String(timeoutMs / 1000), '-w', '\n%{http_code} %{time_connect}', url], { reject: false, signal });
       packets = await watch.stop();
       const lines = r.stdout.split('\n');
-      const httpCode = Number(lines.at(-1) ?? 0);
-      classified = classifyCurl({ exitCode: r.exitCode, stderr: r.stderr, httpCode, body: lines.slice(0, -1).join('\n') }, packets, client, endpoint);
-      detail = { url, curlExit: r.exitCode, httpCode, curlError: r.stderr.trim() || undefined };
+      const [code = '0', connect = '0'] = (lines.at(-1) ?? '').split(' ');
+      const httpCode = Number(code);
+      const connectSeconds = Number(connect);
+      classified = classifyCurl({ exitCode: r.exitCode, stderr: r.stderr, httpCode, body: lines.slice(0, -1).join('\n'), connectSeconds }, packets, client, endpoint);
+      tcp = { connected: connectSeconds > 0, sentTo: synDestination(packets, client) };
+      detail = { url, curlExit: r.exitCode, httpCode, connectMs: Math.round(connectSeconds * 1e4) / 10, curlError: r.stderr.trim() || undefined };
     } else {
       const dns = spec.dns!;
       if (dns.tool === 'agent') {
@@ -57,9 +61,11 @@ export async function runProbe(spec: ProbeSpec, cluster: StartedCluster, signal:
   } finally {
     await watch.stop();
   }
+  const rewritten = tcp?.sentTo && tcp.sentTo !== `${endpoint.ip}:${endpoint.port}` ? `; SYN sent to ${tcp.sentTo}` : '';
   return {
     outcome: classified.outcome,
-    summary: `${spec.from} -> ${endpoint.ip}:${endpoint.port} = ${classified.outcome} (${classified.reason})`,
+    summary: `${spec.from} -> ${endpoint.ip}:${endpoint.port} = ${classified.outcome} (${classified.reason}${rewritten})`,
+    ...tcp,
     servedBy: classified.servedBy,
     source: classified.source,
     durationMs: Math.round(performance.now() - started),

@@ -19,6 +19,9 @@ const format: Formatters = {
   probe: (e) =>
     `  [${e.id}]   ${e.probe.matched ? pc.green('✓') : pc.red('✗')} ${e.probe.id}: ${e.probe.summary}` +
     (e.probe.matched ? '' : `\n  [${e.id}]     ${pc.red(`expectation did not hold: ${e.probe.mismatch}`)}`),
+  check: (e) =>
+    `  [${e.id}]   ${e.check.matched ? pc.green('✓') : pc.red('✗')} check ${e.check.id} on ${e.check.on}: ${e.check.observed}` +
+    (e.check.matched ? '' : `\n  [${e.id}]     ${pc.red(`expected ${e.check.expected}`)}`),
   'scenario-end': (e) => scenarioEnd(e.result),
   'run-end': () => undefined,
 };
@@ -54,7 +57,7 @@ export function consoleReporter(stderr: NodeJS.WriteStream = process.stderr, std
 
 export function summary(result: RunResult): string {
   const rows = result.scenarios.map((s) => {
-    const phases = s.phases.map((p) => `${p.name}${p.probes.every((x) => x.matched) ? '✓' : '✗'}`).join(' ');
+    const phases = s.phases.map((p) => `${p.name}${p.probes.every((x) => x.matched) && p.checks.every((c) => c.matched) ? '✓' : '✗'}`).join(' ');
     return `  ${VERDICT[s.verdict](s.verdict.padEnd(7))} ${s.id.padEnd(40)} ${seconds(s.durationMs).padStart(8)}  ${pc.dim(phases)}`;
   });
   const { passed, failed, errored, skipped } = result.summary;

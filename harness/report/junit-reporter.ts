@@ -22,6 +22,10 @@ export function junitReporter(file: string): Reporter {
               .standardOutput(probe.summary);
             if (!probe.matched) test.failure(probe.mismatch ?? 'expectation did not hold');
           }
+          for (const check of phase.checks) {
+            const test = suite.testCase().className(`${scenario.id}.${phase.variant}`).name(`${phase.name}: check ${check.id} expects ${check.expected}`).standardOutput(check.evidence.join('\n'));
+            if (!check.matched) test.failure(`observed ${check.observed}`);
+          }
         }
       }
       builder.writeTo(file);

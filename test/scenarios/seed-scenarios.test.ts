@@ -21,6 +21,7 @@ function failures(r: ScenarioResult): string[] {
   return [
     ...(r.error ? [`${r.error.code}: ${r.error.message}`] : []),
     ...r.phases.flatMap((p) => p.probes.filter((x) => !x.matched).map((x) => `${p.variant}/${p.name}/${x.id}: ${x.mismatch}`)),
+    ...r.phases.flatMap((p) => p.checks.filter((x) => !x.matched).map((x) => `${p.variant}/${p.name}/check ${x.id}: expected ${x.expected}, observed ${x.observed}`)),
   ];
 }
 
@@ -71,6 +72,32 @@ describe.skipIf(labSkipReason)('seed scenarios on the netns lab', () => {
     // after the fix the reply carries the ClusterIP as source again
     const fixed = result.phases.find((p) => p.name === 'fixed')!.probes.find((p) => p.id === 'clusterip')!;
     expect((fixed.detail.packets as string[]).some((l) => l.includes('IP 10.96.0.20.80 > 10.244.1.2.') && l.includes('Flags [S.]'))).toBe(true);
+  });
+
+  const broken = async (id: string, from: string, to: string) => {
+    const loaded = scenarios.find((s) => s.scenario.id === id)!;
+    const source = await readFile(loaded.file, 'utf8');
+    expect(source).toContain(from);
+    const result = await run({ file: `${id}-broken.yaml`, scenario: parseScenario(source.replace(from, to), `${id}-broken.yaml`) });
+    expect(await leftoversOf(result)).toEqual([]);
+    return result;
+  };
+
+  it('cilium race with the good FORWARD order in the faulted phase fails on the probe and the DROP counter', async () => {
+    const result = await broken('cilium-kube-proxy-forward-race', 'start: { node: node-a, component: kube-proxy }\n  expect', 'start: { node: node-a, component: cilium }\n  expect');
+    expect(result.verdict).toBe('failed');
+    expect(failures(result)).toEqual(
+      expect.arrayContaining([
+        'restart-cilium/faulted/external: expected timeout, observed ok: client -> 172.18.0.100:80 = ok (HTTP 200)',
+        'restart-cilium/faulted/check invalid-drops: expected delta >= 1, observed delta 0 (0 -> 0)',
+      ]),
+    );
+  });
+
+  it('stale socket-LB program attached second (after the current one) is harmless, so the scenario fails', async () => {
+    const result = await broken('stale-sock-lb-program', 'backend: "10.244.1.99:8080" }', 'backend: "10.244.1.99:8080", first: false }');
+    expect(result.verdict).toBe('failed');
+    expect(failures(result)).toEqual([expect.stringMatching(/^detach-stale-program\/faulted\/clusterip: expected timeout, observed ok/)]);
   });
 
   it('a copy with the fault switched off fails, naming the expectation that did not hold', async () => {

@@ -10,7 +10,8 @@
 //                               the server accepts a RST only on an exact match)
 //   flags = PSH|ACK (or ACK), a small payload, no TCP options.
 // It prints one JSON line on stdout and exits 0; on timeout or error it prints a JSON line with
-// "outcome" != "injected", a message on stderr, and exits non-zero.
+// "outcome" != "injected", a message on stderr, and exits 1 (usage), 2 (timeout) or 3 (system error).
+// Only the first flow seen from --port is followed; --after-bytes counts its sequence progress.
 //
 // Build: gcc -O2 -Wall -Wextra -o inject-ahead inject-ahead.c     (needs CAP_NET_RAW to run)
 
@@ -166,7 +167,8 @@ static void usage(FILE *f) {
           "                    [--timeout-ms MS] [--flags psh-ack|ack] [--payload-len N]\n"
           "  --ahead N        sequence offset of the forged segment (default 1073741824 = 1 GiB)\n"
           "  --behind         seq = live seq - N instead of + N (the upstream e2e style)\n"
-          "  --after-bytes N  inject once the flow has sent N payload bytes since first seen (default 0)\n"
+          "  --after-bytes N  inject once the flow has sent N payload bytes since first seen (default 1048576;\n"
+          "                   0 = first data segment, e.g. HTTP headers, where nothing may be in flight)\n"
           "  --timeout-ms MS  give up after MS milliseconds (default 5000)\n"
           "  --flags F        psh-ack (default) or ack\n"
           "  --payload-len N  forged payload size, 0..%d (default 16)\n",
@@ -190,7 +192,7 @@ static int parse_options(int argc, char **argv, struct options *o) {
       {"flags", required_argument, 0, 'f'},       {"payload-len", required_argument, 0, 'l'},
       {"help", no_argument, 0, 'h'},              {0, 0, 0, 0},
   };
-  *o = (struct options){.ahead = 1u << 30, .timeout_ms = 5000, .flags = TCP_PSH | TCP_ACK, .payload_len = 16};
+  *o = (struct options){.ahead = 1u << 30, .after_bytes = 1u << 20, .timeout_ms = 5000, .flags = TCP_PSH | TCP_ACK, .payload_len = 16};
   uint64_t v;
   int c;
   while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -228,7 +230,8 @@ static const char *ip_str(uint32_t addr, char *buf) {
 }
 
 static int fail(const struct options *o, const char *outcome, int code, const char *what) {
-  fprintf(stderr, "inject-ahead: %s: %s\n", what, code == EXIT_SYS ? strerror(errno) : outcome);
+  if (code == EXIT_SYS) fprintf(stderr, "inject-ahead: %s: %s\n", what, strerror(errno));
+  else fprintf(stderr, "inject-ahead: %s\n", what);
   printf("{\"outcome\":\"%s\",\"mode\":\"%s\",\"iface\":\"%s\",\"port\":%u,\"error\":\"%s\"}\n", outcome,
          mode_name(o), o->iface ? o->iface : "", o->port, what);
   return code;

@@ -1,0 +1,138 @@
+// The `cilium` CNI shape, modelled on Cilium's legacy host routing: pods on routed `lxc*` veths
+// (/32 routes, the pod's gateway answered by the node through a permanent neighbour entry),
+// cilium_host/cilium_net, BPF masquerade on the node device (the reply bypasses netfilter), and
+// optionally socket LB (a cgroup connect4 program rewriting ClusterIP -> backend).
+import { mkdir } from 'node:fs/promises';
+import { HarnessError } from '../../harness/model/errors.ts';
+import type { TopologySpec } from '../../harness/model/scenario-schema.ts';
+import { bpfObject } from './bpf-build.ts';
+import { batchLines, masqueradeConfig, masqueradeEndpoint, socketLbEntries, type LbService } from './bpf-maps.ts';
+import { invokeCni } from './cni-plugin.ts';
+import { CGROUP_ROOT, ipBatch, type NetnsLab } from './netns-lab.ts';
+
+/** Where pins live inside the node's private bpffs (mounted only in its holder's mount namespace). */
+export const PIN_DIR = '/sys/fs/bpf/netrepro';
+
+/**
+ * bpffs is not mounted on every host (not on this one), and mounting it in the root mount namespace
+ * would outlive the run. Each node gets a holder process in its netns with a private mount namespace
+ * and its own bpffs; killing the holder (teardown, clean) drops every pin.
+ */
+async function startBpffsHolder(lab: NetnsLab, node: string): Promise<void> {
+  const holder = lab.node(node).spawn([
+    'unshare', '--mount', '--propagation', 'slave',
+    'sh', '-c', `mount -t bpf bpffs-netrepro /sys/fs/bpf && mkdir -p ${PIN_DIR} && echo ready && exec sleep infinity`,
+  ]);
+  lab.processes.push(holder);
+  await holder.waitFor(/^ready$/, 5000);
+  lab.mountNamespaces.set(node, `/proc/${holder.pid}/ns/mnt`);
+}
+
+/** The node's address in its pod CIDR (network + 1), on cilium_host. */
+const routerIp = (podCidr: string) => {
+  const octets = (podCidr.split('/')[0] ?? '').split('.').map(Number);
+  octets[3] = (octets[3] ?? 0) + 1;
+  return octets.join('.');
+};
+
+interface Link {
+  ifindex: number;
+  address: string;
+}
+
+async function link(lab: NetnsLab, ns: string, name: string): Promise<Link> {
+  const r = await lab.namespaceTarget(ns).exec(['ip', '-j', 'link', 'show', 'dev', name]);
+  const [l] = JSON.parse(r.stdout) as Link[];
+  if (!l) throw new HarnessError('LAB_FAILED', `no link ${name} in ${ns}`);
+  return l;
+}
+
+export async function provisionCiliumNode(lab: NetnsLab, topology: TopologySpec, nodeName: string): Promise<void> {
+  const node = topology.nodes.find((n) => n.name === nodeName)!;
+  const nodeNs = lab.names.node(nodeName);
+  const router = routerIp(node.podCIDR);
+  await startBpffsHolder(lab, nodeName);
+  await ipBatch(nodeNs, [
+    'link add cilium_host type veth peer name cilium_net',
+    'link set cilium_host up',
+    'link set cilium_net up',
+    `addr add ${router}/32 dev cilium_host`,
+    `route add ${node.podCIDR} dev cilium_host src ${router}`,
+  ]);
+
+  const endpoints: { ip: string; lxc: Link; pod: Link }[] = [];
+  for (const pod of topology.pods.filter((p) => p.node === nodeName)) {
+    const ns = lab.names.pod(pod.name);
+    await lab.createNamespace(ns);
+    // addresses from the real host-local IPAM plugin, as Cilium's own IPAM would hand them out
+    const ipam = await invokeCni({
+      command: 'ADD',
+      nodeNetnsPath: lab.names.netnsPath(nodeNs),
+      podNetnsPath: lab.names.netnsPath(ns),
+      containerId: ns,
+      ifName: 'eth0',
+      config: { cniVersion: '1.0.0', name: 'netrepro', type: 'host-local', ipam: { type: 'host-local', ranges: [[{ subnet: node.podCIDR }]], dataDir: `${lab.names.stateDir}/ipam/${nodeName}` } },
+    });
+    const ip = ipam.ips?.[0]?.address.split('/')[0];
+    if (!ip) throw new HarnessError('LAB_FAILED', `host-local returned no address for pod ${pod.name}`);
+    const lxc = `lxc${ip.split('.').map((o) => Number(o).toString(16).padStart(2, '0')).join('')}`;
+    await ipBatch(nodeNs, [`link add ${lxc} type veth peer name eth0 netns ${ns}`, `link set ${lxc} up`, `route add ${ip}/32 dev ${lxc}`]);
+    const lxcLink = await link(lab, nodeNs, lxc);
+    await ipBatch(ns, [
+      `addr add ${ip}/32 dev eth0`,
+      'link set eth0 up',
+      `route add ${router} dev eth0 scope link`,
+      `route add default via ${router} dev eth0`,
+      `neigh add ${router} lladdr ${lxcLink.address} dev eth0 nud permanent`,
+    ]);
+    endpoints.push({ ip, lxc: lxcLink, pod: await link(lab, ns, 'eth0') });
+    lab.addresses.set(`pod/${pod.name}`, ip);
+    lab.hostInterfaces.set(pod.name, lxc);
+  }
+
+  const target = lab.node(nodeName);
+  if (topology.cilium.bpfMasquerade) {
+    const object = await bpfObject('masquerade');
+    await target.exec(['bpftool', '--nomount', 'prog', 'loadall', object, `${PIN_DIR}/masq`, 'pinmaps', `${PIN_DIR}/masq-maps`]);
+    await target.exec(['tc', 'qdisc', 'add', 'dev', 'eth0', 'clsact']);
+    await target.exec(['tc', 'filter', 'add', 'dev', 'eth0', 'egress', 'bpf', 'da', 'pinned', `${PIN_DIR}/masq/nr_masq_egress`]);
+    await target.exec(['tc', 'filter', 'add', 'dev', 'eth0', 'ingress', 'bpf', 'da', 'pinned', `${PIN_DIR}/masq/nr_masq_ingress`]);
+    const updates = [masqueradeConfig(lab.address(`node/${nodeName}`), node.podCIDR), ...endpoints.map((e) => masqueradeEndpoint(e.ip, e.lxc.ifindex, e.pod.address, e.lxc.address))];
+    await target.exec(['bpftool', '--nomount', 'batch', 'file', '-'], { input: batchLines(`${PIN_DIR}/masq-maps`, updates) });
+  }
+  if (topology.cilium.socketLB) {
+    const cgroup = `${CGROUP_ROOT}/${lab.names.runId}/${nodeName}`;
+    await mkdir(cgroup, { recursive: true });
+    lab.cgroups.set(nodeName, cgroup);
+    await loadSocketLb(lab, nodeName, 'sock-current', lbServices(lab, topology));
+  }
+}
+
+export function lbServices(lab: NetnsLab, topology: TopologySpec): LbService[] {
+  return topology.services.flatMap((s) =>
+    s.ports.map((p) => ({ vip: s.clusterIP, port: p.port, backends: s.endpoints.map((e) => ({ ip: lab.address(`pod/${e}`), port: p.targetPort })) })),
+  );
+}
+
+/** Loads one instance of the socket-LB program with its own maps (same names each time) and attaches it. */
+export async function loadSocketLb(lab: NetnsLab, nodeName: string, instance: string, services: LbService[], attach = true): Promise<void> {
+  const target = lab.node(nodeName);
+  const object = await bpfObject('sock-lb');
+  await target.exec(['bpftool', '--nomount', 'prog', 'load', object, `${PIN_DIR}/${instance}`, 'type', 'cgroup/connect4', 'pinmaps', `${PIN_DIR}/${instance}-maps`]);
+  await target.exec(['bpftool', '--nomount', 'batch', 'file', '-'], { input: batchLines(`${PIN_DIR}/${instance}-maps`, socketLbEntries(services)) });
+  if (attach) await attachSocketLb(lab, nodeName, instance);
+}
+
+export async function attachSocketLb(lab: NetnsLab, nodeName: string, instance: string): Promise<void> {
+  await lab.node(nodeName).exec(['bpftool', '--nomount', 'cgroup', 'attach', socketLbCgroup(lab, nodeName), 'connect4', 'pinned', `${PIN_DIR}/${instance}`, 'multi']);
+}
+
+export async function detachSocketLb(lab: NetnsLab, nodeName: string, instance: string): Promise<void> {
+  await lab.node(nodeName).exec(['bpftool', '--nomount', 'cgroup', 'detach', socketLbCgroup(lab, nodeName), 'connect4', 'pinned', `${PIN_DIR}/${instance}`]);
+}
+
+function socketLbCgroup(lab: NetnsLab, nodeName: string): string {
+  const cgroup = lab.cgroups.get(nodeName);
+  if (!cgroup) throw new HarnessError('UNSUPPORTED', `node ${nodeName} has no socket LB (topology.cilium.socketLB: true)`);
+  return cgroup;
+}
