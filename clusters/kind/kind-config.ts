@@ -1,0 +1,28 @@
+// The kind cluster config for a topology: one kind node per scenario node (the first is the
+// control plane), no default CNI (the scenario's shape is installed instead), the scenario's pod CIDR.
+import { stringify } from 'yaml';
+
+export interface KindConfigInput {
+  name: string;
+  nodeCount: number;
+  image: string;
+  podSubnet: string;
+  /** `none` when cilium replaces kube-proxy. */
+  kubeProxyMode: 'iptables' | 'none';
+}
+
+export function kindConfig(input: KindConfigInput): string {
+  const nodes = Array.from({ length: input.nodeCount }, (_, i) => ({ role: i === 0 ? 'control-plane' : 'worker', image: input.image }));
+  return stringify({
+    kind: 'Cluster',
+    apiVersion: 'kind.x-k8s.io/v1alpha4',
+    name: input.name,
+    networking: { disableDefaultCNI: true, podSubnet: input.podSubnet, serviceSubnet: '10.96.0.0/16', kubeProxyMode: input.kubeProxyMode },
+    nodes,
+  });
+}
+
+/** kind's node (and container) names, in config order. */
+export function kindNodeNames(name: string, nodeCount: number): string[] {
+  return Array.from({ length: nodeCount }, (_, i) => (i === 0 ? `${name}-control-plane` : i === 1 ? `${name}-worker` : `${name}-worker${i}`));
+}

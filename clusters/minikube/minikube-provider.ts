@@ -1,0 +1,79 @@
+// minikube (docker driver): one profile per scenario lab; minikube installs the CNI itself.
+//   KUBECONFIG=<run dir>/kubeconfig minikube start -p nr-<run>-cluster --driver=docker --nodes N
+//     --cni=<bridge|flannel|cilium> --kubernetes-version=<pinned>
+// Nodes are reached with `minikube ssh -p P --node <node>`; node names are P, P-m02, P-m03...
+import { join } from 'node:path';
+import type { TopologySpec } from '../../harness/model/scenario-schema.ts';
+import { runCommand } from '../command.ts';
+import type { Availability, ClusterProvider, RunContext, StartedCluster } from '../provider.ts';
+import { clientKubeApi } from '../real/client-kube-api.ts';
+import { CliNodeTarget, minikubeNode } from '../real/cli-node-target.ts';
+import { detectTools } from '../real/cli-tools.ts';
+import { ciliumSettings, waitNodesReady } from '../real/cni-install.ts';
+import { assertOwnedName } from '../real/context-guard.ts';
+import { clusterName, provisionRealCluster, type RealProviderDeps, type StandUpInput, type StoodUp } from '../real/provision-real-cluster.ts';
+import { resolveRealOptions, type RealClusterOptions, type RealCni, type ResolvedRealOptions } from '../real/real-options.ts';
+import { prepareRunDir } from '../real/run-dir.ts';
+
+export const minikubeNodeNames = (profile: string, count: number) =>
+  Array.from({ length: count }, (_, i) => (i === 0 ? profile : `${profile}-m${String(i + 1).padStart(2, '0')}`));
+
+export function minikubeMisfit(topology: TopologySpec, cni: RealCni): { reason: string; hint?: string } | undefined {
+  if (cni === 'bridge' && topology.nodes.length > 1) {
+    return { reason: 'minikube --cni=bridge has no routes between nodes (single node only)', hint: 'run multi-node bridge scenarios with --provider kind' };
+  }
+  const s = ciliumSettings(topology);
+  if (cni === 'cilium' && (s.kubeProxyReplacement || s.socketLB)) {
+    return { reason: 'minikube --cni=cilium applies its own manifest and takes no cilium values (socketLB, kube-proxy replacement)', hint: 'run it with --provider kind' };
+  }
+  return undefined;
+}
+
+export class MinikubeProvider implements ClusterProvider {
+  readonly name = 'minikube' as const;
+  readonly options: ResolvedRealOptions;
+
+  constructor(
+    options: RealClusterOptions = {},
+    private readonly deps: RealProviderDeps = {},
+  ) {
+    this.options = resolveRealOptions(options);
+  }
+
+  detect(): Promise<Availability> {
+    return detectTools('minikube', ['docker', 'minikube', 'kubectl']);
+  }
+
+  provision(topology: TopologySpec, run: RunContext): Promise<StartedCluster> {
+    return provisionRealCluster(
+      { name: 'minikube', options: this.options, misfit: minikubeMisfit, contextName: clusterName, standUp: (i) => this.standUp(i), kubeApi: this.deps.kubeApi ?? clientKubeApi },
+      topology,
+      run,
+    );
+  }
+
+  private async standUp({ topology, cni, run, cluster, cli }: StandUpInput): Promise<StoodUp> {
+    const profile = clusterName(run);
+    assertOwnedName(profile, run.prefix, 'minikube profile');
+    const dir = await prepareRunDir(this.options.workDir, run, cluster);
+    const kubeconfig = join(dir, 'kubeconfig');
+    // minikube writes its context into $KUBECONFIG: the run's own file, never ~/.kube/config
+    const env = { KUBECONFIG: kubeconfig };
+    cluster.onDestroy(`minikube profile ${profile}`, () => runCommand(['minikube', 'delete', '-p', profile], { env, timeoutMs: 300_000 }));
+    run.log(`minikube start -p ${profile} (${topology.nodes.length} nodes, ${this.options.k8sVersion}, cni ${cni})`);
+    await runCommand(
+      [
+        'minikube', 'start', '-p', profile, '--driver=docker', `--nodes=${topology.nodes.length}`, `--cni=${cni}`,
+        `--kubernetes-version=${this.options.k8sVersion}`, `--extra-config=kubeadm.pod-network-cidr=${topology.clusterCIDR}`, '--wait=all',
+      ],
+      { env, timeoutMs: 900_000, signal: run.signal },
+    );
+    const access = { kubeconfig, context: profile };
+    await waitNodesReady(cli(access));
+    const nodes = minikubeNodeNames(profile, topology.nodes.length);
+    return {
+      access,
+      nodes: nodes.map((node) => ({ name: node, target: (ref: string) => new CliNodeTarget(ref, minikubeNode(profile, node, this.options.probeImage, run.runId)) })),
+    };
+  }
+}

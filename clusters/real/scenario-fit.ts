@@ -1,0 +1,33 @@
+// Whether a real cluster can stand for a scenario's topology at all. A misfit is a skip with the
+// reason (UnsupportedScenarioError), checked before anything is created.
+import type { TopologySpec } from '../../harness/model/scenario-schema.ts';
+import { REAL_CNIS, type RealCni, type ResolvedRealOptions } from './real-options.ts';
+
+/** The scenario's CNI shape, or why a real cluster cannot have it. */
+export function fitCni(topology: TopologySpec, options: ResolvedRealOptions): { cni: RealCni } | { reason: string; hint?: string } {
+  const cni: string = topology.cni;
+  if (!(REAL_CNIS as readonly string[]).includes(cni)) return { reason: `CNI shape ${cni} has no real-cluster install` };
+  if (topology.hosts.length > 0) return { reason: 'hosts outside the cluster exist only in the netns lab', hint: 'run it with --provider netns' };
+  // flannel keeps the per-node cni0 bridge of the bridge shape (VXLAN only between nodes), so a
+  // bridge scenario is meaningful on it: that is what the flannel cells of the CI matrix run
+  if (options.cni === 'flannel' && cni === 'bridge') return flannelFits(topology) ?? { cni: 'flannel' };
+  if (options.cni && options.cni !== cni) return { reason: `scenario needs CNI ${cni}, this run selects ${options.cni} (NETREPRO_CNI)`, hint: `run it with NETREPRO_CNI=${cni}` };
+  return (cni === 'flannel' && flannelFits(topology)) || { cni: cni as RealCni };
+}
+
+function flannelFits(topology: TopologySpec): { reason: string } | undefined {
+  if (topology.clusterCIDR === '10.244.0.0/16') return undefined;
+  return { reason: `the pinned flannel manifest's network is 10.244.0.0/16, the scenario's clusterCIDR is ${topology.clusterCIDR}` };
+}
+
+/**
+ * kube-proxy's rule layout comes with the cluster's Kubernetes version (1.14: no INVALID drop in
+ * KUBE-FORWARD; 1.15-1.28: always; 1.29+: unless be_liberal), so the profile must match it.
+ */
+export function fitKubeProxy(topology: TopologySpec, k8sVersion: string): { reason: string; hint: string } | undefined {
+  const minor = Number(/^v1\.(\d+)\./.exec(k8sVersion)?.[1]);
+  const profile = topology.kubeProxy;
+  const ok = profile === '1.29' ? minor >= 29 : profile === '1.15' ? minor >= 15 && minor < 29 : minor < 15;
+  if (ok) return undefined;
+  return { reason: `kube-proxy profile ${profile} needs a matching Kubernetes version, the cluster would run ${k8sVersion}`, hint: `set NETREPRO_K8S_VERSION to a ${profile === '1.29' ? '1.29 or later' : `1.${profile.split('.')[1]}`} release the provider can run` };
+}

@@ -1,0 +1,16 @@
+// A scenario a provider cannot run is a skip with the reason, never an error and never a silent
+// substitute. Code UNSUPPORTED: the engine turns it into verdict `skipped` with the message as reason.
+import { HarnessError } from '../../harness/model/errors.ts';
+
+export class UnsupportedScenarioError extends HarnessError {
+  readonly skipReason: string;
+  constructor(provider: string, reason: string, hint?: string) {
+    super('UNSUPPORTED', `${provider} cannot run this scenario: ${reason}`, hint);
+    this.name = 'UnsupportedScenarioError';
+    this.skipReason = `${provider}: ${reason}`;
+  }
+}
+
+export function isUnsupported(e: unknown): e is { skipReason: string } {
+  return typeof e === 'object' && e !== null && typeof (e as { skipReason?: unknown }).skipReason === 'string';
+}

@@ -1,0 +1,186 @@
+// kind provider contract: the exact commands per CNI shape, the objects it creates, rollback, clean.
+import type { V1Pod } from '@kubernetes/client-node';
+import { afterEach, describe, expect, it } from 'vitest';
+import { cleanKindLeftovers } from '../../clusters/kind/clean-kind-leftovers.ts';
+import { kindConfig } from '../../clusters/kind/kind-config.ts';
+import { KindProvider } from '../../clusters/kind/kind-provider.ts';
+import { fakeTools, recordingKubeApi, runContext, topology, type Recorded, type Reply } from './fake-env.ts';
+
+const CP = 'nr-abc123-cluster-control-plane';
+const W1 = 'nr-abc123-cluster-worker';
+const NODES = [
+  { name: CP, internalIP: '172.18.0.2', podCIDR: '10.244.0.0/24' },
+  { name: W1, internalIP: '172.18.0.3', podCIDR: '10.244.1.0/24' },
+];
+const KC = '--kubeconfig WORK/abc123/kubeconfig --context kind-nr-abc123-cluster';
+const PLUGINS = 'https://github.com/containernetworking/plugins/releases/download/v1.6.2/cni-plugins-linux-amd64-v1.6.2.tgz';
+const plugins = (node: string) => [
+  `docker exec -i ${node} mkdir -p /opt/cni/bin /etc/cni/net.d`,
+  `docker exec -i ${node} curl -fsSL --retry 3 -o /tmp/netrepro-cni-plugins.tgz ${PLUGINS}`,
+  `docker exec -i ${node} tar -C /opt/cni/bin -xzf /tmp/netrepro-cni-plugins.tgz ./bridge ./host-local ./loopback ./portmap`,
+];
+const CREATE = 'kind create cluster --name nr-abc123-cluster --config WORK/abc123/kind-config.yaml --kubeconfig WORK/abc123/kubeconfig';
+const READY = `kubectl ${KC} wait --for=condition=Ready nodes --all --timeout=300s`;
+const DELETE = 'kind delete cluster --name nr-abc123-cluster --kubeconfig WORK/abc123/kubeconfig';
+
+const EXPECTED: Record<string, string[]> = {
+  bridge: [
+    CREATE, ...plugins(CP), ...plugins(W1),
+    `docker exec -i ${CP} tee /etc/cni/net.d/10-netrepro-bridge.conflist`,
+    `docker exec -i ${CP} ip route replace 10.244.1.0/24 via 172.18.0.3`,
+    `docker exec -i ${W1} tee /etc/cni/net.d/10-netrepro-bridge.conflist`,
+    `docker exec -i ${W1} ip route replace 10.244.0.0/24 via 172.18.0.2`,
+    READY, DELETE,
+  ],
+  flannel: [
+    CREATE, ...plugins(CP), ...plugins(W1),
+    `kubectl ${KC} apply -f https://github.com/flannel-io/flannel/releases/download/v0.26.4/kube-flannel.yml`,
+    `kubectl ${KC} -n kube-flannel rollout status daemonset/kube-flannel-ds --timeout=300s`,
+    READY, DELETE,
+  ],
+  cilium: [
+    CREATE,
+    'helm install cilium cilium --repo https://helm.cilium.io --version 1.17.1 --namespace kube-system --set ipam.mode=kubernetes --set image.pullPolicy=IfNotPresent ' +
+      '--set operator.replicas=1 --set kubeProxyReplacement=true --set bpf.masquerade=true --set socketLB.enabled=true --set k8sServiceHost=nr-abc123-cluster-control-plane --set k8sServicePort=6443 ' +
+      `--wait --timeout 10m --kubeconfig WORK/abc123/kubeconfig --kube-context kind-nr-abc123-cluster`,
+    `kubectl ${KC} -n kube-system rollout status daemonset/cilium --timeout=300s`,
+    READY, DELETE,
+  ],
+};
+
+let fakes: ReturnType<typeof fakeTools> | undefined;
+afterEach(() => fakes?.restore());
+
+function setup(replies: Reply[] = []) {
+  fakes = fakeTools(replies);
+  const work = `${fakes.dir}/work`;
+  const { api, factory } = recordingKubeApi(NODES);
+  const provider = new KindProvider({ workDir: work }, { kubeApi: factory });
+  const lines = () => fakes!.lines().map((l) => l.replaceAll(work, 'WORK'));
+  return { api, provider, lines, fakes };
+}
+
+describe('kind provider', () => {
+  for (const cni of ['bridge', 'flannel', 'cilium']) {
+    it(`provisions and destroys the ${cni} shape with exactly these commands`, async () => {
+      const { provider, lines } = setup();
+      const cluster = await provider.provision(topology({ cni, nodes: 2, cilium: { bpfMasquerade: true, socketLB: true }, startOrder: ['cilium'] }), runContext());
+      await cluster.destroy();
+      expect(lines()).toEqual(EXPECTED[cni]);
+    });
+  }
+
+  it('writes each node a bridge conflist for its own podCIDR, without masquerade', async () => {
+    const { provider, fakes } = setup();
+    await (await provider.provision(topology({ cni: 'bridge', nodes: 2 }), runContext())).destroy();
+    const confs = fakes.calls().filter((c: Recorded) => c.argv.includes('tee')).map((c) => JSON.parse(c.stdin!));
+    expect(confs.map((c) => c.plugins[0].ipam.ranges[0][0].subnet)).toEqual(['10.244.0.0/24', '10.244.1.0/24']);
+    expect(confs[0].plugins[0]).toMatchObject({ type: 'bridge', bridge: 'cni0', isGateway: true, ipMasq: false });
+  });
+
+  it('keeps kube-proxy when the scenario starts it, and maps the cilium options to helm values', async () => {
+    const { provider, lines } = setup();
+    await (await provider.provision(topology({ cni: 'cilium', nodes: 1 }), runContext())).destroy();
+    expect(lines()[1]).toContain('--set kubeProxyReplacement=false --set bpf.masquerade=true --set socketLB.enabled=false --wait');
+    expect(fakes!.calls()[0]!.config).toContain('kubeProxyMode: iptables');
+  });
+
+  it('generates the kind config from the topology', () => {
+    expect(kindConfig({ name: 'nr-abc123-cluster', nodeCount: 2, image: 'kindest/node:v1.32.2', podSubnet: '10.244.0.0/16', kubeProxyMode: 'none' })).toBe(
+      [
+        'kind: Cluster',
+        'apiVersion: kind.x-k8s.io/v1alpha4',
+        'name: nr-abc123-cluster',
+        'networking:',
+        '  disableDefaultCNI: true',
+        '  podSubnet: 10.244.0.0/16',
+        '  serviceSubnet: 10.96.0.0/16',
+        '  kubeProxyMode: none',
+        'nodes:',
+        '  - role: control-plane',
+        '    image: kindest/node:v1.32.2',
+        '  - role: worker',
+        '    image: kindest/node:v1.32.2',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('creates prefixed namespaces, Services without fixed ClusterIPs, and pods pinned to the mapped nodes', async () => {
+    const { provider, api } = setup();
+    const cluster = await provider.provision(topology({ cni: 'bridge', nodes: 2 }), runContext());
+    expect(api.namespaces.map((n) => n.metadata!.name)).toEqual(['nr-abc123-default', 'nr-abc123-kube-system']);
+    expect(api.configMaps.map((c) => [c.metadata!.namespace, Object.keys(c.data!)])).toEqual([
+      ['nr-abc123-default', ['pod-agent.mjs']],
+      ['nr-abc123-kube-system', ['pod-agent.mjs']],
+    ]);
+    expect(api.services).toEqual([
+      {
+        apiVersion: 'v1', kind: 'Service',
+        metadata: { name: 'web', namespace: 'nr-abc123-default', labels: { 'app.kubernetes.io/managed-by': 'netrepro', 'netrepro.io/run': 'abc123' } },
+        spec: { type: 'ClusterIP', selector: { 'netrepro.io/backs-web': 'true' }, ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP' }] },
+      },
+      {
+        apiVersion: 'v1', kind: 'Service',
+        metadata: { name: 'kube-dns', namespace: 'nr-abc123-kube-system', labels: { 'app.kubernetes.io/managed-by': 'netrepro', 'netrepro.io/run': 'abc123' } },
+        spec: { type: 'ClusterIP', selector: { 'netrepro.io/backs-kube-dns': 'true' }, ports: [{ name: 'dns', port: 53, targetPort: 53, protocol: 'UDP' }] },
+      },
+    ]);
+    const pods: Record<string, V1Pod> = Object.fromEntries(api.pods.map((p) => [p.metadata!.name!, p]));
+    expect(pods.client!.spec!.nodeName).toBe(CP);
+    expect(pods.web!.spec!.nodeName).toBe(W1);
+    expect(pods.web!.metadata!.labels).toMatchObject({ 'netrepro.io/backs-web': 'true' });
+    expect(pods.coredns!.metadata!.namespace).toBe('nr-abc123-kube-system');
+    expect(pods.web!.spec!.containers.map((c) => [c.name, c.image, c.command])).toEqual([
+      ['probe', 'nicolaka/netshoot:v0.13', ['sleep', 'infinity']],
+      ['agent', 'node:20-alpine', ['sleep', 'infinity']],
+      ['serve-0', 'node:20-alpine', ['node', '/netrepro/pod-agent.mjs', 'http', '--port=8080', '--name=web']],
+    ]);
+    // the DNS program answers with the ClusterIPs the cluster allocated, under the scenario's names
+    expect(pods.coredns!.spec!.containers[2]!.command).toEqual([
+      'node', '/netrepro/pod-agent.mjs', 'dns', '--port=53', '--name=coredns',
+      '--record=web.default.svc.cluster.local=10.96.100.1', '--record=kube-dns.kube-system.svc.cluster.local=10.96.100.2',
+    ]);
+    expect(cluster.address('svc/kube-dns')).toBe('10.96.100.2');
+    expect(cluster.address('node/node-b')).toBe('172.18.0.3');
+    await cluster.destroy();
+    expect(api.deleted).toEqual(['nr-abc123-kube-system', 'nr-abc123-default']);
+  });
+
+  it('runs probe commands in the probe container, the agent in the agent container, node tools from the probe image', async () => {
+    const { provider, api, lines } = setup();
+    const cluster = await provider.provision(topology({ cni: 'bridge', nodes: 2 }), runContext());
+    await cluster.pod('client').exec(['curl', '-sS', 'http://10.96.100.1/']);
+    await cluster.pod('client').exec([...cluster.agentCommand, 'dns-query', '--server=10.96.100.2']);
+    expect(api.execs.map((e) => [e.pod.namespace, e.pod.name, e.pod.container, e.argv[0]])).toEqual([
+      ['nr-abc123-default', 'client', 'probe', 'curl'],
+      ['nr-abc123-default', 'client', 'agent', 'node'],
+    ]);
+    await cluster.node('node-a').exec(['sysctl', '-w', 'net.bridge.bridge-nf-call-iptables=0']);
+    await cluster.node('node-b').exec(['conntrack', '-L']);
+    expect(lines().slice(-2)).toEqual([
+      `docker exec -i ${CP} sysctl -w net.bridge.bridge-nf-call-iptables=0`,
+      `docker run --rm -i --label netrepro.io/run=abc123 --network container:${W1} --cap-add NET_ADMIN --cap-add NET_RAW nicolaka/netshoot:v0.13 conntrack -L`,
+    ]);
+    await cluster.destroy();
+  });
+
+  it('deletes a half-created cluster and re-throws when kind create fails', async () => {
+    const { provider, lines } = setup([{ tool: 'kind', args: ['create'], exitCode: 1, stderr: 'ERROR: failed to create cluster' }]);
+    await expect(provider.provision(topology({ cni: 'bridge', nodes: 1 }), runContext())).rejects.toThrow(/kind create cluster .*\n.*failed to create cluster/);
+    expect(lines()).toEqual([CREATE, DELETE]);
+  });
+
+  it('clean deletes only clusters with the run prefix', async () => {
+    setup([{ tool: 'kind', args: ['get', 'clusters'], stdout: 'kind\nnr-abc123-cluster\nmy-nr-abc123-x\nnr-def456-cluster\n' }]);
+    const removed = await cleanKindLeftovers(async (runId) => runId !== 'def456');
+    expect(removed).toEqual(['kind cluster nr-abc123-cluster']);
+    expect(fakes!.lines()).toEqual(['kind get clusters', 'kind delete cluster --name nr-abc123-cluster']);
+  });
+
+  it('hands kind the generated config', async () => {
+    const { provider, fakes: f } = setup();
+    await (await provider.provision(topology({ cni: 'flannel', nodes: 2 }), runContext())).destroy();
+    expect(f.calls()[0]!.config).toBe(kindConfig({ name: 'nr-abc123-cluster', nodeCount: 2, image: 'kindest/node:v1.32.2', podSubnet: '10.244.0.0/16', kubeProxyMode: 'iptables' }));
+  });
+});

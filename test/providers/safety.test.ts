@@ -1,0 +1,80 @@
+// Fault injection changes node kernels: nothing outside what the run created is touched unless allowed.
+import { afterEach, describe, expect, it } from 'vitest';
+import { KindProvider } from '../../clusters/kind/kind-provider.ts';
+import { assertOwnedName } from '../../clusters/real/context-guard.ts';
+import { detectTools } from '../../clusters/real/cli-tools.ts';
+import { KubeCli } from '../../clusters/real/kube-cli.ts';
+import { provisionRealCluster } from '../../clusters/real/provision-real-cluster.ts';
+import { resolveRealOptions } from '../../clusters/real/real-options.ts';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FAKES, fakeTools, recordingKubeApi, runContext, topology } from './fake-env.ts';
+
+let fakes: ReturnType<typeof fakeTools> | undefined;
+afterEach(() => fakes?.restore());
+
+describe('context allowlist', () => {
+  const guard = { created: 'kind-nr-abc123-cluster', allowContexts: [] };
+
+  it('refuses a context the run did not create, before running anything, and says how to allow it', async () => {
+    fakes = fakeTools();
+    const cli = new KubeCli({ kubeconfig: '/home/me/.kube/config', context: 'prod-eu-1' }, guard);
+    await expect(cli.kubectl(['get', 'nodes'])).rejects.toMatchObject({
+      code: 'ENVIRONMENT',
+      message: 'refusing to touch kube context "prod-eu-1": this run created "kind-nr-abc123-cluster", and fault injection changes node kernels',
+      hint: expect.stringContaining('NETREPRO_ALLOW_CONTEXT=prod-eu-1'),
+    });
+    await expect(cli.helm(['list'])).rejects.toThrow(/refusing to touch kube context/);
+    expect(fakes.lines()).toEqual([]);
+  });
+
+  it('allows a context named in NETREPRO_ALLOW_CONTEXT', async () => {
+    fakes = fakeTools();
+    const { allowContexts } = resolveRealOptions({}, { NETREPRO_ALLOW_CONTEXT: 'staging, prod-eu-1' });
+    await new KubeCli({ kubeconfig: 'k', context: 'prod-eu-1' }, { ...guard, allowContexts }).kubectl(['get', 'nodes']);
+    expect(fakes.lines()).toEqual(['kubectl --kubeconfig k --context prod-eu-1 get nodes']);
+  });
+
+  it('refuses, and tears down, when a provider ends up on a foreign context', async () => {
+    fakes = fakeTools();
+    const { factory, api } = recordingKubeApi([]);
+    const torn: string[] = [];
+    const spec = {
+      name: 'kind' as const,
+      options: resolveRealOptions({ workDir: fakes.dir }),
+      misfit: () => undefined,
+      contextName: () => 'kind-nr-abc123-cluster',
+      kubeApi: factory,
+      standUp: async ({ cluster }: { cluster: { onDestroy(w: string, a: () => Promise<unknown>): void } }) => {
+        cluster.onDestroy('cluster', async () => torn.push('cluster'));
+        return { access: { kubeconfig: 'k', context: 'docker-desktop' }, nodes: [] };
+      },
+    };
+    await expect(provisionRealCluster(spec, topology({ cni: 'bridge', nodes: 1 }), runContext())).rejects.toThrow(/refusing to touch kube context "docker-desktop"/);
+    expect(torn).toEqual(['cluster']);
+    expect(api.accesses).toEqual([]);
+  });
+
+  it('never execs into a node container without the run prefix', () => {
+    expect(() => assertOwnedName('kind-control-plane', 'nr-abc123-', 'node container')).toThrow(/does not carry this run's prefix nr-abc123-/);
+  });
+});
+
+describe('detect', () => {
+  it('names everything missing, with how to install it', async () => {
+    const only = mkdtempSync(join(tmpdir(), 'netrepro-path-'));
+    writeFileSync(join(only, 'docker'), `#!/bin/sh\nexec "$NETREPRO_NODE" '${join(FAKES, 'fake-cli.mjs')}' docker "$@"\n`, { mode: 0o755 });
+    fakes = fakeTools([{ tool: 'docker', args: ['info'], exitCode: 1, stderr: 'Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?\n' }], only);
+    expect(await new KindProvider().detect()).toEqual({
+      ok: false,
+      reason: 'kind needs: the Docker daemon is not reachable (`docker info`: Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?); kind is not on PATH; kubectl is not on PATH',
+      hint: 'start Docker (e.g. `sudo systemctl start docker`) or point DOCKER_HOST at a running engine; install kind v0.27.0: https://kind.sigs.k8s.io/docs/user/quick-start/#installation; install kubectl v1.32: https://kubernetes.io/docs/tasks/tools/#kubectl',
+    });
+  });
+
+  it('is ok when the tools are there and the daemon answers', async () => {
+    fakes = fakeTools([{ tool: 'docker', args: ['info'], stdout: '27.5.1\n' }]);
+    expect(await detectTools('minikube', ['docker', 'minikube', 'kubectl', 'helm'])).toEqual({ ok: true });
+  });
+});
