@@ -3,13 +3,16 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { z } from 'zod';
 import pc from 'picocolors';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createProvider, PROVIDER_NAMES } from '../clusters/create-provider.ts';
 import { cleanLeftovers } from '../clusters/netns/clean-leftovers.ts';
 import { cleanRealLeftovers } from '../clusters/real/clean-real-leftovers.ts';
 import { runSuite } from './engine/run-suite.ts';
+import { runGate } from './gate/run-gate.ts';
+import { loadProfile } from './model/profile.ts';
+import { gateMarkdown, gateText } from './report/gate-report.ts';
 import { explain } from './report/explain.ts';
 import { HarnessError, ScenarioValidationError } from './model/errors.ts';
 import { loadAllScenarios, selectScenarios } from './model/find-scenarios.ts';
@@ -142,6 +145,36 @@ export function buildCli(): Command {
       const json = join(reportDir, 'report.json');
       process.exitCode = await run([id], { provider: options.provider, reportDir, json, parallel: 1 });
       process.stdout.write(await explain(json));
+    });
+
+  program
+    .command('gate')
+    .description('run every scenario\'s trigger under two profiles; exit 1 when the candidate is newly susceptible to an incident')
+    .argument('[ids...]', 'scenario ids or files (default: all)')
+    .requiredOption('--baseline <profile>', 'profile name in profiles/ or a YAML file')
+    .requiredOption('--candidate <profile>', 'profile name in profiles/ or a YAML file')
+    .addOption(new Option('--provider <name>', 'where to run').choices(PROVIDER_NAMES).default('netns'))
+    .option('--json <file>', 'write the gate result as JSON')
+    .option('--markdown <file>', 'write the matrix as Markdown (for a pull-request comment)')
+    .option('--parallel <n>', 'labs at once', positiveInt, 1)
+    .action(async (ids: string[], options: { baseline: string; candidate: string; provider: RunOptions['provider']; json?: string; markdown?: string; parallel: number }) => {
+      const [baseline, candidate] = await Promise.all([loadProfile(options.baseline), loadProfile(options.candidate)]);
+      const scenarios = ids.length ? await selectScenarios(ids) : await loadAllScenarios();
+      const provider = createProvider(options.provider);
+      const availability = await provider.detect();
+      if (!availability.ok) throw new HarnessError('ENVIRONMENT', `provider ${provider.name} cannot run here: ${availability.reason}`, availability.hint);
+      const { signal, exitCode } = interruptible();
+      const onAssessed = (profile: string, id: string, a: { verdict: string; reason: string }) =>
+        process.stderr.write(`${pc.bold(profile)} ${id}: ${a.verdict === 'susceptible' ? pc.red(a.verdict) : pc.green(a.verdict)} ${pc.dim(`(${a.reason})`)}\n`);
+      const result = await runGate(scenarios, baseline, candidate, { provider, signal, onAssessed, parallel: options.parallel });
+      if (exitCode() !== undefined) {
+        process.exitCode = exitCode();
+        return;
+      }
+      process.stdout.write(gateText(result));
+      if (options.json) await writeFile(options.json, JSON.stringify(result, null, 2) + '\n');
+      if (options.markdown) await writeFile(options.markdown, gateMarkdown(result));
+      process.exitCode = result.scenarios.some((s) => s.change === 'regression') ? EXIT.failed : EXIT.ok;
     });
 
   program

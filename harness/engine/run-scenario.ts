@@ -22,6 +22,8 @@ export interface ScenarioRunOptions {
   emit: (event: RunEvent) => void;
   /** Leave the lab up after the run (for poking at it by hand); `netrepro clean` removes it. */
   keep?: boolean;
+  /** Susceptibility: one lab, baseline and fault only, no fix (the regression gate). */
+  faultOnly?: boolean;
 }
 
 export async function runScenario({ file, scenario }: LoadedScenario, options: ScenarioRunOptions): Promise<ScenarioResult> {
@@ -30,7 +32,7 @@ export async function runScenario({ file, scenario }: LoadedScenario, options: S
   if (options.reportDir) result.evidenceDir = join(options.reportDir, scenario.id);
   options.emit({ kind: 'scenario-start', id: scenario.id, title: scenario.title });
   try {
-    for (const fix of scenario.fixes) {
+    for (const fix of options.faultOnly ? scenario.fixes.slice(0, 1) : scenario.fixes) {
       await runVariant(scenario, fix, result, options);
     }
     result.verdict = result.phases.every((p) => p.probes.every((r) => r.matched) && p.checks.every((c) => c.matched)) ? 'passed' : 'failed';
@@ -63,7 +65,7 @@ async function runVariant(scenario: Scenario, fix: Scenario['fixes'][number], re
       runPhase({ scenario, cluster, name, variant: fix.name, steps: spec.steps ?? [], expect: spec.expect, checks: spec.checks, title: spec.title, options, result });
     await phase('baseline', scenario.baseline);
     await phase('faulted', scenario.fault);
-    await phase('fixed', fix);
+    if (!options.faultOnly) await phase('fixed', fix);
   } finally {
     const t1 = performance.now();
     if (options.keep) log(`kept: lab ${runId} stays up; remove it with \`netrepro clean --force\``);

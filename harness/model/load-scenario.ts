@@ -28,6 +28,18 @@ export async function loadScenarioFile(file: string): Promise<LoadedScenario> {
 }
 
 export function parseScenario(source: Buffer | string, file: string): Scenario {
+  const { data, doc, position } = parseValidated(ScenarioSchema, source, file);
+  const refs = checkReferences(data);
+  if (refs.length > 0) {
+    throw new ScenarioValidationError(
+      refs.map((r) => ({ file, ...locate(doc, r.path, position), field: fieldName(r.path), message: r.message, received: r.received, expected: r.expected })),
+    );
+  }
+  return data;
+}
+
+/** YAML text -> data valid against `schema`, every problem reported as file:line:column + field. */
+export function parseValidated<S extends z.ZodType>(schema: S, source: Buffer | string, file: string): { data: z.output<S>; doc: Document; position: Position } {
   const at = (message: string, extra: Partial<ValidationIssue> = {}): never => {
     throw new ScenarioValidationError([{ file, line: 1, column: 1, field: '', message, ...extra }]);
   };
@@ -37,7 +49,7 @@ export function parseScenario(source: Buffer | string, file: string): Scenario {
     if (text.includes('\uFFFD')) at('not valid UTF-8', { expected: 'a UTF-8 YAML document' });
     source = text;
   }
-  if (source.trim() === '') at('the file is empty', { expected: 'a YAML mapping with id, title, topology, probes, baseline, fault, fixes' });
+  if (source.trim() === '') at('the file is empty', { expected: 'a YAML mapping' });
 
   const lines = new LineCounter();
   const doc = parseDocument(source, { lineCounter: lines, prettyErrors: false, uniqueKeys: true, merge: true }); // merge: `<<: *anchor` to reuse a check
@@ -57,32 +69,26 @@ export function parseScenario(source: Buffer | string, file: string): Scenario {
     at(`YAML: ${(e as Error).message}`);
   }
   if (data === null || typeof data !== 'object' || Array.isArray(data)) {
-    at('the document must be a mapping', { received: Array.isArray(data) ? 'a list' : data === null ? 'nothing' : `a ${typeof data}`, expected: 'a YAML mapping with id, title, topology, ...' });
+    at('the document must be a mapping', { received: Array.isArray(data) ? 'a list' : data === null ? 'nothing' : `a ${typeof data}`, expected: 'a YAML mapping' });
   }
 
-  const parsed = ScenarioSchema.safeParse(data);
+  const parsed = schema.safeParse(data);
   if (!parsed.success) {
-    throw new ScenarioValidationError(parsed.error.issues.map((i) => zodIssue(i, doc, position, file)));
+    throw new ScenarioValidationError(parsed.error.issues.map((i) => zodIssue(i, doc, position, file, schema)));
   }
-  const refs = checkReferences(parsed.data);
-  if (refs.length > 0) {
-    throw new ScenarioValidationError(
-      refs.map((r) => ({ file, ...locate(doc, r.path, position), field: fieldName(r.path), message: r.message, received: r.received, expected: r.expected })),
-    );
-  }
-  return parsed.data;
+  return { data: parsed.data, doc, position };
 }
 
 type Position = (offset: number) => { line: number; col: number };
 
-function zodIssue(issue: z.core.$ZodIssue, doc: Document, position: Position, file: string): ValidationIssue {
+function zodIssue(issue: z.core.$ZodIssue, doc: Document, position: Position, file: string, schema: z.ZodType): ValidationIssue {
   const path = issue.path.filter((p): p is string | number => typeof p !== 'symbol');
   if (issue.code === 'invalid_union' && issue.errors.length > 0) {
     // report the branch the author was evidently writing: the one that got deepest into the value
     const depth = (b: z.core.$ZodIssue[]) => Math.max(...b.map((i) => i.path.length));
     const branch = issue.errors.reduce((best, b) => (depth(b) > depth(best) ? b : best));
     const inner = branch[0];
-    if (inner) return zodIssue({ ...inner, path: [...issue.path, ...inner.path] } as z.core.$ZodIssue, doc, position, file);
+    if (inner) return zodIssue({ ...inner, path: [...issue.path, ...inner.path] } as z.core.$ZodIssue, doc, position, file, schema);
   }
   let message = issue.message;
   let expected: string | undefined;
@@ -90,7 +96,7 @@ function zodIssue(issue: z.core.$ZodIssue, doc: Document, position: Position, fi
   if (issue.code === 'unrecognized_keys') {
     const keys = issue.keys;
     const where = locate(doc, [...path, keys[0] ?? ''], position);
-    const known = knownKeys(doc, path);
+    const known = knownKeys(schema, path);
     return { file, ...where, field: fieldName([...path, keys[0] ?? '']), message: `unknown key${keys.length > 1 ? 's' : ''} ${keys.join(', ')}`, expected: known ? `one of: ${known}` : undefined };
   }
   if (issue.code === 'invalid_type') {
@@ -129,8 +135,8 @@ function locate(doc: Document, path: (string | number)[], position: Position): {
   return { line: 1, column: 1 };
 }
 
-function knownKeys(_doc: Document, path: (string | number)[]): string | undefined {
-  let schema: z.ZodType = ScenarioSchema;
+function knownKeys(root: z.ZodType, path: (string | number)[]): string | undefined {
+  let schema: z.ZodType = root;
   for (const p of path) {
     const def = unwrap(schema);
     if (typeof p === 'number' && def && 'element' in def) schema = def.element as z.ZodType;

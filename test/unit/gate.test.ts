@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import type { ScenarioResult } from '../../harness/engine/results.ts';
+import { change } from '../../harness/gate/run-gate.ts';
+import { assess } from '../../harness/gate/susceptibility.ts';
+import { applyProfile, loadProfile } from '../../harness/model/profile.ts';
+import { loadAllScenarios } from '../../harness/model/find-scenarios.ts';
+
+const probe = (matched: boolean, summary = 'x') => ({ id: 'p', expected: 'ok', observed: 'ok' as const, matched, summary, durationMs: 1, detail: {} });
+const result = (phases: [string, boolean][], extra: Partial<ScenarioResult> = {}): ScenarioResult => ({
+  id: 's', title: 't', file: 'f', verdict: 'passed', durationMs: 1, labs: [], log: [],
+  phases: phases.map(([name, ok]) => ({ name: name as 'baseline', variant: 'v', steps: [], probes: [probe(ok, `${name} summary`)], checks: [], durationMs: 1 })),
+  ...extra,
+});
+
+describe('gate', () => {
+  it('classifies change: only immune -> susceptible is a regression', () => {
+    expect(change('immune', 'susceptible')).toBe('regression');
+    expect(change('susceptible', 'immune')).toBe('improvement');
+    expect(change('susceptible', 'susceptible')).toBe('unchanged');
+    expect(change('not-applicable', 'susceptible')).toBe('unchanged');
+  });
+
+  it('susceptible when the faulted expectations hold, immune when they do not, n/a when the baseline fails', () => {
+    expect(assess(result([['baseline', true], ['faulted', true]])).verdict).toBe('susceptible');
+    expect(assess(result([['baseline', true], ['faulted', false]]))).toEqual({ verdict: 'immune', reason: 'faulted summary' });
+    expect(assess(result([['baseline', false], ['faulted', true]])).verdict).toBe('not-applicable');
+    expect(assess(result([], { verdict: 'skipped', skipReason: 'needs Docker' }))).toEqual({ verdict: 'not-applicable', reason: 'needs Docker' });
+  });
+
+  it('a profile rewrites the topology: kube-proxy version and node sysctls', async () => {
+    const race = (await loadAllScenarios()).find((s) => s.scenario.id === 'cilium-kube-proxy-forward-race')!.scenario;
+    const applied = applyProfile(race, await loadProfile('kube-proxy-1.29-be-liberal'));
+    expect(applied.topology.kubeProxy).toBe('1.29');
+    expect(applied.topology.nodes[0]!.sysctls).toEqual({ 'net.netfilter.nf_conntrack_tcp_be_liberal': 1 });
+    expect(race.topology.kubeProxy).toBe('1.15'); // the scenario itself is untouched
+  });
+});
