@@ -8,7 +8,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createProvider, PROVIDER_NAMES } from '../clusters/create-provider.ts';
 import { cleanLeftovers } from '../clusters/netns/clean-leftovers.ts';
-import { cleanRealLeftovers } from '../clusters/real/clean-real-leftovers.ts';
 import { runSuite } from './engine/run-suite.ts';
 import { runGate } from './gate/run-gate.ts';
 import { loadProfile } from './model/profile.ts';
@@ -61,7 +60,7 @@ interface RunOptions {
 async function run(ids: string[], options: RunOptions): Promise<number> {
   if (ids.length === 0 && !options.all) throw new HarnessError('USAGE', 'name scenario ids or files, or pass --all', 'netrepro list shows the ids');
   const scenarios = options.all ? await loadAllScenarios() : await selectScenarios(ids);
-  const provider = createProvider(options.provider);
+  const provider = await createProvider(options.provider);
   const availability = await provider.detect();
   if (!availability.ok) throw new HarnessError('ENVIRONMENT', `provider ${provider.name} cannot run here: ${availability.reason}`, availability.hint);
   const reporters: Reporter[] = [consoleReporter()];
@@ -160,7 +159,7 @@ export function buildCli(): Command {
     .action(async (ids: string[], options: { baseline: string; candidate: string; provider: RunOptions['provider']; json?: string; markdown?: string; parallel: number }) => {
       const [baseline, candidate] = await Promise.all([loadProfile(options.baseline), loadProfile(options.candidate)]);
       const scenarios = ids.length ? await selectScenarios(ids) : await loadAllScenarios();
-      const provider = createProvider(options.provider);
+      const provider = await createProvider(options.provider);
       const availability = await provider.detect();
       if (!availability.ok) throw new HarnessError('ENVIRONMENT', `provider ${provider.name} cannot run here: ${availability.reason}`, availability.hint);
       const { signal, exitCode } = interruptible();
@@ -183,6 +182,7 @@ export function buildCli(): Command {
     .option('--force', 'also remove labs of runs that are still alive (e.g. kept with --keep)')
     .action(async (options: { force?: boolean }) => {
       const force = options.force ?? false;
+      const { cleanRealLeftovers } = await import('../clusters/real/clean-real-leftovers.ts');
       const removed = [...(await cleanLeftovers({ force })), ...(await cleanRealLeftovers({ force }))];
       process.stdout.write(removed.length ? removed.map((r) => `removed ${r}\n`).join('') : 'nothing to clean\n');
     });
