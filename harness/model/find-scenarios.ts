@@ -15,15 +15,22 @@ export async function loadAllScenarios(dir = SCENARIO_DIR): Promise<LoadedScenar
   return Promise.all((await scenarioFiles(dir)).map(loadScenarioFile));
 }
 
-/** `ids` are scenario ids or paths to YAML files. */
+/**
+ * `ids` are scenario ids or paths to YAML files. Paths load only themselves; an id is looked up among
+ * the scenario files, and an invalid file elsewhere matters only when the id is not found.
+ */
 export async function selectScenarios(ids: readonly string[], dir = SCENARIO_DIR): Promise<LoadedScenario[]> {
-  const all = await loadAllScenarios(dir);
+  const isFile = (id: string) => id.endsWith('.yaml') || id.endsWith('.yml');
+  const catalogue = ids.some((id) => !isFile(id)) ? await Promise.allSettled((await scenarioFiles(dir)).map(loadScenarioFile)) : [];
+  const valid = catalogue.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
   return Promise.all(
     ids.map(async (id) => {
-      if (id.endsWith('.yaml') || id.endsWith('.yml')) return loadScenarioFile(id);
-      const found = all.find((s) => s.scenario.id === id);
-      if (!found) throw new HarnessError('USAGE', `no scenario with id ${id}`, `known ids: ${all.map((s) => s.scenario.id).join(', ')} (netrepro list)`);
-      return found;
+      if (isFile(id)) return loadScenarioFile(id);
+      const found = valid.find((s) => s.scenario.id === id);
+      if (found) return found;
+      const broken = catalogue.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (broken) throw broken.reason;
+      throw new HarnessError('USAGE', `no scenario with id ${id}`, `known ids: ${valid.map((s) => s.scenario.id).join(', ')} (netrepro list)`);
     }),
   );
 }

@@ -7,6 +7,38 @@ import { ScenarioSchema, type Scenario } from './scenario-schema.ts';
 import { checkReferences } from './scenario-references.ts';
 
 const MAX_BYTES = 256 * 1024; // a scenario is a page of YAML; anything larger is a mistake
+/** Far deeper than any scenario; refused before parsing, so a pathological file cannot exhaust the parser's stack. */
+const MAX_DEPTH = 64;
+
+/** Where flow nesting ([ and {) or indentation first goes deeper than MAX_DEPTH, as a 0-based offset. */
+export function tooDeep(text: string): number | undefined {
+  let depth = 0;
+  let quote: string | undefined;
+  let lineStart = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '\n') {
+      lineStart = i + 1;
+      quote = undefined;
+      continue;
+    }
+    if (i === lineStart) {
+      let indent = 0;
+      while (text[i + indent] === ' ') indent++;
+      if (indent > MAX_DEPTH * 4) return i;
+    }
+    if (quote) {
+      if (c === quote) quote = undefined;
+    } else if (c === '"' || c === "'") quote = c;
+    else if (c === '#' && (i === lineStart || /\s/.test(text[i - 1] ?? ''))) {
+      const end = text.indexOf('\n', i);
+      i = (end === -1 ? text.length : end) - 1;
+    } else if (c === '[' || c === '{') {
+      if (++depth > MAX_DEPTH) return i;
+    } else if (c === ']' || c === '}') depth = Math.max(0, depth - 1);
+  }
+  return undefined;
+}
 
 export interface LoadedScenario {
   file: string;
@@ -43,13 +75,19 @@ export function parseValidated<S extends z.ZodType>(schema: S, source: Buffer | 
   const at = (message: string, extra: Partial<ValidationIssue> = {}): never => {
     throw new ScenarioValidationError([{ file, line: 1, column: 1, field: '', message, ...extra }]);
   };
+  const lineOf = (text: string, offset: number) => {
+    const before = text.slice(0, offset);
+    return { line: before.split('\n').length, column: offset - before.lastIndexOf('\n') };
+  };
   if (typeof source !== 'string') {
     if (source.includes(0)) at('not a text file (contains NUL bytes)', { expected: 'a UTF-8 YAML document' });
     const text = new TextDecoder('utf-8', { fatal: false }).decode(source);
-    if (text.includes('\uFFFD')) at('not valid UTF-8', { expected: 'a UTF-8 YAML document' });
+    if (text.includes('\uFFFD')) at('not valid UTF-8', { ...lineOf(text, text.indexOf('\uFFFD')), expected: 'a UTF-8 YAML document' });
     source = text;
   }
   if (source.trim() === '') at('the file is empty', { expected: 'a YAML mapping' });
+  const deep = tooDeep(source);
+  if (deep !== undefined) at(`nested deeper than ${MAX_DEPTH} levels`, { ...lineOf(source, deep), expected: 'a scenario-shaped document' });
 
   const lines = new LineCounter();
   const doc = parseDocument(source, { lineCounter: lines, prettyErrors: false, uniqueKeys: true, merge: true }); // merge: `<<: *anchor` to reuse a check
@@ -66,7 +104,10 @@ export function parseValidated<S extends z.ZodType>(schema: S, source: Buffer | 
   try {
     data = doc.toJS({ maxAliasCount: 50 });
   } catch (e) {
-    at(`YAML: ${(e as Error).message}`);
+    // an alias whose anchor is missing (or a bomb of them): point at the alias itself
+    const alias = /alias[^:]*: (\S+)/i.exec((e as Error).message)?.[1];
+    const offset = alias ? source.indexOf(`*${alias}`) : -1;
+    at(`YAML: ${(e as Error).message}`, offset >= 0 ? lineOf(source, offset) : {});
   }
   if (data === null || typeof data !== 'object' || Array.isArray(data)) {
     at('the document must be a mapping', { received: Array.isArray(data) ? 'a list' : data === null ? 'nothing' : `a ${typeof data}`, expected: 'a YAML mapping' });
@@ -95,7 +136,7 @@ function zodIssue(issue: z.core.$ZodIssue, doc: Document, position: Position, fi
   let received: string | undefined;
   if (issue.code === 'unrecognized_keys') {
     const keys = issue.keys;
-    const where = locate(doc, [...path, keys[0] ?? ''], position);
+    const where = locateKey(doc, path, keys[0] ?? '', position) ?? locate(doc, path, position);
     const known = knownKeys(schema, path);
     return { file, ...where, field: fieldName([...path, keys[0] ?? '']), message: `unknown key${keys.length > 1 ? 's' : ''} ${keys.join(', ')}`, expected: known ? `one of: ${known}` : undefined };
   }
@@ -133,6 +174,16 @@ function locate(doc: Document, path: (string | number)[], position: Position): {
     }
   }
   return { line: 1, column: 1 };
+}
+
+/** The position of a mapping key itself (not of its value, which for a block may be lines below). */
+function locateKey(doc: Document, path: (string | number)[], key: string, position: Position): { line: number; column: number } | undefined {
+  const parent = doc.getIn(path, true) as unknown;
+  if (!parent || typeof parent !== 'object' || !('items' in parent)) return undefined;
+  const pair = (parent as { items: { key?: { value?: unknown; range?: [number] } }[] }).items.find((p) => p.key?.value === key);
+  if (!pair?.key?.range) return undefined;
+  const { line, col } = position(pair.key.range[0]);
+  return { line, column: col };
 }
 
 function knownKeys(root: z.ZodType, path: (string | number)[]): string | undefined {

@@ -2,6 +2,9 @@
 // duplicate names, addresses that do not fit their subnets.
 import type { Scenario } from './scenario-schema.ts';
 
+/** The netns lab's node network (inside its fabric namespace): no scenario address may fall in it. */
+export const LAB_NODE_NETWORK = '172.18.0.0/24';
+
 export interface ReferenceIssue {
   path: (string | number)[];
   message: string;
@@ -38,7 +41,17 @@ export function checkReferences(s: Scenario): ReferenceIssue[] {
     if (pods > size - 3) issues.push({ path: ['topology', 'nodes', i, 'podCIDR'], message: `too small for ${pods} pods`, received: n.podCIDR });
     if (!cidrContains(t.clusterCIDR, n.podCIDR)) issues.push({ path: ['topology', 'nodes', i, 'podCIDR'], message: 'not inside clusterCIDR', received: n.podCIDR, expected: `a subnet of ${t.clusterCIDR}` });
   });
+  t.nodes.forEach((n, i) => {
+    const other = t.nodes.findIndex((m, j) => j < i && overlaps(m.podCIDR, n.podCIDR));
+    if (other >= 0) issues.push({ path: ['topology', 'nodes', i, 'podCIDR'], message: `overlaps node ${t.nodes[other]!.name}'s podCIDR`, received: n.podCIDR, expected: 'a pod subnet of its own' });
+  });
+  if (overlaps(t.clusterCIDR, LAB_NODE_NETWORK)) {
+    issues.push({ path: ['topology', 'clusterCIDR'], message: `overlaps the lab's node network ${LAB_NODE_NETWORK}`, received: t.clusterCIDR, expected: `a range outside ${LAB_NODE_NETWORK}` });
+  }
   t.services.forEach((v, i) => {
+    if (cidrContains(LAB_NODE_NETWORK, `${v.clusterIP}/32`)) {
+      issues.push({ path: ['topology', 'services', i, 'clusterIP'], message: `inside the lab's node network ${LAB_NODE_NETWORK}`, received: v.clusterIP, expected: 'a service IP such as 10.96.0.x' });
+    }
     v.endpoints.forEach((e, j) => {
       if (!names.pod.has(e)) issues.push({ path: ['topology', 'services', i, 'endpoints', j], message: 'unknown pod', received: e, expected: `one of: ${known('pod')}` });
     });
@@ -99,6 +112,10 @@ function duplicates(values: string[], path: (string | number)[], field: string, 
 
 export function ipToInt(ip: string): number {
   return ip.split('.').reduce((acc, o) => acc * 256 + Number(o), 0);
+}
+
+export function overlaps(a: string, b: string): boolean {
+  return cidrContains(a, b) || cidrContains(b, a);
 }
 
 export function cidrContains(outer: string, inner: string): boolean {
