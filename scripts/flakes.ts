@@ -1,0 +1,83 @@
+// Runs the whole netns suite N times in this process, one scenario at a time, and reports how
+// often each scenario passed, with the details of every failure (probe mismatch text, errors).
+// Usage: npm run flakes -- [--runs N] [--out DIR]   (root; writes DIR/flakes.json)
+// Exit 1 if any run had a failed or errored scenario. No retries: a flake is a finding.
+import { mkdir, writeFile } from 'node:fs/promises';
+import { cpus, release } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { NetnsProvider } from '../clusters/netns/netns-provider.ts';
+import { runSuite } from '../harness/engine/run-suite.ts';
+import { loadAllScenarios } from '../harness/model/find-scenarios.ts';
+
+const { values } = parseArgs({
+  options: { runs: { type: 'string', default: '100' }, out: { type: 'string', default: 'reports' }, 'report-dir': { type: 'string' } },
+});
+const runs = Number(values.runs);
+if (!Number.isInteger(runs) || runs < 1) {
+  console.error('flakes: --runs must be a whole number >= 1');
+  process.exit(2);
+}
+const provider = new NetnsProvider();
+const availability = await provider.detect();
+if (!availability.ok) {
+  console.error(`flakes: the netns lab cannot run here: ${availability.reason} (${availability.hint})`);
+  process.exit(3);
+}
+const scenarios = await loadAllScenarios();
+const controller = new AbortController();
+for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => controller.abort());
+
+interface Failure {
+  run: number;
+  scenario: string;
+  verdict: string;
+  error?: string;
+  mismatches: { where: string; mismatch?: string; summary: string; detail: unknown }[];
+  log: string[];
+  evidenceDir?: string;
+}
+const counts = Object.fromEntries(scenarios.map((s) => [s.scenario.id, { passed: 0, failed: 0, errored: 0, skipped: 0 }]));
+const failures: Failure[] = [];
+const started = Date.now();
+let done = 0;
+
+for (let run = 1; run <= runs && !controller.signal.aborted; run++) {
+  // evidence only when asked (--report-dir): captures of every run would be large
+  const reportDir = values['report-dir'] ? join(values['report-dir'], `run-${run}`) : undefined;
+  const result = await runSuite(scenarios, { provider, parallel: 1, reportDir, signal: controller.signal, emit: () => {} });
+  done = run;
+  for (const s of result.scenarios) {
+    counts[s.id]![s.verdict]++;
+    if (s.verdict === 'passed' || s.verdict === 'skipped') continue;
+    failures.push({
+      run,
+      scenario: s.id,
+      verdict: s.verdict,
+      error: s.error && `${s.error.code}: ${s.error.message}`,
+      mismatches: s.phases.flatMap((p) => p.probes.filter((x) => !x.matched).map((x) => ({ where: `${p.variant}/${p.name}/${x.id}`, mismatch: x.mismatch, summary: x.summary, detail: x.detail }))),
+      log: s.log,
+      evidenceDir: s.evidenceDir,
+    });
+  }
+  const bad = result.scenarios.filter((s) => s.verdict === 'failed' || s.verdict === 'errored');
+  process.stderr.write(`run ${run}/${runs}: ${result.durationMs} ms${bad.length ? `  FAILED: ${bad.map((s) => s.id).join(', ')}` : ''}\n`);
+}
+
+const report = {
+  date: new Date().toISOString(),
+  machine: { cpus: cpus().length, kernel: release(), node: process.version },
+  runsRequested: runs,
+  runsCompleted: done,
+  durationMs: Date.now() - started,
+  counts,
+  failures,
+};
+await mkdir(values.out!, { recursive: true });
+await writeFile(join(values.out!, 'flakes.json'), JSON.stringify(report, null, 2) + '\n');
+for (const [id, c] of Object.entries(counts)) process.stdout.write(`${id.padEnd(42)} passed ${c.passed}/${done}${c.failed ? `, failed ${c.failed}` : ''}${c.errored ? `, errored ${c.errored}` : ''}${c.skipped ? `, skipped ${c.skipped}` : ''}\n`);
+for (const f of failures) {
+  process.stdout.write(`\nrun ${f.run} ${f.scenario}: ${f.verdict}${f.error ? `\n  ${f.error}` : ''}\n`);
+  for (const m of f.mismatches) process.stdout.write(`  ${m.where}: ${m.mismatch ?? m.summary}\n`);
+}
+process.exit(controller.signal.aborted ? 130 : failures.length > 0 ? 1 : 0);

@@ -1,0 +1,61 @@
+// What the root namespace and the host look like, beyond test/host-snapshot.ts: the nftables
+// ruleset, pinned BPF objects and cgroup v2 directories (the cilium datapath uses both, and must
+// keep them to its own run's private places).
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { runCommand } from '../../clusters/command.ts';
+import type { RunResult } from '../../harness/engine/results.ts';
+import { hostSnapshot } from '../host-snapshot.ts';
+
+/** Every directory (and, for bpffs, file) below `root`, relative to it; `[missing]` when absent. */
+async function tree(root: string, dirsOnly: boolean): Promise<string> {
+  const out: string[] = [];
+  const walk = async (dir: string, depth: number): Promise<void> => {
+    let entries;
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch (e) {
+      if (dir === root) out.push(`[${(e as NodeJS.ErrnoException).code ?? 'unreadable'}]`);
+      return;
+    }
+    for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+      const path = join(dir, e.name);
+      if (e.isDirectory()) {
+        out.push(`${path.slice(root.length + 1)}/`);
+        if (depth < 8) await walk(path, depth + 1);
+      } else if (!dirsOnly) out.push(path.slice(root.length + 1));
+    }
+  };
+  await walk(root, 0);
+  return out.join('\n');
+}
+
+export async function extendedHostSnapshot(): Promise<Record<string, string>> {
+  const nft = await runCommand(['nft', 'list', 'ruleset'], { reject: false });
+  return {
+    ...(await hostSnapshot()),
+    // counters and set timeouts change on their own; the rules are what must stay
+    nftables: nft.exitCode === 0 ? nft.stdout.replace(/counter packets \d+ bytes \d+/g, 'counter').replace(/expires \S+/g, '') : `[nft exit ${nft.exitCode}] ${nft.stderr.trim()}`,
+    bpffs: await tree('/sys/fs/bpf', false),
+    cgroupUnified: await tree('/sys/fs/cgroup/unified', true),
+  };
+}
+
+/** `scenario/variant/phase/probe` -> observed outcome, for every probe of a run. */
+export function observedOutcomes(result: RunResult): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const s of result.scenarios) for (const p of s.phases) for (const probe of p.probes) out[`${s.id}/${p.variant}/${p.name}/${probe.id}`] = probe.observed;
+  return out;
+}
+
+export function verdicts(result: RunResult): Record<string, string> {
+  return Object.fromEntries(result.scenarios.map((s) => [s.id, s.verdict]));
+}
+
+/** Mismatches and errors, one line each, for assertion messages. */
+export function failures(result: RunResult): string[] {
+  return result.scenarios.flatMap((s) => [
+    ...(s.error ? [`${s.id}: ${s.error.code}: ${s.error.message}`] : []),
+    ...s.phases.flatMap((p) => p.probes.filter((x) => !x.matched).map((x) => `${s.id}/${p.variant}/${p.name}/${x.id}: ${x.mismatch ?? x.summary}`)),
+  ]);
+}

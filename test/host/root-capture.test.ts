@@ -1,0 +1,110 @@
+// The host is untouched by a whole suite run: while every seed scenario runs (two labs at a time),
+// tcpdump on every interface of the root namespace must see no packet to or from a lab address,
+// and the root namespace's rules, routes, links, addresses, sysctls, nftables, pinned BPF objects
+// and cgroup v2 directories must be exactly as before.
+// Not vacuous: the same tcpdump command, run inside a lab node's namespace, does see lab packets.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawnCommand, type Spawned } from '../../clusters/command.ts';
+import { NetnsProvider } from '../../clusters/netns/netns-provider.ts';
+import { newRunId, runPrefix } from '../../clusters/run-id.ts';
+import { runSuite } from '../../harness/engine/run-suite.ts';
+import type { RunResult } from '../../harness/engine/results.ts';
+import { loadAllScenarios } from '../../harness/model/find-scenarios.ts';
+import { parseScenario } from '../../harness/model/load-scenario.ts';
+import { labSkipReason } from '../lab-support.ts';
+import { extendedHostSnapshot, failures } from './host-state.ts';
+
+/** The lab's address ranges: pod network, service network, node fabric. */
+const LAB_FILTER = 'net 10.244.0.0/16 or net 10.96.0.0/12 or net 172.18.0.0/24';
+// --immediate-mode: without it TPACKET_V3 hands packets over per block (up to 1 s late), and a
+// capture stopped right after the traffic reports "0 packets captured, N received by filter"
+// (the sanity test below failed exactly so before this flag was added)
+const TCPDUMP = ['tcpdump', '-i', 'any', '-nn', '-l', '--immediate-mode', LAB_FILTER];
+const PACKET = /^\d{2}:\d{2}:\d{2}\.\d+ /;
+
+interface Capture {
+  process: Spawned;
+  /** Stops tcpdump and returns the packet lines it printed, and its "N packets captured" line. */
+  stop(): Promise<{ packets: string[]; summary: string }>;
+}
+
+async function startCapture(spawn: (argv: string[]) => Spawned): Promise<Capture> {
+  const process = spawn(TCPDUMP);
+  await process.waitFor(/listening on/, 10_000); // tcpdump's readiness line, on stderr
+  return {
+    process,
+    async stop() {
+      await process.stop('SIGINT');
+      const lines = process.lines();
+      return { packets: lines.filter((l) => PACKET.test(l)), summary: lines.find((l) => /packets captured/.test(l)) ?? '' };
+    },
+  };
+}
+
+const sanityScenario = parseScenario(
+  `
+id: capture-sanity
+title: capture sanity
+topology:
+  cni: bridge
+  nodes: [{ name: a, podCIDR: 10.244.1.0/24 }]
+  pods: [{ name: client, node: a }, { name: web, node: a, serve: [{ http: 8080 }] }]
+  services: [{ name: web, clusterIP: 10.96.0.20, ports: [{ port: 80, targetPort: 8080 }], endpoints: [web] }]
+probes: [{ id: p, from: client, http: { to: svc/web, port: 80 } }]
+baseline: { expect: { p: ok } }
+fault: { expect: { p: ok } }
+fixes: [{ expect: { p: ok } }]
+`,
+  'capture-sanity.yaml',
+);
+
+describe.skipIf(labSkipReason)('the host is untouched by a suite run', () => {
+  const provider = new NetnsProvider();
+  let before: Record<string, string>;
+  let result: RunResult | undefined;
+
+  beforeAll(async () => {
+    before = await extendedHostSnapshot();
+  });
+  afterAll(() => {
+    if (result) console.info(`suite under root capture: ${JSON.stringify(result.summary)} in ${result.durationMs} ms`);
+  });
+
+  it('sanity: the capture command does see lab packets inside a lab node namespace', async () => {
+    const runId = newRunId();
+    const lab = await provider.provision(sanityScenario.topology, { runId, prefix: runPrefix(runId), signal: new AbortController().signal, log: () => {} });
+    try {
+      const capture = await startCapture((argv) => lab.node('a').spawn(argv));
+      const curl = await lab.pod('client').exec(['curl', '-sS', '--max-time', '2', 'http://10.96.0.20/']);
+      expect(curl.stdout.trim()).toBe('web');
+      const { packets, summary } = await capture.stop();
+      const seen = `${summary}\n${capture.process.lines().join('\n')}`;
+      expect(packets.some((l) => l.includes('10.96.0.20.80')), seen).toBe(true);
+      expect(packets.some((l) => l.includes('10.244.1.')), seen).toBe(true);
+      expect(summary).toMatch(/^[1-9]\d* packets captured/);
+    } finally {
+      await lab.destroy();
+    }
+  });
+
+  it('no packet with a lab address appears on any root-namespace interface during the whole suite (parallel 2)', { timeout: 180_000 }, async () => {
+    const scenarios = await loadAllScenarios();
+    const capture = await startCapture((argv) => spawnCommand(argv));
+    let seen: { packets: string[]; summary: string };
+    try {
+      result = await runSuite(scenarios, { provider, parallel: 2, signal: new AbortController().signal, emit: () => {} });
+    } finally {
+      seen = await capture.stop();
+    }
+    // the suite really ran (a capture over nothing proves nothing)
+    expect(failures(result)).toEqual([]);
+    expect(result.scenarios.map((s) => s.id).sort()).toEqual(scenarios.map((s) => s.scenario.id).sort());
+    expect(result.scenarios.flatMap((s) => s.phases.flatMap((p) => p.probes)).length).toBeGreaterThan(0);
+    expect(seen.packets).toEqual([]);
+    expect(seen.summary).toMatch(/^0 packets captured/);
+  });
+
+  it('the root namespace and host state are exactly as before', async () => {
+    expect(await extendedHostSnapshot()).toEqual(before);
+  });
+});
