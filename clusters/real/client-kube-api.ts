@@ -4,7 +4,7 @@ import { CoreV1Api, Exec, KubeConfig, type V1Pod, type V1Status } from '@kuberne
 import { randomBytes } from 'node:crypto';
 import { Readable, Writable } from 'node:stream';
 import { CommandFailedError, HarnessError } from '../../harness/model/errors.ts';
-import type { ExecOptions, ExecResult, Spawned } from '../command.ts';
+import { LineLog, type ExecOptions, type ExecResult, type Spawned } from '../command.ts';
 import type { ClusterNode, KubeApi, PodRef } from './kube-api.ts';
 import type { KubeAccess } from './kube-cli.ts';
 
@@ -117,38 +117,23 @@ export function clientKubeApi(access: KubeAccess): KubeApi {
       // and stop() signals it there (SIGINT makes tcpdump flush and exit cleanly).
       const pidFile = `/tmp/netrepro-${randomBytes(4).toString('hex')}.pid`;
       const wrapped = ['sh', '-c', `echo $$ > ${pidFile}; exec "$@"`, 'sh', ...argv];
-      const seen: string[] = [];
-      const waiters = new Set<{ pattern: RegExp; resolve: (l: string) => void }>();
-      const onLine = (line: string) => {
-        seen.push(line);
-        for (const w of waiters) if (w.pattern.test(line)) (waiters.delete(w), w.resolve(line));
-      };
       const started = performance.now();
-      const running = run(pod, wrapped, new TextSink(onLine), new TextSink(onLine));
+      let push: (line: string) => void = () => {};
+      const running = run(pod, wrapped, new TextSink((l) => push(l)), new TextSink((l) => push(l)));
       const exited = running.done.catch(() => undefined);
+      const log = new LineLog(argv, exited, `pod/${pod.name}`);
+      push = log.push;
       return {
         argv,
         pid: undefined,
-        lines: () => [...seen],
-        waitFor(pattern, timeoutMs) {
-          const already = seen.find((l) => pattern.test(l));
-          if (already) return Promise.resolve(already);
-          return new Promise((resolve, reject) => {
-            const waiter = { pattern, resolve: (l: string) => (clearTimeout(timer), resolve(l)) };
-            const timer = setTimeout(() => (waiters.delete(waiter), reject(new CommandFailedError(argv, undefined, seen.join('\n'), `not ready after ${timeoutMs} ms (waited for ${pattern})`, `pod/${pod.name}`))), timeoutMs);
-            waiters.add(waiter);
-            void exited.then((code) => {
-              if (!waiters.delete(waiter)) return;
-              clearTimeout(timer);
-              reject(new CommandFailedError(argv, code, seen.join('\n'), `exited before it was ready (waited for ${pattern})`, `pod/${pod.name}`));
-            });
-          });
-        },
+        lines: () => log.lines(),
+        onLine: (listener) => log.onLine(listener),
+        waitFor: (pattern, timeoutMs) => log.waitFor(pattern, timeoutMs),
         async stop(signal = 'SIGTERM') {
           const sig = signal.replace(/^SIG/, '');
           await execDetached(pod, ['sh', '-c', `kill -${sig} "$(cat ${pidFile})" 2>/dev/null; rm -f ${pidFile}`]);
           const exitCode = await Promise.race([exited, sleep(5000).then(() => (running.close(), undefined))]);
-          return { argv, exitCode, stdout: seen.join('\n'), stderr: '', timedOut: false, durationMs: performance.now() - started };
+          return { argv, exitCode, stdout: log.lines().join('\n'), stderr: '', timedOut: false, durationMs: performance.now() - started };
         },
       };
     },

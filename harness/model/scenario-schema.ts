@@ -111,7 +111,7 @@ export const Probe = z
   .object({
     id: Name,
     from: Name.describe('pod the probe runs in'),
-    timeout: Duration.default(1000).describe('verdict deadline; a hang is called after this'),
+    timeout: Duration.default(800).describe('verdict deadline; a hang is called after this (conclusive evidence ends a probe sooner)'),
     http: HttpProbe.optional(),
     dns: DnsProbe.optional(),
   })

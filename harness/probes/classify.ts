@@ -50,7 +50,7 @@ export function classifyCurl(curl: CurlResult, packets: readonly Packet[], clien
     const from = `${foreign.reply.src}:${foreign.reply.sport}`;
     return {
       outcome: 'unexpected-source',
-      reason: `SYN-ACK from ${from}, expected from ${target.ip}:${target.port}${foreign.clientReset ? `; client answered RST to ${from}` : ''}; curl exit ${exitCode}`,
+      reason: `SYN-ACK from ${from}, expected from ${target.ip}:${target.port}${foreign.clientReset ? `; client answered RST to ${from}` : ''}${exitCode === undefined ? '' : `; curl exit ${exitCode}`}`,
       source: from,
     };
   }

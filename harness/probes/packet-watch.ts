@@ -41,6 +41,17 @@ export class PacketWatch {
     return watch;
   }
 
+  /** Called with every packet seen so far, each time one arrives: lets a probe call its verdict early. */
+  onPacket(listener: (packets: readonly Packet[]) => void): void {
+    const seen: Packet[] = [];
+    this.process.onLine((line) => {
+      const packet = parseTcpdumpLine(line);
+      if (!packet) return;
+      seen.push(packet);
+      listener(seen);
+    });
+  }
+
   /** Idempotent: the first call stops tcpdump, every call returns the same packets. */
   stop(): Promise<Packet[]> {
     this.stopped ??= this.process.stop('SIGINT').then(() => this.process.lines().flatMap((l) => parseTcpdumpLine(l) ?? []));

@@ -21,6 +21,13 @@ export async function runProbe(spec: ProbeSpec, cluster: StartedCluster, signal:
     ? { ip: cluster.address(spec.http.to), port: spec.http.port }
     : { ip: cluster.address(spec.dns!.server), port: 53 };
   const watch = await PacketWatch.start(target, spec.http ? ['tcp'] : ['udp', 'port', '53']);
+  // conclusive evidence ends the probe before its deadline: the client already RST a SYN-ACK from an
+  // address it never contacted (TCP), or a DNS reply came from the wrong source (UDP)
+  const early = new AbortController();
+  watch.onPacket((seen) => {
+    const foreign = foreignReply(seen, client, endpoint);
+    if (foreign && (foreign.reply.proto === 'udp' || foreign.clientReset)) early.abort();
+  });
   let classified: Classified;
   let detail: Record<string, unknown>;
   let packets: Packet[] = [];
@@ -29,7 +36,7 @@ export async function runProbe(spec: ProbeSpec, cluster: StartedCluster, signal:
     if (spec.http) {
       const url = `http://${endpoint.ip}:${endpoint.port}${spec.http.path}`;
       // --max-time is the verdict deadline: a hang is called after exactly that, never later
-      const r = await target.exec(['curl', '-sS', '--max-time', String(timeoutMs / 1000), '-w', '\n%{http_code} %{time_connect}', url], { reject: false, signal });
+      const r = await target.exec(['curl', '-sS', '--max-time', String(timeoutMs / 1000), '-w', '\n%{http_code} %{time_connect}', url], { reject: false, signal, stopWhen: early.signal });
       packets = await watch.stop();
       const lines = r.stdout.split('\n');
       const [code = '0', connect = '0'] = (lines.at(-1) ?? '').split(' ');
@@ -37,7 +44,7 @@ export async function runProbe(spec: ProbeSpec, cluster: StartedCluster, signal:
       const connectSeconds = Number(connect);
       classified = classifyCurl({ exitCode: r.exitCode, stderr: r.stderr, httpCode, body: lines.slice(0, -1).join('\n'), connectSeconds }, packets, client, endpoint);
       tcp = { connected: connectSeconds > 0, sentTo: synDestination(packets, client) };
-      detail = { url, curlExit: r.exitCode, httpCode, connectMs: Math.round(connectSeconds * 1e4) / 10, curlError: r.stderr.trim() || undefined };
+      detail = { url, curlExit: r.stopped ? 'stopped: the evidence was conclusive' : r.exitCode, httpCode, connectMs: Math.round(connectSeconds * 1e4) / 10, curlError: r.stderr.trim() || undefined };
     } else {
       const dns = spec.dns!;
       if (dns.tool === 'agent') {
@@ -47,7 +54,7 @@ export async function runProbe(spec: ProbeSpec, cluster: StartedCluster, signal:
         classified = classifyDnsAgent(result, undefined);
         detail = { qname: dns.name, replies: result.replies };
       } else {
-        const r = await target.exec(['nslookup', `-timeout=${Math.max(1, Math.round(timeoutMs / 1000))}`, '-retry=1', dns.name, endpoint.ip], { reject: false, signal });
+        const r = await target.exec(['nslookup', `-timeout=${Math.max(1, Math.round(timeoutMs / 1000))}`, '-retry=1', dns.name, endpoint.ip], { reject: false, signal, stopWhen: early.signal });
         packets = await watch.stop();
         const foreign = foreignReply(packets, client, endpoint);
         classified = foreign
@@ -55,7 +62,8 @@ export async function runProbe(spec: ProbeSpec, cluster: StartedCluster, signal:
           : r.exitCode === 0
             ? { outcome: 'ok', reason: lastLine(r.stdout), source: `${endpoint.ip}:53` }
             : { outcome: /timed out|no servers/.test(r.stdout) ? 'timeout' : 'error', reason: lastLine(r.stdout) };
-        detail = { qname: dns.name, nslookupExit: r.exitCode, nslookup: r.stdout.trim() };
+        if (foreign && r.stopped) classified.reason = `reply from unexpected source: ${foreign.reply.src}#${foreign.reply.sport}, expected ${endpoint.ip}#53 (on the wire; nslookup, which uses a connected socket, never sees it)`;
+        detail = { qname: dns.name, nslookupExit: r.stopped ? 'stopped: the evidence was conclusive' : r.exitCode, nslookup: r.stdout.trim() };
       }
     }
   } finally {

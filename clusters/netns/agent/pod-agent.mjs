@@ -61,10 +61,10 @@ if (command === 'http') {
     if (msg.readUInt16BE(0) !== id) return;
     const reply = { from: `${peer.address}#${peer.port}`, rcode: (msg[3] ?? 0) & 0x0f, answers: parseAnswers(msg) };
     replies.push(reply);
-    if (peer.address === server && peer.port === port) {
-      clearTimeout(timer);
-      finish('ok');
-    }
+    // either reply is conclusive: from the server it is the answer; from anywhere else it is the symptom
+    // (old nslookup printed "reply from unexpected source" and kept waiting for a reply that never came)
+    clearTimeout(timer);
+    finish(peer.address === server && peer.port === port ? 'ok' : 'unexpected-source');
   });
   socket.send(query(id, String(values.qname)), port, server);
 } else {
