@@ -1,0 +1,61 @@
+// kill -9 in the middle of a run, then `netrepro clean`: nothing of that run may remain (namespaces,
+// their processes, the bpffs holders with their pins, cgroups, state), and nothing else is touched.
+import { execa } from 'execa';
+import { existsSync, readFileSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import { runCommand } from '../../clusters/command.ts';
+import { labSkipReason } from '../lab-support.ts';
+
+const ROOT = new URL('../..', import.meta.url).pathname;
+
+/** Run ids whose owner is `pid`, from /run/netrepro/<id>/owner.json. */
+async function runsOf(pid: number): Promise<string[]> {
+  const ids = await readdir('/run/netrepro').catch(() => [] as string[]);
+  return ids.filter((id) => {
+    try {
+      return (JSON.parse(readFileSync(`/run/netrepro/${id}/owner.json`, 'utf8')) as { pid: number }).pid === pid;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** SIGKILL returns before the process is gone: wait for it to end (a zombie holds no namespace), bounded. */
+async function ended(pid: string): Promise<boolean> {
+  for (let i = 0; i < 100; i++) {
+    const state = existsSync(`/proc/${pid}/status`) ? /State:\s+(\S)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] : undefined;
+    if (state === undefined || state === 'Z') return true;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return false;
+}
+
+const namespacesOf = async (runId: string) => (await readdir('/run/netns').catch(() => [] as string[])).filter((n) => n.startsWith(`nr-${runId}-`));
+
+describe.skipIf(labSkipReason)('crash, then clean', () => {
+  it('kill -9 mid-run leaves a lab behind; netrepro clean removes all of it', async () => {
+    const run = execa('node', ['bin/netrepro.js', 'run', 'stale-sock-lb-program'], { cwd: ROOT, reject: false });
+    const pid = run.pid!;
+    // wait until the lab is really up: its pods' programs listen and the socket-LB cgroup exists
+    let runId: string | undefined;
+    for (let i = 0; i < 400 && !runId; i++) {
+      const [id] = await runsOf(pid);
+      if (id && existsSync(`/sys/fs/cgroup/unified/netrepro/${id}/node-a`) && (await namespacesOf(id)).length === 4) runId = id;
+      else await new Promise((r) => setTimeout(r, 25));
+    }
+    expect(runId, 'the run never brought its lab up').toBeDefined();
+    const pids = (await runCommand(['ip', 'netns', 'pids', `nr-${runId}-n-node-a`])).stdout.split(/\s+/).filter(Boolean);
+    expect(pids.length).toBeGreaterThan(0); // the bpffs holder at least
+    process.kill(pid, 'SIGKILL');
+    await run;
+    expect((await namespacesOf(runId!)).length).toBe(4); // the crash really left the lab behind
+
+    const clean = await execa('node', ['bin/netrepro.js', 'clean'], { cwd: ROOT });
+    expect(clean.stdout).toContain(`removed netns nr-${runId}-n-node-a`);
+    expect(await namespacesOf(runId!)).toEqual([]);
+    for (const p of pids) expect(await ended(p), `process ${p} of the crashed run`).toBe(true);
+    expect(existsSync(`/sys/fs/cgroup/unified/netrepro/${runId}`)).toBe(false);
+    expect(existsSync(`/run/netrepro/${runId}`)).toBe(false);
+  });
+});
