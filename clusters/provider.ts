@@ -47,7 +47,11 @@ export interface StartedCluster extends AsyncDisposable {
   target(ref: string): Target;
   /** Performs a lab action; throws HarnessError UNSUPPORTED (the scenario is then skipped) where it cannot. */
   perform(action: LabAction): Promise<void>;
-  /** Paths for commands: `cgroup/NODE` (the node's pod cgroup), `bpffs/NODE` (its bpffs pin directory). */
+  /**
+   * Names for commands that are not addresses: `cgroup/NODE` (the node's pod cgroup), `bpffs/NODE` (its
+   * bpffs pin directory), `veth/POD` (the pod's host-side interface), `port/NODE` (the node's port on the
+   * nodes' network, seen from the fabric), `bin/NAME` (a helper program built at set-up).
+   */
   path(ref: string): string;
   /** Idempotent, reverse order, survives partial provisioning. */
   destroy(): Promise<void>;

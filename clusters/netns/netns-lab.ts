@@ -22,6 +22,10 @@ export class NetnsLab implements StartedCluster {
   readonly mountNamespaces = new Map<string, string>();
   /** Node -> cgroup v2 directory its pods run in (socket LB). */
   readonly cgroups = new Map<string, string>();
+  /** Node -> its port on the fabric bridge (n0, n1, ...), for captures of the node network. */
+  readonly fabricPorts = new Map<string, string>();
+  /** Helper programs built for this lab (`{bin/inject-ahead}`), or why one could not be built. */
+  readonly bins = new Map<string, { path?: string; error?: string }>();
   readonly agentCommand = ['node', fileURLToPath(new URL('./agent/pod-agent.mjs', import.meta.url))];
   actionHandler?: ActionHandler;
   private destroyed?: Promise<void>;
@@ -63,7 +67,8 @@ export class NetnsLab implements StartedCluster {
     if (kind === 'node') return this.node(name);
     if (kind === 'pod') return this.pod(name);
     if (kind === 'host') return this.host(name);
-    throw new HarnessError('LAB_FAILED', `${ref} is not a node, pod or host`);
+    if (ref === 'fabric') return this.namespaceTarget(this.names.fabric);
+    throw new HarnessError('LAB_FAILED', `${ref} is not a node, pod, host or the fabric`);
   }
 
   address(ref: string): string {
@@ -74,6 +79,21 @@ export class NetnsLab implements StartedCluster {
 
   path(ref: string): string {
     const [kind, node = ''] = ref.split('/');
+    if (kind === 'veth') {
+      const ifname = this.hostInterfaces.get(node);
+      if (!ifname) throw new HarnessError('LAB_FAILED', `no host-side interface for pod ${node}`);
+      return ifname;
+    }
+    if (kind === 'port') {
+      const port = this.fabricPorts.get(node);
+      if (!port) throw new HarnessError('LAB_FAILED', `no fabric port for node ${node}`);
+      return port;
+    }
+    if (kind === 'bin') {
+      const bin = this.bins.get(node);
+      if (bin?.path) return bin.path;
+      throw new HarnessError('UNSUPPORTED', `helper program ${node} is not available: ${bin?.error ?? 'unknown program'}`, 'install gcc and libc6-dev (npm run preflight)');
+    }
     if (kind === 'cgroup' && this.cgroups.has(node)) return this.cgroups.get(node)!;
     if (kind === 'bpffs' && this.mountNamespaces.has(node)) return '/sys/fs/bpf/netrepro';
     throw new HarnessError('UNSUPPORTED', `${ref}: node ${node} has no ${kind === 'cgroup' ? 'socket-LB cgroup' : 'bpffs'} in this CNI shape`);

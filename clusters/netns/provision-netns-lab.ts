@@ -10,6 +10,9 @@ import { invokeCni } from './cni-plugin.ts';
 import { kubeProxyRestore, KUBE_PROXY_PROFILES } from './kube-proxy-rules.ts';
 import { labNames } from './lab-names.ts';
 import { ipBatch, NetnsLab } from './netns-lab.ts';
+import { runCommand } from '../command.ts';
+import { flannelDevice, flannelPeerEntries, FLANNEL_MTU, vtepMac, type FlannelNode } from './flannel-entries.ts';
+import { helperBinary, HELPERS } from './helper-build.ts';
 import { CILIUM_RULES, startComponent } from './node-components.ts';
 
 /** The network joining nodes and external hosts, inside the fabric namespace only (kind's docker network uses the same). */
@@ -35,7 +38,9 @@ export async function provisionNetnsLab(topology: TopologySpec, run: RunContext)
     await step('fabric, nodes and hosts', () => createMachines(lab, topology));
     if (topology.cni === 'cilium') await step('cilium datapath: lxc pods, BPF masquerade, socket LB', () => eachNode((n) => provisionCiliumNode(lab, topology, n)));
     else await step('pods via CNI bridge', () => eachNode((n) => createBridgePods(lab, topology, n)));
-    await step('routes between nodes', () => routeBetweenNodes(lab, topology));
+    if (topology.cni === 'flannel') await step('flannel vxlan between nodes', () => flannelBetweenNodes(lab, topology));
+    else await step('routes between nodes', () => routeBetweenNodes(lab, topology));
+    await step('helper programs', () => buildHelpers(lab));
     for (const component of startOrder(topology)) {
       await step(`start ${component}`, () => eachNode((n) => performAction(lab, { kind: 'start', node: n, component })));
     }
@@ -66,6 +71,7 @@ async function createMachines(lab: NetnsLab, topology: TopologySpec): Promise<vo
       const ip = `${FABRIC_NET}.${i + 2}`;
       await attach(lab.names.node(node.name), `n${i}`, ip);
       lab.addresses.set(`node/${node.name}`, ip);
+      lab.fabricPorts.set(node.name, `n${i}`);
       const sysctls = { 'net.ipv4.ip_forward': 1, 'net.bridge.bridge-nf-call-iptables': 1, ...node.sysctls };
       await lab.node(node.name).exec(['sysctl', '-q', '-w', ...Object.entries(sysctls).map(([k, v]) => `${k}=${v}`)]);
     }),
@@ -98,6 +104,8 @@ async function createBridgePods(lab: NetnsLab, topology: TopologySpec, nodeName:
         isGateway: true,
         ipMasq: false,
         hairpinMode: true,
+        // flannel hands the bridge plugin the VXLAN-reduced MTU
+        ...(topology.cni === 'flannel' ? { mtu: FLANNEL_MTU } : {}),
         ipam: { type: 'host-local', ranges: [[{ subnet: node.podCIDR }]], routes: [{ dst: '0.0.0.0/0' }], dataDir: `${lab.names.stateDir}/ipam/${nodeName}` },
       },
     });
@@ -118,6 +126,30 @@ async function routeBetweenNodes(lab: NetnsLab, topology: TopologySpec): Promise
       return routes.length > 0 ? ipBatch(lab.names.node(node.name), routes) : Promise.resolve();
     }),
   );
+}
+
+/** flannel's vxlan backend: a VTEP per node, then the routes, neighbours and FDB entries flanneld writes for its peers. */
+async function flannelBetweenNodes(lab: NetnsLab, topology: TopologySpec): Promise<void> {
+  const nodes: FlannelNode[] = topology.nodes.map((n, i) => ({ name: n.name, podCIDR: n.podCIDR, nodeIP: lab.address(`node/${n.name}`), vtepMac: vtepMac(i + 1) }));
+  await Promise.all(nodes.map((n) => ipBatch(lab.names.node(n.name), flannelDevice(n))));
+  await Promise.all(
+    nodes.map(async (n) => {
+      const entries = flannelPeerEntries(n, nodes);
+      if (entries.ip.length > 0) await ipBatch(lab.names.node(n.name), entries.ip);
+      if (entries.bridge.length > 0) await runCommand(['bridge', '-n', lab.names.node(n.name), '-batch', '-'], { input: entries.bridge.join('\n') + '\n' });
+    }),
+  );
+}
+
+/** Helper programs commands may name as `{bin/NAME}`; a missing compiler only matters to scenarios that use them. */
+async function buildHelpers(lab: NetnsLab): Promise<void> {
+  for (const name of HELPERS) {
+    try {
+      lab.bins.set(name, { path: await helperBinary(name) });
+    } catch (e) {
+      lab.bins.set(name, { error: (e as Error).message.split('\n')[0] });
+    }
+  }
 }
 
 export function podPlacements(lab: NetnsLab, topology: TopologySpec): Map<string, PodPlacement> {

@@ -1,6 +1,6 @@
 // Fault and fix steps are data. Named steps are macros over two primitives: a command on a target
 // (argv, never a shell string) or a lab action the provider performs its own way.
-import type { LabAction } from '../../clusters/provider.ts';
+import type { LabAction, StartedCluster } from '../../clusters/provider.ts';
 import { HarnessError } from '../model/errors.ts';
 import type { StepSpec } from '../model/scenario-schema.ts';
 
@@ -12,8 +12,17 @@ export interface Command {
 
 export type Expanded = Command | LabAction;
 
-/** `{pod/web}` is replaced by that pod's address, `{cgroup/node-a}` by a lab path. */
-const PLACEHOLDER = /\{((?:pod|svc|node|host|cgroup|bpffs)\/[a-z][a-z0-9-]*)\}/g;
+/**
+ * `{pod/web}` is replaced by that pod's address, `{cgroup/node-a}` by a lab path, `{veth/web}` by the
+ * pod's host-side interface, `{port/node-a}` by the node's port on the fabric, `{bin/inject-ahead}` by
+ * the path of a lab-built helper program.
+ */
+const PLACEHOLDER = /\{((?:pod|svc|node|host|cgroup|bpffs|veth|port|bin)\/[a-z][a-z0-9-]*)\}/g;
+
+/** How a placeholder resolves on a cluster: addresses for pod/svc/node/host, lab names for the rest. */
+export function placeholderResolver(cluster: Pick<StartedCluster, 'address' | 'path'>): (ref: string) => string {
+  return (ref) => (/^(pod|svc|node|host)\//.test(ref) ? cluster.address(ref) : cluster.path(ref));
+}
 
 export function substitute(argv: readonly string[], resolve: (ref: string) => string): string[] {
   return argv.map((a) => a.replace(PLACEHOLDER, (_, ref: string) => resolve(ref)));

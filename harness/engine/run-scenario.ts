@@ -10,7 +10,7 @@ import { HarnessError } from '../model/errors.ts';
 import type { LoadedScenario } from '../model/load-scenario.ts';
 import type { CheckSpec, Scenario, StepSpec } from '../model/scenario-schema.ts';
 import { runProbe } from '../probes/run-probe.ts';
-import { expandStep } from './expand-step.ts';
+import { expandStep, placeholderResolver } from './expand-step.ts';
 import type { PhaseName, PhaseResult, RunEvent, ScenarioResult } from './results.ts';
 import { newRunId, runPrefix } from '../../clusters/run-id.ts';
 
@@ -91,7 +91,7 @@ async function runPhase(p: PhaseInput): Promise<void> {
   const { scenario, cluster, options } = p;
   const started = performance.now();
   const phase: PhaseResult = { name: p.name, variant: p.variant, title: p.title, steps: [], probes: [], checks: [], durationMs: 0 };
-  const resolve = (ref: string) => (/^(cgroup|bpffs)\//.test(ref) ? cluster.path(ref) : cluster.address(ref));
+  const resolve = placeholderResolver(cluster);
   p.result.phases.push(phase);
   options.emit({ kind: 'phase-start', id: scenario.id, phase: p.name, variant: p.variant, title: p.title });
   const evidenceDir = p.result.evidenceDir && join(p.result.evidenceDir, scenario.fixes.length > 1 ? p.variant : '', p.name);

@@ -33,8 +33,9 @@ export async function startPhaseCapture(cluster: StartedCluster, dir: string, ki
     for (const node of cluster.nodeNames) {
       const nodeDir = join(dir, node);
       await mkdir(nodeDir, { recursive: true });
-      // -w keeps a pcap for Wireshark, --print the text a person reads; -U flushes per packet
-      const process = cluster.node(node).spawn(['tcpdump', '-i', 'any', '-nn', '-U', '-l', '--immediate-mode', '-w', join(nodeDir, 'capture.pcap'), '--print']);
+      // -w keeps a pcap for Wireshark, --print the text a person reads; -U flushes per packet;
+      // 256 bytes per packet keep every header and a DNS or HTTP head, not the body of a 20 MB download
+      const process = cluster.node(node).spawn(['tcpdump', '-i', 'any', '-nn', '-s', '256', '-U', '-l', '--immediate-mode', '-w', join(nodeDir, 'capture.pcap'), '--print']);
       captures.push({ node, process });
     }
     await Promise.all(captures.map((c) => c.process.waitFor(/listening on/, 3000)));

@@ -1,6 +1,7 @@
 // Compares what a probe observed with what the phase expects. A mismatch is a result, not an exception.
 import type { Observation } from '../model/outcome.ts';
 import type { ExpectedSpec } from '../model/scenario-schema.ts';
+import { runsOf, type RunSummary } from '../probes/repeat-stats.ts';
 
 export interface Match {
   matched: boolean;
@@ -11,6 +12,51 @@ export interface Match {
 }
 
 export function matchExpectation(expected: ExpectedSpec, observed: Observation, address: (ref: string) => string): Match {
+  const runs = runsOf(observed);
+  if (runs) return matchRuns(expected, runs, observed, address);
+  return matchOne(expected, observed, address);
+}
+
+type Bounds = { min?: number; max?: number };
+
+function within(value: number, b: Bounds): boolean {
+  return (b.min === undefined || value >= b.min) && (b.max === undefined || value <= b.max);
+}
+
+function describeBounds(b: Bounds, unit = ''): string {
+  if (b.min !== undefined && b.max !== undefined) return b.min === b.max ? `${b.min}${unit}` : `${b.min}${unit}..${b.max}${unit}`;
+  return b.min !== undefined ? `>= ${b.min}${unit}` : b.max !== undefined ? `<= ${b.max}${unit}` : 'any number of';
+}
+
+/**
+ * A repeated probe: a run "matches" when it meets the whole expectation (outcome, servedBy, source...).
+ * Without count/rate every run must match; with them the number (or fraction) of matching runs must fall
+ * in range; with `otherwise` every other run must have that outcome.
+ */
+function matchRuns(expected: ExpectedSpec, runs: readonly RunSummary[], observed: Observation, address: (ref: string) => string): Match {
+  const spec = typeof expected === 'string' ? { outcome: expected } : expected;
+  const { count, rate, otherwise, ...single } = spec as Exclude<ExpectedSpec, string>;
+  const one = matchOne(single as ExpectedSpec, { ...runs[0]!, detail: {} } as Observation, address);
+  const n = runs.length;
+  const bounds: Bounds = count !== undefined ? (typeof count === 'number' ? { min: count, max: count } : count) : rate === undefined ? { min: n, max: n } : {};
+  const matching = runs.filter((r) => matchOne(single as ExpectedSpec, { ...r, detail: {} } as Observation, address).matched);
+  const others = runs.filter((r) => !matching.includes(r));
+  const parts = [
+    count !== undefined ? `${one.expected} in ${describeBounds(bounds)} of ${n} runs` : rate !== undefined ? `${one.expected} in ${describeBounds({ min: rate.min && rate.min * 100, max: rate.max && rate.max * 100 }, '%')} of ${n} runs` : `${one.expected} in every run (${n})`,
+    ...(otherwise ? [`otherwise ${otherwise}`] : []),
+  ];
+  const text = parts.join(', ');
+  const seen = `observed ${observed.summary}`;
+  if (!within(matching.length, bounds)) return { matched: false, expected: text, mismatch: `${matching.length} of ${n} runs matched (${one.expected}); ${seen}` };
+  if (rate !== undefined && !within(matching.length / n, rate)) {
+    return { matched: false, expected: text, mismatch: `${((matching.length / n) * 100).toFixed(1)}% of ${n} runs matched (${one.expected}); ${seen}` };
+  }
+  const stray = otherwise ? others.filter((r) => r.outcome !== otherwise) : [];
+  if (stray.length > 0) return { matched: false, expected: text, mismatch: `${stray.length} run(s) neither ${one.expected} nor ${otherwise}, e.g. ${stray[0]!.summary}; ${seen}` };
+  return { matched: true, expected: text };
+}
+
+function matchOne(expected: ExpectedSpec, observed: Observation, address: (ref: string) => string): Match {
   const spec = typeof expected === 'string' ? { outcome: expected } : expected;
   const parts: string[] = [spec.outcome];
   if ('servedBy' in spec && spec.servedBy) parts.push(`served by ${spec.servedBy}`);

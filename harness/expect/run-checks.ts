@@ -3,6 +3,7 @@
 // check counts matching lines after the probes (two maps with the same name, say).
 import type { StartedCluster } from '../../clusters/provider.ts';
 import type { CheckSpec } from '../model/scenario-schema.ts';
+import type { Spawned } from '../../clusters/command.ts';
 import { commandArgv, substitute } from '../engine/expand-step.ts';
 
 export interface CheckResult {
@@ -29,18 +30,35 @@ export function describeRange(range: Range): string {
   return range.min !== undefined ? `>= ${range.min}` : `<= ${range.max}`;
 }
 
-/** The first capture group of `pattern` on any line, as a number; 0 when no line matches (e.g. the rule is absent). */
-export function readCounter(output: string, pattern: string): { value: number; line?: string } {
+/**
+ * The first capture group of `pattern` on any line, as a number; 0 when no line matches (e.g. the rule is absent).
+ * With `sum`, the groups of every matching line added up (one line per CPU, say).
+ */
+export function readCounter(output: string, pattern: string, sum = false): { value: number; line?: string } {
   const re = new RegExp(pattern);
+  let total = 0;
+  const lines: string[] = [];
   for (const line of output.split('\n')) {
     const m = re.exec(line);
-    if (m?.[1] !== undefined) return { value: Number(m[1]), line: line.trim() };
+    if (m?.[1] === undefined) continue;
+    if (!sum) return { value: Number(m[1]), line: line.trim() };
+    total += Number(m[1]);
+    lines.push(line.trim());
   }
-  return { value: 0 };
+  return lines.length > 0 ? { value: total, line: lines.join(' | ') } : { value: 0 };
+}
+
+/**
+ * The printable strings of a program's output, as `strings` finds them: binary output (a pcap on
+ * stdout, say) is split at every non-printable character; text lines come through whole.
+ */
+export function printableStrings(lines: readonly string[], minLength = 4): string[] {
+  return lines.flatMap((l) => l.split(/[^\x20-\x7e\t]+/)).map((s) => s.trim()).filter((s) => s.length >= minLength);
 }
 
 export class PhaseChecks {
   private before = new Map<string, number>();
+  private running = new Map<string, { argv: string[]; process: Spawned }>();
 
   constructor(
     private readonly checks: readonly CheckSpec[],
@@ -54,19 +72,35 @@ export class PhaseChecks {
     return { argv, text: r.stdout };
   }
 
-  /** Reads every counter; call right before the probes. */
+  /** Reads every counter and starts every background command; call right before the probes. */
   async start(): Promise<void> {
-    for (const check of this.checks) {
-      if (check.counter) this.before.set(check.id, readCounter((await this.output(check)).text, check.counter).value);
+    try {
+      for (const check of this.checks) {
+        if (check.background) {
+          const argv = substitute(commandArgv(check.cmd), this.resolve);
+          const process = this.cluster.target(check.on).spawn(argv);
+          this.running.set(check.id, { argv, process });
+          if (check.ready) await process.waitFor(new RegExp(check.ready), 3000);
+        } else if (check.counter) this.before.set(check.id, readCounter((await this.output(check)).text, check.counter, check.sum).value);
+      }
+    } catch (e) {
+      await this.stopAll();
+      throw e;
     }
+  }
+
+  private async stopAll(): Promise<void> {
+    await Promise.allSettled([...this.running.values()].map((r) => r.process.stop('SIGINT')));
   }
 
   async finish(): Promise<CheckResult[]> {
     const results: CheckResult[] = [];
+    await this.stopAll();
     for (const check of this.checks) {
-      const { argv, text } = await this.output(check);
+      const background = this.running.get(check.id);
+      const { argv, text } = background ? { argv: background.argv, text: printableStrings(background.process.lines()).join('\n') } : await this.output(check);
       if (check.counter) {
-        const after = readCounter(text, check.counter);
+        const after = readCounter(text, check.counter, check.sum);
         const before = this.before.get(check.id) ?? 0;
         const delta = after.value - before;
         const range = check.expect.delta!;

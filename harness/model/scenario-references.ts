@@ -59,6 +59,7 @@ export function checkReferences(s: Scenario): ReferenceIssue[] {
   });
 
   const checkRef = (ref: string, path: (string | number)[]) => {
+    if (ref === 'fabric') return; // the lab's node network: always there
     const [kind, name] = ref.split('/') as [keyof typeof names, string];
     if (!names[kind].has(name)) issues.push({ path, message: `unknown ${kind}`, received: name, expected: `one of: ${known(kind)}` });
   };
@@ -66,7 +67,10 @@ export function checkReferences(s: Scenario): ReferenceIssue[] {
     if (!names.pod.has(p.from)) issues.push({ path: ['probes', i, 'from'], message: 'unknown pod', received: p.from, expected: `one of: ${known('pod')}` });
     if (p.http) checkRef(p.http.to, ['probes', i, 'http', 'to']);
     if (p.dns) checkRef(p.dns.server, ['probes', i, 'dns', 'server']);
+    if (p.download) checkRef(p.download.to, ['probes', i, 'download', 'to']);
+    p.during?.forEach((d, j) => checkRef(d.on, ['probes', i, 'during', j, 'on']));
   });
+  const repeated = new Set(s.probes.filter((p) => p.repeat !== undefined).map((p) => p.id));
 
   const checkNode = (node: string | undefined, path: (string | number)[]) => {
     if (node && !names.node.has(node)) issues.push({ path, message: 'unknown node', received: node, expected: `one of: ${known('node')}` });
@@ -75,6 +79,9 @@ export function checkReferences(s: Scenario): ReferenceIssue[] {
     for (const id of Object.keys(expect)) {
       if (!probeIds.has(id)) issues.push({ path: [...base, 'expect', id], message: 'unknown probe', received: id, expected: `one of: ${[...probeIds].join(', ')}` });
       const e = expect[id];
+      if (e && typeof e === 'object' && ('count' in e || 'rate' in e || 'otherwise' in e) && !repeated.has(id)) {
+        issues.push({ path: [...base, 'expect', id], message: 'count, rate and otherwise need a repeated probe', received: id, expected: 'repeat: N on the probe' });
+      }
       if (e && typeof e === 'object' && 'source' in e && typeof e.source === 'string') checkRef(e.source, [...base, 'expect', id, 'source']);
       if (e && typeof e === 'object' && 'sentTo' in e && typeof e.sentTo === 'string' && e.sentTo.includes('/')) checkRef(e.sentTo, [...base, 'expect', id, 'sentTo']);
       if (e && typeof e === 'object' && 'servedBy' in e && typeof e.servedBy === 'string' && !names.pod.has(e.servedBy) && !names.host.has(e.servedBy)) {
@@ -89,7 +96,8 @@ export function checkReferences(s: Scenario): ReferenceIssue[] {
         checkNode(step[key]?.node, [...base, 'steps', i, key, 'node']);
       }
       if (step['sock-lb-stale-program']) checkRef(step['sock-lb-stale-program'].service, [...base, 'steps', i, 'sock-lb-stale-program', 'service']);
-      if ((step.start || step['sock-lb-stale-program']) && t.cni !== 'cilium') {
+      // kube-proxy (re)starts on every shape; the Cilium agent and its socket LB exist only in the cilium shape
+      if (((step.start && step.start.component !== 'kube-proxy') || step['sock-lb-stale-program']) && t.cni !== 'cilium') {
         issues.push({ path: [...base, 'steps', i], message: 'this step needs the cilium CNI shape', received: t.cni, expected: 'topology.cni: cilium' });
       }
     });

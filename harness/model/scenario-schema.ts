@@ -19,9 +19,11 @@ const Duration = z
 /** A reference to something with an address: pod/NAME, svc/NAME, node/NAME or host/NAME (outside the cluster). */
 export const Ref = z.string().regex(/^(pod|svc|node|host)\/[a-z][a-z0-9-]*$/, 'pod/NAME, svc/NAME, node/NAME or host/NAME');
 /** Where a step runs: a node, a pod or an external host. */
-export const TargetRef = z.string().regex(/^(pod|node|host)\/[a-z][a-z0-9-]*$/, 'pod/NAME, node/NAME or host/NAME');
+export const TargetRef = z
+  .string()
+  .regex(/^((pod|node|host)\/[a-z][a-z0-9-]*|fabric)$/, 'pod/NAME, node/NAME, host/NAME or fabric (the network joining the nodes)');
 
-export const CNI_SHAPES = ['bridge', 'cilium'] as const;
+export const CNI_SHAPES = ['bridge', 'flannel', 'cilium'] as const;
 export const COMPONENTS = ['kube-proxy', 'cilium'] as const;
 export const KUBE_PROXY_VERSIONS = ['1.14', '1.15', '1.29'] as const;
 
@@ -107,16 +109,39 @@ const DnsProbe = z
   })
   .strict();
 
+const DownloadProbe = z
+  .object({
+    to: Ref,
+    port: Port,
+    bytes: z.number().int().min(1).max(2 ** 40).describe('size the server streams (GET /bytes/N); ok only if every byte arrived'),
+  })
+  .strict();
+const DuringCommand = z
+  .object({
+    on: TargetRef,
+    cmd: z.union([z.string().min(1), z.array(z.string()).min(1)]).describe('argv, or a string split on spaces with quotes; no shell; {pod/x}, {bin/x}, {veth/x} placeholders'),
+    lead: Duration.default(50).describe('head start before the probe begins'),
+    timeout: Duration.default('10s').describe('the command is killed after this; its exit and output go into the probe detail'),
+  })
+  .strict();
+
 export const Probe = z
   .object({
     id: Name,
     from: Name.describe('pod the probe runs in'),
     timeout: Duration.default(800).describe('verdict deadline; a hang is called after this (conclusive evidence ends a probe sooner)'),
+    repeat: z.number().int().min(1).max(1000).optional()
+      .describe('run the probe N times and report the distribution of outcomes; expectations then hold for every run, or for a count/rate'),
+    parallel: z.number().int().min(1).max(64).default(1).describe('with repeat: how many runs at once'),
+    during: z.array(DuringCommand).optional()
+      .describe('commands started before each run of the probe (after their lead) and awaited after it, e.g. a packet injector in the server pod'),
     http: HttpProbe.optional(),
     dns: DnsProbe.optional(),
+    download: DownloadProbe.optional().describe('a large HTTP download from the pod agent; ok only with the full byte count, reset when the connection was reset'),
   })
   .strict()
-  .refine((p) => [p.http, p.dns].filter(Boolean).length === 1, 'a probe has exactly one kind: http or dns');
+  .refine((p) => [p.http, p.dns, p.download].filter(Boolean).length === 1, 'a probe has exactly one kind: http, dns or download')
+  .refine((p) => p.parallel === 1 || p.repeat !== undefined, 'parallel needs repeat');
 
 const RunStep = z
   .object({
@@ -162,6 +187,11 @@ const Expected = z.union([
       connected: z.boolean().optional().describe('whether the TCP handshake completed (e.g. connected, but no HTTP answer)'),
       sentTo: z.union([Ref, z.string().regex(/^\d+\.\d+\.\d+\.\d+:\d+$/, 'IP:PORT')]).optional()
         .describe('where the client\'s SYN really went (a socket-LB rewrite shows here)'),
+      count: z.union([z.number().int().min(0), z.object({ min: z.number().int().min(0).optional(), max: z.number().int().min(0).optional() }).strict()]).optional()
+        .describe('repeated probes: how many runs must have this outcome (a number or {min, max})'),
+      rate: z.object({ min: z.number().min(0).max(1).optional(), max: z.number().min(0).max(1).optional() }).strict().optional()
+        .describe('repeated probes: the fraction of runs with this outcome, 0..1'),
+      otherwise: z.enum(OUTCOMES).optional().describe('repeated probes: every run without `outcome` must have this one'),
     })
     .strict(),
 ]);
@@ -174,13 +204,18 @@ export const Check = z
     on: TargetRef,
     cmd: z.union([z.string().min(1), z.array(z.string()).min(1)]).describe('argv, or a string split on spaces with quotes; no shell'),
     counter: z.string().optional().describe('regex whose first group is a number, read before and after the phase\'s probes'),
+    sum: z.boolean().default(false).describe('counter: add up the first group over every matching line (e.g. conntrack -S per CPU)'),
+    background: z.boolean().default(false)
+      .describe('run cmd for the whole span of the probes (a capture) and count `matches` over its printable output; binary output is split into printable strings'),
+    ready: z.string().optional().describe('background: regex of the output line that says the command is listening (e.g. "listening on")'),
     matches: z.string().optional().describe('regex counted over the output lines after the probes'),
     expect: z
       .object({ delta: Range.optional().describe('counter change over the probes'), count: Range.optional().describe('lines matching `matches`') })
       .strict(),
   })
   .strict()
-  .refine((c) => (c.counter ? c.expect.delta !== undefined : c.matches !== undefined && c.expect.count !== undefined), 'a check has counter + expect.delta, or matches + expect.count');
+  .refine((c) => (c.counter ? c.expect.delta !== undefined : c.matches !== undefined && c.expect.count !== undefined), 'a check has counter + expect.delta, or matches + expect.count')
+  .refine((c) => !(c.background && c.counter), 'a background check counts `matches` lines; it has no counter');
 
 const Phase = z
   .object({ title: z.string().optional(), steps: z.array(Step).default([]), expect: Expectations, checks: z.array(Check).default([]) })

@@ -83,3 +83,47 @@ export function classifyDnsAgent(result: DnsAgentResult, expectedAnswer: string 
   }
   return { outcome: 'ok', reason: `answer ${reply.answers.join(',') || `rcode ${reply.rcode}`} from ${reply.from}`, source: reply.from.replace('#', ':') };
 }
+
+/**
+ * A TCP segment reaching the client from an address:port it never connected to, at any point of the
+ * connection (not only the handshake): a packet that missed its reverse NAT, e.g. one conntrack marked INVALID.
+ */
+export function foreignSegment(packets: readonly Packet[], client: string, target: Endpoint): { packet: Packet; clientReset: boolean } | undefined {
+  const packet = packets.find((p) => p.proto === 'tcp' && p.dst === client && (p.src !== target.ip || p.sport !== target.port) && !p.flags?.startsWith('R'));
+  if (!packet) return undefined;
+  const clientReset = packets.some((p) => p.src === client && p.dst === packet.src && p.dport === packet.sport && p.sport === packet.dport && p.flags?.startsWith('R'));
+  return { packet, clientReset };
+}
+
+export interface DownloadResult extends CurlResult {
+  /** Bytes the server was asked to stream. */
+  bytes: number;
+  /** curl's size_download. */
+  sizeDownload: number;
+  /** The x-served-by header. */
+  servedBy?: string;
+}
+
+/** A download is ok only if every byte arrived; a reset names the packet that provoked it when the client saw one. */
+export function classifyDownload(d: DownloadResult, packets: readonly Packet[], client: string, target: Endpoint): Classified {
+  const got = `${d.sizeDownload} of ${d.bytes} bytes`;
+  if (d.exitCode === 0 && d.httpCode === 200 && d.sizeDownload === d.bytes) {
+    return { outcome: 'ok', reason: `HTTP 200, ${got}`, servedBy: d.servedBy || undefined, source: `${target.ip}:${target.port}` };
+  }
+  if (d.exitCode === 0) return { outcome: 'wrong-answer', reason: `HTTP ${d.httpCode}, ${got}` };
+  const message = d.stderr.trim().split('\n').pop() ?? '';
+  if ((d.exitCode === 56 || d.exitCode === 52 || d.exitCode === 55 || d.exitCode === 18) && /reset/i.test(d.stderr)) {
+    const foreign = foreignSegment(packets, client, target);
+    if (!foreign) return { outcome: 'reset', reason: `${message}, after ${got}` };
+    const from = `${foreign.packet.src}:${foreign.packet.sport}`;
+    return {
+      outcome: 'reset',
+      reason:
+        `a packet from ${from} (not ${target.ip}:${target.port}: it missed its reverse NAT) reached the client` +
+        `${foreign.clientReset ? `, which answered RST to ${from}` : ''}; curl exit ${d.exitCode} "${message}" after ${got}`,
+      source: from,
+    };
+  }
+  const c = classifyCurl(d, packets, client, target);
+  return { ...c, reason: `${c.reason}, after ${got}` };
+}

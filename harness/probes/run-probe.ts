@@ -3,7 +3,9 @@
 import type { StartedCluster } from '../../clusters/provider.ts';
 import type { Observation } from '../model/outcome.ts';
 import type { ProbeSpec } from '../model/scenario-schema.ts';
-import { classifyCurl, classifyDnsAgent, foreignReply, synDestination, type Classified, type DnsAgentResult, type Endpoint } from './classify.ts';
+import { commandArgv, placeholderResolver, substitute } from '../engine/expand-step.ts';
+import { classifyCurl, classifyDnsAgent, classifyDownload, foreignReply, synDestination, type Classified, type DnsAgentResult, type Endpoint } from './classify.ts';
+import { foldRuns, pooled } from './repeat-stats.ts';
 import { PacketWatch, type Packet } from './packet-watch.ts';
 
 export function durationMs(d: number | string): number {
@@ -12,7 +14,47 @@ export function durationMs(d: number | string): number {
   return d.endsWith('ms') ? n : n * 1000;
 }
 
+/**
+ * Runs the probe once, or `repeat` times (`parallel` at a time) folded into one Observation with the
+ * distribution of outcomes. `during` commands start before every run and are awaited after it.
+ */
 export async function runProbe(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSignal): Promise<Observation> {
+  if (spec.repeat === undefined) return runWithDuring(spec, cluster, signal);
+  const started = performance.now();
+  const runs = await pooled(spec.repeat, spec.parallel, () => runWithDuring(spec, cluster, signal));
+  const to = spec.http ? `${cluster.address(spec.http.to)}:${spec.http.port}` : spec.download ? `${cluster.address(spec.download.to)}:${spec.download.port}` : `${cluster.address(spec.dns!.server)}:53`;
+  return foldRuns(`${spec.from} -> ${to}`, runs, performance.now() - started);
+}
+
+async function runWithDuring(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSignal): Promise<Observation> {
+  if (!spec.during?.length) return runOnce(spec, cluster, signal);
+  const resolve = placeholderResolver(cluster);
+  const commands = spec.during.map((d) => ({ on: d.on, lead: durationMs(d.lead), argv: substitute(commandArgv(d.cmd), resolve), timeoutMs: durationMs(d.timeout) }));
+  const running = commands.map((c) => cluster.target(c.on).exec(c.argv, { reject: false, signal, timeoutMs: c.timeoutMs }));
+  try {
+    const lead = Math.max(0, ...commands.map((c) => c.lead));
+    await new Promise((r) => setTimeout(r, lead));
+    const observation = await runOnce(spec, cluster, signal);
+    const done = await Promise.all(running);
+    const during = done.map((r, i) => ({ on: commands[i]!.on, argv: r.argv.slice(r.argv.indexOf('--') + 1), exit: r.timedOut ? 'killed at its timeout' : r.exitCode, output: parseOutput(r.stdout), stderr: r.stderr.trim().slice(-500) || undefined }));
+    return { ...observation, detail: { ...observation.detail, during } };
+  } finally {
+    await Promise.allSettled(running);
+  }
+}
+
+/** A during command's stdout: JSON when it printed JSON (the injector does), else its text. */
+function parseOutput(stdout: string): unknown {
+  const text = stdout.trim();
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text.slice(-2000) || undefined;
+  }
+}
+
+async function runOnce(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSignal): Promise<Observation> {
+  if (spec.download) return runDownload(spec, spec.download, cluster, signal);
   const started = performance.now();
   const client = cluster.address(`pod/${spec.from}`);
   const target = cluster.pod(spec.from);
@@ -74,6 +116,43 @@ export async function runProbe(spec: ProbeSpec, cluster: StartedCluster, signal:
     outcome: classified.outcome,
     summary: `${spec.from} -> ${endpoint.ip}:${endpoint.port} = ${classified.outcome} (${classified.reason}${rewritten})`,
     ...tcp,
+    servedBy: classified.servedBy,
+    source: classified.source,
+    durationMs: Math.round(performance.now() - started),
+    detail: { ...detail, packets: packets.slice(0, 30).map((p) => p.line) },
+  };
+}
+
+/** curl of GET /bytes/N from the pod agent; the packet watch keeps only what is not the normal stream. */
+async function runDownload(spec: ProbeSpec, download: NonNullable<ProbeSpec['download']>, cluster: StartedCluster, signal: AbortSignal): Promise<Observation> {
+  const started = performance.now();
+  const client = cluster.address(`pod/${spec.from}`);
+  const target = cluster.pod(spec.from);
+  const timeoutMs = durationMs(spec.timeout);
+  const endpoint: Endpoint = { ip: cluster.address(download.to), port: download.port };
+  // only segments from anywhere but the address the client connected to, and every RST: the stream itself is thousands of packets
+  const watch = await PacketWatch.start(target, ['-S', `tcp and ((dst host ${client} and not src host ${endpoint.ip}) or (tcp[tcpflags] & tcp-rst != 0))`]);
+  const url = `http://${endpoint.ip}:${endpoint.port}/bytes/${download.bytes}`;
+  let packets: Packet[] = [];
+  let classified: Classified;
+  let detail: Record<string, unknown>;
+  try {
+    // keepalive after 1 s idle: a connection reset while nothing was in flight (the server app-limited, say)
+    // is then noticed within a second instead of at curl's default 60 s
+    const r = await target.exec(['curl', '-sS', '--max-time', String(timeoutMs / 1000), '--keepalive-time', '1', '-o', '/dev/null', '-w', '%{http_code} %{size_download} %{time_connect} %{time_total} %{local_port} %header{x-served-by}', url], { reject: false, signal });
+    const [code = '0', size = '0', connect = '0', total = '0', localPort = '0', servedBy = ''] = r.stdout.trim().split(' ');
+    // parallel runs share the pod's interface: keep only this connection's packets
+    const port = Number(localPort);
+    packets = (await watch.stop()).filter((p) => port === 0 || (p.dst === client && p.dport === port) || (p.src === client && p.sport === port));
+    classified = classifyDownload({ exitCode: r.exitCode, stderr: r.stderr, httpCode: Number(code), body: '', connectSeconds: Number(connect), bytes: download.bytes, sizeDownload: Number(size), servedBy }, packets, client, endpoint);
+    detail = { url, curlExit: r.exitCode, httpCode: Number(code), bytes: Number(size), connectMs: Math.round(Number(connect) * 1e4) / 10, totalMs: Math.round(Number(total) * 1e4) / 10, curlError: r.stderr.trim() || undefined };
+  } finally {
+    await watch.stop();
+  }
+  return {
+    outcome: classified.outcome,
+    summary: `${spec.from} -> ${endpoint.ip}:${endpoint.port} = ${classified.outcome} (${classified.reason})`,
+    connected: Number(detail.connectMs) > 0,
     servedBy: classified.servedBy,
     source: classified.source,
     durationMs: Math.round(performance.now() - started),

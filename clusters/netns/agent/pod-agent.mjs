@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // @ts-check
 // The one program the lab starts inside pods. Plain JavaScript so it starts in ~50 ms without a loader.
-//   http      --port P --name POD                      HTTP echo that answers with its pod name
+//   http      --port P --name POD                      HTTP echo that answers with its pod name; GET /bytes/N streams N bytes
 //   dns       --port P --name POD --record NAME=IP ...  authoritative A-record server
 //   dns-query --server IP --port P --qname NAME --timeout MS
 //             a resolver that reads the source of every reply (unconnected socket), so a reply from
@@ -25,10 +25,26 @@ const { values } = parseArgs({
 const port = Number(values.port ?? 0);
 
 if (command === 'http') {
+  const chunk = Buffer.alloc(256 * 1024, 0x61);
   const server = createServer((req, res) => {
     res.setHeader('x-served-by', values.name ?? '');
-    res.end(`${values.name}\n`);
     req.resume();
+    // GET /bytes/N streams N bytes (a large download), honouring backpressure
+    const bytes = /^\/bytes\/(\d+)$/.exec(req.url ?? '');
+    if (!bytes) return res.end(`${values.name}\n`);
+    let left = Number(bytes[1]);
+    res.setHeader('content-length', String(left));
+    res.setHeader('content-type', 'application/octet-stream');
+    const pump = () => {
+      while (left > 0) {
+        const n = Math.min(left, chunk.length);
+        left -= n;
+        if (!res.write(n === chunk.length ? chunk : chunk.subarray(0, n))) return void res.once('drain', pump);
+      }
+      res.end();
+    };
+    res.on('error', () => {});
+    pump();
   });
   server.keepAliveTimeout = 1000;
   server.listen(port, '0.0.0.0', () => console.log(`ready http ${port}`));

@@ -1,0 +1,23 @@
+// Compiles the lab's C helper programs (the raw-socket packet injector) with gcc once per source
+// version; binaries are cached in the checkout (node_modules/.cache), never on the host at large.
+import { createHash } from 'node:crypto';
+import { mkdir, readFile, rename, stat } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { runCommand } from '../command.ts';
+
+const CACHE = fileURLToPath(new URL('../../node_modules/.cache/netrepro-bin/', import.meta.url));
+
+export const HELPERS = ['inject-ahead'] as const;
+export type Helper = (typeof HELPERS)[number];
+
+export async function helperBinary(name: Helper): Promise<string> {
+  const source = fileURLToPath(new URL(`./agent/${name}.c`, import.meta.url));
+  const hash = createHash('sha256').update(await readFile(source)).digest('hex').slice(0, 12);
+  const binary = `${CACHE}${name}-${hash}`;
+  if (await stat(binary).then(() => true, () => false)) return binary;
+  await mkdir(CACHE, { recursive: true });
+  const partial = `${binary}.${process.pid}.tmp`; // parallel runs may compile at once: rename is atomic
+  await runCommand(['gcc', '-O2', '-Wall', '-Wextra', '-o', partial, source]);
+  await rename(partial, binary);
+  return binary;
+}

@@ -1,0 +1,68 @@
+// The conntrack INVALID reset and the flannel locality table, beyond pass/fail: the probe names the
+// injected packet exactly as the client saw it, and a copy without the trigger fails.
+import { readFile } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import { NetnsProvider } from '../../clusters/netns/netns-provider.ts';
+import { runScenario } from '../../harness/engine/run-scenario.ts';
+import type { ScenarioResult } from '../../harness/engine/results.ts';
+import { loadAllScenarios } from '../../harness/model/find-scenarios.ts';
+import { parseScenario } from '../../harness/model/load-scenario.ts';
+import { labNamespaces } from '../host-snapshot.ts';
+import { labSkipReason } from '../lab-support.ts';
+
+const scenarios = await loadAllScenarios();
+const provider = new NetnsProvider();
+const run = (loaded: (typeof scenarios)[number]) => runScenario(loaded, { provider, signal: new AbortController().signal, emit: () => {} });
+const probe = (r: ScenarioResult, variant: string, phase: string, id: string) => r.phases.find((p) => p.variant === variant && p.name === phase)!.probes.find((p) => p.id === id)!;
+const leftovers = async (r: ScenarioResult) => (await labNamespaces()).filter((ns) => r.labs.some((l) => ns.startsWith(`nr-${l.runId}-`)));
+
+describe.skipIf(labSkipReason)('conntrack INVALID reset and flannel locality', () => {
+  it('conntrack-invalid-reset: the client saw the forged segment from the pod IP and RST it with the seq the server expects', async () => {
+    const loaded = scenarios.find((s) => s.scenario.id === 'conntrack-invalid-reset')!;
+    const result = await run(loaded);
+    expect(result.verdict).toBe('passed');
+    const faulted = probe(result, 'be-liberal', 'faulted', 'download-injected');
+    const injected = (faulted.detail.during as { output: { outcome: string; forgedSeq: number; forgedAck: number; src: string; dport: number } }[])[0]!.output;
+    expect(injected.outcome).toBe('injected');
+    const packets = faulted.detail.packets as string[];
+    // tcpdump -S: absolute sequence numbers, so the forged packet is found by its seq
+    expect(packets.some((l) => l.includes(`IP ${injected.src}.8080 > 10.244.1.2.${injected.dport}:`) && l.includes(`seq ${injected.forgedSeq}:`))).toBe(true);
+    expect(packets.some((l) => l.includes(`> ${injected.src}.8080: Flags [R], seq ${injected.forgedAck},`))).toBe(true);
+    expect(faulted.detail.source).toBe(`${injected.src}:8080`);
+    // with be_liberal the same injection is harmless
+    const fixed = probe(result, 'be-liberal', 'fixed', 'download-injected');
+    expect(fixed.detail.bytes).toBe(20_000_000);
+  });
+
+  it('a copy without the injector fails: the download completes and conntrack counts nothing INVALID', async () => {
+    const loaded = scenarios.find((s) => s.scenario.id === 'conntrack-invalid-reset')!;
+    const source = (await readFile(loaded.file, 'utf8')).replace('--port 8080', '--port 9999').replace('--timeout-ms 5000', '--timeout-ms 300');
+    const result = await run({ file: 'no-trigger.yaml', scenario: parseScenario(source, 'no-trigger.yaml') });
+    expect(result.verdict).toBe('failed');
+    const mismatches = result.phases.flatMap((p) => [
+      ...p.probes.filter((x) => !x.matched).map((x) => `${p.variant}/${p.name}/${x.id}: ${x.mismatch}`),
+      ...p.checks.filter((x) => !x.matched).map((x) => `${p.variant}/${p.name}/check ${x.id}: ${x.observed}`),
+    ]);
+    expect(mismatches).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^be-liberal\/faulted\/download-injected: expected reset, observed ok/),
+        expect.stringMatching(/^be-liberal\/faulted\/check conntrack-invalid: delta 0/),
+        'be-liberal/faulted/check conntrack-reason: 0 matching line(s)',
+        expect.stringMatching(/^kube-proxy-1-15-invalid-drop\/fixed\/check invalid-drops: delta 0/),
+      ]),
+    );
+    expect(await leftovers(result)).toEqual([]);
+  });
+
+  it('br-netfilter-locality-flannel: the table and the failure rate of the spread service, as measured', async () => {
+    const loaded = scenarios.find((s) => s.scenario.id === 'br-netfilter-locality-flannel')!;
+    const result = await run(loaded);
+    expect(result.verdict).toBe('passed');
+    const cells = (phase: string) => ['pod-same-node', 'pod-other-node', 'clusterip-same-node', 'clusterip-other-node'].map((id) => probe(result, 'load-br-netfilter', phase, id).observed);
+    expect(cells('faulted')).toEqual(['ok', 'ok', 'unexpected-source', 'ok']);
+    expect(cells('fixed')).toEqual(['ok', 'ok', 'ok', 'ok']);
+    const spread = probe(result, 'load-br-netfilter', 'faulted', 'spread').detail.distribution as { runs: number; outcomes: Record<string, number> };
+    expect(spread.runs).toBe(40);
+    expect((spread.outcomes['unexpected-source'] ?? 0) + (spread.outcomes.ok ?? 0)).toBe(40);
+  });
+});
