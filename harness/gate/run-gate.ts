@@ -46,6 +46,12 @@ export async function runGate(scenarios: readonly LoadedScenario[], baseline: Pr
   const worker = async () => {
     while (next < jobs.length && !options.signal.aborted) {
       const { s, profile } = jobs[next++]!;
+      if (s.scenario.purpose === 'measure') {
+        const assessment = { verdict: 'not-applicable' as const, reason: 'a measurement: its faulted phase reports a rate and asserts no symptom' };
+        verdicts.set(`${profile.name}/${s.scenario.id}`, assessment);
+        options.onAssessed?.(profile.name, s.scenario.id, assessment);
+        continue;
+      }
       const scenario = applyProfile(s.scenario, profile);
       const result = await runScenario({ file: s.file, scenario }, { provider: options.provider, signal: options.signal, emit: () => {}, faultOnly: true });
       const assessment = assess(result);

@@ -229,6 +229,10 @@ export const ScenarioSchema = z
     id: ScenarioId,
     title: z.string().min(1),
     incident: z.string().optional().describe('path of the incident brief this scenario reproduces'),
+    purpose: z
+      .enum(['reproduce', 'measure'])
+      .default('reproduce')
+      .describe('reproduce: the faulted phase asserts the symptom; measure: it reports a rate and asserts no symptom (the gate skips it)'),
     sources: z.array(z.string()).default([]),
     description: z.string().optional(),
     topology: Topology,
