@@ -41,10 +41,21 @@ export async function extendedHostSnapshot(): Promise<Record<string, string>> {
   };
 }
 
-/** `scenario/variant/phase/probe` -> observed outcome, for every probe of a run. */
+/**
+ * `scenario/variant/phase/probe` -> what must be the same in every run: the observed outcome of a single
+ * probe; for a repeated probe (a distribution, e.g. ~50% failures over endpoints spread by statistic
+ * random) whether its expectation held, since its majority outcome legitimately varies run to run.
+ */
 export function observedOutcomes(result: RunResult): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const s of result.scenarios) for (const p of s.phases) for (const probe of p.probes) out[`${s.id}/${p.variant}/${p.name}/${probe.id}`] = probe.observed;
+  for (const s of result.scenarios) {
+    for (const p of s.phases) {
+      for (const probe of p.probes) {
+        const repeated = probe.detail.distribution !== undefined;
+        out[`${s.id}/${p.variant}/${p.name}/${probe.id}`] = repeated ? `distribution ${probe.matched ? 'matched' : 'did not match'}` : probe.observed;
+      }
+    }
+  }
   return out;
 }
 
