@@ -1,7 +1,7 @@
 // One scenario: for each fix variant a fresh lab runs
 //   provision -> baseline -> inject -> faulted -> fix -> fixed -> evidence -> teardown,
 // with teardown on every path (mismatch, error, abort).
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { ClusterProvider, StartedCluster } from '../../clusters/provider.ts';
 import { collectPhaseEvidence } from '../evidence/collect-evidence.ts';
 import { matchExpectation } from '../expect/match-expectation.ts';
@@ -29,7 +29,8 @@ export interface ScenarioRunOptions {
 export async function runScenario({ file, scenario }: LoadedScenario, options: ScenarioRunOptions): Promise<ScenarioResult> {
   const started = performance.now();
   const result: ScenarioResult = { id: scenario.id, title: scenario.title, file, verdict: 'passed', durationMs: 0, phases: [], labs: [], log: [] };
-  if (options.reportDir) result.evidenceDir = join(options.reportDir, scenario.id);
+  // absolute: evidence commands may run in another mount namespace (the bpffs holder's), whose cwd is /
+  if (options.reportDir) result.evidenceDir = resolve(options.reportDir, scenario.id);
   options.emit({ kind: 'scenario-start', id: scenario.id, title: scenario.title });
   try {
     for (const fix of options.faultOnly ? scenario.fixes.slice(0, 1) : scenario.fixes) {

@@ -2,7 +2,7 @@
 // must clear it. A copy with the fault switched off must FAIL, naming the expectation.
 import { mkdtemp, readFile, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NetnsProvider } from '../../clusters/netns/netns-provider.ts';
 import { runScenario } from '../../harness/engine/run-scenario.ts';
@@ -98,6 +98,14 @@ describe.skipIf(labSkipReason)('seed scenarios on the netns lab', () => {
     const result = await broken('stale-sock-lb-program', 'backend: "10.244.1.99:8080" }', 'backend: "10.244.1.99:8080", first: false }');
     expect(result.verdict).toBe('failed');
     expect(failures(result)).toEqual([expect.stringMatching(/^detach-stale-program\/faulted\/clusterip: expected timeout, observed ok/)]);
+  });
+
+  it('evidence under a RELATIVE report dir works on a cilium node (its commands run in the bpffs holder\'s mount namespace, cwd /)', async () => {
+    const loaded = scenarios.find((s) => s.scenario.id === 'stale-sock-lb-program')!;
+    const reportDir = relative(process.cwd(), await mkdtemp(join(tmpdir(), 'netrepro-test-')));
+    const result = await run(loaded, reportDir);
+    expect(failures(result)).toEqual([]);
+    expect((await readdir(join(reportDir, loaded.scenario.id, 'faulted', 'node-a'))).sort()).toEqual(expect.arrayContaining(['capture.pcap', 'capture.txt']));
   });
 
   it('a copy with the fault switched off fails, naming the expectation that did not hold', async () => {
