@@ -108,7 +108,7 @@ export async function provisionCiliumNode(lab: NetnsLab, topology: TopologySpec,
   }
 }
 
-export function lbServices(lab: NetnsLab, topology: TopologySpec): LbService[] {
+function lbServices(lab: NetnsLab, topology: TopologySpec): LbService[] {
   return topology.services.flatMap((s) =>
     s.ports.map((p) => ({ vip: s.clusterIP, port: p.port, backends: s.endpoints.map((e) => ({ ip: lab.address(`pod/${e}`), port: p.targetPort })) })),
   );

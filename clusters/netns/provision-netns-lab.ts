@@ -5,7 +5,7 @@ import { HarnessError } from '../../harness/model/errors.ts';
 import type { TopologySpec } from '../../harness/model/scenario-schema.ts';
 import { endpointSliceObject, serviceObject, type PodPlacement } from '../kube-objects.ts';
 import type { LabAction, RunContext } from '../provider.ts';
-import { attachSocketLb, detachSocketLb, lbServices, loadSocketLb, provisionCiliumNode } from './cilium-datapath.ts';
+import { attachSocketLb, detachSocketLb, loadSocketLb, provisionCiliumNode } from './cilium-datapath.ts';
 import { invokeCni } from './cni-plugin.ts';
 import { kubeProxyRestore, KUBE_PROXY_PROFILES } from './kube-proxy-rules.ts';
 import { labNames } from './lab-names.ts';

@@ -1,7 +1,7 @@
 // Test support for the real-cluster providers: the fake CLIs first (and alone) on PATH, their
 // recorded argv, and a KubeApi that records objects instead of talking to a server.
 import type { V1ConfigMap, V1Namespace, V1Pod, V1Service } from '@kubernetes/client-node';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -49,6 +49,7 @@ export function fakeTools(replies: Reply[] = [], pathDir = FAKES) {
       put('NETREPRO_FAKE_LOG', saved.LOG);
       put('NETREPRO_FAKE_REPLIES', saved.REPLIES);
       put('NETREPRO_NODE', saved.NODE);
+      rmSync(dir, { recursive: true, force: true });
     },
   };
 }

@@ -1,12 +1,12 @@
 // Fault injection changes node kernels: nothing outside what the run created is touched unless allowed.
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { KindProvider } from '../../clusters/kind/kind-provider.ts';
 import { assertOwnedName } from '../../clusters/real/context-guard.ts';
 import { detectTools } from '../../clusters/real/cli-tools.ts';
 import { KubeCli } from '../../clusters/real/kube-cli.ts';
 import { provisionRealCluster } from '../../clusters/real/provision-real-cluster.ts';
 import { resolveRealOptions } from '../../clusters/real/real-options.ts';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FAKES, fakeTools, recordingKubeApi, runContext, topology } from './fake-env.ts';
@@ -64,6 +64,7 @@ describe('context allowlist', () => {
 describe('detect', () => {
   it('names everything missing, with how to install it', async () => {
     const only = mkdtempSync(join(tmpdir(), 'netrepro-path-'));
+    onTestFinished(() => rmSync(only, { recursive: true, force: true }));
     writeFileSync(join(only, 'docker'), `#!/bin/sh\nexec "$NETREPRO_NODE" '${join(FAKES, 'fake-cli.mjs')}' docker "$@"\n`, { mode: 0o755 });
     fakes = fakeTools([{ tool: 'docker', args: ['info'], exitCode: 1, stderr: 'Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?\n' }], only);
     expect(await new KindProvider().detect()).toEqual({

@@ -1,7 +1,6 @@
 // The scenario suite: every seed scenario must reproduce its symptom on the real kernel and the fix
 // must clear it. A copy with the fault switched off must FAIL, naming the expectation.
-import { mkdtemp, readFile, readdir } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, readdir } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NetnsProvider } from '../../clusters/netns/netns-provider.ts';
@@ -10,7 +9,7 @@ import type { ScenarioResult } from '../../harness/engine/results.ts';
 import { loadAllScenarios } from '../../harness/model/find-scenarios.ts';
 import { parseScenario } from '../../harness/model/load-scenario.ts';
 import { hostSnapshot, labNamespaces } from '../host-snapshot.ts';
-import { labSkipReason } from '../lab-support.ts';
+import { labSkipReason, tempDir } from '../lab-support.ts';
 
 const scenarios = await loadAllScenarios();
 const provider = new NetnsProvider();
@@ -41,7 +40,7 @@ describe.skipIf(labSkipReason)('seed scenarios on the netns lab', () => {
   });
 
   it.each(scenarios.map((s) => [s.scenario.id, s] as const))('%s: symptom reproduces, fix clears it', async (_id, loaded) => {
-    const reportDir = await mkdtemp(join(tmpdir(), 'netrepro-test-'));
+    const reportDir = await tempDir();
     const result = await run(loaded, reportDir);
     expect(failures(result)).toEqual([]);
     expect(result.verdict).toBe('passed');
@@ -56,7 +55,7 @@ describe.skipIf(labSkipReason)('seed scenarios on the netns lab', () => {
 
   it('br-netfilter-clusterip-same-node: the faulted capture shows the un-NATed SYN-ACK and the client RST', async () => {
     const loaded = scenarios.find((s) => s.scenario.id === 'br-netfilter-clusterip-same-node')!;
-    const reportDir = await mkdtemp(join(tmpdir(), 'netrepro-test-'));
+    const reportDir = await tempDir();
     const result = await run(loaded, reportDir);
     expect(result.verdict).toBe('passed');
     const probe = result.phases.find((p) => p.name === 'faulted')!.probes.find((p) => p.id === 'clusterip')!;
@@ -102,7 +101,7 @@ describe.skipIf(labSkipReason)('seed scenarios on the netns lab', () => {
 
   it('evidence under a RELATIVE report dir works on a cilium node (its commands run in the bpffs holder\'s mount namespace, cwd /)', async () => {
     const loaded = scenarios.find((s) => s.scenario.id === 'stale-sock-lb-program')!;
-    const reportDir = relative(process.cwd(), await mkdtemp(join(tmpdir(), 'netrepro-test-')));
+    const reportDir = relative(process.cwd(), await tempDir());
     const result = await run(loaded, reportDir);
     expect(failures(result)).toEqual([]);
     expect((await readdir(join(reportDir, loaded.scenario.id, 'faulted', 'node-a'))).sort()).toEqual(expect.arrayContaining(['capture.pcap', 'capture.txt']));

@@ -1,7 +1,7 @@
 // The CLI contract: exit codes and messages other tools rely on.
 import { execa } from 'execa';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
+import { tempDir } from '../lab-support.ts';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
@@ -16,7 +16,7 @@ describe('netrepro CLI', () => {
 
   it('validate: exit 0 for the seeds, exit 2 with file:line:column and field for a bad file', async () => {
     expect((await cli('validate', 'scenarios/br-netfilter-clusterip-same-node.yaml')).exitCode).toBe(0);
-    const dir = await mkdtemp(join(tmpdir(), 'netrepro-cli-'));
+    const dir = await tempDir('netrepro-cli-');
     const bad = join(dir, 'bad.yaml');
     await writeFile(bad, 'id: x\ntitle: t\ntopology:\n  cni: calico\n');
     const r = await cli('validate', bad);
