@@ -2,15 +2,8 @@
 // of outcomes (and of who answered), so an expectation can assert a count or a rate. Pure.
 import type { Observation, Outcome } from '../model/outcome.ts';
 
-export interface RunSummary {
-  outcome: Outcome;
-  summary: string;
-  servedBy?: string;
-  source?: string;
-  connected?: boolean;
-  sentTo?: string;
-  durationMs: number;
-}
+/** One run of a repeated probe: its observation without the bulky detail. */
+export type RunSummary = Omit<Observation, 'detail'>;
 
 export interface Distribution {
   runs: number;
