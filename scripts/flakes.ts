@@ -5,35 +5,20 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, release } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
-import { NetnsProvider } from '../clusters/netns/netns-provider.ts';
+import { scenarioFailures } from '../harness/engine/failures.ts';
 import { runSuite } from '../harness/engine/run-suite.ts';
-import { loadAllScenarios } from '../harness/model/find-scenarios.ts';
+import { setUpSuiteScript } from './suite-script.ts';
 
-const { values } = parseArgs({
-  options: { runs: { type: 'string', default: '100' }, out: { type: 'string', default: 'reports' }, 'report-dir': { type: 'string' } },
-});
-const runs = Number(values.runs);
-if (!Number.isInteger(runs) || runs < 1) {
-  console.error('flakes: --runs must be a whole number >= 1');
-  process.exit(2);
-}
-const provider = new NetnsProvider();
-const availability = await provider.detect();
-if (!availability.ok) {
-  console.error(`flakes: the netns lab cannot run here: ${availability.reason} (${availability.hint})`);
-  process.exit(3);
-}
-const scenarios = await loadAllScenarios();
-const controller = new AbortController();
-for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => controller.abort());
+const { runs, options: values, provider, scenarios, signal } = await setUpSuiteScript('flakes', 100, { 'report-dir': { type: 'string' } });
 
 interface Failure {
   run: number;
   scenario: string;
   verdict: string;
-  error?: string;
-  mismatches: { where: string; mismatch?: string; summary: string; detail: unknown }[];
+  /** Everything that did not hold: errors, probe mismatches, failed checks. */
+  failures: string[];
+  /** The evidence behind each probe that did not hold. */
+  probes: { where: string; summary: string; detail: unknown }[];
   log: string[];
   evidenceDir?: string;
 }
@@ -42,10 +27,10 @@ const failures: Failure[] = [];
 const started = Date.now();
 let done = 0;
 
-for (let run = 1; run <= runs && !controller.signal.aborted; run++) {
+for (let run = 1; run <= runs && !signal.aborted; run++) {
   // evidence only when asked (--report-dir): captures of every run would be large
   const reportDir = values['report-dir'] ? join(values['report-dir'], `run-${run}`) : undefined;
-  const result = await runSuite(scenarios, { provider, parallel: 1, reportDir, signal: controller.signal, emit: () => {} });
+  const result = await runSuite(scenarios, { provider, parallel: 1, reportDir, signal, emit: () => {} });
   done = run;
   for (const s of result.scenarios) {
     counts[s.id]![s.verdict]++;
@@ -54,8 +39,8 @@ for (let run = 1; run <= runs && !controller.signal.aborted; run++) {
       run,
       scenario: s.id,
       verdict: s.verdict,
-      error: s.error && `${s.error.code}: ${s.error.message}`,
-      mismatches: s.phases.flatMap((p) => p.probes.filter((x) => !x.matched).map((x) => ({ where: `${p.variant}/${p.name}/${x.id}`, mismatch: x.mismatch, summary: x.summary, detail: x.detail }))),
+      failures: scenarioFailures(s),
+      probes: s.phases.flatMap((p) => p.probes.filter((x) => !x.matched).map((x) => ({ where: `${p.variant}/${p.name}/${x.id}`, summary: x.summary, detail: x.detail }))),
       log: s.log,
       evidenceDir: s.evidenceDir,
     });
@@ -77,7 +62,7 @@ await mkdir(values.out!, { recursive: true });
 await writeFile(join(values.out!, 'flakes.json'), JSON.stringify(report, null, 2) + '\n');
 for (const [id, c] of Object.entries(counts)) process.stdout.write(`${id.padEnd(42)} passed ${c.passed}/${done}${c.failed ? `, failed ${c.failed}` : ''}${c.errored ? `, errored ${c.errored}` : ''}${c.skipped ? `, skipped ${c.skipped}` : ''}\n`);
 for (const f of failures) {
-  process.stdout.write(`\nrun ${f.run} ${f.scenario}: ${f.verdict}${f.error ? `\n  ${f.error}` : ''}\n`);
-  for (const m of f.mismatches) process.stdout.write(`  ${m.where}: ${m.mismatch ?? m.summary}\n`);
+  process.stdout.write(`\nrun ${f.run} ${f.scenario}: ${f.verdict}\n`);
+  for (const line of f.failures) process.stdout.write(`  ${line}\n`);
 }
-process.exit(controller.signal.aborted ? 130 : failures.length > 0 ? 1 : 0);
+process.exit(signal.aborted ? 130 : failures.length > 0 ? 1 : 0);

@@ -62,11 +62,3 @@ export function observedOutcomes(result: RunResult): Record<string, string> {
 export function verdicts(result: RunResult): Record<string, string> {
   return Object.fromEntries(result.scenarios.map((s) => [s.id, s.verdict]));
 }
-
-/** Mismatches and errors, one line each, for assertion messages. */
-export function failures(result: RunResult): string[] {
-  return result.scenarios.flatMap((s) => [
-    ...(s.error ? [`${s.id}: ${s.error.code}: ${s.error.message}`] : []),
-    ...s.phases.flatMap((p) => p.probes.filter((x) => !x.matched).map((x) => `${s.id}/${p.variant}/${p.name}/${x.id}: ${x.mismatch ?? x.summary}`)),
-  ]);
-}

@@ -4,8 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { NetnsProvider } from '../../clusters/netns/netns-provider.ts';
 import { runSuite } from '../../harness/engine/run-suite.ts';
 import { loadAllScenarios } from '../../harness/model/find-scenarios.ts';
+import { runFailures } from '../../harness/engine/failures.ts';
 import { labSkipReason } from '../lab-support.ts';
-import { failures, observedOutcomes, verdicts } from './host-state.ts';
+import { observedOutcomes, verdicts } from './host-state.ts';
 
 describe.skipIf(labSkipReason)('parallel isolation', () => {
   it('parallel 2 and serial runs of the seed suite agree on every verdict and every observed outcome', { timeout: 180_000 }, async () => {
@@ -14,8 +15,8 @@ describe.skipIf(labSkipReason)('parallel isolation', () => {
     const run = (parallel: number) => runSuite(scenarios, { provider, parallel, signal: new AbortController().signal, emit: () => {} });
     const parallel = await run(2);
     const serial = await run(1);
-    expect(failures(serial)).toEqual([]);
-    expect(failures(parallel)).toEqual([]);
+    expect(runFailures(serial)).toEqual([]);
+    expect(runFailures(parallel)).toEqual([]);
     expect(Object.keys(observedOutcomes(serial)).length).toBeGreaterThan(0);
     expect(verdicts(parallel)).toEqual(verdicts(serial));
     expect(observedOutcomes(parallel)).toEqual(observedOutcomes(serial));

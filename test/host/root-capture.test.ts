@@ -11,8 +11,9 @@ import { runSuite } from '../../harness/engine/run-suite.ts';
 import type { RunResult } from '../../harness/engine/results.ts';
 import { loadAllScenarios } from '../../harness/model/find-scenarios.ts';
 import { parseScenario } from '../../harness/model/load-scenario.ts';
+import { runFailures } from '../../harness/engine/failures.ts';
 import { labSkipReason } from '../lab-support.ts';
-import { extendedHostSnapshot, failures } from './host-state.ts';
+import { extendedHostSnapshot } from './host-state.ts';
 
 /** The lab's address ranges: pod network, service network, node fabric. */
 const LAB_FILTER = 'net 10.244.0.0/16 or net 10.96.0.0/12 or net 172.18.0.0/24';
@@ -97,7 +98,7 @@ describe.skipIf(labSkipReason)('the host is untouched by a suite run', () => {
       seen = await capture.stop();
     }
     // the suite really ran (a capture over nothing proves nothing)
-    expect(failures(result)).toEqual([]);
+    expect(runFailures(result)).toEqual([]);
     expect(result.scenarios.map((s) => s.id).sort()).toEqual(scenarios.map((s) => s.scenario.id).sort());
     expect(result.scenarios.flatMap((s) => s.phases.flatMap((p) => p.probes)).length).toBeGreaterThan(0);
     expect(seen.packets).toEqual([]);

@@ -4,6 +4,7 @@ import { readFile, readdir } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NetnsProvider } from '../../clusters/netns/netns-provider.ts';
+import { scenarioFailures } from '../../harness/engine/failures.ts';
 import { runScenario } from '../../harness/engine/run-scenario.ts';
 import type { ScenarioResult } from '../../harness/engine/results.ts';
 import { loadAllScenarios } from '../../harness/model/find-scenarios.ts';
@@ -15,14 +16,6 @@ const scenarios = await loadAllScenarios();
 const provider = new NetnsProvider();
 const run = (loaded: (typeof scenarios)[number], reportDir?: string) =>
   runScenario(loaded, { provider, reportDir, signal: new AbortController().signal, emit: () => {} });
-
-function failures(r: ScenarioResult): string[] {
-  return [
-    ...(r.error ? [`${r.error.code}: ${r.error.message}`] : []),
-    ...r.phases.flatMap((p) => p.probes.filter((x) => !x.matched).map((x) => `${p.variant}/${p.name}/${x.id}: ${x.mismatch}`)),
-    ...r.phases.flatMap((p) => p.checks.filter((x) => !x.matched).map((x) => `${p.variant}/${p.name}/check ${x.id}: expected ${x.expected}, observed ${x.observed}`)),
-  ];
-}
 
 async function leftoversOf(r: ScenarioResult): Promise<string[]> {
   const alive = await labNamespaces();
@@ -42,7 +35,7 @@ describe.skipIf(labSkipReason)('seed scenarios on the netns lab', () => {
   it.each(scenarios.map((s) => [s.scenario.id, s] as const))('%s: symptom reproduces, fix clears it', async (_id, loaded) => {
     const reportDir = await tempDir();
     const result = await run(loaded, reportDir);
-    expect(failures(result)).toEqual([]);
+    expect(scenarioFailures(result)).toEqual([]);
     expect(result.verdict).toBe('passed');
     expect(result.phases.map((p) => p.name)).toEqual(loaded.scenario.fixes.flatMap(() => ['baseline', 'faulted', 'fixed']));
     // evidence was written per phase and node
@@ -85,7 +78,7 @@ describe.skipIf(labSkipReason)('seed scenarios on the netns lab', () => {
   it('cilium race with the good FORWARD order in the faulted phase fails on the probe and the DROP counter', async () => {
     const result = await broken('cilium-kube-proxy-forward-race', 'start: { node: node-a, component: kube-proxy }\n  expect', 'start: { node: node-a, component: cilium }\n  expect');
     expect(result.verdict).toBe('failed');
-    expect(failures(result)).toEqual(
+    expect(scenarioFailures(result)).toEqual(
       expect.arrayContaining([
         'restart-cilium/faulted/external: expected timeout, observed ok: client -> 172.18.0.100:80 = ok (HTTP 200)',
         'restart-cilium/faulted/check invalid-drops: expected delta >= 1, observed delta 0 (0 -> 0)',
@@ -96,14 +89,14 @@ describe.skipIf(labSkipReason)('seed scenarios on the netns lab', () => {
   it('stale socket-LB program attached second (after the current one) is harmless, so the scenario fails', async () => {
     const result = await broken('stale-sock-lb-program', 'backend: "10.244.1.99:8080" }', 'backend: "10.244.1.99:8080", first: false }');
     expect(result.verdict).toBe('failed');
-    expect(failures(result)).toEqual([expect.stringMatching(/^detach-stale-program\/faulted\/clusterip: expected timeout, observed ok/)]);
+    expect(scenarioFailures(result)).toEqual([expect.stringMatching(/^detach-stale-program\/faulted\/clusterip: expected timeout, observed ok/)]);
   });
 
   it('evidence under a RELATIVE report dir works on a cilium node (its commands run in the bpffs holder\'s mount namespace, cwd /)', async () => {
     const loaded = scenarios.find((s) => s.scenario.id === 'stale-sock-lb-program')!;
     const reportDir = relative(process.cwd(), await tempDir());
     const result = await run(loaded, reportDir);
-    expect(failures(result)).toEqual([]);
+    expect(scenarioFailures(result)).toEqual([]);
     expect((await readdir(join(reportDir, loaded.scenario.id, 'faulted', 'node-a'))).sort()).toEqual(expect.arrayContaining(['capture.pcap', 'capture.txt']));
   });
 
@@ -112,7 +105,7 @@ describe.skipIf(labSkipReason)('seed scenarios on the netns lab', () => {
     const source = (await readFile(loaded.file, 'utf8')).replace('- br-netfilter: { node: node-a, enabled: false }', '- br-netfilter: { node: node-a, enabled: true }');
     const result = await run({ file: 'no-fault.yaml', scenario: parseScenario(source, 'no-fault.yaml') });
     expect(result.verdict).toBe('failed');
-    expect(failures(result)).toEqual([expect.stringMatching(/^load-br-netfilter\/faulted\/clusterip: expected unexpected-source, observed ok/)]);
+    expect(scenarioFailures(result)).toEqual([expect.stringMatching(/^load-br-netfilter\/faulted\/clusterip: expected unexpected-source, observed ok/)]);
     expect(await leftoversOf(result)).toEqual([]);
   });
 });
