@@ -2,6 +2,7 @@
 import type { ClusterProvider } from '../../clusters/provider.ts';
 import type { LoadedScenario } from '../model/load-scenario.ts';
 import type { RunEvent, RunResult, ScenarioResult } from './results.ts';
+import { runLimited } from './run-limited.ts';
 import { runScenario } from './run-scenario.ts';
 
 export interface SuiteOptions {
@@ -17,14 +18,9 @@ export async function runSuite(scenarios: readonly LoadedScenario[], options: Su
   const started = performance.now();
   options.emit({ kind: 'run-start', provider: options.provider.name, scenarios: scenarios.map((s) => s.scenario.id) });
   const results: ScenarioResult[] = new Array(scenarios.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < scenarios.length && !options.signal.aborted) {
-      const i = next++;
-      results[i] = await runScenario(scenarios[i]!, options);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(options.parallel ?? 1, scenarios.length)) }, worker));
+  await runLimited(scenarios, options.parallel ?? 1, options.signal, async (scenario, i) => {
+    results[i] = await runScenario(scenario, options);
+  });
   const done = results.filter(Boolean);
   const count = (v: ScenarioResult['verdict']) => done.filter((r) => r.verdict === v).length;
   const result: RunResult = {

@@ -1,6 +1,7 @@
 // The regression gate: every scenario's trigger under a baseline and a candidate profile, and the
 // difference: which incidents an upgrade opens (regression) or closes (improvement).
 import type { ClusterProvider } from '../../clusters/provider.ts';
+import { runLimited } from '../engine/run-limited.ts';
 import { runScenario } from '../engine/run-scenario.ts';
 import type { LoadedScenario } from '../model/load-scenario.ts';
 import { applyProfile, type Profile } from '../model/profile.ts';
@@ -42,24 +43,14 @@ export async function runGate(scenarios: readonly LoadedScenario[], baseline: Pr
   const started = performance.now();
   const jobs = scenarios.flatMap((s) => [baseline, candidate].map((profile) => ({ s, profile })));
   const verdicts = new Map<string, Assessment>();
-  let next = 0;
-  const worker = async () => {
-    while (next < jobs.length && !options.signal.aborted) {
-      const { s, profile } = jobs[next++]!;
-      if (s.scenario.purpose === 'measure') {
-        const assessment = { verdict: 'not-applicable' as const, reason: 'a measurement: its faulted phase reports a rate and asserts no symptom' };
-        verdicts.set(`${profile.name}/${s.scenario.id}`, assessment);
-        options.onAssessed?.(profile.name, s.scenario.id, assessment);
-        continue;
-      }
-      const scenario = applyProfile(s.scenario, profile);
-      const result = await runScenario({ file: s.file, scenario }, { provider: options.provider, signal: options.signal, emit: () => {}, faultOnly: true });
-      const assessment = assess(result);
-      verdicts.set(`${profile.name}/${s.scenario.id}`, assessment);
-      options.onAssessed?.(profile.name, s.scenario.id, assessment);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(options.parallel ?? 1, jobs.length)) }, worker));
+  await runLimited(jobs, options.parallel ?? 1, options.signal, async ({ s, profile }) => {
+    const assessment: Assessment =
+      s.scenario.purpose === 'measure'
+        ? { verdict: 'not-applicable', reason: 'a measurement: its faulted phase reports a rate and asserts no symptom' }
+        : assess(await runScenario({ file: s.file, scenario: applyProfile(s.scenario, profile) }, { provider: options.provider, signal: options.signal, emit: () => {}, faultOnly: true }));
+    verdicts.set(`${profile.name}/${s.scenario.id}`, assessment);
+    options.onAssessed?.(profile.name, s.scenario.id, assessment);
+  });
   return {
     baseline: baseline.name,
     candidate: candidate.name,
