@@ -20,3 +20,11 @@ export async function createProvider(name: string): Promise<ClusterProvider> {
   }
   throw new HarnessError('USAGE', `unknown provider ${name}`, `one of: ${PROVIDER_NAMES.join(', ')}`);
 }
+
+/** A provider that can run here, or HarnessError ENVIRONMENT (exit 3) saying what is missing and how to fix it. */
+export async function usableProvider(name: string): Promise<ClusterProvider> {
+  const provider = await createProvider(name);
+  const availability = await provider.detect();
+  if (!availability.ok) throw new HarnessError('ENVIRONMENT', `provider ${provider.name} cannot run here: ${availability.reason}`, availability.hint);
+  return provider;
+}

@@ -6,7 +6,7 @@ import pc from 'picocolors';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createProvider, PROVIDER_NAMES } from '../clusters/create-provider.ts';
+import { PROVIDER_NAMES, usableProvider } from '../clusters/create-provider.ts';
 import { cleanLeftovers } from '../clusters/netns/clean-leftovers.ts';
 import { runSuite } from './engine/run-suite.ts';
 import { runGate } from './gate/run-gate.ts';
@@ -60,9 +60,7 @@ interface RunOptions {
 async function run(ids: string[], options: RunOptions): Promise<number> {
   if (ids.length === 0 && !options.all) throw new HarnessError('USAGE', 'name scenario ids or files, or pass --all', 'netrepro list shows the ids');
   const scenarios = options.all ? await loadAllScenarios() : await selectScenarios(ids);
-  const provider = await createProvider(options.provider);
-  const availability = await provider.detect();
-  if (!availability.ok) throw new HarnessError('ENVIRONMENT', `provider ${provider.name} cannot run here: ${availability.reason}`, availability.hint);
+  const provider = await usableProvider(options.provider);
   const reporters: Reporter[] = [consoleReporter()];
   if (options.json) reporters.push(jsonReporter(options.json));
   // loaded only when asked for: the JUnit builder costs ~140 ms of start-up
@@ -159,9 +157,7 @@ export function buildCli(): Command {
     .action(async (ids: string[], options: { baseline: string; candidate: string; provider: RunOptions['provider']; json?: string; markdown?: string; parallel: number }) => {
       const [baseline, candidate] = await Promise.all([loadProfile(options.baseline), loadProfile(options.candidate)]);
       const scenarios = ids.length ? await selectScenarios(ids) : await loadAllScenarios();
-      const provider = await createProvider(options.provider);
-      const availability = await provider.detect();
-      if (!availability.ok) throw new HarnessError('ENVIRONMENT', `provider ${provider.name} cannot run here: ${availability.reason}`, availability.hint);
+      const provider = await usableProvider(options.provider);
       const { signal, exitCode } = interruptible();
       const onAssessed = (profile: string, id: string, a: { verdict: string; reason: string }) =>
         process.stderr.write(`${pc.bold(profile)} ${id}: ${a.verdict === 'susceptible' ? pc.red(a.verdict) : pc.green(a.verdict)} ${pc.dim(`(${a.reason})`)}\n`);

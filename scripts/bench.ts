@@ -6,28 +6,11 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, release } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
-import { NetnsProvider } from '../clusters/netns/netns-provider.ts';
 import type { RunResult } from '../harness/engine/results.ts';
 import { runSuite } from '../harness/engine/run-suite.ts';
-import { loadAllScenarios } from '../harness/model/find-scenarios.ts';
+import { setUpSuiteScript } from './suite-script.ts';
 
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '5' }, out: { type: 'string', default: 'reports' } } });
-const runs = Number(values.runs);
-if (!Number.isInteger(runs) || runs < 1) {
-  console.error('bench: --runs must be a whole number >= 1');
-  process.exit(2);
-}
-
-const provider = new NetnsProvider();
-const availability = await provider.detect();
-if (!availability.ok) {
-  console.error(`bench: the netns lab cannot run here: ${availability.reason} (${availability.hint})`);
-  process.exit(3);
-}
-const scenarios = await loadAllScenarios();
-const controller = new AbortController();
-for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => controller.abort()); // teardown still runs
+const { runs, options: values, provider, scenarios, signal } = await setUpSuiteScript('bench', 5);
 
 /** metric name -> samples (ms) */
 const samples = new Map<string, number[]>();
@@ -47,9 +30,9 @@ function record(mode: string, result: RunResult): void {
   if (result.summary.failed + result.summary.errored > 0) failedRuns++;
 }
 
-for (let i = 1; i <= runs && !controller.signal.aborted; i++) {
+for (let i = 1; i <= runs && !signal.aborted; i++) {
   for (const [mode, parallel] of [['serial', 1], ['parallel 2', 2]] as const) {
-    const result = await runSuite(scenarios, { provider, parallel, signal: controller.signal, emit: () => {} });
+    const result = await runSuite(scenarios, { provider, parallel, signal, emit: () => {} });
     record(mode, result);
     process.stderr.write(`run ${i}/${runs} ${mode}: ${result.durationMs} ms, ${JSON.stringify(result.summary)}\n`);
   }
@@ -85,4 +68,4 @@ const md = [
 ].join('\n');
 await writeFile(join(values.out!, 'bench.md'), md);
 process.stdout.write(md);
-process.exit(controller.signal.aborted ? 130 : 0);
+process.exit(signal.aborted ? 130 : 0);

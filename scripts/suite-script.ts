@@ -1,0 +1,36 @@
+// What the bench and flake scripts share: --runs, the netns lab (exit 3 with the fix where it cannot
+// run), every scenario, and an abort signal on Ctrl-C / SIGTERM (teardown still runs).
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { usableProvider } from '../clusters/create-provider.ts';
+import type { ClusterProvider } from '../clusters/provider.ts';
+import { HarnessError } from '../harness/model/errors.ts';
+import { loadAllScenarios } from '../harness/model/find-scenarios.ts';
+import type { LoadedScenario } from '../harness/model/load-scenario.ts';
+
+export interface SuiteScript {
+  runs: number;
+  options: Record<string, string | undefined>;
+  provider: ClusterProvider;
+  scenarios: LoadedScenario[];
+  signal: AbortSignal;
+}
+
+export async function setUpSuiteScript(name: string, defaultRuns: number, extra: NonNullable<ParseArgsConfig['options']> = {}): Promise<SuiteScript> {
+  const { values } = parseArgs({ options: { runs: { type: 'string', default: String(defaultRuns) }, out: { type: 'string', default: 'reports' }, ...extra } });
+  const runs = Number(values.runs);
+  if (!Number.isInteger(runs) || runs < 1) {
+    console.error(`${name}: --runs must be a whole number >= 1`);
+    process.exit(2);
+  }
+  let provider: ClusterProvider;
+  try {
+    provider = await usableProvider('netns');
+  } catch (e) {
+    if (!(e instanceof HarnessError)) throw e;
+    console.error(`${name}: ${e.message} (${e.hint})`);
+    process.exit(3);
+  }
+  const controller = new AbortController();
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => controller.abort());
+  return { runs, options: values as Record<string, string | undefined>, provider, scenarios: await loadAllScenarios(), signal: controller.signal };
+}
