@@ -10,7 +10,3 @@ export class UnsupportedScenarioError extends HarnessError {
     this.skipReason = `${provider}: ${reason}`;
   }
 }
-
-export function isUnsupported(e: unknown): e is { skipReason: string } {
-  return typeof e === 'object' && e !== null && typeof (e as { skipReason?: unknown }).skipReason === 'string';
-}
