@@ -7,7 +7,7 @@ import { runCommand } from '../command.ts';
 
 const CACHE = fileURLToPath(new URL('../../node_modules/.cache/netrepro-bpf/', import.meta.url));
 
-export async function bpfObject(name: 'masquerade' | 'sock-lb'): Promise<string> {
+export async function bpfObject(name: 'masquerade' | 'sock-lb' | 'drop-trace'): Promise<string> {
   const source = fileURLToPath(new URL(`./bpf/${name}.c`, import.meta.url));
   const hash = createHash('sha256').update(await readFile(source)).digest('hex').slice(0, 12);
   const object = `${CACHE}${name}-${hash}.o`;

@@ -7,6 +7,8 @@ import { runCommand, type Spawned } from '../command.ts';
 import type { LabAction, StartedCluster, Target } from '../provider.ts';
 import { STATE_ROOT, type LabNames } from './lab-names.ts';
 import { NetnsTarget } from './netns-target.ts';
+import { startNetnsTrace } from './trace/lab-tracer.ts';
+import type { ProbeTraceSession, TraceFlows } from '../../harness/model/trace-events.ts';
 
 /** What a lab action does on this lab; set by the provisioning code that knows the CNI shape. */
 export type ActionHandler = (lab: NetnsLab, action: LabAction) => Promise<void>;
@@ -97,6 +99,10 @@ export class NetnsLab implements StartedCluster {
     if (kind === 'cgroup' && this.cgroups.has(node)) return this.cgroups.get(node)!;
     if (kind === 'bpffs' && this.mountNamespaces.has(node)) return '/sys/fs/bpf/netrepro';
     throw new HarnessError('UNSUPPORTED', `${ref}: node ${node} has no ${kind === 'cgroup' ? 'socket-LB cgroup' : 'bpffs'} in this CNI shape`);
+  }
+
+  startTrace(flows: TraceFlows, signal?: AbortSignal): Promise<ProbeTraceSession> {
+    return startNetnsTrace(this, flows, signal);
   }
 
   perform(action: LabAction): Promise<void> {

@@ -1,6 +1,8 @@
 // What a run produces, and the events reporters see while it happens.
 import type { CheckResult } from '../expect/run-checks.ts';
 import type { Observation, Outcome } from '../model/outcome.ts';
+import type { ProbeTraceResult } from '../model/trace-events.ts';
+import type { Diagnosis } from '../trace/diagnosis.ts';
 
 export type { CheckResult };
 
@@ -16,6 +18,10 @@ export interface ProbeResult {
   summary: string;
   durationMs: number;
   detail: Observation['detail'] & { servedBy?: string; source?: string };
+  /** Why a faulted or failing probe ended as it did: the rule, program, kernel reason or socket (harness/trace/). */
+  diagnosis?: Diagnosis;
+  /** The probe's packet trace, kept for faulted or failing probes (the evidence behind the diagnosis). */
+  trace?: ProbeTraceResult;
 }
 
 export interface StepResult {

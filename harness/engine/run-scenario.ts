@@ -10,6 +10,7 @@ import { HarnessError } from '../model/errors.ts';
 import type { LoadedScenario } from '../model/load-scenario.ts';
 import type { CheckSpec, Scenario, StepSpec } from '../model/scenario-schema.ts';
 import { runProbe } from '../probes/run-probe.ts';
+import { attachDiagnoses, probeFlows, startProbeTrace, traceProbe } from '../trace/probe-trace-hooks.ts'; // probe-trace (issue 13)
 import { expandStep, placeholderResolver } from './expand-step.ts';
 import type { PhaseName, PhaseResult, RunEvent, ScenarioResult } from './results.ts';
 import { newRunId, runPrefix } from '../../clusters/run-id.ts';
@@ -116,7 +117,9 @@ async function runPhase(p: PhaseInput): Promise<void> {
     // probes run one at a time so each one's packet watch sees only its own traffic
     for (const [id, expected] of Object.entries(p.expect)) {
       const spec = scenario.probes.find((x) => x.id === id)!;
-      const observation = await runProbe(spec, cluster, options.signal);
+      // probe-trace (issue 13): trace this probe's packets; an attributed drop ends it early
+      const trace = traceProbe(await startProbeTrace(cluster, probeFlows(spec, cluster), options.signal));
+      const observation = await trace.run((dropped) => runProbe(spec, cluster, options.signal, dropped));
       const match = matchExpectation(expected, observation, (ref) => cluster.address(ref));
       const probe = {
         id,
@@ -127,6 +130,7 @@ async function runPhase(p: PhaseInput): Promise<void> {
         summary: observation.summary,
         durationMs: observation.durationMs,
         detail: { ...observation.detail, servedBy: observation.servedBy, source: observation.source },
+        trace: await trace.stop(!match.matched || observation.outcome !== 'ok'), // probe-trace (issue 13)
       };
       phase.probes.push(probe);
       options.emit({ kind: 'probe', id: scenario.id, phase: p.name, probe });
@@ -135,6 +139,7 @@ async function runPhase(p: PhaseInput): Promise<void> {
       phase.checks.push(check);
       options.emit({ kind: 'check', id: scenario.id, phase: p.name, check });
     }
+    attachDiagnoses(phase, (ref) => cluster.address(ref)); // probe-trace (issue 13): after the checks, whose evidence it cites
   });
   phase.durationMs = Math.round(performance.now() - started);
 }

@@ -7,6 +7,7 @@ import { commandArgv, placeholderResolver, substitute } from '../engine/expand-s
 import { classifyCurl, classifyDnsAgent, classifyDownload, foreignReply, synDestination, type Classified, type DnsAgentResult, type Endpoint } from './classify.ts';
 import { foldRuns, pooled } from './repeat-stats.ts';
 import { PacketWatch, type Packet } from './packet-watch.ts';
+import { dropVerdict } from '../trace/drop-verdict.ts'; // probe-trace: early verdict at an attributed drop
 
 export function durationMs(d: number | string): number {
   if (typeof d === 'number') return d;
@@ -18,16 +19,16 @@ export function durationMs(d: number | string): number {
  * Runs the probe once, or `repeat` times (`parallel` at a time) folded into one Observation with the
  * distribution of outcomes. `during` commands start before every run and are awaited after it.
  */
-export async function runProbe(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSignal): Promise<Observation> {
-  if (spec.repeat === undefined) return runWithDuring(spec, cluster, signal);
+export async function runProbe(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSignal, dropped?: AbortSignal): Promise<Observation> {
+  if (spec.repeat === undefined) return runWithDuring(spec, cluster, signal, dropped);
   const started = performance.now();
   const runs = await pooled(spec.repeat, spec.parallel, () => runWithDuring(spec, cluster, signal));
   const to = spec.http ? `${cluster.address(spec.http.to)}:${spec.http.port}` : spec.download ? `${cluster.address(spec.download.to)}:${spec.download.port}` : `${cluster.address(spec.dns!.server)}:53`;
   return foldRuns(`${spec.from} -> ${to}`, runs, performance.now() - started);
 }
 
-async function runWithDuring(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSignal): Promise<Observation> {
-  if (!spec.during?.length) return runOnce(spec, cluster, signal);
+async function runWithDuring(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSignal, dropped?: AbortSignal): Promise<Observation> {
+  if (!spec.during?.length) return runOnce(spec, cluster, signal, dropped);
   const resolve = placeholderResolver(cluster);
   const commands = spec.during.map((d) => ({ on: d.on, lead: durationMs(d.lead), argv: substitute(commandArgv(d.cmd), resolve), timeoutMs: durationMs(d.timeout) }));
   const running = commands.map((c) => cluster.target(c.on).exec(c.argv, { reject: false, signal, timeoutMs: c.timeoutMs }));
@@ -53,7 +54,8 @@ function parseOutput(stdout: string): unknown {
   }
 }
 
-async function runOnce(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSignal): Promise<Observation> {
+/** `dropped` (probe trace): aborted with the reason when a packet the client sent was dropped deterministically. */
+async function runOnce(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSignal, dropped?: AbortSignal): Promise<Observation> {
   if (spec.download) return runDownload(spec, spec.download, cluster, signal);
   const started = performance.now();
   const client = cluster.address(`pod/${spec.from}`);
@@ -78,7 +80,7 @@ async function runOnce(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSi
     if (spec.http) {
       const url = `http://${endpoint.ip}:${endpoint.port}${spec.http.path}`;
       // --max-time is the verdict deadline: a hang is called after exactly that, never later
-      const r = await target.exec(['curl', '-sS', '--max-time', String(timeoutMs / 1000), '-w', '\n%{http_code} %{time_connect}', url], { reject: false, signal, stopWhen: early.signal });
+      const r = await target.exec(['curl', '-sS', '--max-time', String(timeoutMs / 1000), '-w', '\n%{http_code} %{time_connect}', url], { reject: false, signal, stopWhen: dropped ? AbortSignal.any([early.signal, dropped]) : early.signal });
       packets = await watch.stop();
       const lines = r.stdout.split('\n');
       const [code = '0', connect = '0'] = (lines.at(-1) ?? '').split(' ');
@@ -86,7 +88,12 @@ async function runOnce(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSi
       const connectSeconds = Number(connect);
       classified = classifyCurl({ exitCode: r.exitCode, stderr: r.stderr, httpCode, body: lines.slice(0, -1).join('\n'), connectSeconds }, packets, client, endpoint);
       tcp = { connected: connectSeconds > 0, sentTo: synDestination(packets, client) };
-      detail = { url, curlExit: r.stopped ? 'stopped: the evidence was conclusive' : r.exitCode, httpCode, connectMs: Math.round(connectSeconds * 1e4) / 10, curlError: r.stderr.trim() || undefined };
+      if (r.stopped && dropped?.aborted && !early.signal.aborted) {
+        const d = dropVerdict(packets, client, endpoint, String(dropped.reason));
+        classified = d.classified;
+        tcp.connected = d.connected;
+      }
+      detail = { url, curlExit: r.stopped ? (early.signal.aborted ? 'stopped: the evidence was conclusive' : 'stopped: the trace attributed a drop') : r.exitCode, httpCode, connectMs: Math.round(connectSeconds * 1e4) / 10, curlError: r.stderr.trim() || undefined };
     } else {
       const dns = spec.dns!;
       if (dns.tool === 'agent') {
