@@ -43,6 +43,10 @@ export interface TraceFlows {
 }
 
 export interface ProbeTraceResult {
+  /** Wall clock (epoch ms) at `at` = 0, to line events up with packet captures. */
+  startedAt?: number;
+  /** The addresses traced. */
+  flows?: TraceFlows;
   events: TraceEvent[];
   facts: TraceFact[];
   /** Parts of the trace that could not run here, with why (e.g. no BPF tracing: drop reasons missing). */

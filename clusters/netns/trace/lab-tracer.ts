@@ -134,6 +134,7 @@ class LabTracer {
     const rules = traceRules(flows, tag);
     await Promise.all(this.lab.nodeNames.map((n) => this.lab.node(n).exec(['iptables-restore', '-w', '--noflush'], { input: rules.add })));
     const start = performance.now();
+    const startedAt = Date.now();
     let fired = false;
     const dropListeners: ((e: Extract<TraceEvent, { kind: 'rule' | 'drop' }>) => void)[] = [];
     const onEvent = (e: Stamped) => {
@@ -156,7 +157,7 @@ class LabTracer {
           const t2 = performance.now();
           const facts: TraceFact[] = options?.facts ? await readTraceFacts(this.lab).catch(() => []) : [];
           const costMs = { start: Math.round(start - t0), stop: Math.round(t2 - t1), ...(options?.facts ? { facts: Math.round(performance.now() - t2) } : {}) };
-          return { events, facts, unavailable: [...this.unavailable], costMs };
+          return { startedAt, flows, events, facts, unavailable: [...this.unavailable], costMs };
         })()),
     };
   }

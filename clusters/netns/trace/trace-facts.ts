@@ -26,7 +26,7 @@ async function nodeFacts(lab: NetnsLab, node: string): Promise<TraceFact[]> {
   for (const m of settings.stdout.matchAll(/^(\S+) = (\S+)$/gm)) facts.push({ kind: 'setting', node, name: m[1]!, value: m[2]! });
   if (lab.mountNamespaces.has(node)) {
     const net = await json<{ tc?: { devname: string; kind: string; name: string; id: number }[] }[]>(['bpftool', '-j', '--nomount', 'net', 'show', 'dev', 'eth0']);
-    for (const p of net?.[0]?.tc ?? []) facts.push({ kind: 'tc-program', node, dev: p.devname, hook: p.kind.endsWith('egress') ? 'egress' : 'ingress', name: p.name, id: p.id });
+    for (const p of net?.[0]?.tc ?? []) facts.push({ kind: 'tc-program', node, dev: p.devname, hook: p.kind.endsWith('egress') ? 'egress' : 'ingress', name: p.name.replace(/:\[.*\]$/, ''), id: p.id }); // bpftool appends `:[*fsobj]` for pinned programs
   }
   const cgroup = lab.cgroups.get(node);
   if (cgroup) {
