@@ -51,8 +51,8 @@ export interface ProbeTraceResult {
   facts: TraceFact[];
   /** Parts of the trace that could not run here, with why (e.g. no BPF tracing: drop reasons missing). */
   unavailable: string[];
-  /** What the trace cost the probe, ms: set-up, teardown (rules removed, monitors flushed), reading the facts. */
-  costMs: { start: number; stop: number; facts?: number };
+  /** What the trace cost, ms: the lab's monitors (first probe only), set-up, teardown (rules removed, monitors flushed), reading the facts. */
+  costMs: { lab?: number; start: number; stop: number; facts?: number };
 }
 
 export interface ProbeTraceSession {

@@ -4,6 +4,7 @@ import ora, { type Ora } from 'ora';
 import pc from 'picocolors';
 import type { RunEvent, RunResult, ScenarioResult } from '../engine/results.ts';
 import type { Reporter } from './reporter.ts';
+import { diagnosisLines } from './diagnosis-lines.ts';
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 const VERDICT: Record<ScenarioResult['verdict'], (s: string) => string> = { passed: pc.green, failed: pc.red, errored: pc.red, skipped: pc.yellow };
@@ -30,6 +31,15 @@ function scenarioEnd(r: ScenarioResult): string {
   const lines = [`${VERDICT[r.verdict](r.verdict.toUpperCase())} ${r.id} (${seconds(r.durationMs)})`];
   if (r.error) lines.push(pc.red(`  ${r.error.message}`) + (r.error.hint ? pc.dim(`\n  hint: ${r.error.hint}`) : ''));
   if (r.skipReason) lines.push(pc.yellow(`  skipped: ${r.skipReason}`));
+  if (r.verdict === 'failed') {
+    // why each failing probe ended as it did: the culprit its trace names
+    for (const phase of r.phases) {
+      for (const probe of phase.probes.filter((p) => !p.matched)) {
+        const diagnosis = diagnosisLines(probe);
+        if (diagnosis.length) lines.push(`  ${phase.variant}/${phase.name} ${probe.id}: ${diagnosis[0]}`, ...diagnosis.slice(1).map((l) => pc.dim(`    ${l}`)));
+      }
+    }
+  }
   if (r.verdict === 'failed' || r.verdict === 'errored') lines.push(...r.log.map((l) => pc.dim(`  | ${l}`)));
   return lines.join('\n');
 }

@@ -43,11 +43,14 @@ class LabTracer {
   private readonly live = new Map<string, Set<Source>>();
   readonly unavailable: string[] = [];
   private probes = 0;
+  /** ms the lab-wide monitors took to start (charged to the lab's first traced probe). */
+  startMs = 0;
 
   private constructor(private readonly lab: NetnsLab) {}
 
   static async start(lab: NetnsLab, signal?: AbortSignal): Promise<LabTracer> {
     const tracer = new LabTracer(lab);
+    const t0 = performance.now();
     await Promise.all([tracer.startDrops(), ...lab.nodeNames.map((n) => tracer.startNode(n))]);
     for (const node of lab.nodeNames) {
       const seen = await tracer.barrier(node, ['rules', 'drops', 'conntrack'], 1500, signal);
@@ -57,6 +60,7 @@ class LabTracer {
     const seen = anyNode ? tracer.live.get(anyNode)! : new Set<Source>();
     if (!seen.has('rules')) tracer.unavailable.push('rule verdicts: xtables-monitor --trace printed nothing in the node (no nf_tables trace support?)');
     if (!seen.has('drops') && !tracer.unavailable.some((u) => u.startsWith('kernel drop reasons'))) tracer.unavailable.push('kernel drop reasons: the kfree_skb program reported nothing');
+    tracer.startMs = Math.round(performance.now() - t0);
     return tracer;
   }
 
@@ -150,13 +154,15 @@ class LabTracer {
         (stopped ??= (async () => {
           const t1 = performance.now();
           await Promise.all(this.lab.nodeNames.map((n) => this.lab.node(n).exec(['iptables-restore', '-w', '--noflush'], { input: rules.remove, reject: false })));
-          // flush: whatever the monitors still had in flight arrives before the marker
-          await Promise.all(this.lab.nodeNames.map((n) => this.barrier(n, [...(this.live.get(n) ?? [])], 500)));
+          // flush: whatever the monitors still had in flight arrives before the marker. Only for a probe
+          // whose trace is kept: a probe that ended well drops its trace, so it skips the wait.
+          if (options?.facts) await Promise.all(this.lab.nodeNames.map((n) => this.barrier(n, [...(this.live.get(n) ?? [])], 500)));
           this.listeners.delete(onEvent);
           const events = this.events.filter((e) => e.stamp >= start && relevant(e, flows)).map((e) => relative(e, start));
           const t2 = performance.now();
           const facts: TraceFact[] = options?.facts ? await readTraceFacts(this.lab).catch(() => []) : [];
-          const costMs = { start: Math.round(start - t0), stop: Math.round(t2 - t1), ...(options?.facts ? { facts: Math.round(performance.now() - t2) } : {}) };
+          const lab = this.probes === 1 ? { lab: this.startMs } : {};
+          const costMs = { ...lab, start: Math.round(start - t0), stop: Math.round(t2 - t1), ...(options?.facts ? { facts: Math.round(performance.now() - t2) } : {}) };
           return { startedAt, flows, events, facts, unavailable: [...this.unavailable], costMs };
         })()),
     };
