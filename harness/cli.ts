@@ -53,6 +53,7 @@ interface RunOptions {
   json?: string;
   junit?: string;
   reportDir?: string;
+  html?: string;
   keep?: boolean;
   parallel: number;
 }
@@ -65,6 +66,8 @@ async function run(ids: string[], options: RunOptions): Promise<number> {
   if (options.json) reporters.push(jsonReporter(options.json));
   // loaded only when asked for: the JUnit builder costs ~140 ms of start-up
   if (options.junit) reporters.push((await import('./report/junit-reporter.ts')).junitReporter(options.junit));
+  // the page with each probe's diagnosis and packet path: --html FILE, and report.html in --report-dir
+  for (const file of [options.html, options.reportDir && join(options.reportDir, 'report.html')]) if (file) reporters.push((await import('./report/html-reporter.ts')).htmlReporter(file));
   const reporter = combineReporters(reporters);
   const { signal, exitCode } = interruptible();
   let result: RunResult;
@@ -106,7 +109,8 @@ export function buildCli(): Command {
     .addOption(new Option('--provider <name>', 'where to run').choices(PROVIDER_NAMES).default('netns'))
     .option('--json <file>', 'write the JSON report')
     .option('--junit <file>', 'write a JUnit XML report')
-    .option('--report-dir <dir>', 'write evidence (captures, iptables-save -c, conntrack, ip) per phase here')
+    .option('--report-dir <dir>', 'write evidence (captures, iptables-save -c, conntrack, ip) per phase here, and report.html')
+    .option('--html <file>', 'write a self-contained HTML report: per probe the diagnosis and the packet path')
     .option('--parallel <n>', 'scenarios run at once, each in its own lab', positiveInt, 1)
     .option('--keep', 'leave the lab up after the run; `netrepro clean --force` removes it')
     .action(async (ids: string[], options: RunOptions) => {
@@ -137,10 +141,11 @@ export function buildCli(): Command {
     .argument('<id>')
     .addOption(new Option('--provider <name>').choices(PROVIDER_NAMES).default('netns'))
     .option('--report-dir <dir>', 'keep the evidence here (default: a temporary directory)')
-    .action(async (id: string, options: { provider: RunOptions['provider']; reportDir?: string }) => {
+    .option('--html <file>', 'also write the HTML report (diagnosis and packet path per probe)')
+    .action(async (id: string, options: { provider: RunOptions['provider']; reportDir?: string; html?: string }) => {
       const reportDir = options.reportDir ?? (await mkdtemp(join(tmpdir(), 'netrepro-explain-')));
       const json = join(reportDir, 'report.json');
-      process.exitCode = await run([id], { provider: options.provider, reportDir, json, parallel: 1 });
+      process.exitCode = await run([id], { provider: options.provider, reportDir, json, html: options.html, parallel: 1 });
       process.stdout.write(await explain(json));
     });
 
