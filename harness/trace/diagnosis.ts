@@ -50,10 +50,22 @@ export function diagnose(input: DiagnosisInput): Diagnosis | undefined {
   const packets = clientPackets(input.probe);
   const client = input.trace.flows?.client ?? clientAddress(input, packets, target);
   if (!client) return undefined;
-  const ctx: Ctx = { ...input, target, client, packets, events: input.trace.events, facts: input.trace.facts };
+  const ctx: Ctx = { ...input, target, client, packets, events: ownConnections(input.trace.events, client, packets), facts: input.trace.facts };
   const found = ruleDrop(ctx) ?? socketLbRewrite(ctx) ?? invalidUnNated(ctx) ?? bridgedReply(ctx) ?? kernelDrop(ctx);
   if (!found) return undefined;
   return { ...found, path: buildPath({ client, target, packets, trace: input.trace, culprit: found }) };
+}
+
+/**
+ * The trace covers the client's address, so it may also hold an earlier probe's connection still
+ * retransmitting (its curl stopped, its socket lingering): keep TCP events of the connections this
+ * probe opened (its SYNs on the client's interface), when it opened any.
+ */
+function ownConnections(events: TraceEvent[], client: string, packets: Packet[]): TraceEvent[] {
+  const ports = new Set(packets.filter((p) => p.src === client && p.flags === 'S').map((p) => p.sport));
+  if (ports.size === 0) return events;
+  const port = (p: TracePacket) => (p.src === client ? p.sport : p.dst === client ? p.dport : undefined);
+  return events.filter((e) => e.packet.proto !== 'tcp' || ports.has(port(e.packet) ?? -1) || (e.kind === 'conntrack' && ports.has(port(e.reply) ?? -1)));
 }
 
 interface Ctx extends DiagnosisInput {

@@ -67,6 +67,15 @@ describe('diagnosis of the seed incidents (recorded traces)', () => {
     expect(run('br-netfilter-dns-unexpected-source--dns-vip').culprit).toMatchObject({ kind: 'kernel', where: 'bridge (net.bridge.bridge-nf-call-iptables=0)' });
   });
 
+  it('ignores an earlier probe\'s connection still retransmitting into the same rule', () => {
+    const f = fixture('cilium-kube-proxy-forward-race--external');
+    const own = run('cilium-kube-proxy-forward-race--external').packet.sport;
+    const drop = f.probe.trace.events.find((e) => e.kind === 'rule' && e.verdict === 'DROP')!;
+    const stray = { ...drop, at: 0, id: 'stray', packet: { ...drop.packet, sport: 1234, flags: 'ACK FIN PSH' } };
+    const trace = { ...f.probe.trace, events: [stray, ...f.probe.trace.events] };
+    expect(diagnose({ probe: f.probe, phase: 'faulted', checks: [], trace })?.packet.sport).toBe(own);
+  });
+
   it('finds no culprit in an empty trace', () => {
     const f = fixture('cilium-kube-proxy-forward-race--external');
     const trace = { ...f.probe.trace, events: [], facts: [] };

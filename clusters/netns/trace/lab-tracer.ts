@@ -141,8 +141,12 @@ class LabTracer {
     const startedAt = Date.now();
     let fired = false;
     const dropListeners: ((e: Extract<TraceEvent, { kind: 'rule' | 'drop' }>) => void)[] = [];
+    // a TCP drop counts only for a connection this probe opened: an earlier probe's connection may still
+    // be retransmitting into the same DROP rule (its curl was stopped, its socket lingers)
+    const opened = new Set<number>();
     const onEvent = (e: Stamped) => {
-      if (fired || !attributedDrop(e, flows)) return;
+      if (e.kind === 'rule' && e.packet.src === flows.client && e.packet.flags === 'SYN' && e.packet.sport !== undefined) opened.add(e.packet.sport);
+      if (fired || !attributedDrop(e, flows) || (e.packet.proto === 'tcp' && !opened.has(e.packet.sport ?? -1))) return;
       fired = true;
       for (const l of dropListeners) l(relative(e, start) as Extract<TraceEvent, { kind: 'rule' | 'drop' }>);
     };
