@@ -22,6 +22,8 @@ export interface ProbeResult {
   diagnosis?: Diagnosis;
   /** The probe's packet trace, kept for faulted or failing probes (the evidence behind the diagnosis). */
   trace?: ProbeTraceResult;
+  /** What tracing added to this probe, ms (set-up, teardown, facts; the lab's monitors on its first probe). */
+  traceCostMs?: number;
 }
 
 export interface StepResult {

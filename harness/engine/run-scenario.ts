@@ -131,6 +131,7 @@ async function runPhase(p: PhaseInput): Promise<void> {
         durationMs: observation.durationMs,
         detail: { ...observation.detail, servedBy: observation.servedBy, source: observation.source },
         trace: await trace.stop(!match.matched || observation.outcome !== 'ok'), // probe-trace (issue 13)
+        traceCostMs: trace.costMs(), // probe-trace (issue 13)
       };
       phase.probes.push(probe);
       options.emit({ kind: 'probe', id: scenario.id, phase: p.name, probe });

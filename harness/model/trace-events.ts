@@ -36,10 +36,6 @@ export interface TraceFlows {
   client: string;
   /** Where the probe sends: the service/pod/host address (and port). */
   target: { ip: string; port: number };
-  /** Pod addresses behind the target (a service's endpoints), which an un-NATed reply would come from. */
-  backends: string[];
-  /** A large transfer: trace only what is unusual (INVALID, RST, SYN), not every data segment. */
-  bulk: boolean;
 }
 
 export interface ProbeTraceResult {

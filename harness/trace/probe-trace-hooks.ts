@@ -14,10 +14,13 @@ export interface TracedProbe {
   run(probe: (dropped: AbortSignal) => Promise<Observation>): Promise<Observation>;
   /** Stops the trace; returns it when `keep` (a faulted or failing probe), else undefined. */
   stop(keep: boolean): Promise<ProbeTraceResult | undefined>;
+  /** What tracing added to this probe, ms (after stop). */
+  costMs(): number | undefined;
 }
 
 export function traceProbe(session: ProbeTraceSession): TracedProbe {
   const dropped = new AbortController();
+  let cost: number | undefined;
   session.onDrop((drop) => dropped.abort(describeDrop(drop)));
   return {
     async run(probe) {
@@ -30,8 +33,11 @@ export function traceProbe(session: ProbeTraceSession): TracedProbe {
     },
     async stop(keep) {
       const result = await session.stop({ facts: keep });
+      const { lab = 0, start, stop, facts = 0 } = result.costMs;
+      cost = result.unavailable.some((u) => u.startsWith('tracing is off') || u.includes('cannot trace')) ? undefined : lab + start + stop + facts;
       return keep ? result : undefined;
     },
+    costMs: () => cost,
   };
 }
 

@@ -30,7 +30,5 @@ export function probeFlows(spec: ProbeSpec, cluster: StartedCluster): TraceFlows
     clientPod: spec.from,
     client: cluster.address(`pod/${spec.from}`),
     target: { ip: cluster.address(to.ref), port: to.port },
-    backends: [],
-    bulk: Boolean(spec.download),
   };
 }

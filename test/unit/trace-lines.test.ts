@@ -1,7 +1,7 @@
 // The trace tools' output as recorded on Linux 6.18 (iptables 1.8.9 nf_tables, conntrack-tools 1.4.7, our drop tracer).
 import { describe, expect, it } from 'vitest';
 import { parseConntrackLine, parseDropLine, XtablesTraceParser } from '../../clusters/netns/trace/parse-trace-lines.ts';
-import { traceRules } from '../../clusters/netns/trace/lab-tracer.ts';
+import { invalidTraceRule, labTraceRules } from '../../clusters/netns/trace/lab-tracer.ts';
 
 describe('xtables-monitor --trace', () => {
   it('pairs each TRACE line with its PACKET line: table, chain, verdict, rule text', () => {
@@ -57,12 +57,12 @@ describe('conntrack -E', () => {
 });
 
 describe('trace rules', () => {
-  it('inserts and deletes the same rules, tagged, in one iptables-restore each', () => {
-    const flows = { clientPod: 'client', client: '10.244.1.2', target: { ip: '10.96.0.20', port: 80 }, backends: [], bulk: false };
-    const { add, remove } = traceRules(flows, 'netrepro-trace-3');
-    expect(add).toBe('*raw\n-I PREROUTING 1 -s 10.244.1.2/32 -m comment --comment netrepro-trace-3 -j TRACE\n-I PREROUTING 1 -d 10.244.1.2/32 -m comment --comment netrepro-trace-3 -j TRACE\nCOMMIT\n');
-    expect(remove).toBe(add.replaceAll('-I PREROUTING 1', '-D PREROUTING'));
-    // a download is thousands of segments: only SYN, RST and INVALID are traced
-    expect(traceRules({ ...flows, bulk: true }, 't').add).toContain('*mangle\n-I PREROUTING 1 -d 10.244.1.2/32 -m conntrack --ctstate INVALID');
+  it('mark what decides a connection (SYN, RST, UDP, ICMP, INVALID), never the data stream, all tagged', () => {
+    const rules = labTraceRules();
+    expect(rules).toContain('*raw\n-A OUTPUT -o lo -p udp --dport 9 -m comment --comment netrepro-trace -j TRACE\n');
+    expect(rules).toContain('-A PREROUTING -p tcp --syn -m comment --comment netrepro-trace -j TRACE');
+    expect(rules).not.toContain('conntrack'); // raw needs no conntrack: tracing must not switch it on
+    expect(invalidTraceRule()).toBe('*mangle\n-A PREROUTING -m conntrack --ctstate INVALID -m comment --comment netrepro-trace -j TRACE\nCOMMIT\n');
+    expect(rules.split('\n').filter((l) => l.startsWith('-A')).every((l) => l.includes('--comment netrepro-trace -j TRACE'))).toBe(true);
   });
 });

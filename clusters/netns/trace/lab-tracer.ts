@@ -1,6 +1,8 @@
 // Traces one probe's packets inside the lab's own namespaces, never the host's:
-//  - netfilter rule verdicts with the rule text: `-j TRACE` rules matching the probe's client, inserted in
-//    each node's raw (and, for bulk transfers, mangle) table for the probe only, read by `xtables-monitor --trace`;
+//  - netfilter rule verdicts with the rule text: `-j TRACE` rules in each node's raw (and mangle) tables, read by
+//    `xtables-monitor --trace`. They mark only the packets that decide a connection's fate (SYN, RST, UDP, ICMP,
+//    and, where conntrack runs, whatever it calls INVALID), never the data stream, so they stay for the lab's life and a probe
+//    costs no iptables call; each probe keeps the events of its own client;
 //  - kernel drop reasons: our kfree_skb program (bpf/drop-trace.c), which reports only the lab's namespaces;
 //  - conntrack state changes: `conntrack -E` in each node.
 // The monitors start once per lab (on the first traced probe) and end with it: they are lab processes
@@ -55,6 +57,9 @@ class LabTracer {
     for (const node of lab.nodeNames) {
       const seen = await tracer.barrier(node, ['rules', 'drops', 'conntrack'], 1500, signal);
       tracer.live.set(node, seen);
+      // INVALID is conntrack's word: traced only where conntrack already runs (the marker got an entry),
+      // since the match would otherwise switch conntrack on in a node that did without it
+      if (seen.has('conntrack')) await lab.node(node).exec(['iptables-restore', '-w', '--noflush'], { input: invalidTraceRule() });
     }
     const anyNode = lab.nodeNames[0];
     const seen = anyNode ? tracer.live.get(anyNode)! : new Set<Source>();
@@ -115,8 +120,7 @@ class LabTracer {
       const event = parseConntrackLine(line, 0, node);
       if (event) this.record(event, 'conntrack', node);
     });
-    // the marker's own trace rule stays for the lab's life: it only matches datagrams to 127.0.0.1:9 on lo
-    await target.exec(['iptables', '-w', '-t', 'raw', '-I', 'OUTPUT', '1', '-o', 'lo', '-p', 'udp', '--dport', String(MARKER_PORT), '-m', 'comment', '--comment', COMMENT, '-j', 'TRACE']);
+    await target.exec(['iptables-restore', '-w', '--noflush'], { input: labTraceRules() });
   }
 
   /** Sends markers in `node` until every source in `wanted` has seen one (or the deadline): returns the sources that did. */
@@ -124,19 +128,25 @@ class LabTracer {
     const before = new Map(wanted.map((s) => [s, this.markers.get(`${node}/${s}`) ?? 0]));
     const seen = () => new Set(wanted.filter((s) => (this.markers.get(`${node}/${s}`) ?? 0) > before.get(s)!));
     const until = performance.now() + deadlineMs;
+    // conntrack reports the marker with the others, or never (not in use in this node): once the
+    // other sources have it, give conntrack 50 ms more, not the whole deadline
+    const others = wanted.filter((s) => s !== 'conntrack');
+    let othersAt: number | undefined;
     while (performance.now() < until && !signal?.aborted) {
       await this.lab.node(node).exec(['bash', '-c', `echo > /dev/udp/127.0.0.1/${MARKER_PORT}`], { reject: false });
       for (let i = 0; i < 5 && seen().size < wanted.length; i++) await new Promise((r) => setTimeout(r, 5));
       if (seen().size === wanted.length) break;
+      if (others.every((o) => seen().has(o))) {
+        othersAt ??= performance.now();
+        if (performance.now() - othersAt > 50) break;
+      }
     }
     return seen();
   }
 
   async startProbe(flows: TraceFlows): Promise<ProbeTraceSession> {
     const t0 = performance.now();
-    const tag = `${COMMENT}-${++this.probes}`;
-    const rules = traceRules(flows, tag);
-    await Promise.all(this.lab.nodeNames.map((n) => this.lab.node(n).exec(['iptables-restore', '-w', '--noflush'], { input: rules.add })));
+    this.probes += 1;
     const start = performance.now();
     const startedAt = Date.now();
     let fired = false;
@@ -157,7 +167,6 @@ class LabTracer {
       stop: (options) =>
         (stopped ??= (async () => {
           const t1 = performance.now();
-          await Promise.all(this.lab.nodeNames.map((n) => this.lab.node(n).exec(['iptables-restore', '-w', '--noflush'], { input: rules.remove, reject: false })));
           // flush: whatever the monitors still had in flight arrives before the marker. Only for a probe
           // whose trace is kept: a probe that ended well drops its trace, so it skips the wait.
           if (options?.facts) await Promise.all(this.lab.nodeNames.map((n) => this.barrier(n, [...(this.live.get(n) ?? [])], 500)));
@@ -193,28 +202,28 @@ function attributedDrop(e: TraceEvent, flows: TraceFlows): boolean {
   return false;
 }
 
-/** iptables-restore input that adds, and removes, this probe's TRACE rules. */
-export function traceRules(flows: TraceFlows, tag: string): { add: string; remove: string } {
-  const c = `${flows.client}/32`;
-  const comment = ['-m', 'comment', '--comment', tag];
-  const specs: [table: string, spec: string[]][] = flows.bulk
-    ? [
-        // a bulk transfer is thousands of segments: only the handshake, resets and what conntrack calls INVALID
-        ['raw', ['PREROUTING', '-s', c, '-p', 'tcp', '--syn']],
-        ['raw', ['PREROUTING', '-s', c, '-p', 'tcp', '--tcp-flags', 'RST', 'RST']],
-        ['mangle', ['PREROUTING', '-d', c, '-m', 'conntrack', '--ctstate', 'INVALID']],
-        ['mangle', ['PREROUTING', '-s', c, '-m', 'conntrack', '--ctstate', 'INVALID']],
-      ]
-    : [
-        ['raw', ['PREROUTING', '-s', c]],
-        ['raw', ['PREROUTING', '-d', c]],
-      ];
-  const block = (op: '-I' | '-D') =>
-    ['raw', 'mangle']
-      .map((table) => {
-        const lines = specs.filter(([t]) => t === table).map(([, [chain, ...rest]]) => [op, chain, ...(op === '-I' ? ['1'] : []), ...rest!, ...comment, '-j', 'TRACE'].join(' '));
-        return lines.length ? `*${table}\n${lines.join('\n')}\nCOMMIT\n` : '';
-      })
-      .join('');
-  return { add: block('-I'), remove: block('-D') };
+/**
+ * iptables-restore input for the lab's TRACE rules (one node). Each marks a packet for nf_tables tracing
+ * through every later table; the data segments of a transfer are never marked, unless INVALID.
+ */
+export function labTraceRules(): string {
+  const rule = (chain: string, spec: string) => `-A ${chain} ${spec} -m comment --comment ${COMMENT} -j TRACE`;
+  // raw runs before conntrack and needs none: these rules change nothing in how the node handles packets
+  return [
+    '*raw',
+    // the readiness and flush marker: a datagram to 127.0.0.1:9 on lo
+    rule('OUTPUT', `-o lo -p udp --dport ${MARKER_PORT}`),
+    rule('PREROUTING', '-p tcp --syn'),
+    rule('PREROUTING', '-p tcp --tcp-flags RST RST'),
+    // not VXLAN (flannel 8472, IANA 4789): its outer datagrams carry every inner packet, the data stream too
+    rule('PREROUTING', '-p udp -m multiport ! --dports 4789,8472'),
+    rule('PREROUTING', '-p icmp'),
+    'COMMIT',
+    '',
+  ].join('\n');
+}
+
+/** After conntrack: what it could not place (the ACK after a reply it never saw, a segment out of window). */
+export function invalidTraceRule(): string {
+  return `*mangle\n-A PREROUTING -m conntrack --ctstate INVALID -m comment --comment ${COMMENT} -j TRACE\nCOMMIT\n`;
 }
