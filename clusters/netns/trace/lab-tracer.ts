@@ -53,7 +53,8 @@ class LabTracer {
   static async start(lab: NetnsLab, signal?: AbortSignal): Promise<LabTracer> {
     const tracer = new LabTracer(lab);
     const t0 = performance.now();
-    await Promise.all([tracer.startDrops(), ...lab.nodeNames.map((n) => tracer.startNode(n))]);
+    const nodeFailed = (node: string) => (e: unknown) => void tracer.unavailable.push(`rule verdicts and conntrack events on ${node}: ${(e as Error).message.split('\n')[0]}`);
+    await Promise.all([tracer.startDrops(), ...lab.nodeNames.map((n) => tracer.startNode(n).catch(nodeFailed(n)))]);
     for (const node of lab.nodeNames) {
       const seen = await tracer.barrier(node, ['rules', 'drops', 'conntrack'], 1500, signal);
       tracer.live.set(node, seen);
