@@ -1,20 +1,8 @@
 // The node components that own iptables rules: kube-proxy and the Cilium agent. Each one, when it
 // starts, drops its old jumps from the built-in chains and prepends fresh ones, so whichever
 // started last sits first in FORWARD: the kube-proxy/Cilium start-order race of incident 01.
+// Cilium's rules by version: cilium-forward-rules.ts.
 import type { Target } from '../provider.ts';
-
-/** The rules Cilium (legacy host routing) installs in filter; its jump goes first in FORWARD. */
-export const CILIUM_RULES = [
-  '*filter',
-  ':CILIUM_FORWARD - [0:0]',
-  '-A CILIUM_FORWARD -o cilium_host -m comment --comment "cilium: any->cluster on cilium_host forward accept" -j ACCEPT',
-  '-A CILIUM_FORWARD -i cilium_host -m comment --comment "cilium: cluster->any on cilium_host forward accept (nodeport)" -j ACCEPT',
-  '-A CILIUM_FORWARD -i lxc+ -m comment --comment "cilium: cluster->any on lxc+ forward accept" -j ACCEPT',
-  '-A CILIUM_FORWARD -i cilium_net -m comment --comment "cilium: cluster->any on cilium_net forward accept (nodeport)" -j ACCEPT',
-  '-I FORWARD 1 -m comment --comment "cilium-feeder: CILIUM_FORWARD" -j CILIUM_FORWARD',
-  'COMMIT',
-  '',
-].join('\n');
 
 const OWN_JUMPS = { 'kube-proxy': / -j KUBE-/, cilium: / -j CILIUM_/ } as const;
 

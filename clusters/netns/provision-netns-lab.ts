@@ -5,7 +5,7 @@ import { HarnessError } from '../../harness/model/errors.ts';
 import type { TopologySpec } from '../../harness/model/scenario-schema.ts';
 import { endpointSliceObject, serviceObject, type PodPlacement } from '../kube-objects.ts';
 import type { LabAction, RunContext } from '../provider.ts';
-import { attachSocketLb, detachSocketLb, loadSocketLb, provisionCiliumNode } from './cilium-datapath.ts';
+import { attachedHooks, attachSocketLb, detachSocketLb, loadSocketLb, provisionCiliumNode } from './cilium-datapath.ts';
 import { invokeCni } from './cni-plugin.ts';
 import { kubeProxyRestore, KUBE_PROXY_PROFILES } from './kube-proxy-rules.ts';
 import { labNames } from './lab-names.ts';
@@ -13,7 +13,8 @@ import { ipBatch, NetnsLab } from './netns-lab.ts';
 import { runCommand } from '../command.ts';
 import { flannelDevice, flannelPeerEntries, FLANNEL_MTU, vtepMac, type FlannelNode } from './flannel-entries.ts';
 import { helperBinary, HELPERS } from './helper-build.ts';
-import { CILIUM_RULES, startComponent } from './node-components.ts';
+import { startComponent } from './node-components.ts';
+import { ciliumRestore } from './cilium-forward-rules.ts';
 
 /** The network joining nodes and external hosts, inside the fabric namespace only (kind's docker network uses the same). */
 const FABRIC_NET = '172.18.0';
@@ -177,20 +178,22 @@ async function performAction(lab: NetnsLab, action: LabAction): Promise<void> {
     case 'start':
       if (action.component === 'kube-proxy') return startComponent(node, 'kube-proxy', await kubeProxyRules(lab, action.node, action.version ?? lab.topology.kubeProxy));
       if (lab.topology.cni !== 'cilium') throw new HarnessError('UNSUPPORTED', 'cilium runs only in the cilium CNI shape');
-      return startComponent(node, 'cilium', CILIUM_RULES);
+      return startComponent(node, 'cilium', ciliumRestore(lab.topology.cilium.version, lab.topology.cilium.endpointRoutes));
     case 'sock-lb-stale-program': {
       // the stale program was there before the current agent attached its own: it runs first (FIFO)
       const vip = lab.address(action.service);
       const [ip = '', port = '0'] = action.backend.split(':');
-      await loadSocketLb(lab, action.node, 'sock-stale', [{ vip, port: action.port, backends: [{ ip, port: Number(port) }] }], false);
-      if (!action.first) return attachSocketLb(lab, action.node, 'sock-stale');
-      await detachSocketLb(lab, action.node, 'sock-current');
-      await attachSocketLb(lab, action.node, 'sock-stale');
-      await attachSocketLb(lab, action.node, 'sock-current');
+      const protocol = action.hook === 'sendmsg4' ? 'UDP' : 'TCP';
+      await loadSocketLb(lab, action.node, 'sock-stale', [{ vip, port: action.port, protocol, backends: [{ ip, port: Number(port) }] }], []);
+      const hooks = [action.hook] as const;
+      if (!action.first) return attachSocketLb(lab, action.node, 'sock-stale', hooks);
+      await detachSocketLb(lab, action.node, 'sock-current', hooks);
+      await attachSocketLb(lab, action.node, 'sock-stale', hooks);
+      await attachSocketLb(lab, action.node, 'sock-current', hooks);
       return;
     }
     case 'sock-lb-detach-stale':
-      return detachSocketLb(lab, action.node, 'sock-stale');
+      return detachSocketLb(lab, action.node, 'sock-stale', await attachedHooks(lab, action.node, 'sock-stale'));
   }
 }
 

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { HarnessError } from './errors.ts';
 import { parseValidated } from './load-scenario.ts';
-import { KUBE_PROXY_VERSIONS, type Scenario } from './scenario-schema.ts';
+import { CILIUM_VERSIONS, KUBE_PROXY_VERSIONS, type Scenario } from './scenario-schema.ts';
 
 export const PROFILE_DIR = fileURLToPath(new URL('../../profiles/', import.meta.url));
 
@@ -20,7 +20,11 @@ export const ProfileSchema = z
       .record(z.string().regex(/^net\.[a-z0-9_.-]+$/, 'a net.* sysctl'), z.union([z.string(), z.number()]))
       .default({})
       .describe('set on every node before kube-proxy and Cilium start (kube-proxy >= 1.29 reads be_liberal then)'),
-    cilium: z.object({ bpfMasquerade: z.boolean().optional(), socketLB: z.boolean().optional() }).strict().optional(),
+    cilium: z
+      .object({ bpfMasquerade: z.boolean().optional(), socketLB: z.boolean().optional(), version: z.enum(CILIUM_VERSIONS).optional(), endpointRoutes: z.boolean().optional() })
+      .strict()
+      .optional()
+      .describe('Cilium options (overrides the scenario); version picks the CILIUM_FORWARD rules'),
     real: z
       .object({ kubernetesVersion: z.string().optional(), ciliumChart: z.string().optional(), flannel: z.string().optional() })
       .strict()

@@ -26,6 +26,10 @@ export const TargetRef = z
 export const CNI_SHAPES = ['bridge', 'flannel', 'cilium'] as const;
 export const COMPONENTS = ['kube-proxy', 'cilium'] as const;
 export const KUBE_PROXY_VERSIONS = ['1.14', '1.15', '1.29'] as const;
+/** CILIUM_FORWARD layouts: 1.7 and before, 1.8 (cilium/cilium PR 11819) and later. */
+export const CILIUM_VERSIONS = ['1.7', '1.8'] as const;
+/** Socket-LB hooks a stale program may hold. */
+export const SOCK_LB_HOOKS = ['connect4', 'sendmsg4'] as const;
 
 const Program = z
   .object({
@@ -79,7 +83,12 @@ const Host = z
 const Cilium = z
   .object({
     bpfMasquerade: z.boolean().default(true).describe('SNAT pod -> node IP in tc BPF on the node device (reply bypasses netfilter)'),
-    socketLB: z.boolean().default(false).describe('cgroup connect4 program rewriting ClusterIP -> backend in the system call'),
+    socketLB: z.boolean().default(false)
+      .describe('cgroup connect4/sendmsg4/recvmsg4/getpeername4 programs rewriting ClusterIP <-> backend in the system calls'),
+    version: z.enum(CILIUM_VERSIONS).default('1.8').describe('the CILIUM_FORWARD rules the agent installs, by Cilium version'),
+    endpointRoutes: z.boolean().default(false)
+      .describe('enable-endpoint-routes as the agent sees it: changes the CILIUM_FORWARD rules only (the lab always routes each pod by its lxc)'),
+    nativeRoutingCIDR: Cidr.optional().describe('ipv4-native-routing-cidr: never masqueraded, routed between nodes; default the cluster CIDR'),
   })
   .strict();
 
@@ -87,7 +96,7 @@ export const Topology = z
   .object({
     cni: z.enum(CNI_SHAPES),
     kubeProxy: z.enum(KUBE_PROXY_VERSIONS).default('1.29').describe('kube-proxy iptables-mode rule layout by version'),
-    cilium: Cilium.default({ bpfMasquerade: true, socketLB: false }).describe('options of the cilium shape'),
+    cilium: Cilium.default({ bpfMasquerade: true, socketLB: false, version: '1.8', endpointRoutes: false }).describe('options of the cilium shape'),
     startOrder: z.array(z.enum(COMPONENTS)).default(['kube-proxy', 'cilium'])
       .describe('order the node components start in; each prepends its FORWARD jump, so the last one ends up first'),
     hosts: z.array(Host).default([]),
@@ -161,6 +170,7 @@ const StaleSockLbStep = z
     port: Port,
     backend: z.string().regex(/^\d+\.\d+\.\d+\.\d+:\d+$/, 'IP:PORT'),
     first: z.boolean().default(true).describe('attached before the current program (it was there first); false attaches it after'),
+    hook: z.enum(SOCK_LB_HOOKS).default('connect4').describe('the hook the stale program holds: connect4 (TCP) or sendmsg4 (UDP, e.g. DNS)'),
   })
   .strict();
 
@@ -222,7 +232,7 @@ const Phase = z
   .strict();
 const Fix = Phase.extend({ name: Name.default('fix') }).strict();
 
-export const EVIDENCE_KINDS = ['iptables', 'conntrack', 'ip', 'capture'] as const;
+export const EVIDENCE_KINDS = ['iptables', 'conntrack', 'ip', 'capture', 'bpf'] as const;
 
 export const ScenarioSchema = z
   .object({
