@@ -35,12 +35,12 @@ function scriptedCluster(answers: Record<string, Partial<ExecResult>>): StartedC
 const step = (yaml: StepSpec) => expandStep(yaml, (r) => r)[0]!;
 const signal = new AbortController().signal;
 const describeAction = () => ['action'];
-const run = (s: StepSpec) => ({ run: { background: false, lead: 50, timeout: '30s', expect: { exit: 0 }, ...s.run! } }) as StepSpec;
+const run = (s: { run: Partial<NonNullable<StepSpec['run']>> }) => ({ run: { ...{ background: false, lead: 50, timeout: '30s', expect: { exit: 0 } }, ...s.run } }) as StepSpec;
 
 describe('steps prove they fired', () => {
   it('a command that exits non-zero fails the step with the command, where it ran and its output', async () => {
     const cluster = scriptedCluster({ 'tc qdisc add dev x root tbf': { exitCode: 2, stderr: 'Error: Exclusivity flag on' } });
-    const e = await runForegroundStep(cluster, step(run({ run: { on: 'node/a', cmd: 'tc qdisc add dev x root tbf' } } as StepSpec)), describeAction, signal).catch((x) => x);
+    const e = await runForegroundStep(cluster, step(run({ run: { on: 'node/a', cmd: 'tc qdisc add dev x root tbf' } })), describeAction, signal).catch((x) => x);
     expect(e).toBeInstanceOf(StepFailedError);
     expect(e.message).toMatch(/step failed on node\/a: tc qdisc add dev x root tbf\n {2}exit 2, expected 0\n {2}output:\n {4}Error: Exclusivity flag on/);
   });
@@ -48,7 +48,7 @@ describe('steps prove they fired', () => {
   it('a background command must print its evidence line, or the step fails (the injector that never injected)', async () => {
     const argv = '/bin/inject --port 8080';
     const silent = scriptedCluster({ [argv]: { exitCode: 0, stdout: '{"outcome":"error","error":"sendto(IPPROTO_RAW): Operation not permitted"}' } });
-    const command = step(run({ run: { on: 'pod/web', cmd: argv, background: true, expect: { exit: 'any', prints: '"outcome":"injected"' } } } as StepSpec));
+    const command = step(run({ run: { on: 'pod/web', cmd: argv, background: true, expect: { exit: 'any', prints: '"outcome":"injected"' } } }));
     const e = await startBackgroundStep(silent, command as never, signal).finish().catch((x) => x);
     expect(e.message).toMatch(/no line of its output matched \/"outcome":"injected"\//);
     const fired = scriptedCluster({ [argv]: { exitCode: 0, stdout: '{"outcome":"injected"}' } });
