@@ -109,9 +109,6 @@ export function classifyCurl(curl: CurlResult, packets: readonly Packet[], clien
   if (exitCode === 7 && /refused/i.test(stderr)) return { outcome: 'refused', reason: `${message} (curl's message; nothing captured)` };
   if (exitCode === 7 && /no route|unreachable/i.test(stderr)) return { outcome: 'unreachable', reason: `${message} (curl's message; nothing captured)` };
   if ((exitCode === 56 || exitCode === 52 || exitCode === 55) && /reset/i.test(stderr)) return { outcome: 'reset', reason: message };
-  // connect() failed and no SYN left the client: refused in the system call (EHOSTUNREACH/ENETUNREACH),
-  // e.g. Cilium socket LB on a Service without backends. curl -sS does not name the errno.
-  if (exitCode === 7 && !synDestination(packets, client)) return { outcome: 'unreachable', reason: `connect() failed before any packet was sent: ${message}` };
   return { outcome: 'error', reason: message || `curl exit ${exitCode}` };
 }
 

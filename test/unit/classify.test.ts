@@ -21,12 +21,6 @@ describe('curl outcome classification', () => {
     expect(classifyCurl(curl(56, 'curl: (56) Recv failure: Connection reset by peer'), [], client, vip).outcome).toBe('reset');
     expect(classifyCurl(curl(6, 'curl: (6) Could not resolve host'), [], client, vip).outcome).toBe('error');
   });
-  it('a failed connect() with no SYN on the wire is unreachable (socket LB: a Service without backends)', () => {
-    const stderr = "curl: (7) Failed to connect to 10.96.0.40 port 80 after 0 ms: Couldn't connect to server";
-    expect(classifyCurl(curl(7, stderr), [], client, vip).outcome).toBe('unreachable');
-    const syn: Packet = { src: client, sport: 40000, dst: vip.ip, dport: vip.port, proto: 'tcp', flags: 'S', line: '' };
-    expect(classifyCurl(curl(7, stderr), [syn], client, vip).outcome).toBe('error');
-  });
   it('a SYN-ACK from an address the client never contacted is an unexpected source, with the client RST', () => {
     const seen = packets([
       '12:00:00.000001 IP 10.244.1.2.44762 > 10.96.0.20.80: Flags [S], seq 1, win 64240, length 0',
