@@ -1,5 +1,5 @@
 // The cilium shape's datapath as Cilium behaves, measured on a real lab: SNAT by full tuple (two pods,
-// one source port), ICMP errors reverse-translated through SNAT (port unreachable, PMTU), and socket LB
+// one source port; ICMP echo), ICMP errors reverse-translated through SNAT (port unreachable, PMTU), and socket LB
 // showing the ClusterIP to getpeername() while connect() went to the backend.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { provisionNetnsLab } from '../../clusters/netns/provision-netns-lab.ts';
@@ -78,6 +78,13 @@ describe.skipIf(labSkipReason)('cilium datapath', () => {
     }
   });
 
+  it('ICMP echo is masqueraded too: two pods ping out with the same identifier at once, both get their replies', async () => {
+    // no ping(8) here: a raw-socket echo with a fixed identifier, which also collides between the pods
+    const ping = (pod: string) => lab.pod(pod).exec(['/usr/bin/python3', '-c', ECHO, docs, '4242'], { reject: false, timeoutMs: 5000 });
+    const [a, b] = await Promise.all([ping('pod-a'), ping('pod-b')]);
+    expect([a.stdout.trim(), b.stdout.trim()]).toEqual(['reply 4242', 'reply 4242']);
+  });
+
   it('socket LB: connect() goes to the backend, getpeername() shows the ClusterIP', async () => {
     const r = await nodeScript(
       lab,
@@ -92,6 +99,28 @@ describe.skipIf(labSkipReason)('cilium datapath', () => {
 
 /** bpftool's BTF view prints a __be16 as the host integer of its bytes. */
 const swap16 = (n: number) => ((n & 0xff) << 8) | (n >> 8);
+
+/** One ICMP echo request with identifier argv[2] to argv[1]; prints `reply ID` for the matching reply, or `timeout`. */
+const ECHO = `
+import socket, struct, sys, time
+dst, ident = sys.argv[1], int(sys.argv[2])
+def csum(b):
+    s = sum(struct.unpack('!%dH' % (len(b) // 2), b)); s = (s >> 16) + (s & 0xffff); s += s >> 16
+    return ~s & 0xffff
+msg = struct.pack('!BBHHH', 8, 0, 0, ident, 1) + b'netrepro'
+msg = msg[:2] + struct.pack('!H', csum(msg)) + msg[4:]
+s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+s.settimeout(0.5)
+s.sendto(msg, (dst, 0))
+end = time.time() + 2
+while time.time() < end:
+    try: data, (src, _) = s.recvfrom(2048)
+    except socket.timeout: continue
+    icmp = data[(data[0] & 15) * 4:]
+    if src == dst and icmp[0] == 0 and struct.unpack('!H', icmp[4:6])[0] == ident:
+        print('reply', ident); sys.exit(0)
+print('timeout')
+`;
 
 /** ICMP type 3 code 4 from a raw socket, quoting an IPv4/UDP header: argv node, server, sport, dport, mtu. */
 const FRAG_NEEDED = `

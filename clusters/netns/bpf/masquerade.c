@@ -11,6 +11,7 @@
  *   otherwise another port in [min_port, max_port] is picked (random first, then +1), so two
  *   pods using the same source port towards the same server both get their replies.
  *   Traffic to the native-routing CIDR (other nodes' pods) is not translated: it is routed.
+ *   ICMP echo requests are translated too, their identifier playing the source port.
  * ingress (tc clsact ingress on the node's eth0):
  *   - TCP/UDP to the node IP matching a reply tuple: destination rewritten to the pod, the
  *     L2 header rewritten for the pod's lxc veth (nr_masq_ep) and redirected there with
@@ -20,8 +21,9 @@
  *     reverse-translated too (RFC 5508: outer destination, inner source address and port,
  *     and every checksum involved), so "fragmentation needed" reaches the pod and PMTU works.
  *
- * Not modelled: ICMP echo (ping from pods is not masqueraded), non-first IP fragments, IPv6,
- * entry expiry (the map is LRU, like Cilium's).
+ *   - ICMP echo replies: the echo identifier is translated like a port (not clamped to the range).
+ *
+ * Not modelled: non-first IP fragments, IPv6, entry expiry (the map is LRU, like Cilium's).
  *
  * Maps are plain (no LIBBPF_PIN_BY_NAME): `bpftool prog loadall ... pinmaps DIR` pins them
  * under DIR/<map name> and both programs of one load share them. No global variables: they
@@ -232,25 +234,26 @@ static __always_inline void reply_tuple(const struct ipv4_ct_tuple *o, struct ip
  * reply tuple is free, else a random port, then the following ones. Both entries are created
  * with BPF_NOEXIST, reply first, so two CPUs racing for one port cannot both win it. */
 static __always_inline struct ipv4_nat_entry *new_mapping(const struct masq_cfg *cfg,
-							  const struct ipv4_ct_tuple *o)
+							  const struct ipv4_ct_tuple *o,
+							  __u32 min_port, __u32 max_port)
 {
 	struct ipv4_nat_entry ostate = {}, rstate = {};
 	struct ipv4_ct_tuple r = {};
-	__u16 span = cfg->max_port - cfg->min_port + 1;
-	__u16 port = bpf_ntohs(o->sport);
+	__u32 span = max_port - min_port + 1;
+	__u32 port = bpf_ntohs(o->sport);
 	int i;
 
-	if (!span)
+	if (!span || span > 65536)
 		return 0;
-	if (port < cfg->min_port || port > cfg->max_port)
-		port = cfg->min_port + (__u16)(bpf_get_prandom_u32() % span);
+	if (port < min_port || port > max_port)
+		port = min_port + bpf_get_prandom_u32() % span;
 	ostate.common.created = rstate.common.created = bpf_ktime_get_ns();
 	ostate.to_saddr = cfg->node_ip;
 	rstate.to_daddr = o->saddr;
 	rstate.to_dport = o->sport;
 	for (i = 0; i < SNAT_COLLISION_RETRIES; i++) {
-		reply_tuple(o, &r, cfg->node_ip, bpf_htons(port));
-		ostate.to_sport = bpf_htons(port);
+		reply_tuple(o, &r, cfg->node_ip, bpf_htons((__u16)port));
+		ostate.to_sport = bpf_htons((__u16)port);
 		if (!bpf_map_update_elem(&cilium_snat_v4_external, &r, &rstate, BPF_NOEXIST)) {
 			if (!bpf_map_update_elem(&cilium_snat_v4_external, o, &ostate, BPF_NOEXIST))
 				return bpf_map_lookup_elem(&cilium_snat_v4_external, o);
@@ -258,11 +261,51 @@ static __always_inline struct ipv4_nat_entry *new_mapping(const struct masq_cfg 
 			/* another CPU created the original entry first: use it */
 			return bpf_map_lookup_elem(&cilium_snat_v4_external, o);
 		}
-		port = i ? port + 1 : cfg->min_port + (__u16)(bpf_get_prandom_u32() % span);
-		if (port < cfg->min_port || port > cfg->max_port)
-			port = cfg->min_port;
+		port = i ? port + 1 : min_port + bpf_get_prandom_u32() % span;
+		if (port < min_port || port > max_port)
+			port = min_port;
 	}
 	return 0;
+}
+
+/* Echo request/reply: the identifier plays the port (source port going out, destination port of
+ * the reply); Cilium does not clamp it to the port range. Only the ICMP checksum covers it, and
+ * ICMP has no pseudo header, so the address rewrite touches the IP checksum alone. */
+struct echo {
+	__u8 type;
+	__u8 code;
+	__sum16 checksum;
+	__be16 id;
+};
+#define ICMP_ECHOREPLY 0
+#define ICMP_ECHO 8
+
+static __always_inline int echo_egress(struct __sk_buff *skb, const struct masq_cfg *cfg, const struct pkt *p)
+{
+	struct echo e;
+
+	if (bpf_skb_load_bytes(skb, p->l4_off, &e, sizeof(e)) || e.type != ICMP_ECHO)
+		return TC_ACT_OK;
+	struct ipv4_ct_tuple o = {
+		.daddr = p->daddr, .saddr = p->saddr, .dport = 0, .sport = e.id,
+		.nexthdr = IPPROTO_ICMP, .flags = TUPLE_F_OUT,
+	};
+	struct ipv4_nat_entry *state = bpf_map_lookup_elem(&cilium_snat_v4_external, &o);
+	if (!state)
+		state = new_mapping(cfg, &o, 0, 65535);
+	if (!state)
+		return TC_ACT_SHOT;
+	__be32 to_saddr = state->to_saddr;
+	__be16 to_id = state->to_sport;
+
+	if (to_id != e.id &&
+	    (bpf_l4_csum_replace(skb, p->l4_off + offsetof(struct echo, checksum), e.id, to_id, sizeof(to_id)) ||
+	     bpf_skb_store_bytes(skb, p->l4_off + offsetof(struct echo, id), &to_id, sizeof(to_id), 0)))
+		return TC_ACT_SHOT;
+	if (bpf_l3_csum_replace(skb, IP_CSUM, p->saddr, to_saddr, 4) ||
+	    bpf_skb_store_bytes(skb, IP_SADDR, &to_saddr, sizeof(to_saddr), 0))
+		return TC_ACT_SHOT;
+	return TC_ACT_OK;
 }
 
 SEC("tc")
@@ -273,13 +316,18 @@ int nr_masq_egress(struct __sk_buff *skb)
 	struct ipv4_nat_entry *state;
 	struct pkt p;
 
-	if (!cfg || !cfg->node_ip || parse(skb, &p))
+	int kind;
+
+	if (!cfg || !cfg->node_ip)
 		return TC_ACT_OK;
-	if (!in_net(p.saddr, cfg->pod_net, cfg->pod_mask))
+	kind = parse(skb, &p);
+	if (kind < 0 || !in_net(p.saddr, cfg->pod_net, cfg->pod_mask))
 		return TC_ACT_OK;
 	/* IPV4_SNAT_EXCLUSION_DST_CIDR: pods on other nodes are reached by native routing */
 	if (in_net(p.daddr, cfg->native_net, cfg->native_mask))
 		return TC_ACT_OK;
+	if (kind == 1)
+		return echo_egress(skb, cfg, &p);
 
 	struct ipv4_ct_tuple o = {
 		.daddr = p.daddr, .saddr = p.saddr, .dport = p.dport, .sport = p.sport,
@@ -287,7 +335,7 @@ int nr_masq_egress(struct __sk_buff *skb)
 	};
 	state = bpf_map_lookup_elem(&cilium_snat_v4_external, &o);
 	if (!state)
-		state = new_mapping(cfg, &o);
+		state = new_mapping(cfg, &o, cfg->min_port, cfg->max_port);
 	if (!state)
 		return TC_ACT_SHOT; /* no free port: Cilium drops with DROP_NAT_NO_MAPPING */
 	__be32 to_saddr = state->to_saddr;
@@ -387,6 +435,40 @@ static __always_inline int icmp_error_ingress(struct __sk_buff *skb, const struc
 	return to_endpoint(skb, pod_ip);
 }
 
+/* An echo reply to a translated echo request: identifier and destination back to the pod. */
+static __always_inline int echo_ingress(struct __sk_buff *skb, const struct pkt *p, __be16 id)
+{
+	struct ipv4_ct_tuple r = {
+		.daddr = p->daddr, .saddr = p->saddr, .dport = id, .sport = 0,
+		.nexthdr = IPPROTO_ICMP, .flags = TUPLE_F_IN,
+	};
+	struct ipv4_nat_entry *state = bpf_map_lookup_elem(&cilium_snat_v4_external, &r);
+	if (!state)
+		return TC_ACT_OK;
+	__be32 pod_ip = state->to_daddr;
+	__be16 pod_id = state->to_dport;
+
+	if (pod_id != id &&
+	    (bpf_l4_csum_replace(skb, p->l4_off + offsetof(struct echo, checksum), id, pod_id, sizeof(pod_id)) ||
+	     bpf_skb_store_bytes(skb, p->l4_off + offsetof(struct echo, id), &pod_id, sizeof(pod_id), 0)))
+		return TC_ACT_SHOT;
+	if (bpf_l3_csum_replace(skb, IP_CSUM, p->daddr, pod_ip, 4) ||
+	    bpf_skb_store_bytes(skb, IP_DADDR, &pod_ip, sizeof(pod_ip), 0))
+		return TC_ACT_SHOT;
+	return to_endpoint(skb, pod_ip);
+}
+
+static __always_inline int icmp_ingress(struct __sk_buff *skb, const struct masq_cfg *cfg, const struct pkt *p)
+{
+	struct echo e;
+
+	if (bpf_skb_load_bytes(skb, p->l4_off, &e, sizeof(e)))
+		return TC_ACT_OK;
+	if (e.type == ICMP_ECHOREPLY)
+		return echo_ingress(skb, p, e.id);
+	return icmp_error_ingress(skb, cfg, p);
+}
+
 SEC("tc")
 int nr_masq_ingress(struct __sk_buff *skb)
 {
@@ -401,7 +483,7 @@ int nr_masq_ingress(struct __sk_buff *skb)
 	if (kind < 0 || p.daddr != cfg->node_ip)
 		return TC_ACT_OK;
 	if (kind == 1)
-		return icmp_error_ingress(skb, cfg, &p);
+		return icmp_ingress(skb, cfg, &p);
 
 	struct ipv4_ct_tuple r = {
 		.daddr = p.daddr, .saddr = p.saddr, .dport = p.dport, .sport = p.sport,
