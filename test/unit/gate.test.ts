@@ -8,7 +8,7 @@ import { loadAllScenarios } from '../../harness/model/find-scenarios.ts';
 const probe = (matched: boolean, summary = 'x') => ({ id: 'p', expected: 'ok', observed: 'ok' as const, matched, summary, durationMs: 1, detail: {} });
 const result = (phases: [string, boolean][], extra: Partial<ScenarioResult> = {}): ScenarioResult => ({
   id: 's', title: 't', file: 'f', verdict: 'passed', durationMs: 1, labs: [], log: [],
-  phases: phases.map(([name, ok]) => ({ name: name as 'baseline', variant: 'v', steps: [], probes: [probe(ok, `${name} summary`)], checks: [], durationMs: 1 })),
+  phases: phases.map(([name, ok]) => ({ name: name as 'baseline', variant: 'v', steps: [], probes: [probe(ok, `${name} summary`)], checks: [], durationMs: 1, status: ok ? 'passed' : 'failed' })),
   ...extra,
 });
 
