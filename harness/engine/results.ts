@@ -60,6 +60,8 @@ export interface ScenarioResult {
   evidenceDir?: string;
   error?: { code: string; message: string; hint?: string };
   skipReason?: string;
+  /** Every address a reference resolved to during the run (pod/web -> 10.244.1.3): expectations can be judged again without the lab. */
+  addresses?: Record<string, string>;
   /** purpose: measure: the numbers the run measured (distributions of repeated probes, counter deltas). */
   measurements?: string[];
   /** Lab log lines, shown by reporters only when the scenario did not pass. */

@@ -30,7 +30,7 @@ export interface ScenarioRunOptions {
 
 export async function runScenario({ file, scenario }: LoadedScenario, options: ScenarioRunOptions): Promise<ScenarioResult> {
   const started = performance.now();
-  const result: ScenarioResult = { id: scenario.id, title: scenario.title, file, verdict: 'passed', durationMs: 0, phases: [], labs: [], log: [] };
+  const result: ScenarioResult = { id: scenario.id, title: scenario.title, file, verdict: 'passed', durationMs: 0, phases: [], labs: [], log: [], addresses: {} };
   // absolute: evidence commands may run in another mount namespace (the bpffs holder's), whose cwd is /
   if (options.reportDir) result.evidenceDir = resolve(options.reportDir, scenario.id);
   options.emit({ kind: 'scenario-start', id: scenario.id, title: scenario.title });
@@ -65,22 +65,42 @@ function measurements(result: ScenarioResult): string[] {
   ]);
 }
 
+/** One phase of a lab's run: which phase, for which variant, and what it does and expects. */
+export interface PhasePlan {
+  name: PhaseName;
+  variant: string;
+  spec: { steps?: StepSpec[]; expect: Scenario['baseline']['expect']; checks: CheckSpec[]; title?: string };
+}
+
+/** A fix variant's lab: baseline, fault, then the fix (the gate stops after the fault). */
 async function runVariant(scenario: Scenario, fix: Scenario['fixes'][number], result: ScenarioResult, options: ScenarioRunOptions): Promise<void> {
+  const plan: PhasePlan[] = [
+    { name: 'baseline', variant: fix.name, spec: scenario.baseline },
+    { name: 'faulted', variant: fix.name, spec: scenario.fault },
+    ...(options.faultOnly ? [] : [{ name: 'fixed' as const, variant: fix.name, spec: fix }]),
+  ];
+  await runLab(scenario, fix.name, plan, result, options);
+}
+
+/**
+ * One fresh lab running `plan` phase after phase, torn down on every path. The first phase that errors
+ * ends the lab's run (its error is thrown); results accumulate in `result`.
+ */
+export async function runLab(scenario: Scenario, label: string, plan: readonly PhasePlan[], result: ScenarioResult, options: ScenarioRunOptions): Promise<void> {
   const runId = newRunId();
-  const log = (line: string) => result.log.push(`[${fix.name}] ${line}`);
+  const log = (line: string) => result.log.push(`[${label}] ${line}`);
   const t0 = performance.now();
   const cluster = await options.provider.provision(scenario.topology, { runId, prefix: runPrefix(runId), signal: options.signal, log });
-  const lab = { variant: fix.name, runId, provisionMs: Math.round(performance.now() - t0), teardownMs: 0 };
+  const lab = { variant: label, runId, provisionMs: Math.round(performance.now() - t0), teardownMs: 0 };
   result.labs.push(lab);
-  options.emit({ kind: 'lab-ready', id: scenario.id, variant: fix.name, ms: lab.provisionMs });
+  options.emit({ kind: 'lab-ready', id: scenario.id, variant: label, ms: lab.provisionMs });
   // background steps (a trigger that keeps firing) run in their phase and every later one of this lab
   const background: Command[] = [];
   try {
-    const phase = (name: PhaseName, spec: { steps?: StepSpec[]; expect: Scenario['baseline']['expect']; checks: CheckSpec[]; title?: string }) =>
-      runPhase({ scenario, cluster, name, variant: fix.name, steps: spec.steps ?? [], expect: spec.expect, checks: spec.checks, title: spec.title, options, result, background });
-    await phase('baseline', scenario.baseline);
-    await phase('faulted', scenario.fault);
-    if (!options.faultOnly) await phase('fixed', fix);
+    for (const phase of plan) {
+      const { steps = [], expect, checks, title } = phase.spec;
+      await runPhase({ scenario, cluster, name: phase.name, variant: phase.variant, steps, expect, checks, title, options, result, background });
+    }
   } finally {
     const t1 = performance.now();
     if (options.keep) log(`kept: lab ${runId} stays up; remove it with \`netrepro clean --force\``);
@@ -133,7 +153,7 @@ async function runPhase(p: PhaseInput): Promise<void> {
         for (const [id, expected] of Object.entries(p.expect)) {
           const spec = scenario.probes.find((x) => x.id === id)!;
           const observation = await runProbe(spec, cluster, options.signal);
-          const probe = probeResult(id, expected, observation, (ref) => cluster.address(ref));
+          const probe = probeResult(id, expected, observation, (ref) => ((p.result.addresses ??= {})[ref] = cluster.address(ref)));
           phase.probes.push(probe);
           options.emit({ kind: 'probe', id: scenario.id, phase: p.name, probe });
         }

@@ -89,6 +89,21 @@ export class PacketWatch {
     });
   }
 
+  /**
+   * Waits until the packets seen satisfy `done`, at most `maxMs`: a connection that failed at once (a RST,
+   * an ICMP error) ends curl in the same instant the packet arrives, and tcpdump may not have printed it yet.
+   */
+  async until(done: (packets: readonly Packet[]) => boolean, maxMs: number): Promise<void> {
+    const seen = () => this.process.lines().flatMap((l) => parseTcpdumpLine(l) ?? []);
+    if (done(seen())) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, maxMs);
+      this.process.onLine(() => {
+        if (done(seen())) (clearTimeout(timer), resolve());
+      });
+    });
+  }
+
   /** Idempotent: the first call stops tcpdump, every call returns the same packets. */
   stop(): Promise<Packet[]> {
     this.stopped ??= this.process.stop('SIGINT').then(() => this.process.lines().flatMap((l) => parseTcpdumpLine(l) ?? []));

@@ -54,6 +54,8 @@ async function runOnce(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSi
       const url = `http://${endpoint.ip}:${endpoint.port}${spec.http.path}`;
       // --max-time is the verdict deadline: a hang is called after exactly that, never later
       const r = await target.exec(['curl', '-sS', '--max-time', String(timeoutMs / 1000), '-w', '\n%{http_code} %{time_connect}', url], { reject: false, signal, stopWhen: early.signal });
+      // refused or unreachable at once: the answering packet may still be on its way through tcpdump
+      if (r.exitCode === 7) await watch.until((seen) => seen.some((p) => p.dst === client), 100);
       packets = await watch.stop();
       const lines = r.stdout.split('\n');
       const [code = '0', connect = '0'] = (lines.at(-1) ?? '').split(' ');
