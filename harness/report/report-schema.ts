@@ -107,6 +107,7 @@ export const ScenarioReportSchema = z
     error: ErrorInfo.optional(),
     skipReason: z.string().optional(),
     measurements: z.array(z.string()).optional().describe('purpose: measure: the numbers the run measured'),
+    addresses: z.record(z.string(), z.string()).optional().describe('every address a reference resolved to in the run (pod/web -> 10.244.1.3), so expectations can be judged again without the lab'),
     log: z.array(z.string()).describe('lab log lines'),
   })
   .describe('one scenario');

@@ -47,7 +47,7 @@ function sampleRun(): RunResult {
     summary: { passed: 1, measured: 1, failed: 0, errored: 1, skipped: 1 },
     scenarios: [
       scenario({}),
-      scenario({ id: 'conntrack-load-reset-rate', verdict: 'measured', measurements: ['load: 24 ok, 0 reset'] }),
+      scenario({ id: 'conntrack-load-reset-rate', verdict: 'measured', measurements: ['load: 24 ok, 0 reset'], addresses: { 'pod/web': '10.244.1.3', 'svc/big': '10.96.0.30' } }),
       scenario({
         id: 'x', verdict: 'errored', error: { code: 'LAB_FAILED', message: 'CNI bridge ADD failed', hint: 'npm run preflight' },
         phases: [{ name: 'baseline', variant: 'default', steps: [], probes: [], checks: [], durationMs: 1, status: 'errored', error: { code: 'COMMAND_FAILED', message: 'exit 1' } }],
