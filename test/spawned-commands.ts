@@ -154,7 +154,7 @@ export function scanSpawns(root: string): SpawnScan {
         const next = elements[k + 1]?.[0];
         const script = elements[k + 2]?.[0];
         if (e.length === 1 && e[0]!.kind === 'string' && SHELLS.has(e[0]!.text) && next?.kind === 'string' && next.text === '-c' && script && (script.kind === 'string' || script.kind === 'template')) {
-          out.push(...shellScriptCommands(script.text).map((command) => ({ command, where: at(script) })));
+          out.push({ command: e[0]!.text, where: at(e[0]!) }, ...shellScriptCommands(script.text).map((command) => ({ command, where: at(script) })));
         }
       });
       const head = elements[0];

@@ -2,7 +2,9 @@
 // clusters/netns/lab-requirements.json (with its Debian package, which preflight installs) or is a
 // documented exception there (real-cluster tools, the Node runtime). Adding a spawn of a new tool
 // without listing it fails here, naming the file and line.
-import { readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { scanScenarioCommands, scanSpawns, shellScriptCommands } from '../spawned-commands.ts';
 
@@ -55,5 +57,38 @@ describe('shell scripts inside argv', () => {
     expect(shellScriptCommands('mount -t bpf x /sys/fs/bpf && mkdir -p /a && echo ready && exec sleep infinity')).toEqual(['mount', 'mkdir', 'sleep']);
     expect(shellScriptCommands('echo $$ > "$0/cgroup.procs" && exec "$@"')).toEqual([]);
     expect(shellScriptCommands('A=1 tc qdisc show | grep x; true')).toEqual(['tc', 'grep']);
+  });
+});
+
+describe('the scan sees a new tool however it is started', () => {
+  it('finds each form in a scratch tree, and reports a call whose program it cannot read', () => {
+    const root = mkdtempSync(join(tmpdir(), 'netrepro-scan-'));
+    try {
+      mkdirSync(join(root, 'scenarios'));
+      mkdirSync(join(root, 'src'));
+      writeFileSync(join(root, 'scenarios', 'x.yaml'), 'fault:\n  steps:\n    - run: { on: node/a, cmd: "jq -r .x" }\n    - run: { on: node/a, cmd: "{bin/helper} --x" }\n');
+      writeFileSync(
+        join(root, 'src', 'a.ts'),
+        [
+          "import { execFileSync } from 'node:child_process';",
+          "await runCommand(['ethtool', '-k', 'eth0']);",
+          "await target.exec(['ss', '-tn']);",
+          "const SOCAT = ['socat', '-', 'TCP:x:1'];",
+          'node.spawn(SOCAT);',
+          "const probe = (argv: string[]) => runCommand(argv, { reject: false });",
+          "await probe(['ping', '-c', '1', 'x']);",
+          "node.spawn(['unshare', '--net', 'sh', '-c', `nc -l 80 && exec strace -f x`]);",
+          "execFileSync('lsof', ['-i']);",
+          "const re = /'(x)'/; re.exec(text); // a regex with quotes, and RegExp#exec: neither is a spawn",
+          'await runCommand(pick());',
+        ].join('\n'),
+      );
+      const scan = scanSpawns(root);
+      const found = new Set([...scan.spawns, ...scanScenarioCommands(root)].map((s) => s.command));
+      expect([...found].sort()).toEqual(['ethtool', 'jq', 'lsof', 'nc', 'ping', 'sh', 'socat', 'ss', 'strace', 'unshare'].sort());
+      expect(scan.unresolved).toEqual([expect.stringMatching(/^src\/a\.ts:11 runCommand\(pick/)]);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });
