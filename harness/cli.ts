@@ -170,7 +170,8 @@ export function buildCli(): Command {
       process.stdout.write(gateText(result));
       if (options.json) await writeFile(options.json, JSON.stringify(gateReport(result), null, 2) + '\n');
       if (options.markdown) await writeFile(options.markdown, gateMarkdown(result));
-      process.exitCode = result.scenarios.some((s) => s.change === 'regression') ? EXIT.failed : EXIT.ok;
+      // a scenario that could not be judged under one profile fails the gate too: it could hide a regression
+      process.exitCode = result.scenarios.some((s) => s.change === 'regression' || s.change === 'unjudged') ? EXIT.failed : EXIT.ok;
     });
 
   program
