@@ -123,7 +123,9 @@ export const RunReportSchema = z
   })
   .meta({ title: 'netrepro run report', description: 'written by `netrepro run --json FILE`; see docs/report-format.md' });
 
-const Susceptibility = z.enum(['susceptible', 'immune', 'not-applicable']);
+const Susceptibility = z
+  .enum(['susceptible', 'immune', 'not-applicable', 'unjudged'])
+  .describe('not-applicable: nothing to judge (skipped, a measurement); unjudged: the run should have told and could not (a step did not fire, the baseline did not hold)');
 
 export const GateReportSchema = z
   .object({
@@ -137,7 +139,7 @@ export const GateReportSchema = z
         id: z.string(),
         baseline: Susceptibility,
         candidate: Susceptibility,
-        change: z.enum(['regression', 'improvement', 'unchanged']).describe('regression: immune under the baseline, susceptible under the candidate'),
+        change: z.enum(['regression', 'improvement', 'unchanged', 'unjudged']).describe('regression: immune under the baseline, susceptible under the candidate; unjudged: either side could not be judged'),
         baselineReason: z.string(),
         candidateReason: z.string(),
       }),

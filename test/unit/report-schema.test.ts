@@ -97,7 +97,10 @@ describe('JSON report contract', () => {
   it('the gate report validates, versioned, with metadata', () => {
     const report = JSON.parse(JSON.stringify(gateReport({
       baseline: 'kube-proxy-1.15', candidate: 'kube-proxy-1.29-be-liberal', durationMs: 5000,
-      scenarios: [{ id: 'cilium-kube-proxy-forward-race', baseline: 'susceptible', candidate: 'immune', change: 'improvement', baselineReason: 'timeout', candidateReason: 'ok' }],
+      scenarios: [
+        { id: 'cilium-kube-proxy-forward-race', baseline: 'susceptible', candidate: 'immune', change: 'improvement', baselineReason: 'timeout', candidateReason: 'ok' },
+        { id: 'conntrack-invalid-reset', baseline: 'unjudged', candidate: 'immune', change: 'unjudged', baselineReason: 'errored: step failed', candidateReason: 'ok' },
+      ],
     })));
     expectDocumented(GateReportSchema, report);
     expect(report.version).toBe(1);
