@@ -18,12 +18,16 @@ describe('gate', () => {
     expect(change('susceptible', 'immune')).toBe('improvement');
     expect(change('susceptible', 'susceptible')).toBe('unchanged');
     expect(change('not-applicable', 'susceptible')).toBe('unchanged');
+    // a side that could not be judged must not hide a regression
+    expect(change('unjudged', 'susceptible')).toBe('unjudged');
+    expect(change('immune', 'unjudged')).toBe('unjudged');
   });
 
-  it('susceptible when the faulted expectations hold, immune when they do not, n/a when the baseline fails', () => {
+  it('susceptible when the faulted expectations hold, immune when they do not, unjudged when the baseline fails or a step errored', () => {
     expect(assess(result([['baseline', true], ['faulted', true]])).verdict).toBe('susceptible');
     expect(assess(result([['baseline', true], ['faulted', false]]))).toEqual({ verdict: 'immune', reason: 'faulted summary' });
-    expect(assess(result([['baseline', false], ['faulted', true]])).verdict).toBe('not-applicable');
+    expect(assess(result([['baseline', false], ['faulted', true]])).verdict).toBe('unjudged');
+    expect(assess(result([['baseline', true]], { verdict: 'errored', error: { code: 'STEP_FAILED', message: 'step failed on pod/web' } }))).toEqual({ verdict: 'unjudged', reason: 'errored: step failed on pod/web' });
     expect(assess(result([], { verdict: 'skipped', skipReason: 'needs Docker' }))).toEqual({ verdict: 'not-applicable', reason: 'needs Docker' });
   });
 
