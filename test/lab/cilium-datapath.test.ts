@@ -15,7 +15,10 @@ const topology = Topology.parse({
   nodes: [{ name: 'node-a', podCIDR: '10.244.1.0/24' }],
   pods: [{ name: 'pod-a', node: 'node-a' }, { name: 'pod-b', node: 'node-a' }, { name: 'web', node: 'node-a', serve: [{ http: 8080 }] }],
   hosts: [{ name: 'docs', serve: [{ http: 80 }] }],
-  services: [{ name: 'web', clusterIP: '10.96.0.30', ports: [{ port: 80, targetPort: 8080 }], endpoints: ['web'] }],
+  services: [
+    { name: 'web', clusterIP: '10.96.0.30', ports: [{ port: 80, targetPort: 8080 }], endpoints: ['web'] },
+    { name: 'empty-dns', clusterIP: '10.96.0.11', ports: [{ port: 53, targetPort: 53, protocol: 'UDP' }], endpoints: [] },
+  ],
 });
 
 /** Runs a short Node.js script in a pod (node is on the host's filesystem, which the namespaces share). */
@@ -94,6 +97,15 @@ describe.skipIf(labSkipReason)('cilium datapath', () => {
     expect(r.stdout.trim()).toBe('10.96.0.30:80');
     const capture = await lab.node('node-a').exec(['bpftool', '--nomount', '-j', 'map', 'dump', 'pinned', '/sys/fs/bpf/netrepro/sock-current-maps/cilium_lb4_reverse_sk']);
     expect((JSON.parse(capture.stdout) as unknown[]).length).toBeGreaterThan(0);
+  });
+
+  it('socket LB: sendto() a UDP Service without backends fails with EHOSTUNREACH (sendmsg4 rejects it)', async () => {
+    const r = await nodeScript(
+      lab,
+      'pod-a',
+      `const s=require('dgram').createSocket('udp4');s.send('x',53,'10.96.0.11',(e)=>{console.log(e?e.code:'sent');process.exit(0)});`,
+    );
+    expect(r.stdout.trim()).toBe('EHOSTUNREACH');
   });
 });
 
