@@ -61,7 +61,7 @@ describe('JUnit report', () => {
   });
 
   it('an unusable environment is one errored case per scenario with the reason and hint', () => {
-    const scenarios = [{ file: '/abs/scenarios/broken.yaml', scenario: { id: 'broken', title: 't' } }] as Parameters<typeof unusableRun>[0];
+    const scenarios = [{ file: '/abs/scenarios/broken.yaml', scenario: { id: 'broken', title: 't' } }] as unknown as Parameters<typeof unusableRun>[0];
     const run = unusableRun(scenarios, 'netns', new HarnessError('ENVIRONMENT', 'netns lab needs root', 'run as root'));
     expect(junitXml(run, context)).toContain('<error message="netns lab needs root" type="ENVIRONMENT">netns lab needs root\nhint: run as root</error>');
   });
