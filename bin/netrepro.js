@@ -1,5 +1,9 @@
 #!/usr/bin/env node
 // Runs the compiled CLI (dist/, built by `npm run build`, which `npm ci` and `npm install` run as `prepare`).
+import module from 'node:module';
+
+// Node >= 22.1 keeps compiled bytecode between runs (NODE_COMPILE_CACHE); Node 20 has no such cache
+/** @type {{ enableCompileCache?: () => unknown }} */ (module).enableCompileCache?.();
 try {
   await import('../dist/harness/main.js');
 } catch (e) {

@@ -1,16 +1,10 @@
 // Finds scenario files by id in the scenarios directory, or takes paths as given.
-import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
-import { packagePath } from '../package-root.ts';
 import { HarnessError } from './errors.ts';
 import { loadScenarioFile, type LoadedScenario } from './load-scenario.ts';
 import { nearest } from './nearest.ts';
+import { SCENARIO_DIR, scenarioFiles } from './scenario-files.ts';
 
-export const SCENARIO_DIR = packagePath('scenarios');
-
-export async function scenarioFiles(dir = SCENARIO_DIR): Promise<string[]> {
-  return (await readdir(dir)).filter((f) => f.endsWith('.yaml')).sort().map((f) => join(dir, f));
-}
+export { SCENARIO_DIR, scenarioFiles };
 
 export async function loadAllScenarios(dir = SCENARIO_DIR): Promise<LoadedScenario[]> {
   return Promise.all((await scenarioFiles(dir)).map(loadScenarioFile));

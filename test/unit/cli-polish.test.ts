@@ -132,3 +132,20 @@ describe('optional real-cluster libraries', () => {
     await expect(importOptional('x', () => Promise.reject(other))).rejects.toBe(other);
   });
 });
+
+describe('the scenario catalogue behind `list`', () => {
+  it('reuses an entry only while the file is unchanged, and an invalid file still fails', async () => {
+    const { scenarioCatalogue } = await import('../../harness/model/scenario-catalogue.ts');
+    const dir = await tempDir();
+    const file = join(dir, 'one.yaml');
+    const seed = await readFile(join(PACKAGE_ROOT, 'scenarios/br-netfilter-clusterip-same-node.yaml'), 'utf8');
+    await writeFile(file, seed);
+    const [first] = await scenarioCatalogue(dir);
+    expect(first).toMatchObject({ id: 'br-netfilter-clusterip-same-node', file, cni: 'bridge' });
+    expect(await scenarioCatalogue(dir)).toEqual([first]);
+    await writeFile(file, seed.replace(/^title: .*$/m, 'title: changed'));
+    expect((await scenarioCatalogue(dir))[0]?.title).toBe('changed');
+    await writeFile(file, seed.replace(/^title: .*$/m, 'title: [broken'));
+    await expect(scenarioCatalogue(dir)).rejects.toThrow(/one\.yaml:\d+:\d+: YAML/);
+  });
+});
