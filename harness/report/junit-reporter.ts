@@ -37,7 +37,6 @@ function probeBody(p: ProbeResult): string[] {
   return [
     `expected: ${p.expected}`,
     `observed: ${p.observed} (${p.summary})`,
-    ...(p.mismatch ? [`why: ${p.mismatch}`] : []),
     ...(packets.length ? [`packets on the client (first ${Math.min(PACKETS_SHOWN, packets.length)} of ${packets.length}):`, ...packets.slice(0, PACKETS_SHOWN).map((l) => `  ${l}`)] : []),
   ];
 }
