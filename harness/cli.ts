@@ -81,6 +81,16 @@ export function buildCli(): Command {
     .action(lazy(() => import('./commands/gate.ts')));
 
   program
+    .command('mutate')
+    .description('mutation testing: remove the fault, remove each fix, swap each faulted outcome; every mutant must make the scenario fail')
+    .argument('[ids...]', 'scenario ids or YAML files')
+    .option('--all', 'every scenario in scenarios/')
+    .addOption(provider())
+    .option('--json <file>', 'write the mutants and the kill rate as JSON')
+    .option('--parallel <n>', 'scenarios mutated at once', positiveInt, 1)
+    .action(lazy(() => import('./commands/mutate.ts')));
+
+  program
     .command('clean')
     .description('remove every leftover of earlier runs by the run prefix: namespaces, processes, cgroups, state; kind/minikube/k3s clusters')
     .option('--force', 'also remove labs of runs that are still alive (e.g. kept with --keep)')

@@ -32,5 +32,6 @@ export default async function gate(ids: string[], options: GateOptions): Promise
   process.stdout.write(gateText(result));
   if (options.json) await writeFile(options.json, JSON.stringify(result, null, 2) + '\n');
   if (options.markdown) await writeFile(options.markdown, gateMarkdown(result));
-  return result.scenarios.some((s) => s.change === 'regression') ? EXIT.failed : EXIT.ok;
+  // a scenario that could not be judged under one profile fails the gate too: it could hide a regression
+  return result.scenarios.some((s) => s.change === 'regression' || s.change === 'unjudged') ? EXIT.failed : EXIT.ok;
 }

@@ -53,6 +53,11 @@ function cases(s: ScenarioResult, file: string | undefined): Case[] {
   }
   for (const phase of s.phases) {
     const classname = `${s.id}.${phase.variant}`;
+    if (phase.status === 'errored' && phase.error) {
+      // a step that failed or did not prove it fired: nothing after it in the phase was judged
+      const steps = phase.steps.map((st) => `$ ${st.on}: ${st.argv.join(' ')} (exit ${st.exit ?? '?'})${st.evidence ? ` -> ${st.evidence}` : ''}${st.output ? `\n  ${st.output.trim().split('\n').slice(-5).join('\n  ')}` : ''}`);
+      out.push({ classname, name: `${phase.name}: steps`, ms: phase.durationMs, file, error: { message: phase.error.message, type: phase.error.code, body: [phase.error.message, ...(phase.error.hint ? [`hint: ${phase.error.hint}`] : []), ...steps] } });
+    }
     for (const p of phase.probes) {
       out.push({
         classname, name: `${phase.name}: ${p.id} expects ${p.expected}`, ms: p.durationMs, file, out: [p.summary],
@@ -95,6 +100,8 @@ export function junitXml(result: RunResult, context: ReportContext): string {
       ['netrepro', context.netrepro],
       ['node', context.node],
       ['verdict', s.verdict],
+      // a measurement reports numbers: they ride along as properties, not as passes
+      ...(s.measurements ?? []).map((m, i) => [`measured.${i + 1}`, m] as [string, string]),
       ...(s.skipReason ? [['skip-reason', s.skipReason] as [string, string]] : []),
       ...(s.evidenceDir ? [['evidence', s.evidenceDir] as [string, string]] : []),
     ];

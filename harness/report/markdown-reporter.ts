@@ -14,7 +14,7 @@ const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 function phases(s: ScenarioResult): string {
   const variants = new Set(s.phases.map((p) => p.variant)).size > 1;
-  return s.phases.map((p) => `${variants ? `${p.variant}/` : ''}${p.name} ${p.probes.every((x) => x.matched) && p.checks.every((c) => c.matched) ? '✓' : '✗'}`).join(', ');
+  return s.phases.map((p) => `${variants ? `${p.variant}/` : ''}${p.name} ${p.status === 'passed' ? '✓' : p.status === 'errored' ? '✗ (errored)' : '✗'}`).join(', ');
 }
 
 function details(s: ScenarioResult): string[] {
@@ -35,6 +35,7 @@ function details(s: ScenarioResult): string[] {
 export function runMarkdown(result: RunResult, context: ReportContext): string {
   const counts = verdictCounts(result);
   const bad = result.scenarios.filter((s) => s.verdict === 'failed' || s.verdict === 'errored');
+  const measured = result.scenarios.filter((s) => s.measurements?.length);
   return [
     `### netrepro: ${counts.failed ? '❌' : '✅'} ${countsLine(counts)}`,
     '',
@@ -49,6 +50,7 @@ export function runMarkdown(result: RunResult, context: ReportContext): string {
       return `| \`${s.id}\` | ${verdict}${why ? `: ${cell(why)}` : ''} | ${facts?.cni ?? ''} | ${facts?.profile ?? ''} | ${phases(s)} | ${seconds(s.durationMs)} |`;
     }),
     '',
+    ...measured.flatMap((s) => [`**\`${s.id}\` measured:**`, '', ...(s.measurements ?? []).map((m) => `- ${m}`), '']),
     ...bad.flatMap(details),
     '',
   ].join('\n');

@@ -27,7 +27,7 @@ const context: ReportContext = {
 const failed: ScenarioResult = {
   id: 'broken', title: 'a scenario whose fault did not show', file: '/abs/scenarios/broken.yaml', verdict: 'failed', durationMs: 1500, labs: [], log: ['lab log line'],
   phases: [{
-    name: 'faulted', variant: 'enable-br-netfilter', steps: [], durationMs: 900,
+    name: 'faulted', variant: 'enable-br-netfilter', steps: [], durationMs: 900, status: 'failed',
     probes: [{
       id: 'clusterip', expected: 'unexpected-source', observed: 'ok', matched: false, mismatch: 'expected unexpected-source, observed ok', summary: 'client -> 10.96.0.20:80 = ok', durationMs: 40,
       detail: { packets: ['IP 10.244.1.2.40000 > 10.96.0.20.80: Flags [S]', 'IP 10.96.0.20.80 > 10.244.1.2.40000: Flags [S.] <&>'] },
@@ -77,9 +77,19 @@ describe('Markdown summary', () => {
     expect(md).toContain('tcp 6 117 SYN_SENT src=10.244.1.9');
   });
 
-  it('counts `measured` scenarios on their own, never as passed or failed', () => {
-    const measured = { ...skipped, id: 'rates', verdict: 'measured', skipReason: undefined } as unknown as ScenarioResult;
-    expect(runMarkdown({ ...result, scenarios: [measured] }, context)).toContain('### netrepro: ✅ 0 passed, 0 failed, 1 measured, 0 skipped');
+  it('counts `measured` scenarios on their own, never as passed or failed, with their numbers', () => {
+    const measured: ScenarioResult = { ...skipped, id: 'rates', verdict: 'measured', skipReason: undefined, measurements: ['reset rate 0.48 (n=40)'] };
+    const md = runMarkdown({ ...result, scenarios: [measured] }, context);
+    expect(md).toContain('### netrepro: ✅ 0 passed, 0 failed, 1 measured, 0 skipped');
+    expect(md).toContain('- reset rate 0.48 (n=40)');
+    expect(junitXml({ ...result, scenarios: [measured] }, context)).toContain('<property name="measured.1" value="reset rate 0.48 (n=40)"/>');
+  });
+
+  it('a phase whose step errored is an error case with the steps', () => {
+    const phase = { ...failed.phases[0]!, status: 'errored' as const, probes: [], checks: [], error: { code: 'STEP_FAILED', message: 'step did not fire', hint: 'check the sysctl' }, steps: [{ on: 'node/a', argv: ['sysctl', '-w', 'x=1'], durationMs: 3, exit: 1, output: 'permission denied' }] };
+    const xml = junitXml({ ...result, scenarios: [{ ...failed, verdict: 'errored', phases: [phase] }] }, context);
+    expect(xml).toContain('name="faulted: steps"');
+    expect(xml).toContain('<error message="step did not fire" type="STEP_FAILED">step did not fire\nhint: check the sysctl\n$ node/a: sysctl -w x=1 (exit 1)\n  permission denied</error>');
   });
 });
 
