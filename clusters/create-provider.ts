@@ -5,7 +5,7 @@ import { HarnessError } from '../harness/model/errors.ts';
 import { NetnsProvider } from './netns/netns-provider.ts';
 import { PROVIDER_NAMES } from './provider-names.ts';
 import type { ClusterProvider } from './provider.ts';
-import { importOptional } from './real/optional-module.ts';
+import { importOptional, requireInstalled } from './real/optional-module.ts';
 
 export { PROVIDER_NAMES };
 
@@ -14,10 +14,13 @@ export async function createProvider(name: string): Promise<ClusterProvider> {
     case 'netns':
       return new NetnsProvider();
     case 'kind':
+      requireInstalled('the kind provider', ['@kubernetes/client-node']);
       return new (await importOptional('the kind provider', () => import('./kind/kind-provider.ts'))).KindProvider();
     case 'minikube':
+      requireInstalled('the minikube provider', ['@kubernetes/client-node']);
       return new (await importOptional('the minikube provider', () => import('./minikube/minikube-provider.ts'))).MinikubeProvider();
     case 'k3s':
+      requireInstalled('the k3s provider', ['@kubernetes/client-node', '@testcontainers/k3s']);
       return new (await importOptional('the k3s provider', () => import('./k3s/k3s-provider.ts'))).K3sProvider();
   }
   throw new HarnessError('USAGE', `unknown provider ${name}`, `one of: ${PROVIDER_NAMES.join(', ')}`);

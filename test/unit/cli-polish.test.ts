@@ -12,7 +12,7 @@ import { selectScenarios } from '../../harness/model/find-scenarios.ts';
 import { loadScenarioFile, parseScenario } from '../../harness/model/load-scenario.ts';
 import { nearest } from '../../harness/model/nearest.ts';
 import { PACKAGE_ROOT } from '../../harness/package-root.ts';
-import { importOptional } from '../../clusters/real/optional-module.ts';
+import { importOptional, requireInstalled } from '../../clusters/real/optional-module.ts';
 import { tempDir } from '../lab-support.ts';
 
 const cli = (args: string[], env: Record<string, string> = {}) => execa('node', ['bin/netrepro.js', ...args], { cwd: PACKAGE_ROOT, reject: false, env });
@@ -130,6 +130,10 @@ describe('optional real-cluster libraries', () => {
     });
     const other = Object.assign(new Error("Cannot find package 'left-pad'"), { code: 'ERR_MODULE_NOT_FOUND' });
     await expect(importOptional('x', () => Promise.reject(other))).rejects.toBe(other);
+  });
+
+  it('a provider checks its libraries resolve before it runs (installed here: no error)', () => {
+    expect(() => requireInstalled('the k3s provider', ['@kubernetes/client-node', '@testcontainers/k3s'])).not.toThrow();
   });
 });
 
