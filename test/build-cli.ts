@@ -26,5 +26,5 @@ export default function buildCli(): void {
   })();
   const sources = Math.max(newestSource(join(PACKAGE_ROOT, 'harness')), newestSource(join(PACKAGE_ROOT, 'clusters')), statSync(join(PACKAGE_ROOT, 'tsconfig.build.json')).mtimeMs);
   if (sources <= built) return;
-  execFileSync(process.execPath, [join(PACKAGE_ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: PACKAGE_ROOT, stdio: 'inherit' });
+  execFileSync('node', [join(PACKAGE_ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: PACKAGE_ROOT, stdio: 'inherit' });
 }

@@ -8,6 +8,7 @@ import { interruptible } from '../cli/interruptible.ts';
 import { runGate } from '../gate/run-gate.ts';
 import { loadAllScenarios, selectScenarios } from '../model/find-scenarios.ts';
 import { loadProfile } from '../model/profile.ts';
+import { gateReport } from '../report/gate-json.ts';
 import { gateMarkdown, gateText } from '../report/gate-report.ts';
 
 interface GateOptions {
@@ -30,7 +31,7 @@ export default async function gate(ids: string[], options: GateOptions): Promise
   const result = await runGate(scenarios, baseline, candidate, { provider, signal, onAssessed, parallel: options.parallel });
   if (exitCode() !== undefined) return exitCode()!;
   process.stdout.write(gateText(result));
-  if (options.json) await writeFile(options.json, JSON.stringify(result, null, 2) + '\n');
+  if (options.json) await writeFile(options.json, JSON.stringify(gateReport(result), null, 2) + '\n');
   if (options.markdown) await writeFile(options.markdown, gateMarkdown(result));
   // a scenario that could not be judged under one profile fails the gate too: it could hide a regression
   return result.scenarios.some((s) => s.change === 'regression' || s.change === 'unjudged') ? EXIT.failed : EXIT.ok;

@@ -1,9 +1,8 @@
 // What reports say about a run beyond its results: the tool, the machine, and per scenario the facts
 // a CI reader filters by (CNI, kube-proxy profile, the file it came from).
-import { release } from 'node:os';
 import { relative } from 'node:path';
 import type { LoadedScenario } from '../model/load-scenario.ts';
-import { VERSION } from '../version.ts';
+import { reportMeta } from './report-meta.ts';
 
 export interface ScenarioFacts {
   cni: string;
@@ -22,10 +21,11 @@ export interface ReportContext {
 }
 
 export function reportContext(scenarios: readonly LoadedScenario[], startedAt = new Date()): ReportContext {
+  const { netrepro, node, kernel } = reportMeta(startedAt);
   return {
-    netrepro: VERSION,
-    node: process.version,
-    kernel: release(),
+    netrepro,
+    node,
+    kernel,
     startedAt: startedAt.toISOString(),
     scenarios: new Map(
       scenarios.map(({ file, scenario }) => [scenario.id, { cni: scenario.topology.cni, profile: `kube-proxy-${scenario.topology.kubeProxy}`, file: relative(process.cwd(), file) || file }]),

@@ -10,6 +10,7 @@ import { HarnessError } from '../../harness/model/errors.ts';
 import { PACKAGE_ROOT } from '../../harness/package-root.ts';
 import { junitXml } from '../../harness/report/junit-reporter.ts';
 import { runMarkdown } from '../../harness/report/markdown-reporter.ts';
+import { RunReportSchema } from '../../harness/report/report-schema.ts';
 import type { ReportContext } from '../../harness/report/report-context.ts';
 import { tempDir } from '../lab-support.ts';
 
@@ -103,7 +104,9 @@ describe('reports on exit 3', () => {
     });
     expect(r.exitCode, r.stderr).toBe(3);
     expect(await readFile(junit!, 'utf8')).toMatch(/<error message="provider minikube cannot run here: [^"]+" type="ENVIRONMENT">/);
-    expect(JSON.parse(await readFile(json!, 'utf8'))).toMatchObject({ provider: 'minikube', scenarios: [{ id: 'br-netfilter-clusterip-same-node', verdict: 'errored', error: { code: 'ENVIRONMENT' } }] });
+    const report = JSON.parse(await readFile(json!, 'utf8'));
+    expect(report).toMatchObject({ provider: 'minikube', scenarios: [{ id: 'br-netfilter-clusterip-same-node', verdict: 'errored', error: { code: 'ENVIRONMENT' } }] });
+    expect(RunReportSchema.safeParse(report).error).toBeUndefined();
     expect(await readFile(md!, 'utf8')).toContain('💥 errored: provider minikube cannot run here');
     expect(await readFile(summary!, 'utf8')).toContain('### netrepro: ❌ 0 passed, 1 failed, 0 skipped');
   });
