@@ -3,13 +3,13 @@
 // of Kubernetes and the CNI. Applying a profile rewrites a scenario's topology, nothing else.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { packagePath } from '../package-root.ts';
 import { HarnessError } from './errors.ts';
 import { parseValidated } from './load-scenario.ts';
 import { CILIUM_VERSIONS, KUBE_PROXY_VERSIONS, type Scenario } from './scenario-schema.ts';
 
-export const PROFILE_DIR = fileURLToPath(new URL('../../profiles/', import.meta.url));
+export const PROFILE_DIR = packagePath('profiles');
 
 export const ProfileSchema = z
   .object({
