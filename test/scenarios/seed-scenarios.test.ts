@@ -84,7 +84,7 @@ describe.skipIf(labSkipReason)('seed scenarios on the netns lab', () => {
     expect(result.verdict).toBe('failed');
     expect(scenarioFailures(result)).toEqual(
       expect.arrayContaining([
-        'restart-cilium/faulted/external: expected timeout, observed ok: client -> 172.18.0.100:80 = ok (HTTP 200)',
+        'restart-cilium/faulted/external: expected timeout, observed ok: client -> 172.18.0.100:80 = ok (HTTP 200; SYN-ACK from 172.18.0.100:80)',
         'restart-cilium/faulted/check invalid-drops: expected delta >= 1, observed delta 0 (0 -> 0)',
       ]),
     );
