@@ -1,5 +1,6 @@
 // Whether a real cluster can stand for a scenario's topology at all. A misfit is a skip with the
 // reason (UnsupportedScenarioError), checked before anything is created.
+import { kubeProxyLayout, OLDEST_MINOR, type KubeProxyLayout } from '../netns/kube-proxy-layout.ts';
 import type { TopologySpec } from '../../harness/model/scenario-schema.ts';
 import { REAL_CNIS, type RealCni, type ResolvedRealOptions } from './real-options.ts';
 
@@ -21,13 +22,13 @@ function flannelFits(topology: TopologySpec): { reason: string } | undefined {
 }
 
 /**
- * kube-proxy's rule layout comes with the cluster's Kubernetes version (1.14: no INVALID drop in
- * KUBE-FORWARD; 1.15-1.28: always; 1.29+: unless be_liberal), so the profile must match it.
+ * kube-proxy's rule layout comes with the cluster's Kubernetes version, so the cluster must run a
+ * release whose layout (clusters/netns/kube-proxy-layout.ts) is the profile's.
  */
 export function fitKubeProxy(topology: TopologySpec, k8sVersion: string): { reason: string; hint: string } | undefined {
   const minor = Number(/^v1\.(\d+)\./.exec(k8sVersion)?.[1]);
   const profile = topology.kubeProxy;
-  const ok = profile === '1.29' ? minor >= 29 : profile === '1.15' ? minor >= 15 && minor < 29 : minor < 15;
-  if (ok) return undefined;
-  return { reason: `kube-proxy profile ${profile} needs a matching Kubernetes version, the cluster would run ${k8sVersion}`, hint: `set NETREPRO_K8S_VERSION to a ${profile === '1.29' ? '1.29 or later' : `1.${profile.split('.')[1]}`} release the provider can run` };
+  const same = (a: KubeProxyLayout, b: KubeProxyLayout) => JSON.stringify({ ...a, version: '', minor: 0 }) === JSON.stringify({ ...b, version: '', minor: 0 });
+  if (minor >= OLDEST_MINOR && same(kubeProxyLayout(`1.${minor}`), kubeProxyLayout(profile))) return undefined;
+  return { reason: `kube-proxy profile ${profile} needs a Kubernetes release with the same kube-proxy layout, the cluster would run ${k8sVersion}`, hint: `set NETREPRO_K8S_VERSION to a ${profile} release the provider can run` };
 }

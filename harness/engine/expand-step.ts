@@ -41,6 +41,7 @@ export function expandStep(step: StepSpec, resolve: (ref: string) => string): Ex
     return [{ kind: 'command', on: `node/${node}`, argv: ['sysctl', '-w', `net.bridge.bridge-nf-call-iptables=${enabled ? 1 : 0}`] }];
   }
   if (step.start) return [{ kind: 'start', ...step.start }];
+  if (step.reboot) return [{ kind: 'reboot', ...step.reboot }];
   if (step['sock-lb-stale-program']) return [{ kind: 'sock-lb-stale-program', ...step['sock-lb-stale-program'] }];
   if (step['sock-lb-detach-stale']) return [{ kind: 'sock-lb-detach-stale', ...step['sock-lb-detach-stale'] }];
   throw new HarnessError('SCENARIO_INVALID', `unknown step: ${Object.keys(step).join(', ')}`);
