@@ -10,6 +10,7 @@ import { PROVIDER_NAMES, usableProvider } from '../clusters/create-provider.ts';
 import { cleanLeftovers } from '../clusters/netns/clean-leftovers.ts';
 import { runSuite } from './engine/run-suite.ts';
 import { runGate } from './gate/run-gate.ts';
+import { registerRender } from './commands/render.ts';
 import { loadProfile } from './model/profile.ts';
 import { gateMarkdown, gateText } from './report/gate-report.ts';
 import { explain } from './report/explain.ts';
@@ -171,6 +172,8 @@ export function buildCli(): Command {
       if (options.markdown) await writeFile(options.markdown, gateMarkdown(result));
       process.exitCode = result.scenarios.some((s) => s.change === 'regression') ? EXIT.failed : EXIT.ok;
     });
+
+  registerRender(program);
 
   program
     .command('clean')

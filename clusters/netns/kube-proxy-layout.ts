@@ -26,8 +26,10 @@ export interface KubeProxyLayout {
   forwardToExternalServices: boolean;
   /** filter INPUT -> KUBE-NODEPORTS "kubernetes health check service ports": 1.21. */
   inputToNodePorts: boolean;
-  /** KUBE-PROXY-FIREWALL from INPUT/OUTPUT/FORWARD (ctstate NEW) and kube-proxy's own KUBE-FIREWALL localnet rule: 1.25. */
+  /** KUBE-PROXY-FIREWALL from INPUT/OUTPUT/FORWARD (ctstate NEW): 1.25. */
   proxyFirewall: boolean;
+  /** kube-proxy writes its own copy of kubelet's KUBE-FIREWALL ("block incoming localnet connections") and jumps to it: 1.27; before, kubelet owned that chain. */
+  localnetFirewall: boolean;
   /** The ClusterIP masquerade rule sits in KUBE-SERVICES (< 1.24) or in the service's own chain (1.24). */
   masqueradeInServiceChain: boolean;
   /** Comments on KUBE-SVC->KUBE-SEP and KUBE-SEP rules: none (< 1.20, appendServiceCommentLocked dropped them), the service (1.20), "svc -> ip:port" (1.24). */
@@ -66,6 +68,7 @@ export function kubeProxyLayout(version: string): KubeProxyLayout {
     forwardToExternalServices: v >= 20,
     inputToNodePorts: v >= 21,
     proxyFirewall: v >= 25,
+    localnetFirewall: v >= 27,
     masqueradeInServiceChain: v >= 24,
     endpointComments: v >= 24 ? 'service-to-endpoint' : v >= 20 ? 'service' : 'none',
     externalChains: v >= 24 ? 'ext' : 'xlb',

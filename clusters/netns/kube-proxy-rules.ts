@@ -64,7 +64,8 @@ export function kubeProxyRules(input: RuleInput): KubeProxyRules {
   const filter: TableRules = { chains: ['KUBE-EXTERNAL-SERVICES', 'KUBE-FORWARD', 'KUBE-SERVICES'], rules: [] };
   const nat: TableRules = { chains: ['KUBE-MARK-MASQ', 'KUBE-NODEPORTS', 'KUBE-POSTROUTING', 'KUBE-SERVICES'], rules: [] };
   if (L.inputToNodePorts) filter.chains.push('KUBE-NODEPORTS');
-  if (L.proxyFirewall) filter.chains.push('KUBE-FIREWALL', 'KUBE-PROXY-FIREWALL');
+  if (L.proxyFirewall) filter.chains.push('KUBE-PROXY-FIREWALL');
+  if (L.localnetFirewall) filter.chains.push('KUBE-FIREWALL');
 
   if (L.postrouting === 'mark-masquerade') {
     nat.rules.push(`-A KUBE-POSTROUTING ${q('kubernetes service traffic requiring SNAT')} -m mark --mark ${MARK} -j MASQUERADE${L.randomFully ? ' --random-fully' : ''}`);
@@ -76,7 +77,7 @@ export function kubeProxyRules(input: RuleInput): KubeProxyRules {
     );
   }
   nat.rules.push(`-A KUBE-MARK-MASQ -j ${SET_MASQ_MARK}`);
-  if (L.proxyFirewall) {
+  if (L.localnetFirewall) {
     filter.rules.push(`-A KUBE-FIREWALL ! -s 127.0.0.0/8 -d 127.0.0.0/8 ${q('block incoming localnet connections')} -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP`);
   }
 
@@ -273,16 +274,17 @@ export function kubeProxyJumps(L: KubeProxyLayout): Jump[] {
     j('nat', 'PREROUTING', `${q('kubernetes service portals')} -j KUBE-SERVICES`),
     j('nat', 'POSTROUTING', `${q('kubernetes postrouting rules')} -j KUBE-POSTROUTING`),
     // kubelet's chains, duplicated by kube-proxy since it stopped relying on kubelet (no comment)
-    ...(L.proxyFirewall ? (['INPUT', 'OUTPUT'] as const).map((c) => j('filter', c, '-j KUBE-FIREWALL')) : []),
+    ...(L.localnetFirewall ? (['INPUT', 'OUTPUT'] as const).map((c) => j('filter', c, '-j KUBE-FIREWALL')) : []),
   ];
 }
 
 /**
- * kubelet's KUBE-MARK-DROP and KUBE-FIREWALL for layouts before kube-proxy owned its firewall (< 1.25):
- * KUBE-XLB chains mark packets for drop and rely on these to drop them. Written with kube-proxy by the lab.
+ * kubelet's KUBE-MARK-DROP and KUBE-FIREWALL, for releases before kube-proxy wrote its own KUBE-FIREWALL
+ * (< 1.27): KUBE-XLB chains (< 1.24) mark packets for drop and rely on these to drop them. The lab writes
+ * them with kube-proxy (kubelet is not a component here).
  */
 export function kubeletRules(L: KubeProxyLayout): KubeProxyRules | undefined {
-  if (L.proxyFirewall) return undefined;
+  if (L.localnetFirewall) return undefined;
   return {
     tables: {
       filter: { chains: ['KUBE-FIREWALL'], rules: [`-A KUBE-FIREWALL ${q('kubernetes firewall for dropping marked packets')} -m mark --mark 0x8000/0x8000 -j DROP`] },

@@ -16,7 +16,7 @@ import { flannelDevice, flannelPeerEntries, FLANNEL_MTU, vtepMac, type FlannelNo
 import { helperBinary, HELPERS } from './helper-build.ts';
 
 /** The network joining nodes and external hosts, inside the fabric namespace only (kind's docker network uses the same). */
-const FABRIC_NET = '172.18.0';
+export const FABRIC_NET = '172.18.0';
 const READY_TIMEOUT_MS = 5000;
 
 export async function provisionNetnsLab(topology: TopologySpec, run: RunContext): Promise<NetnsLab> {
