@@ -232,7 +232,9 @@ function endpointComment(layout: KubeProxyLayout, portName: string, e: Endpoint)
   return ` ${q(`${portName} -> ${e.ip}:${e.port}`)}`;
 }
 
-const probability = (left: number) => (left > 1 ? ` -m statistic --mode random --probability ${(1 / left).toFixed(10)}` : '');
+/** `-m statistic` as iptables-save prints it: the kernel keeps 1/n as a 31-bit fraction, saved with 11 decimals (1/3 -> 0.33333333349). */
+export const savedProbability = (p: number) => (Math.round(0x80000000 * p) / 0x80000000).toFixed(11);
+const probability = (left: number) => (left > 1 ? ` -m statistic --mode random --probability ${savedProbability(1 / left)}` : '');
 
 /** The service port's endpoints as kube-proxy's endpoint cache holds them: sorted by "ip:port" (pkg/proxy/endpointslicecache.go). */
 function sliceEndpoints(input: RuleInput, svc: V1Service, port: NonNullable<NonNullable<V1Service['spec']>['ports']>[number]): Endpoint[] {

@@ -7,7 +7,7 @@
 import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { kubeProxyLayout, type KubeProxyLayout } from '../../clusters/netns/kube-proxy-layout.ts';
-import { kubeProxyJumps, kubeProxyRules } from '../../clusters/netns/kube-proxy-rules.ts';
+import { kubeProxyJumps, kubeProxyRules, savedProbability } from '../../clusters/netns/kube-proxy-rules.ts';
 
 /** One rule of iptables-restore input in the form iptables-save prints it. */
 export function saveForm(rule: string): string {
@@ -34,7 +34,8 @@ export function saveForm(rule: string): string {
     .replace(/-j MARK --or-mark (\S+)/, '-j MARK --set-xmark $1/$1')
     .replace(/-j MARK --xor-mark (\S+)/, '-j MARK --set-xmark $1/0x0')
     .replace(/-j MARK --set-xmark (0x[0-9a-f]+)$/, '-j MARK --set-xmark $1/$1')
-    .replace(/-j REJECT$/, '-j REJECT --reject-with icmp-port-unreachable');
+    .replace(/-j REJECT$/, '-j REJECT --reject-with icmp-port-unreachable')
+    .replace(/--probability ([\d.]+)/, (_, p: string) => `--probability ${savedProbability(Number(p))}`);
   return out;
 }
 

@@ -44,8 +44,8 @@ describe('kube-proxy rule writer', () => {
     const svcChain = chainName('KUBE-SVC-', 'default/web:httptcp');
     const lines = text(input('1.29')).split('\n').filter((l) => l.startsWith(`-A ${svcChain} -m comment`));
     expect(lines).toHaveLength(3);
-    expect(lines[0]).toContain('--probability 0.3333333333');
-    expect(lines[1]).toContain('--probability 0.5000000000');
+    expect(lines[0]).toContain('--probability 0.33333333349');
+    expect(lines[1]).toContain('--probability 0.50000000000');
     expect(lines[2]).not.toContain('statistic');
     expect(lines.map((l) => /-> ([\d.:]+)/.exec(l)?.[1])).toEqual(['10.244.1.3:8080', '10.244.2.3:8080', '10.244.3.3:8080']);
     // string order, as kube-proxy's endpoint cache sorts: "10.244.10.x" before "10.244.2.x"
