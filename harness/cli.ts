@@ -170,7 +170,32 @@ export function buildCli(): Command {
       process.stdout.write(gateText(result));
       if (options.json) await writeFile(options.json, JSON.stringify(result, null, 2) + '\n');
       if (options.markdown) await writeFile(options.markdown, gateMarkdown(result));
-      process.exitCode = result.scenarios.some((s) => s.change === 'regression') ? EXIT.failed : EXIT.ok;
+      // a scenario that could not be judged under one profile fails the gate too: it could hide a regression
+      process.exitCode = result.scenarios.some((s) => s.change === 'regression' || s.change === 'unjudged') ? EXIT.failed : EXIT.ok;
+    });
+
+  program
+    .command('mutate')
+    .description('mutation testing: remove the fault, remove each fix, swap each faulted outcome; every mutant must make the scenario fail')
+    .argument('[ids...]', 'scenario ids or YAML files')
+    .option('--all', 'every scenario in scenarios/')
+    .addOption(new Option('--provider <name>', 'where to run').choices(PROVIDER_NAMES).default('netns'))
+    .option('--json <file>', 'write the mutants and the kill rate as JSON')
+    .option('--parallel <n>', 'scenarios mutated at once', positiveInt, 1)
+    .action(async (ids: string[], options: { all?: boolean; provider: RunOptions['provider']; json?: string; parallel: number }) => {
+      if (ids.length === 0 && !options.all) throw new HarnessError('USAGE', 'name scenario ids or files, or pass --all', 'netrepro list shows the ids');
+      const { mutateAll, mutantLine, mutateTable, writeMutateJson } = await import('./mutate/mutate-command.ts');
+      const scenarios = options.all ? await loadAllScenarios() : await selectScenarios(ids);
+      const provider = await usableProvider(options.provider);
+      const { signal, exitCode } = interruptible();
+      const result = await mutateAll(scenarios, { provider, signal, parallel: options.parallel, onMutant: (m) => process.stderr.write(`${mutantLine(m)}\n`) });
+      if (exitCode() !== undefined) {
+        process.exitCode = exitCode();
+        return;
+      }
+      process.stdout.write(mutateTable(result));
+      if (options.json) await writeMutateJson(options.json, result);
+      process.exitCode = result.killRate === 1 ? EXIT.ok : EXIT.failed;
     });
 
   registerRender(program);
