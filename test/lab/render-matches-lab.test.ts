@@ -28,8 +28,8 @@ topology:
 ${services}
 probes: [{ id: p, from: client, http: { to: svc/web, port: 80 } }]
 baseline: { expect: { p: ok } }
-fault: { expect: { p: ok } }
-fixes: [{ expect: { p: ok } }]
+fault: { steps: [{ run: { on: node/a, cmd: "true" } }], expect: { p: ok } }
+fixes: [{ steps: [{ run: { on: node/a, cmd: "true" } }], expect: { p: ok } }]
 `,
     't.yaml',
   ).topology;
