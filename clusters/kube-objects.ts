@@ -19,7 +19,7 @@ export function serviceObject(svc: ServiceSpec): V1Service {
       selector: { [endpointLabel(svc.name)]: 'true' },
       ports: svc.ports.map((p) => ({ name: p.name, port: p.port, targetPort: p.targetPort, protocol: p.protocol, ...(p.nodePort ? { nodePort: p.nodePort } : {}) })),
       ...(svc.type === 'NodePort' ? { externalTrafficPolicy: svc.externalTrafficPolicy } : {}),
-      internalTrafficPolicy: svc.internalTrafficPolicy,
+      ...(svc.internalTrafficPolicy === 'Local' ? { internalTrafficPolicy: 'Local' } : {}),
     },
   };
 }
