@@ -19,6 +19,7 @@ import { loadAllScenarios, selectScenarios } from './model/find-scenarios.ts';
 import { loadScenarioFile } from './model/load-scenario.ts';
 import { ScenarioSchema } from './model/scenario-schema.ts';
 import { consoleReporter } from './report/console-reporter.ts';
+import { gateReport } from './report/gate-json.ts';
 import { jsonReporter } from './report/json-reporter.ts';
 import { combineReporters, type Reporter } from './report/reporter.ts';
 import type { RunResult } from './engine/results.ts';
@@ -168,7 +169,7 @@ export function buildCli(): Command {
         return;
       }
       process.stdout.write(gateText(result));
-      if (options.json) await writeFile(options.json, JSON.stringify(result, null, 2) + '\n');
+      if (options.json) await writeFile(options.json, JSON.stringify(gateReport(result), null, 2) + '\n');
       if (options.markdown) await writeFile(options.markdown, gateMarkdown(result));
       // a scenario that could not be judged under one profile fails the gate too: it could hide a regression
       process.exitCode = result.scenarios.some((s) => s.change === 'regression' || s.change === 'unjudged') ? EXIT.failed : EXIT.ok;

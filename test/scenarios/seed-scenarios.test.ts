@@ -9,6 +9,7 @@ import { runScenario } from '../../harness/engine/run-scenario.ts';
 import type { ScenarioResult } from '../../harness/engine/results.ts';
 import { loadAllScenarios } from '../../harness/model/find-scenarios.ts';
 import { parseScenario } from '../../harness/model/load-scenario.ts';
+import { ScenarioReportSchema } from '../../harness/report/report-schema.ts';
 import { hostSnapshot, labNamespaces } from '../host-snapshot.ts';
 import { labSkipReason, tempDir } from '../lab-support.ts';
 
@@ -35,7 +36,10 @@ describe.skipIf(labSkipReason)('seed scenarios on the netns lab', () => {
   it.each(scenarios.map((s) => [s.scenario.id, s] as const))('%s: symptom reproduces, fix clears it', async (_id, loaded) => {
     const reportDir = await tempDir();
     const result = await run(loaded, reportDir);
+    // a real result keeps the JSON report contract (docs/report-format.md), nothing undocumented in it
+    expect(ScenarioReportSchema.parse(result)).toEqual(result);
     expect(scenarioFailures(result)).toEqual([]);
+    // a measurement reports numbers and is never counted as passed
     expect(result.verdict).toBe(loaded.scenario.purpose === 'measure' ? 'measured' : 'passed');
     expect(result.phases.map((p) => p.name)).toEqual(loaded.scenario.fixes.flatMap(() => ['baseline', 'faulted', 'fixed']));
     // evidence was written per phase and node
