@@ -91,6 +91,15 @@ export function buildCli(): Command {
     .action(lazy(() => import('./commands/mutate.ts')));
 
   program
+    .command('render')
+    .description('print what the netns lab installs on each node (iptables-save text, routes, neighbour/FDB entries) without running anything')
+    .argument('<id>', 'scenario id or YAML file')
+    .option('--profile <name>', 'apply this profile first (profiles/NAME.yaml or a YAML file)')
+    .option('--node <name>', 'only this node')
+    .option('--nfacct', 'as on a node where kube-proxy could create its nfacct counters (the lab cannot: no nfacct tool)')
+    .action(lazy(() => import('./commands/render.ts')));
+
+  program
     .command('clean')
     .description('remove every leftover of earlier runs by the run prefix: namespaces, processes, cgroups, state; kind/minikube/k3s clusters')
     .option('--force', 'also remove labs of runs that are still alive (e.g. kept with --keep)')

@@ -113,7 +113,7 @@ export async function provisionCiliumNode(lab: NetnsLab, topology: TopologySpec,
 
 function lbServices(lab: NetnsLab, topology: TopologySpec): LbService[] {
   return topology.services.flatMap((s) =>
-    s.ports.map((p) => ({ vip: s.clusterIP, port: p.port, protocol: p.protocol, backends: s.endpoints.map((e) => ({ ip: lab.address(`pod/${e}`), port: p.targetPort })) })),
+    s.ports.map((p) => ({ vip: s.clusterIP, port: p.port, protocol: p.protocol, backends: s.endpoints.filter((e) => e.ready && !e.terminating).map((e) => ({ ip: lab.address(`pod/${e.pod}`), port: p.targetPort })) })),
   );
 }
 

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { packagePath } from '../package-root.ts';
 import { HarnessError } from './errors.ts';
 import { parseValidated } from './load-scenario.ts';
-import { CILIUM_VERSIONS, KUBE_PROXY_VERSIONS, type Scenario } from './scenario-schema.ts';
+import { CILIUM_VERSIONS, KubeProxyVersion, type Scenario } from './scenario-schema.ts';
 
 export const PROFILE_DIR = packagePath('profiles');
 
@@ -15,7 +15,7 @@ export const ProfileSchema = z
   .object({
     name: z.string().regex(/^[a-z0-9][a-z0-9.-]{0,62}$/, 'lower-case letters, digits, "." and "-" (the file name without .yaml)'),
     description: z.string().min(1),
-    kubeProxy: z.enum(KUBE_PROXY_VERSIONS).optional().describe('kube-proxy rule layout by version (overrides the scenario)'),
+    kubeProxy: KubeProxyVersion.optional().describe('kube-proxy release whose rule layout the lab writes (overrides the scenario)'),
     nodeSysctls: z
       .record(z.string().regex(/^net\.[a-z0-9_.-]+$/, 'a net.* sysctl'), z.union([z.string(), z.number()]))
       .default({})
