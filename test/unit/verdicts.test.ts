@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import type { ExecOptions, ExecResult } from '../../clusters/command.ts';
 import type { StartedCluster, Target } from '../../clusters/provider.ts';
-import { expandStep } from '../../harness/engine/expand-step.ts';
+import { expandStep } from '../../harness/model/steps/registry.ts';
 import { runForegroundStep, startBackgroundStep, StepFailedError } from '../../harness/engine/run-steps.ts';
 import { PhaseChecks } from '../../harness/expect/run-checks.ts';
 import { matchExpectation } from '../../harness/expect/match-expectation.ts';
