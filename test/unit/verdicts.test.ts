@@ -181,3 +181,13 @@ fixes: [{ steps: [{ run: { on: node/a, cmd: "true" } }], expect: { p: ok } }]
     expect(m).toMatchObject({ killed: false, reason: expect.stringMatching(/^still holds with the outcome swapped to ok, timeout/) });
   });
 });
+
+describe('a step kind is one module', () => {
+  it('link-mtu sets the MTU and proves it by showing the link', () => {
+    const actions = expandStep({ 'link-mtu': { on: 'pod/client', dev: '{veth/web}', mtu: 1280 } } as StepSpec, (r) => (r === 'veth/web' ? 'veth1234' : r));
+    expect(actions).toEqual([
+      expect.objectContaining({ kind: 'command', on: 'pod/client', argv: ['ip', 'link', 'set', 'dev', 'veth1234', 'mtu', '1280'] }),
+      expect.objectContaining({ kind: 'command', argv: ['ip', '-o', 'link', 'show', 'dev', 'veth1234'], expect: { exit: 0, prints: ' mtu 1280 ' } }),
+    ]);
+  });
+});

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { HarnessError } from '../errors.ts';
 import type { Expanded, LabAction } from '../lab-action.ts';
 import { brNetfilterStep } from './br-netfilter.ts';
+import { linkMtuStep } from './link-mtu.ts';
 import { rebootStep } from './reboot.ts';
 import { runStep } from './run.ts';
 import { sockLbDetachStaleStep } from './sock-lb-detach-stale.ts';
@@ -19,6 +20,7 @@ export const STEP_KINDS = {
   reboot: rebootStep,
   'sock-lb-stale-program': sockLbStaleProgramStep,
   'sock-lb-detach-stale': sockLbDetachStaleStep,
+  'link-mtu': linkMtuStep,
 } as const;
 
 type Kinds = typeof STEP_KINDS;
