@@ -31,10 +31,8 @@ export interface ClusterProvider {
 }
 
 /** Node-level operations that are not a plain command: each provider maps them to its own means. */
-export type LabAction =
-  | { kind: 'start'; node: string; component: 'kube-proxy' | 'cilium'; version?: string }
-  | { kind: 'sock-lb-stale-program'; node: string; service: string; port: number; backend: string; first: boolean }
-  | { kind: 'sock-lb-detach-stale'; node: string };
+export type { LabAction } from '../harness/model/lab-action.ts';
+import type { LabAction } from '../harness/model/lab-action.ts';
 
 export interface StartedCluster extends AsyncDisposable {
   readonly nodeNames: readonly string[];

@@ -1,6 +1,7 @@
 // Checks a schema-valid scenario for things a schema cannot see: references between sections,
 // duplicate names, addresses that do not fit their subnets.
 import type { Scenario } from './scenario-schema.ts';
+import { stepKindOf } from './steps/registry.ts';
 
 /** The netns lab's node network (inside its fabric namespace): no scenario address may fall in it. */
 export const LAB_NODE_NETWORK = '172.18.0.0/24';
@@ -52,8 +53,8 @@ export function checkReferences(s: Scenario): ReferenceIssue[] {
     if (cidrContains(LAB_NODE_NETWORK, `${v.clusterIP}/32`)) {
       issues.push({ path: ['topology', 'services', i, 'clusterIP'], message: `inside the lab's node network ${LAB_NODE_NETWORK}`, received: v.clusterIP, expected: 'a service IP such as 10.96.0.x' });
     }
-    v.endpoints.forEach((e, j) => {
-      if (!names.pod.has(e)) issues.push({ path: ['topology', 'services', i, 'endpoints', j], message: 'unknown pod', received: e, expected: `one of: ${known('pod')}` });
+    v.endpoints.forEach(({ pod }, j) => {
+      if (!names.pod.has(pod)) issues.push({ path: ['topology', 'services', i, 'endpoints', j], message: 'unknown pod', received: pod, expected: `one of: ${known('pod')}` });
     });
     if (cidrContains(t.clusterCIDR, `${v.clusterIP}/32`)) issues.push({ path: ['topology', 'services', i, 'clusterIP'], message: 'a ClusterIP must not be inside the pod network', received: v.clusterIP, expected: `outside ${t.clusterCIDR}` });
   });
@@ -68,13 +69,9 @@ export function checkReferences(s: Scenario): ReferenceIssue[] {
     if (p.http) checkRef(p.http.to, ['probes', i, 'http', 'to']);
     if (p.dns) checkRef(p.dns.server, ['probes', i, 'dns', 'server']);
     if (p.download) checkRef(p.download.to, ['probes', i, 'download', 'to']);
-    p.during?.forEach((d, j) => checkRef(d.on, ['probes', i, 'during', j, 'on']));
   });
   const repeated = new Set(s.probes.filter((p) => p.repeat !== undefined).map((p) => p.id));
 
-  const checkNode = (node: string | undefined, path: (string | number)[]) => {
-    if (node && !names.node.has(node)) issues.push({ path, message: 'unknown node', received: node, expected: `one of: ${known('node')}` });
-  };
   const checkPhase = (expect: Record<string, unknown>, steps: Scenario['fault']['steps'], checks: Scenario['fault']['checks'], base: (string | number)[]) => {
     for (const id of Object.keys(expect)) {
       if (!probeIds.has(id)) issues.push({ path: [...base, 'expect', id], message: 'unknown probe', received: id, expected: `one of: ${[...probeIds].join(', ')}` });
@@ -83,22 +80,21 @@ export function checkReferences(s: Scenario): ReferenceIssue[] {
         issues.push({ path: [...base, 'expect', id], message: 'count, rate and otherwise need a repeated probe', received: id, expected: 'repeat: N on the probe' });
       }
       if (e && typeof e === 'object' && 'source' in e && typeof e.source === 'string') checkRef(e.source, [...base, 'expect', id, 'source']);
+      if (e && typeof e === 'object' && 'answer' in e && typeof e.answer === 'string' && e.answer.includes('/')) checkRef(e.answer, [...base, 'expect', id, 'answer']);
+      if (e && typeof e === 'object' && 'answer' in e && e.answer !== undefined && !s.probes.find((p) => p.id === id)?.dns) {
+        issues.push({ path: [...base, 'expect', id, 'answer'], message: 'answer is for DNS probes', received: id, expected: 'a probe with dns:' });
+      }
       if (e && typeof e === 'object' && 'sentTo' in e && typeof e.sentTo === 'string' && e.sentTo.includes('/')) checkRef(e.sentTo, [...base, 'expect', id, 'sentTo']);
       if (e && typeof e === 'object' && 'servedBy' in e && typeof e.servedBy === 'string' && !names.pod.has(e.servedBy) && !names.host.has(e.servedBy)) {
         issues.push({ path: [...base, 'expect', id, 'servedBy'], message: 'unknown pod or host', received: e.servedBy, expected: `one of: ${[...names.pod, ...names.host].join(', ')}` });
       }
     }
     steps.forEach((step, i) => {
-      const on = step.run?.on ?? step.sysctl?.on;
-      const key = step.run ? 'run' : 'sysctl';
-      if (on) checkRef(on, [...base, 'steps', i, key, 'on']);
-      for (const key of ['br-netfilter', 'start', 'sock-lb-stale-program', 'sock-lb-detach-stale'] as const) {
-        checkNode(step[key]?.node, [...base, 'steps', i, key, 'node']);
-      }
-      if (step['sock-lb-stale-program']) checkRef(step['sock-lb-stale-program'].service, [...base, 'steps', i, 'sock-lb-stale-program', 'service']);
-      // kube-proxy (re)starts on every shape; the Cilium agent and its socket LB exist only in the cilium shape
-      if (((step.start && step.start.component !== 'kube-proxy') || step['sock-lb-stale-program']) && t.cni !== 'cilium') {
-        issues.push({ path: [...base, 'steps', i], message: 'this step needs the cilium CNI shape', received: t.cni, expected: 'topology.cni: cilium' });
+      const [kind, spec] = stepKindOf(step);
+      for (const r of kind.refs(spec)) checkRef(r.ref, [...base, 'steps', i, kind.key, ...r.path]);
+      const shapes = kind.cni?.(spec);
+      if (shapes && !shapes.includes(t.cni)) {
+        issues.push({ path: [...base, 'steps', i], message: `this step needs the ${shapes.join(' or ')} CNI shape`, received: t.cni, expected: `topology.cni: ${shapes.join(' | ')}` });
       }
     });
     checks.forEach((c, i) => checkRef(c.on, [...base, 'checks', i, 'on']));

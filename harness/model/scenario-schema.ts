@@ -3,29 +3,9 @@
 import { z } from 'zod';
 import { OUTCOMES } from './outcome.ts';
 
-/** Names reach namespace names and command lines: keep them to DNS-label characters. */
-export const Name = z
-  .string()
-  .regex(/^[a-z]([a-z0-9-]{0,30}[a-z0-9])?$/, 'lower-case letters, digits and "-", starting with a letter, at most 32 characters');
-
-/** Scenario ids are contract (reports, CI): longer than names, never used in interface or namespace names. */
-export const ScenarioId = z.string().regex(/^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$/, 'lower-case letters, digits and "-", at most 63 characters');
-const Ipv4 = z.ipv4({ message: 'an IPv4 address such as 10.96.0.10' });
-const Cidr = z.cidrv4({ message: 'an IPv4 CIDR such as 10.244.1.0/24' });
-const Port = z.number().int().min(1).max(65535);
-const Duration = z
-  .union([z.number().positive(), z.string().regex(/^\d+(\.\d+)?(ms|s)$/, 'a duration such as 800ms or 1s')])
-  .describe('milliseconds as a number, or a string such as 800ms / 1.5s');
-/** A reference to something with an address: pod/NAME, svc/NAME, node/NAME or host/NAME (outside the cluster). */
-export const Ref = z.string().regex(/^(pod|svc|node|host)\/[a-z][a-z0-9-]*$/, 'pod/NAME, svc/NAME, node/NAME or host/NAME');
-/** Where a step runs: a node, a pod or an external host. */
-export const TargetRef = z
-  .string()
-  .regex(/^((pod|node|host)\/[a-z][a-z0-9-]*|fabric)$/, 'pod/NAME, node/NAME, host/NAME or fabric (the network joining the nodes)');
-
-export const CNI_SHAPES = ['bridge', 'flannel', 'cilium'] as const;
-export const COMPONENTS = ['kube-proxy', 'cilium'] as const;
-export const KUBE_PROXY_VERSIONS = ['1.14', '1.15', '1.29'] as const;
+export { Name, ScenarioId, Ipv4, Cidr, Port, Duration, Ref, TargetRef, CNI_SHAPES, COMPONENTS, KubeProxyVersion, CILIUM_VERSIONS, SOCK_LB_HOOKS } from './primitives.ts';
+import { Name, ScenarioId, Ipv4, Cidr, Port, Duration, Ref, TargetRef, CNI_SHAPES, COMPONENTS, KubeProxyVersion, CILIUM_VERSIONS } from './primitives.ts';
+import { Step } from './steps/registry.ts';
 
 const Program = z
   .object({
@@ -41,6 +21,8 @@ const Node = z
     podCIDR: Cidr.describe('pod subnet of this node, handed to host-local IPAM'),
     sysctls: z.record(z.string().regex(/^net\.[a-z0-9_.-]+$/, 'a net.* sysctl'), z.union([z.string(), z.number()])).optional()
       .describe('extra sysctls set in the node namespace at provisioning'),
+    forwardPolicy: z.enum(['ACCEPT', 'DROP']).default('ACCEPT')
+      .describe('policy of the FORWARD chain at boot: DROP as Docker sets it, so only rules (KUBE-FORWARD, FLANNEL-FWD, ...) let pod traffic through'),
   })
   .strict();
 
@@ -58,18 +40,38 @@ const ServicePort = z
     port: Port,
     targetPort: Port,
     protocol: z.enum(['TCP', 'UDP']).default('TCP'),
+    nodePort: Port.optional().describe('type NodePort: the port on every node (KUBE-NODEPORTS)'),
   })
   .strict();
+
+const EndpointEntry = z
+  .union([
+    Name,
+    z
+      .object({
+        pod: Name,
+        ready: z.boolean().default(true).describe('the pod passes its readiness probe (for a terminating pod: still serving)'),
+        terminating: z.boolean().default(false).describe('the pod is being deleted (EndpointSlice conditions.terminating)'),
+      })
+      .strict(),
+  ])
+  .transform((e) => (typeof e === 'string' ? { pod: e, ready: true, terminating: false } : e));
 
 const Service = z
   .object({
     name: Name,
     namespace: Name.default('default'),
     clusterIP: Ipv4,
+    type: z.enum(['ClusterIP', 'NodePort']).default('ClusterIP'),
+    externalTrafficPolicy: z.enum(['Cluster', 'Local']).default('Cluster').describe('NodePort traffic: any endpoint (SNAT) or only this node\'s'),
+    internalTrafficPolicy: z.enum(['Cluster', 'Local']).default('Cluster').describe('ClusterIP traffic: any endpoint or only this node\'s (kube-proxy >= 1.22)'),
     ports: z.array(ServicePort).min(1),
-    endpoints: z.array(Name).describe('pod names backing the service, in EndpointSlice order'),
+    endpoints: z.array(EndpointEntry)
+      .describe('pods backing the service, in EndpointSlice order: a pod name, or {pod, ready, terminating}'),
   })
-  .strict();
+  .strict()
+  .refine((s) => s.type !== 'NodePort' || s.ports.every((p) => p.nodePort !== undefined), 'a NodePort service names a nodePort on every port')
+  .refine((s) => s.type === 'NodePort' || s.ports.every((p) => p.nodePort === undefined), 'nodePort needs type: NodePort');
 
 const Host = z
   .object({ name: Name, serve: z.array(Program).optional() })
@@ -79,17 +81,22 @@ const Host = z
 const Cilium = z
   .object({
     bpfMasquerade: z.boolean().default(true).describe('SNAT pod -> node IP in tc BPF on the node device (reply bypasses netfilter)'),
-    socketLB: z.boolean().default(false).describe('cgroup connect4 program rewriting ClusterIP -> backend in the system call'),
+    socketLB: z.boolean().default(false)
+      .describe('cgroup connect4/sendmsg4/recvmsg4/getpeername4 programs rewriting ClusterIP <-> backend in the system calls'),
+    version: z.enum(CILIUM_VERSIONS).default('1.8').describe('the CILIUM_FORWARD rules the agent installs, by Cilium version'),
+    endpointRoutes: z.boolean().default(false)
+      .describe('enable-endpoint-routes as the agent sees it: changes the CILIUM_FORWARD rules only (the lab always routes each pod by its lxc)'),
+    nativeRoutingCIDR: Cidr.optional().describe('ipv4-native-routing-cidr: never masqueraded, routed between nodes; default the cluster CIDR'),
   })
   .strict();
 
 export const Topology = z
   .object({
     cni: z.enum(CNI_SHAPES),
-    kubeProxy: z.enum(KUBE_PROXY_VERSIONS).default('1.29').describe('kube-proxy iptables-mode rule layout by version'),
-    cilium: Cilium.default({ bpfMasquerade: true, socketLB: false }).describe('options of the cilium shape'),
+    kubeProxy: KubeProxyVersion.default('1.29').describe('kube-proxy release whose iptables-mode layout the lab writes (any 1.y from 1.14)'),
+    cilium: Cilium.default({ bpfMasquerade: true, socketLB: false, version: '1.8', endpointRoutes: false }).describe('options of the cilium shape'),
     startOrder: z.array(z.enum(COMPONENTS)).default(['kube-proxy', 'cilium'])
-      .describe('order the node components start in; each prepends its FORWARD jump, so the last one ends up first'),
+      .describe('order the node components start in at boot (kube-proxy, cilium, flannel; those not in the CNI shape are skipped); with no rules yet, the last prepender ends up first in FORWARD'),
     hosts: z.array(Host).default([]),
     clusterCIDR: Cidr.default('10.244.0.0/16'),
     nodes: z.array(Node).min(1),
@@ -116,15 +123,6 @@ const DownloadProbe = z
     bytes: z.number().int().min(1).max(2 ** 40).describe('size the server streams (GET /bytes/N); ok only if every byte arrived'),
   })
   .strict();
-const DuringCommand = z
-  .object({
-    on: TargetRef,
-    cmd: z.union([z.string().min(1), z.array(z.string()).min(1)]).describe('argv, or a string split on spaces with quotes; no shell; {pod/x}, {bin/x}, {veth/x} placeholders'),
-    lead: Duration.default(50).describe('head start before the probe begins'),
-    timeout: Duration.default('10s').describe('the command is killed after this; its exit and output go into the probe detail'),
-  })
-  .strict();
-
 export const Probe = z
   .object({
     id: Name,
@@ -133,8 +131,14 @@ export const Probe = z
     repeat: z.number().int().min(1).max(1000).optional()
       .describe('run the probe N times and report the distribution of outcomes; expectations then hold for every run, or for a count/rate'),
     parallel: z.number().int().min(1).max(64).default(1).describe('with repeat: how many runs at once'),
-    during: z.array(DuringCommand).optional()
-      .describe('commands started before each run of the probe (after their lead) and awaited after it, e.g. a packet injector in the server pod'),
+    during: z
+      .unknown()
+      .refine(() => false, {
+        message:
+          'probe `during` commands moved into the phase: write each as a step of the phase that needs it, `- run: { on: ..., cmd: ..., background: true, lead: 50ms, expect: { prints: ... } }`; a background step of the fault keeps running in every later phase, and its exit and output are asserted',
+      })
+      .optional()
+      .describe('removed: use a background `run` step in the phase (validation says how)'),
     http: HttpProbe.optional(),
     dns: DnsProbe.optional(),
     download: DownloadProbe.optional().describe('a large HTTP download from the pod agent; ok only with the full byte count, reset when the connection was reset'),
@@ -142,40 +146,6 @@ export const Probe = z
   .strict()
   .refine((p) => [p.http, p.dns, p.download].filter(Boolean).length === 1, 'a probe has exactly one kind: http, dns or download')
   .refine((p) => p.parallel === 1 || p.repeat !== undefined, 'parallel needs repeat');
-
-const RunStep = z
-  .object({
-    on: TargetRef,
-    cmd: z.union([z.string().min(1), z.array(z.string()).min(1)]).describe('argv, or a string split on spaces with quotes; no shell'),
-  })
-  .strict();
-const SysctlStep = z.object({ on: TargetRef, name: z.string().regex(/^net\.[a-z0-9_.-]+$/), value: z.union([z.string(), z.number()]) }).strict();
-const BrNetfilterStep = z.object({ node: Name, enabled: z.boolean() }).strict();
-const StartStep = z
-  .object({ node: Name, component: z.enum(COMPONENTS), version: z.enum(KUBE_PROXY_VERSIONS).optional().describe('kube-proxy only: start this version') })
-  .strict();
-const StaleSockLbStep = z
-  .object({
-    node: Name,
-    service: Ref,
-    port: Port,
-    backend: z.string().regex(/^\d+\.\d+\.\d+\.\d+:\d+$/, 'IP:PORT'),
-    first: z.boolean().default(true).describe('attached before the current program (it was there first); false attaches it after'),
-  })
-  .strict();
-
-export const Step = z
-  .object({
-    run: RunStep.optional(),
-    sysctl: SysctlStep.optional(),
-    'br-netfilter': BrNetfilterStep.optional().describe('net.bridge.bridge-nf-call-iptables on a node: the module loaded or not'),
-    start: StartStep.optional().describe('a component (re)starts on a node and prepends its FORWARD jump, as at boot'),
-    'sock-lb-stale-program': StaleSockLbStep.optional()
-      .describe('an older socket-LB program with its own service map, attached before the current one (FIFO: runs first)'),
-    'sock-lb-detach-stale': z.object({ node: Name }).strict().optional().describe('detach the stale socket-LB program'),
-  })
-  .strict()
-  .refine((s) => Object.keys(s).length === 1, 'each step has exactly one action');
 
 const Expected = z.union([
   z.enum(OUTCOMES),
@@ -192,6 +162,8 @@ const Expected = z.union([
       rate: z.object({ min: z.number().min(0).max(1).optional(), max: z.number().min(0).max(1).optional() }).strict().optional()
         .describe('repeated probes: the fraction of runs with this outcome, 0..1'),
       otherwise: z.enum(OUTCOMES).optional().describe('repeated probes: every run without `outcome` must have this one'),
+      answer: z.union([Ref, Ipv4]).optional()
+        .describe('DNS probes: the address the answer section must hold (svc/x, pod/x or an IPv4 address); an ok reply without it is `wrong-answer`'),
     })
     .strict(),
 ]);
@@ -205,6 +177,10 @@ export const Check = z
     cmd: z.union([z.string().min(1), z.array(z.string()).min(1)]).describe('argv, or a string split on spaces with quotes; no shell'),
     counter: z.string().optional().describe('regex whose first group is a number, read before and after the phase\'s probes'),
     sum: z.boolean().default(false).describe('counter: add up the first group over every matching line (e.g. conntrack -S per CPU)'),
+    absentIsZero: z
+      .boolean()
+      .default(false)
+      .describe('counter: read 0 when no line matches; without it a counter whose pattern matches no line fails the check ("no line matched")'),
     background: z.boolean().default(false)
       .describe('run cmd for the whole span of the probes (a capture) and count `matches` over its printable output; binary output is split into printable strings'),
     ready: z.string().optional().describe('background: regex of the output line that says the command is listening (e.g. "listening on")'),
@@ -217,12 +193,33 @@ export const Check = z
   .refine((c) => (c.counter ? c.expect.delta !== undefined : c.matches !== undefined && c.expect.count !== undefined), 'a check has counter + expect.delta, or matches + expect.count')
   .refine((c) => !(c.background && c.counter), 'a background check counts `matches` lines; it has no counter');
 
-const Phase = z
-  .object({ title: z.string().optional(), steps: z.array(Step).default([]), expect: Expectations, checks: z.array(Check).default([]) })
-  .strict();
-const Fix = Phase.extend({ name: Name.default('fix') }).strict();
+/** Something must be asserted, or a phase cannot fail: an empty `expect` needs checks. */
+const asserts = (p: { expect: Record<string, unknown>; checks: unknown[] }) => Object.keys(p.expect).length > 0 || p.checks.length > 0;
+const NOTHING_ASSERTED = { message: 'this phase asserts nothing: expect at least one probe outcome or add a check', path: ['expect'] };
+const PhaseFields = {
+  title: z.string().optional(),
+  steps: z.array(Step).min(1, 'a fault or fix needs at least one step: what makes (or removes) the symptom'),
+  expect: Expectations,
+  checks: z.array(Check).default([]),
+};
+const Phase = z.object(PhaseFields).strict().refine(asserts, NOTHING_ASSERTED);
+const Fix = z
+  .object({
+    ...PhaseFields,
+    name: Name.default('fix'),
+    control: z
+      .literal('not-a-fix')
+      .optional()
+      .describe('a negative control: a change people try that does NOT fix it; its symptoms are asserted, and a check must prove its steps took effect'),
+  })
+  .strict()
+  .refine(asserts, NOTHING_ASSERTED)
+  .refine((f) => f.control === undefined || f.checks.length > 0, {
+    message: 'a negative control needs a check proving its steps took effect (e.g. the sysctl or rule is in place)',
+    path: ['checks'],
+  });
 
-export const EVIDENCE_KINDS = ['iptables', 'conntrack', 'ip', 'capture'] as const;
+export const EVIDENCE_KINDS = ['iptables', 'conntrack', 'ip', 'capture', 'bpf'] as const;
 
 export const ScenarioSchema = z
   .object({
@@ -232,7 +229,7 @@ export const ScenarioSchema = z
     purpose: z
       .enum(['reproduce', 'measure'])
       .default('reproduce')
-      .describe('reproduce: the faulted phase asserts the symptom; measure: it reports a rate and asserts no symptom (the gate skips it)'),
+      .describe('reproduce: the faulted phase asserts the symptom; measure: the run reports `measured` with its numbers, never `passed` (the gate skips it)'),
     sources: z.array(z.string()).default([]),
     description: z.string().optional(),
     topology: Topology,

@@ -3,58 +3,32 @@
 import type { StartedCluster } from '../../clusters/provider.ts';
 import type { Observation } from '../model/outcome.ts';
 import type { ProbeSpec } from '../model/scenario-schema.ts';
-import { commandArgv, placeholderResolver, substitute } from '../engine/expand-step.ts';
-import { classifyCurl, classifyDnsAgent, classifyDownload, foreignReply, synDestination, type Classified, type DnsAgentResult, type Endpoint } from './classify.ts';
+import { durationMs } from '../model/duration.ts';
+import { classifyCurl, classifyDnsAgent, classifyDownload, dnsReplyOnWire, foreignReply, synDestination, type Classified, type DnsAgentResult, type Endpoint } from './classify.ts';
 import { foldRuns, pooled } from './repeat-stats.ts';
 import { PacketWatch, type Packet } from './packet-watch.ts';
-import { dropVerdict } from '../trace/drop-verdict.ts'; // probe-trace: early verdict at an attributed drop
+import { dropVerdict } from '../trace/drop-verdict.ts'; // probe-trace (issue 13): early verdict at an attributed drop
 
-export function durationMs(d: number | string): number {
-  if (typeof d === 'number') return d;
-  const n = Number.parseFloat(d);
-  return d.endsWith('ms') ? n : n * 1000;
-}
-
-/**
- * Runs the probe once, or `repeat` times (`parallel` at a time) folded into one Observation with the
- * distribution of outcomes. `during` commands start before every run and are awaited after it.
- */
+/** Runs the probe once, or `repeat` times (`parallel` at a time) folded into one Observation with the distribution of outcomes. */
 export async function runProbe(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSignal, dropped?: AbortSignal): Promise<Observation> {
-  if (spec.repeat === undefined) return runWithDuring(spec, cluster, signal, dropped);
+  if (spec.repeat === undefined) return runOnce(spec, cluster, signal, dropped);
   const started = performance.now();
-  const runs = await pooled(spec.repeat, spec.parallel, () => runWithDuring(spec, cluster, signal));
+  const runs = await pooled(spec.repeat, spec.parallel, () => runOnce(spec, cluster, signal));
   const to = spec.http ? `${cluster.address(spec.http.to)}:${spec.http.port}` : spec.download ? `${cluster.address(spec.download.to)}:${spec.download.port}` : `${cluster.address(spec.dns!.server)}:53`;
   return foldRuns(`${spec.from} -> ${to}`, runs, performance.now() - started);
 }
 
-async function runWithDuring(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSignal, dropped?: AbortSignal): Promise<Observation> {
-  if (!spec.during?.length) return runOnce(spec, cluster, signal, dropped);
-  const resolve = placeholderResolver(cluster);
-  const commands = spec.during.map((d) => ({ on: d.on, lead: durationMs(d.lead), argv: substitute(commandArgv(d.cmd), resolve), timeoutMs: durationMs(d.timeout) }));
-  const running = commands.map((c) => cluster.target(c.on).exec(c.argv, { reject: false, signal, timeoutMs: c.timeoutMs }));
+/** The errno of one connect() from the pod, for a curl that failed with no packet on the wire. */
+async function localErrno(cluster: StartedCluster, from: string, endpoint: Endpoint, signal: AbortSignal): Promise<string | undefined> {
+  const r = await cluster.pod(from).exec([...cluster.agentCommand, 'connect', `--server=${endpoint.ip}`, `--port=${endpoint.port}`, '--timeout=500'], { reject: false, signal, timeoutMs: 5000 });
   try {
-    const lead = Math.max(0, ...commands.map((c) => c.lead));
-    await new Promise((r) => setTimeout(r, lead));
-    const observation = await runOnce(spec, cluster, signal);
-    const done = await Promise.all(running);
-    const during = done.map((r, i) => ({ on: commands[i]!.on, argv: r.argv.slice(r.argv.indexOf('--') + 1), exit: r.timedOut ? 'killed at its timeout' : r.exitCode, output: parseOutput(r.stdout), stderr: r.stderr.trim().slice(-500) || undefined }));
-    return { ...observation, detail: { ...observation.detail, during } };
-  } finally {
-    await Promise.allSettled(running);
-  }
-}
-
-/** A during command's stdout: JSON when it printed JSON (the injector does), else its text. */
-function parseOutput(stdout: string): unknown {
-  const text = stdout.trim();
-  try {
-    return JSON.parse(text);
+    return (JSON.parse(r.stdout) as { errno: string | null }).errno ?? undefined;
   } catch {
-    return text.slice(-2000) || undefined;
+    return undefined;
   }
 }
 
-/** `dropped` (probe trace): aborted with the reason when a packet the client sent was dropped deterministically. */
+/** `dropped` (probe trace): aborted, with the drop in words, when a packet the client sent was dropped deterministically. */
 async function runOnce(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSignal, dropped?: AbortSignal): Promise<Observation> {
   if (spec.download) return runDownload(spec, spec.download, cluster, signal);
   const started = performance.now();
@@ -64,7 +38,8 @@ async function runOnce(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSi
   const endpoint: Endpoint = spec.http
     ? { ip: cluster.address(spec.http.to), port: spec.http.port }
     : { ip: cluster.address(spec.dns!.server), port: 53 };
-  const watch = await PacketWatch.start(target, spec.http ? ['tcp'] : ['udp', 'port', '53']);
+  // ICMP too: an unreachable or a port-unreachable answering the client is what the application experienced
+  const watch = await PacketWatch.start(target, spec.http ? ['tcp', 'or', 'icmp'] : ['(udp', 'port', '53)', 'or', 'icmp']);
   // conclusive evidence ends the probe before its deadline: the client already RST a SYN-ACK from an
   // address it never contacted (TCP), or a DNS reply came from the wrong source (UDP)
   const early = new AbortController();
@@ -81,36 +56,44 @@ async function runOnce(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSi
       const url = `http://${endpoint.ip}:${endpoint.port}${spec.http.path}`;
       // --max-time is the verdict deadline: a hang is called after exactly that, never later
       const r = await target.exec(['curl', '-sS', '--max-time', String(timeoutMs / 1000), '-w', '\n%{http_code} %{time_connect}', url], { reject: false, signal, stopWhen: dropped ? AbortSignal.any([early.signal, dropped]) : early.signal });
+      // refused or unreachable at once: the answering packet may still be on its way through tcpdump
+      if (r.exitCode === 7) await watch.until((seen) => seen.some((p) => p.dst === client), 100);
       packets = await watch.stop();
       const lines = r.stdout.split('\n');
       const [code = '0', connect = '0'] = (lines.at(-1) ?? '').split(' ');
       const httpCode = Number(code);
       const connectSeconds = Number(connect);
-      classified = classifyCurl({ exitCode: r.exitCode, stderr: r.stderr, httpCode, body: lines.slice(0, -1).join('\n'), connectSeconds }, packets, client, endpoint);
+      // nothing left the pod: only the errno of connect() says why (curl 7.88 does not print it)
+      const silent = r.exitCode === 7 && !packets.some((p) => p.src === client);
+      const errno = silent ? await localErrno(cluster, spec.from, endpoint, signal) : undefined;
+      classified = classifyCurl({ exitCode: r.exitCode, stderr: r.stderr, httpCode, body: lines.slice(0, -1).join('\n'), connectSeconds }, packets, client, endpoint, errno);
       tcp = { connected: connectSeconds > 0, sentTo: synDestination(packets, client) };
       if (r.stopped && dropped?.aborted && !early.signal.aborted) {
         const d = dropVerdict(packets, client, endpoint, String(dropped.reason));
         classified = d.classified;
         tcp.connected = d.connected;
       }
-      detail = { url, curlExit: r.stopped ? (early.signal.aborted ? 'stopped: the evidence was conclusive' : 'stopped: the trace attributed a drop') : r.exitCode, httpCode, connectMs: Math.round(connectSeconds * 1e4) / 10, curlError: r.stderr.trim() || undefined };
+      detail = { url, curlExit: r.stopped ? (early.signal.aborted ? 'stopped: the evidence was conclusive' : 'stopped: the trace attributed a drop') : r.exitCode, httpCode, connectMs: Math.round(connectSeconds * 1e4) / 10, curlError: r.stderr.trim() || undefined, ...(errno ? { connectErrno: errno } : {}) };
     } else {
       const dns = spec.dns!;
       if (dns.tool === 'agent') {
         const r = await target.exec([...cluster.agentCommand, 'dns-query', `--server=${endpoint.ip}`, '--port=53', `--qname=${dns.name}`, `--timeout=${timeoutMs}`], { signal, timeoutMs: timeoutMs + 5000 });
         packets = await watch.stop();
         const result = JSON.parse(r.stdout) as DnsAgentResult;
-        classified = classifyDnsAgent(result, undefined);
+        classified = classifyDnsAgent(result, packets, client);
         detail = { qname: dns.name, replies: result.replies };
       } else {
         const r = await target.exec(['nslookup', `-timeout=${Math.max(1, Math.round(timeoutMs / 1000))}`, '-retry=1', dns.name, endpoint.ip], { reject: false, signal, stopWhen: early.signal });
         packets = await watch.stop();
         const foreign = foreignReply(packets, client, endpoint);
+        const reply = dnsReplyOnWire(packets, client, endpoint);
         classified = foreign
           ? { outcome: 'unexpected-source', reason: `reply from unexpected source: ${foreign.reply.src}#${foreign.reply.sport}, expected ${endpoint.ip}#53 (on the wire; nslookup: ${lastLine(r.stdout)})`, source: `${foreign.reply.src}:${foreign.reply.sport}` }
-          : r.exitCode === 0
-            ? { outcome: 'ok', reason: lastLine(r.stdout), source: `${endpoint.ip}:53` }
-            : { outcome: /timed out|no servers/.test(r.stdout) ? 'timeout' : 'error', reason: lastLine(r.stdout) };
+          : r.exitCode === 0 && reply
+            ? { outcome: 'ok', reason: `${lastLine(r.stdout)}; reply on the wire from ${reply.src}.${reply.sport}`, source: `${reply.src}:${reply.sport}`, answers: nslookupAnswers(r.stdout) }
+            : r.exitCode === 0
+              ? { outcome: 'error', reason: `nslookup answered but no reply was captured: ${lastLine(r.stdout)}` }
+              : { outcome: /timed out|no servers/.test(r.stdout) ? 'timeout' : 'error', reason: lastLine(r.stdout) };
         if (foreign && r.stopped) classified.reason = `reply from unexpected source: ${foreign.reply.src}#${foreign.reply.sport}, expected ${endpoint.ip}#53 (on the wire; nslookup, which uses a connected socket, never sees it)`;
         detail = { qname: dns.name, nslookupExit: r.stopped ? 'stopped: the evidence was conclusive' : r.exitCode, nslookup: r.stdout.trim() };
       }
@@ -125,9 +108,16 @@ async function runOnce(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSi
     ...tcp,
     servedBy: classified.servedBy,
     source: classified.source,
+    answers: classified.answers,
     durationMs: Math.round(performance.now() - started),
     detail: { ...detail, packets: packets.slice(0, 30).map((p) => p.line) },
   };
+}
+
+/** The addresses nslookup printed for the name (after its "Name:" line; the server's own address comes before). */
+export function nslookupAnswers(stdout: string): string[] {
+  const afterName = stdout.split(/^Name:/m).slice(1).join('\n');
+  return [...afterName.matchAll(/^Address:\s*(\d+\.\d+\.\d+\.\d+)\s*$/gm)].map((m) => m[1]!);
 }
 
 /** curl of GET /bytes/N from the pod agent; the packet watch keeps only what is not the normal stream. */
@@ -137,8 +127,9 @@ async function runDownload(spec: ProbeSpec, download: NonNullable<ProbeSpec['dow
   const target = cluster.pod(spec.from);
   const timeoutMs = durationMs(spec.timeout);
   const endpoint: Endpoint = { ip: cluster.address(download.to), port: download.port };
-  // only segments from anywhere but the address the client connected to, and every RST: the stream itself is thousands of packets
-  const watch = await PacketWatch.start(target, ['-S', `tcp and ((dst host ${client} and not src host ${endpoint.ip}) or (tcp[tcpflags] & tcp-rst != 0))`]);
+  // only segments from anywhere but the address the client connected to, the handshake, every RST and ICMP:
+  // the stream itself is thousands of packets
+  const watch = await PacketWatch.start(target, ['-S', `icmp or (tcp and ((dst host ${client} and not src host ${endpoint.ip}) or (tcp[tcpflags] & (tcp-rst|tcp-syn) != 0)))`]);
   const url = `http://${endpoint.ip}:${endpoint.port}/bytes/${download.bytes}`;
   let packets: Packet[] = [];
   let classified: Classified;

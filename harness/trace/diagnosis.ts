@@ -2,7 +2,7 @@
 // the rule that dropped the packet, the BPF program that rewrote it, the kernel path that skipped
 // netfilter, or the socket that refused it; with the packet, a few sentences an expert would say,
 // and the path the packets took. Pure: unit-tested on recorded traces (test/unit/diagnosis.test.ts).
-import type { CheckResult, PhaseName, ProbeResult } from '../engine/results.ts';
+import type { CheckResult, PhaseName, ProbeResult, StepResult } from '../engine/results.ts';
 import type { ProbeTraceResult, TraceEvent, TraceFact, TracePacket } from '../model/trace-events.ts';
 import { parseTcpdumpLine, type Packet } from '../probes/packet-watch.ts';
 import { buildPath, type PathStep } from './packet-path.ts';
@@ -21,6 +21,8 @@ export interface DiagnosisInput {
   probe: Pick<ProbeResult, 'id' | 'observed' | 'summary' | 'detail'>;
   phase: PhaseName;
   checks: readonly CheckResult[];
+  /** The phase's steps: a background step's output can name what it injected. */
+  steps?: readonly StepResult[];
   trace: ProbeTraceResult;
   address?: (ref: string) => string;
 }
@@ -158,8 +160,20 @@ interface Injected {
   forgedFlags?: string;
 }
 
-const injectorOutput = (probe: DiagnosisInput['probe']): Injected | undefined =>
-  ((probe.detail.during as { output?: unknown }[] | undefined) ?? []).map((d) => d.output as Injected | undefined).find((o) => o && typeof o === 'object' && 'forgedSeq' in o);
+/** The injector's JSON line: a background step's output (or, in older reports, the probe's `during`). */
+function injectorOutput(ctx: Ctx): Injected | undefined {
+  const parse = (text: unknown): unknown => {
+    if (typeof text !== 'string') return text;
+    for (const line of text.split('\n').reverse()) {
+      try {
+        return JSON.parse(line);
+      } catch {}
+    }
+    return undefined;
+  };
+  const outputs = [...(ctx.steps ?? []).flatMap((s) => [s.evidence, s.output]), ...((ctx.probe.detail.during as { output?: unknown }[] | undefined) ?? []).map((d) => d.output)];
+  return outputs.map(parse).find((o): o is Injected => Boolean(o) && typeof o === 'object' && 'forgedSeq' in (o as object));
+}
 
 /** A packet conntrack marked INVALID reached the client un-NATed (the source still the pod IP). */
 function invalidUnNated(ctx: Ctx): Found | undefined {
@@ -170,7 +184,7 @@ function invalidUnNated(ctx: Ctx): Found | undefined {
   const forwarded = ctx.events.find((e): e is Rule => e.kind === 'rule' && e.id === invalid.id && e.table === 'filter' && /ACCEPT/.test(e.verdict));
   const reset = ctx.packets.find((p) => p.src === ctx.client && p.dst === invalid.packet.src && p.flags?.startsWith('R'));
   const log = conntrackLog(ctx.checks);
-  const injected = injectorOutput(ctx.probe);
+  const injected = injectorOutput(ctx);
   const from = endpoint(invalid.packet.src, invalid.packet.sport);
   const sentences = [
     `conntrack on ${invalid.node} marked the segment ${showPacket(invalid.packet)} INVALID${log ? ` ("${log}")` : ''}, so it skipped the reverse NAT and kept the pod IP ${invalid.packet.src} as its source.`,

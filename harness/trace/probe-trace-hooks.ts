@@ -1,7 +1,7 @@
 // The small surface the engine calls around each probe (marked `probe-trace` in run-scenario.ts):
 // start a trace, run the probe with a signal that fires at an attributed drop, stop the trace
 // (keeping it only for a faulted or failing probe), and diagnose those probes after the phase's checks.
-import type { PhaseResult } from '../engine/results.ts';
+import type { PhaseResult, ProbeResult } from '../engine/results.ts';
 import type { Observation } from '../model/outcome.ts';
 import type { ProbeTraceResult, ProbeTraceSession } from '../model/trace-events.ts';
 import { diagnose } from './diagnosis.ts';
@@ -16,6 +16,8 @@ export interface TracedProbe {
   stop(keep: boolean): Promise<ProbeTraceResult | undefined>;
   /** What tracing added to this probe, ms (after stop). */
   costMs(): number | undefined;
+  /** Stops the trace and records it on the probe: the trace itself only for a faulted or failing probe, its cost always. */
+  finish(probe: ProbeResult): Promise<void>;
 }
 
 export function traceProbe(session: ProbeTraceSession): TracedProbe {
@@ -38,6 +40,11 @@ export function traceProbe(session: ProbeTraceSession): TracedProbe {
       return keep ? result : undefined;
     },
     costMs: () => cost,
+    async finish(probe) {
+      const trace = await this.stop(!probe.matched || probe.observed !== 'ok');
+      if (trace) probe.trace = trace;
+      if (cost !== undefined) probe.traceCostMs = cost;
+    },
   };
 }
 
@@ -45,7 +52,7 @@ export function traceProbe(session: ProbeTraceSession): TracedProbe {
 export function attachDiagnoses(phase: PhaseResult, address: (ref: string) => string): void {
   for (const probe of phase.probes) {
     if (!probe.trace) continue;
-    const diagnosis = diagnose({ probe, phase: phase.name, checks: phase.checks, trace: probe.trace, address });
+    const diagnosis = diagnose({ probe, phase: phase.name, checks: phase.checks, steps: phase.steps, trace: probe.trace, address });
     if (diagnosis) probe.diagnosis = diagnosis;
   }
 }

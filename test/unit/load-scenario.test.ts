@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ScenarioValidationError } from '../../harness/model/errors.ts';
 import { loadAllScenarios } from '../../harness/model/find-scenarios.ts';
 import { parseScenario } from '../../harness/model/load-scenario.ts';
-import { splitWords } from '../../harness/engine/expand-step.ts';
+import { splitWords } from '../../harness/model/placeholders.ts';
 
 const seed = await readFile(new URL('../../scenarios/br-netfilter-clusterip-same-node.yaml', import.meta.url), 'utf8');
 
@@ -31,7 +31,7 @@ describe('scenario loading', () => {
 
   it('reports unknown keys with the keys that are allowed', () => {
     const [issue] = issuesOf(seed.replace('    podCIDR: 10.244.1.0/24', '    podCIDR: 10.244.1.0/24\n      colour: red'));
-    expect(issue).toMatch(/bad\.yaml:\d+:\d+: topology\.nodes\[0\]\.colour: unknown key colour \(expected one of: name, podCIDR, sysctls\)/);
+    expect(issue).toMatch(/bad\.yaml:\d+:\d+: topology\.nodes\[0\]\.colour: unknown key colour \(expected one of: name, podCIDR, sysctls, forwardPolicy\)/);
   });
 
   it('reports a wrong outcome inside an expectation object at its own line', () => {
@@ -63,5 +63,14 @@ describe('run step words', () => {
   it('split on spaces, keep quoted words whole, expand nothing', () => {
     expect(splitWords(`iptables -A X -m comment --comment "a b" -j 'DROP'`)).toEqual(['iptables', '-A', 'X', '-m', 'comment', '--comment', 'a b', '-j', 'DROP']);
     expect(splitWords('echo $HOME `id`')).toEqual(['echo', '$HOME', '`id`']);
+  });
+});
+
+describe('the minimal complete scenario in scenarios/README.md', () => {
+  it('is valid as written', async () => {
+    const readme = await readFile(new URL('../../scenarios/README.md', import.meta.url), 'utf8');
+    const example = /```yaml\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(example).toBeDefined();
+    expect(parseScenario(example!, 'scenarios/README.md').id).toBe('closed-port-refused');
   });
 });
