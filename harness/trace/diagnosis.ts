@@ -115,30 +115,36 @@ function ruleDrop(ctx: Ctx): Found | undefined {
   return { culprit: { kind: 'rule', node: drop.node, where: `${drop.table}/${drop.chain}`, text }, packet: drop.packet, reason: sentences.join(' ') };
 }
 
-/** connect() to the service was rewritten by a cgroup program to somewhere else (socket LB). */
+/** connect() (or a UDP sendmsg()) to the service was rewritten by a cgroup program to somewhere else (socket LB). */
 function socketLbRewrite(ctx: Ctx): Found | undefined {
-  const syn = ctx.packets.find((p) => p.src === ctx.client && p.flags === 'S');
+  const syn = ctx.packets.find((p) => p.src === ctx.client && (p.flags === 'S' || p.proto === 'udp'));
   if (!syn || (syn.dst === ctx.target.ip && syn.dport === ctx.target.port)) return undefined;
   const sentTo = endpoint(syn.dst, syn.dport);
   const frontend = endpoint(ctx.target.ip, ctx.target.port);
-  const programs = ctx.facts.filter((f): f is Extract<TraceFact, { kind: 'cgroup-program' }> => f.kind === 'cgroup-program').sort((a, b) => a.order - b.order);
-  const culprit = programs.find((p) => p.mappings.some((m) => m.frontend === frontend && m.backends.includes(sentTo)));
+  const all = ctx.facts.filter((f): f is Extract<TraceFact, { kind: 'cgroup-program' }> => f.kind === 'cgroup-program').sort((a, b) => a.order - b.order);
+  // the hook that rewrote it: connect4 for TCP (and connected UDP), sendmsg4 for UDP otherwise
+  const rewrites = (p: (typeof all)[number]) => p.mappings.some((m) => m.frontend === frontend && m.backends.includes(sentTo));
+  const culprit = all.find((p) => rewrites(p) && (syn.proto === 'tcp' ? /connect/.test(p.attach) : /sendmsg/.test(p.attach))) ?? all.find(rewrites);
   if (!culprit) return undefined;
+  const programs = all.filter((p) => p.attach === culprit.attach);
   const others = programs.filter((p) => p !== culprit);
   const sentences = [
-    `connect() to ${frontend} was rewritten to ${sentTo} by the ${culprit.attach.replace('cgroup_inet4_', '')}4 program ${culprit.name} (id ${culprit.id}${culprit.pinned ? `, pinned ${culprit.pinned}` : ''}), ${ordinal(culprit.order)} of ${culprit.of} in attach order on ${culprit.node}'s pod cgroup: its own service map still sends ${frontend} to ${sentTo}.`,
+    `${syn.proto === 'udp' && /sendmsg/.test(culprit.attach) ? 'sendmsg()' : 'connect()'} to ${frontend} was rewritten to ${sentTo} by the ${hookName(culprit.attach)} program ${culprit.name} (id ${culprit.id}${culprit.pinned ? `, pinned ${culprit.pinned}` : ''}), ${ordinal(culprit.order)} of ${culprit.of} in attach order on ${culprit.node}'s pod cgroup: its own service map still sends ${frontend} to ${sentTo}.`,
     ...others.map(
       (o) =>
         `The ${ordinal(o.order)} program (id ${o.id}${o.pinned ? `, ${o.pinned}` : ''}) maps ${frontend} to ${o.mappings.find((m) => m.frontend === frontend)?.backends.join(', ') || 'nothing'}, but ${o.order > culprit.order ? 'runs after it and no longer sees the ClusterIP' : 'ran first without rewriting it'}.`,
     ),
-    `The SYN went to ${sentTo} and was never answered.`,
+    `The ${syn.proto === 'udp' ? 'datagram' : 'SYN'} went to ${sentTo} and was never answered.`,
   ];
   return {
     culprit: { kind: 'bpf-program', node: culprit.node, where: `${culprit.attach} ${culprit.cgroup} (${ordinal(culprit.order)} of ${culprit.of})`, text: `${culprit.name} id ${culprit.id}: ${frontend} -> ${sentTo}` },
-    packet: { proto: 'tcp', src: syn.src, dst: syn.dst, sport: syn.sport, dport: syn.dport, flags: 'SYN' },
+    packet: { proto: syn.proto, src: syn.src, dst: syn.dst, sport: syn.sport, dport: syn.dport, flags: syn.proto === 'tcp' ? 'SYN' : undefined },
     reason: sentences.join(' '),
   };
 }
+
+/** `cgroup_inet4_connect` -> `connect4`, `cgroup_udp4_sendmsg` -> `sendmsg4`. */
+const hookName = (attach: string) => attach.replace(/^cgroup_(inet|udp)4_(\w+)$/, '$24');
 
 /** conntrack's own words for an INVALID packet, from a check that captured its log (nflog). */
 function conntrackLog(checks: readonly CheckResult[]): string | undefined {

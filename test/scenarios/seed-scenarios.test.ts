@@ -21,7 +21,10 @@ const run = (loaded: (typeof scenarios)[number], reportDir?: string) =>
 /** The diagnosis is part of the contract: the culprit each seed incident's faulted probe must be attributed to. */
 const CULPRITS: Record<string, { probe: string; kind: string; where: RegExp; text: RegExp }> = {
   'cilium-kube-proxy-forward-race': { probe: 'external', kind: 'rule', where: /^filter\/KUBE-FORWARD$/, text: /ctstate INVALID -j DROP$/ },
-  'conntrack-invalid-reset': { probe: 'download-injected', kind: 'kernel', where: /^conntrack/, text: /^SEQ is over upper bound/ },
+  'conntrack-invalid-reset': { probe: 'download', kind: 'kernel', where: /^conntrack/, text: /^SEQ is over upper bound/ },
+  'conntrack-invalid-reset-cross-node': { probe: 'download', kind: 'kernel', where: /^conntrack/, text: /^SEQ is over upper bound/ },
+  'cilium-forward-race-cross-node': { probe: 'external', kind: 'rule', where: /^filter\/KUBE-FORWARD$/, text: /ctstate INVALID -j DROP$/ },
+  'stale-sock-lb-udp-dns': { probe: 'dns-clusterip', kind: 'bpf-program', where: /^cgroup_udp4_sendmsg \S+ \(1st of 2\)$/, text: /^cil_sock4_sendmsg id \d+: 10\.96\.0\.10:53 -> 10\.244\.1\.99:53$/ },
   'stale-sock-lb-program': { probe: 'clusterip', kind: 'bpf-program', where: /^cgroup_inet4_connect \S+ \(1st of 2\)$/, text: /^cil_sock4_connect id \d+: 10\.96\.0\.30:80 -> 10\.244\.1\.99:8080$/ },
   'br-netfilter-clusterip-same-node': { probe: 'clusterip', kind: 'kernel', where: /^bridge \(net\.bridge\.bridge-nf-call-iptables=0\)$/, text: /^SYN-ACK 10\.244\.1\.3:8080 > / },
   'br-netfilter-dns-unexpected-source': { probe: 'nslookup-vip', kind: 'socket', where: /^udp socket connected to 10\.96\.0\.10:53$/, text: /^NO_SOCKET/ },

@@ -3,12 +3,13 @@
 // the client's packets, the trace events (xtables-monitor, kfree_skb, conntrack -E) and the facts.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { CheckResult, PhaseName, ProbeResult } from '../../harness/engine/results.ts';
+import type { CheckResult, PhaseName, ProbeResult, StepResult } from '../../harness/engine/results.ts';
 import type { ProbeTraceResult } from '../../harness/model/trace-events.ts';
 import { diagnose } from '../../harness/trace/diagnosis.ts';
 
 interface Fixture {
   phase: PhaseName;
+  steps?: StepResult[];
   checks: CheckResult[];
   probe: ProbeResult & { trace: ProbeTraceResult };
 }
@@ -16,7 +17,7 @@ interface Fixture {
 const fixture = (name: string): Fixture => JSON.parse(readFileSync(new URL(`./fixtures/probe-traces/${name}.json`, import.meta.url), 'utf8')) as Fixture;
 const run = (name: string) => {
   const f = fixture(name);
-  const d = diagnose({ probe: f.probe, phase: f.phase, checks: f.checks, trace: f.probe.trace });
+  const d = diagnose({ probe: f.probe, phase: f.phase, steps: f.steps, checks: f.checks, trace: f.probe.trace });
   if (!d) throw new Error(`no diagnosis for ${name}`);
   return d;
 };
@@ -33,7 +34,7 @@ describe('diagnosis of the seed incidents (recorded traces)', () => {
   });
 
   it('conntrack-invalid-reset: "SEQ is over upper bound", the forged segment, the un-NATed packet reaching the client', () => {
-    const d = run('conntrack-invalid-reset--download-injected');
+    const d = run('conntrack-invalid-reset--download');
     expect(d.culprit).toMatchObject({ kind: 'kernel', node: 'node-a', where: 'conntrack (INVALID: no reverse NAT)' });
     expect(d.culprit.text).toMatch(/^SEQ is over upper bound/);
     expect(d.packet).toMatchObject({ src: '10.244.1.3', sport: 8080, dst: '10.244.1.2' });

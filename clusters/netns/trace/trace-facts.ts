@@ -1,6 +1,7 @@
 // What a packet's path depended on, read once a probe did not end well: the settings that decide
 // whether bridged packets see netfilter, the tc programs on each node's uplink, and the cgroup
 // connect4 programs in the order they run, each with the service entries of its own maps.
+import { dirname } from 'node:path';
 import type { TraceFact } from '../../../harness/model/trace-events.ts';
 import type { NetnsLab } from '../netns-lab.ts';
 
@@ -32,10 +33,14 @@ async function nodeFacts(lab: NetnsLab, node: string): Promise<TraceFact[]> {
   if (cgroup) {
     const attached = (await json<{ id: number; attach_type: string; name: string }[]>(['bpftool', '-j', '--nomount', 'cgroup', 'show', cgroup])) ?? [];
     const progs = (await json<{ id: number; pinned?: string[] }[]>(['bpftool', '-j', '--nomount', '-f', 'prog', 'show'])) ?? [];
-    for (const [i, p] of attached.entries()) {
+    for (const p of attached) {
+      // run order is attach order among the programs of one attach type (BPF_F_ALLOW_MULTI)
+      const sameType = attached.filter((x) => x.attach_type === p.attach_type);
       const pinned = progs.find((x) => x.id === p.id)?.pinned?.[0];
-      const mappings = pinned ? await serviceMappings(json, `${pinned}-maps`) : [];
-      facts.push({ kind: 'cgroup-program', node, cgroup, attach: p.attach_type, order: i + 1, of: attached.length, name: p.name, id: p.id, pinned, mappings });
+      // an instance's maps are pinned beside it: <instance>-maps, the instance being the program's pin or its directory
+      let mappings: Mapping[] = [];
+      for (const dir of pinned ? [`${pinned}-maps`, `${dirname(pinned)}-maps`] : []) if (!mappings.length) mappings = await serviceMappings(json, dir);
+      facts.push({ kind: 'cgroup-program', node, cgroup, attach: p.attach_type, order: sameType.indexOf(p) + 1, of: sameType.length, name: p.name, id: p.id, pinned, mappings });
     }
   }
   return facts;
@@ -49,7 +54,9 @@ const le16 = (b: number[], at: number) => b[at]! | (b[at + 1]! << 8);
 const le32 = (b: number[], at: number) => (b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16) | (b[at + 3]! << 24)) >>> 0;
 
 /** `10.96.0.30:80 -> 10.244.1.99:8080` from a socket-LB instance's maps (Cilium's lb4_key / lb4_service / lb4_backend layout). */
-async function serviceMappings(json: <T>(argv: string[]) => Promise<T | undefined>, dir: string): Promise<{ frontend: string; backends: string[] }[]> {
+type Mapping = { frontend: string; backends: string[] };
+
+async function serviceMappings(json: <T>(argv: string[]) => Promise<T | undefined>, dir: string): Promise<Mapping[]> {
   const services = (await json<Dump>(['bpftool', '-j', '--nomount', 'map', 'dump', 'pinned', `${dir}/cilium_lb4_services_v2`])) ?? [];
   const backends = (await json<Dump>(['bpftool', '-j', '--nomount', 'map', 'dump', 'pinned', `${dir}/cilium_lb4_backends_v3`])) ?? [];
   const backendById = new Map(backends.map((e) => [le32(bytes(e.key), 0), bytes(e.value)]));
