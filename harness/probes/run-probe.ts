@@ -58,6 +58,8 @@ async function runOnce(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSi
       const r = await target.exec(['curl', '-sS', '--max-time', String(timeoutMs / 1000), '-w', '\n%{http_code} %{time_connect}', url], { reject: false, signal, stopWhen: dropped ? AbortSignal.any([early.signal, dropped]) : early.signal });
       // refused or unreachable at once: the answering packet may still be on its way through tcpdump
       if (r.exitCode === 7) await watch.until((seen) => seen.some((p) => p.dst === client), 100);
+      // probe-trace (issue 13): stopped at a drop, which the node saw before tcpdump here printed the client's side of it
+      if (r.stopped && dropped?.aborted) await watch.until((seen) => seen.some((p) => p.src === client && p.flags !== 'S'), 100);
       packets = await watch.stop();
       const lines = r.stdout.split('\n');
       const [code = '0', connect = '0'] = (lines.at(-1) ?? '').split(' ');
