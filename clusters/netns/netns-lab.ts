@@ -7,7 +7,6 @@ import { runCommand, type Spawned } from '../command.ts';
 import type { LabAction, StartedCluster, Target } from '../provider.ts';
 import { STATE_ROOT, type LabNames } from './lab-names.ts';
 import { NetnsTarget } from './netns-target.ts';
-import { startNetnsTrace } from './trace/lab-tracer.ts';
 import type { ProbeTraceSession, TraceFlows } from '../../harness/model/trace-events.ts';
 
 /** What a lab action does on this lab; set by the provisioning code that knows the CNI shape. */
@@ -30,6 +29,8 @@ export class NetnsLab implements StartedCluster {
   readonly bins = new Map<string, { path?: string; error?: string }>();
   readonly agentCommand = ['node', packagePath('clusters/netns/agent/pod-agent.mjs')];
   actionHandler?: ActionHandler;
+  /** Traces a probe in this lab; set by provisioning (trace/lab-tracer.ts). */
+  traceHandler?: (lab: NetnsLab, flows: TraceFlows, signal?: AbortSignal) => Promise<ProbeTraceSession>;
   private destroyed?: Promise<void>;
 
   constructor(
@@ -102,7 +103,8 @@ export class NetnsLab implements StartedCluster {
   }
 
   startTrace(flows: TraceFlows, signal?: AbortSignal): Promise<ProbeTraceSession> {
-    return startNetnsTrace(this, flows, signal);
+    if (!this.traceHandler) throw new HarnessError('UNSUPPORTED', 'this lab cannot trace packets');
+    return this.traceHandler(this, flows, signal);
   }
 
   perform(action: LabAction): Promise<void> {

@@ -2,7 +2,7 @@
 import type { CheckResult } from '../expect/run-checks.ts';
 import type { Observation, Outcome } from '../model/outcome.ts';
 import type { ProbeTraceResult } from '../model/trace-events.ts';
-import type { Diagnosis } from '../trace/diagnosis.ts';
+import type { Diagnosis } from '../model/diagnosis.ts';
 
 export type { CheckResult };
 

@@ -11,7 +11,7 @@ import type { LoadedScenario } from '../model/load-scenario.ts';
 import type { Observation } from '../model/outcome.ts';
 import type { CheckSpec, ExpectedSpec, Scenario, StepSpec } from '../model/scenario-schema.ts';
 import { runProbe } from '../probes/run-probe.ts';
-import { attachDiagnoses, probeFlows, startProbeTrace, traceProbe } from '../trace/probe-trace-hooks.ts'; // probe-trace (issue 13)
+import { attachDiagnoses, probeFlows, startProbeTrace, traceProbe } from './probe-trace-hooks.ts'; // probe-trace (issue 13)
 import type { Command } from '../model/lab-action.ts';
 import { placeholderResolver } from '../model/placeholders.ts';
 import { describeLabAction, expandStep } from '../model/steps/registry.ts';

@@ -1,8 +1,9 @@
 // A probe's diagnosis as a few lines of plain text, for `explain` and the console: the culprit, then
 // the sentences that say why, one per line.
 import type { ProbeResult } from '../engine/results.ts';
+import type { CulpritKind } from '../model/diagnosis.ts';
 
-const KIND: Record<NonNullable<ProbeResult['diagnosis']>['culprit']['kind'], string> = { rule: 'rule', 'bpf-program': 'BPF program', kernel: 'kernel', socket: 'socket' };
+const KIND: Record<CulpritKind, string> = { rule: 'rule', 'bpf-program': 'BPF program', kernel: 'kernel', socket: 'socket' };
 
 export function diagnosisLines(probe: Pick<ProbeResult, 'diagnosis' | 'trace'>): string[] {
   const d = probe.diagnosis;

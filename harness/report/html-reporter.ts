@@ -5,7 +5,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { PhaseResult, ProbeResult, RunResult, ScenarioResult } from '../engine/results.ts';
-import type { PathStep } from '../trace/packet-path.ts';
+import type { PathStep } from '../model/diagnosis.ts';
 import { diagnosisLines } from './diagnosis-lines.ts';
 import type { Reporter } from './reporter.ts';
 

@@ -2,27 +2,21 @@
 // the rule that dropped the packet, the BPF program that rewrote it, the kernel path that skipped
 // netfilter, or the socket that refused it; with the packet, a few sentences an expert would say,
 // and the path the packets took. Pure: unit-tested on recorded traces (test/unit/diagnosis.test.ts).
-import type { CheckResult, PhaseName, ProbeResult, StepResult } from '../engine/results.ts';
+import type { Diagnosis } from '../model/diagnosis.ts';
 import type { ProbeTraceResult, TraceEvent, TraceFact, TracePacket } from '../model/trace-events.ts';
+import type { CheckResult } from '../expect/run-checks.ts';
 import { parseTcpdumpLine, type Packet } from '../probes/packet-watch.ts';
-import { buildPath, type PathStep } from './packet-path.ts';
+import { buildPath } from './packet-path.ts';
 
-export type CulpritKind = 'rule' | 'bpf-program' | 'kernel' | 'socket';
+export type { Diagnosis };
 
-export interface Diagnosis {
-  culprit: { kind: CulpritKind; node: string; where: string; text: string };
-  packet: TracePacket;
-  /** A few plain sentences: what happened to which packet, and why. */
-  reason: string;
-  path: PathStep[];
-}
-
+/** What the diagnosis reads: the probe as observed, its phase's checks and steps, and its trace. */
 export interface DiagnosisInput {
-  probe: Pick<ProbeResult, 'id' | 'observed' | 'summary' | 'detail'>;
-  phase: PhaseName;
+  probe: { id: string; observed: string; summary: string; detail: Record<string, unknown> };
+  phase: string;
   checks: readonly CheckResult[];
   /** The phase's steps: a background step's output can name what it injected. */
-  steps?: readonly StepResult[];
+  steps?: readonly { evidence?: string; output?: string }[];
   trace: ProbeTraceResult;
   address?: (ref: string) => string;
 }

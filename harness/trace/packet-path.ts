@@ -2,24 +2,12 @@
 // received, each node's netfilter traversal (condensed to rewrites and verdicts), conntrack state
 // changes, kernel drops, and the BPF programs or bridge the culprit names (inferred steps are marked).
 // It is what the HTML report draws.
+import type { Diagnosis, PathStep } from '../model/diagnosis.ts';
 import type { ProbeTraceResult, TraceEvent } from '../model/trace-events.ts';
 import type { Packet } from '../probes/packet-watch.ts';
-import type { Diagnosis } from './diagnosis.ts';
 
-export interface PathStep {
-  /** ms since the trace started (client capture times are lined up by wall clock). */
-  at: number;
-  /** `pod/client`, `node/node-a`, ... */
-  where: string;
-  /** The interface, hook, table/chain, conntrack, or program. */
-  hook: string;
-  packet: string;
-  action: string;
-  kind: 'send' | 'receive' | 'netfilter' | 'conntrack' | 'drop' | 'bpf' | 'bridge';
-  culprit?: boolean;
-  /** Not traced directly: deduced from the other steps and the lab's facts. */
-  inferred?: boolean;
-}
+export type { PathStep };
+
 
 type Rule = Extract<TraceEvent, { kind: 'rule' }>;
 

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunResult } from '../../harness/engine/results.ts';
 import { renderHtml } from '../../harness/report/html-reporter.ts';
-import { attachDiagnoses } from '../../harness/trace/probe-trace-hooks.ts';
+import { attachDiagnoses } from '../../harness/engine/probe-trace-hooks.ts';
 import { tempDir } from '../lab-support.ts';
 import { decodePng } from '../png-pixels.ts';
 

@@ -1,13 +1,13 @@
 // The small surface the engine calls around each probe (marked `probe-trace` in run-scenario.ts):
 // start a trace, run the probe with a signal that fires at an attributed drop, stop the trace
 // (keeping it only for a faulted or failing probe), and diagnose those probes after the phase's checks.
-import type { PhaseResult, ProbeResult } from '../engine/results.ts';
+import type { PhaseResult, ProbeResult } from './results.ts';
 import type { Observation } from '../model/outcome.ts';
 import type { ProbeTraceResult, ProbeTraceSession } from '../model/trace-events.ts';
-import { diagnose } from './diagnosis.ts';
-import { describeDrop } from './drop-verdict.ts';
+import { diagnose } from '../trace/diagnosis.ts';
+import { describeDrop } from '../trace/drop-verdict.ts';
 
-export { probeFlows, startProbeTrace } from './start-probe-trace.ts';
+export { probeFlows, startProbeTrace } from '../trace/start-probe-trace.ts';
 
 export interface TracedProbe {
   /** Runs the probe; `dropped` aborts (reason: the drop, in words) when the trace attributes a drop of the client's packet. */
