@@ -28,9 +28,14 @@ export function removeJumps(save: string, owner: keyof typeof OWN_JUMPS): string
   return out.join('\n') + '\n';
 }
 
-/** (Re)starts a component on a node: its old jumps go, its rules and fresh jumps are written in one restore. */
-export async function startComponent(node: Target, owner: keyof typeof OWN_JUMPS, rules: string): Promise<void> {
-  const save = await node.exec(['iptables-save']);
-  await node.exec(['iptables-restore', '--noflush'], { input: removeJumps(save.stdout, owner) });
+/**
+ * (Re)starts a component on a node: its old jumps go, its rules and fresh jumps are written in one
+ * restore. On its `first` start (the lab's provisioning) it has no jumps yet: only the restore runs.
+ */
+export async function startComponent(node: Target, owner: keyof typeof OWN_JUMPS, rules: string, { first = false } = {}): Promise<void> {
+  if (!first) {
+    const save = await node.exec(['iptables-save']);
+    await node.exec(['iptables-restore', '--noflush'], { input: removeJumps(save.stdout, owner) });
+  }
   await node.exec(['iptables-restore', '--noflush'], { input: rules });
 }
