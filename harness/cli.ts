@@ -18,6 +18,7 @@ import { loadAllScenarios, selectScenarios } from './model/find-scenarios.ts';
 import { loadScenarioFile } from './model/load-scenario.ts';
 import { ScenarioSchema } from './model/scenario-schema.ts';
 import { consoleReporter } from './report/console-reporter.ts';
+import { gateReport } from './report/gate-json.ts';
 import { jsonReporter } from './report/json-reporter.ts';
 import { combineReporters, type Reporter } from './report/reporter.ts';
 import type { RunResult } from './engine/results.ts';
@@ -167,9 +168,34 @@ export function buildCli(): Command {
         return;
       }
       process.stdout.write(gateText(result));
-      if (options.json) await writeFile(options.json, JSON.stringify(result, null, 2) + '\n');
+      if (options.json) await writeFile(options.json, JSON.stringify(gateReport(result), null, 2) + '\n');
       if (options.markdown) await writeFile(options.markdown, gateMarkdown(result));
-      process.exitCode = result.scenarios.some((s) => s.change === 'regression') ? EXIT.failed : EXIT.ok;
+      // a scenario that could not be judged under one profile fails the gate too: it could hide a regression
+      process.exitCode = result.scenarios.some((s) => s.change === 'regression' || s.change === 'unjudged') ? EXIT.failed : EXIT.ok;
+    });
+
+  program
+    .command('mutate')
+    .description('mutation testing: remove the fault, remove each fix, swap each faulted outcome; every mutant must make the scenario fail')
+    .argument('[ids...]', 'scenario ids or YAML files')
+    .option('--all', 'every scenario in scenarios/')
+    .addOption(new Option('--provider <name>', 'where to run').choices(PROVIDER_NAMES).default('netns'))
+    .option('--json <file>', 'write the mutants and the kill rate as JSON')
+    .option('--parallel <n>', 'scenarios mutated at once', positiveInt, 1)
+    .action(async (ids: string[], options: { all?: boolean; provider: RunOptions['provider']; json?: string; parallel: number }) => {
+      if (ids.length === 0 && !options.all) throw new HarnessError('USAGE', 'name scenario ids or files, or pass --all', 'netrepro list shows the ids');
+      const { mutateAll, mutantLine, mutateTable, writeMutateJson } = await import('./mutate/mutate-command.ts');
+      const scenarios = options.all ? await loadAllScenarios() : await selectScenarios(ids);
+      const provider = await usableProvider(options.provider);
+      const { signal, exitCode } = interruptible();
+      const result = await mutateAll(scenarios, { provider, signal, parallel: options.parallel, onMutant: (m) => process.stderr.write(`${mutantLine(m)}\n`) });
+      if (exitCode() !== undefined) {
+        process.exitCode = exitCode();
+        return;
+      }
+      process.stdout.write(mutateTable(result));
+      if (options.json) await writeMutateJson(options.json, result);
+      process.exitCode = result.killRate === 1 ? EXIT.ok : EXIT.failed;
     });
 
   program

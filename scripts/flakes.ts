@@ -22,7 +22,7 @@ interface Failure {
   log: string[];
   evidenceDir?: string;
 }
-const counts = Object.fromEntries(scenarios.map((s) => [s.scenario.id, { passed: 0, failed: 0, errored: 0, skipped: 0 }]));
+const counts = Object.fromEntries(scenarios.map((s) => [s.scenario.id, { passed: 0, measured: 0, failed: 0, errored: 0, skipped: 0 }]));
 const failures: Failure[] = [];
 const started = Date.now();
 let done = 0;
@@ -34,7 +34,7 @@ for (let run = 1; run <= runs && !signal.aborted; run++) {
   done = run;
   for (const s of result.scenarios) {
     counts[s.id]![s.verdict]++;
-    if (s.verdict === 'passed' || s.verdict === 'skipped') continue;
+    if (s.verdict === 'passed' || s.verdict === 'measured' || s.verdict === 'skipped') continue;
     failures.push({
       run,
       scenario: s.id,

@@ -37,8 +37,10 @@ const onPath = (/** @type {string} */ cmd) =>
       return false;
     }
   });
+// the tests also start programs the lab itself does not need (nft for the host snapshot)
+const commands = { ...requirements.commands, ...(forTests ? requirements.testCommands : {}) };
 const missing = new Set([
-  ...Object.entries(requirements.commands).filter(([cmd]) => !onPath(cmd)).map(([, pkg]) => pkg),
+  ...Object.entries(commands).filter(([cmd]) => !onPath(cmd)).map(([, pkg]) => pkg),
   ...Object.entries(requirements.files).filter(([file]) => !existsSync(file)).map(([, pkg]) => pkg),
 ]);
 if (missing.size > 0) {

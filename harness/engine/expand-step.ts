@@ -3,11 +3,19 @@
 import type { LabAction, StartedCluster } from '../../clusters/provider.ts';
 import { HarnessError } from '../model/errors.ts';
 import type { StepSpec } from '../model/scenario-schema.ts';
+import { durationMs } from '../model/duration.ts';
 
 export interface Command {
   kind: 'command';
   on: string;
   argv: string[];
+  /** What proves it worked: an exit status (`any` for none) and a line it must print. */
+  expect: { exit: number | 'any'; prints?: string };
+  /** A command whose output must equal `value` afterwards: the change really took effect (a sysctl read back). */
+  readBack?: { argv: string[]; value: string };
+  /** Runs alongside the probes of this phase and every later one (a trigger that keeps firing). */
+  background?: { leadMs: number };
+  timeoutMs: number;
 }
 
 export type Expanded = Command | LabAction;
@@ -32,14 +40,19 @@ export function commandArgv(cmd: string | string[]): string[] {
   return typeof cmd === 'string' ? splitWords(cmd) : cmd;
 }
 
+/** A sysctl written, then read back: the value must be what was written (a read-only or missing key fails). */
+function sysctl(on: string, name: string, value: string | number): Command {
+  return { kind: 'command', on, argv: ['sysctl', '-w', `${name}=${value}`], expect: { exit: 0 }, readBack: { argv: ['sysctl', '-n', name], value: String(value) }, timeoutMs: 10_000 };
+}
+
 export function expandStep(step: StepSpec, resolve: (ref: string) => string): Expanded[] {
-  if (step.run) return [{ kind: 'command', on: step.run.on, argv: substitute(commandArgv(step.run.cmd), resolve) }];
-  if (step.sysctl) return [{ kind: 'command', on: step.sysctl.on, argv: ['sysctl', '-w', `${step.sysctl.name}=${step.sysctl.value}`] }];
-  if (step['br-netfilter']) {
-    const { node, enabled } = step['br-netfilter'];
-    // per-namespace since Linux 5.3: 0 in one node's namespace is that node booting without br_netfilter
-    return [{ kind: 'command', on: `node/${node}`, argv: ['sysctl', '-w', `net.bridge.bridge-nf-call-iptables=${enabled ? 1 : 0}`] }];
+  if (step.run) {
+    const { on, cmd, background, lead, timeout, expect } = step.run;
+    return [{ kind: 'command', on, argv: substitute(commandArgv(cmd), resolve), expect, timeoutMs: durationMs(timeout), ...(background ? { background: { leadMs: durationMs(lead) } } : {}) }];
   }
+  if (step.sysctl) return [sysctl(step.sysctl.on, step.sysctl.name, step.sysctl.value)];
+  // per-namespace since Linux 5.3: 0 in one node's namespace is that node booting without br_netfilter
+  if (step['br-netfilter']) return [sysctl(`node/${step['br-netfilter'].node}`, 'net.bridge.bridge-nf-call-iptables', step['br-netfilter'].enabled ? 1 : 0)];
   if (step.start) return [{ kind: 'start', ...step.start }];
   if (step['sock-lb-stale-program']) return [{ kind: 'sock-lb-stale-program', ...step['sock-lb-stale-program'] }];
   if (step['sock-lb-detach-stale']) return [{ kind: 'sock-lb-detach-stale', ...step['sock-lb-detach-stale'] }];

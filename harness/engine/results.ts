@@ -4,7 +4,8 @@ import type { Observation, Outcome } from '../model/outcome.ts';
 
 export type { CheckResult };
 
-export type Verdict = 'passed' | 'failed' | 'errored' | 'skipped';
+/** `measured`: a `purpose: measure` scenario whose assertions held; it reports numbers, it does not pass. */
+export type Verdict = 'passed' | 'measured' | 'failed' | 'errored' | 'skipped';
 export type PhaseName = 'baseline' | 'faulted' | 'fixed';
 
 export interface ProbeResult {
@@ -15,7 +16,7 @@ export interface ProbeResult {
   mismatch?: string;
   summary: string;
   durationMs: number;
-  detail: Observation['detail'] & { servedBy?: string; source?: string };
+  detail: Observation['detail'] & Pick<Observation, 'servedBy' | 'source' | 'connected' | 'sentTo' | 'answers'>;
 }
 
 export interface StepResult {
@@ -23,6 +24,14 @@ export interface StepResult {
   /** The command, or the lab action as words (`start kube-proxy`). */
   argv: string[];
   durationMs: number;
+  /** Exit status (0 for a lab action that completed), or why it has none. */
+  exit?: number | string;
+  /** Its output (stdout then stderr), tail. */
+  output?: string;
+  /** What proved it fired: the line it printed, or the value read back. */
+  evidence?: string;
+  /** Ran alongside the probes. */
+  background?: boolean;
 }
 
 export interface PhaseResult {
@@ -34,6 +43,9 @@ export interface PhaseResult {
   probes: ProbeResult[];
   checks: CheckResult[];
   durationMs: number;
+  /** errored: a step failed or the lab broke, so nothing after it was judged. */
+  status: 'passed' | 'failed' | 'errored';
+  error?: { code: string; message: string; hint?: string };
 }
 
 export interface ScenarioResult {
@@ -48,6 +60,10 @@ export interface ScenarioResult {
   evidenceDir?: string;
   error?: { code: string; message: string; hint?: string };
   skipReason?: string;
+  /** Every address a reference resolved to during the run (pod/web -> 10.244.1.3): expectations can be judged again without the lab. */
+  addresses?: Record<string, string>;
+  /** purpose: measure: the numbers the run measured (distributions of repeated probes, counter deltas). */
+  measurements?: string[];
   /** Lab log lines, shown by reporters only when the scenario did not pass. */
   log: string[];
 }

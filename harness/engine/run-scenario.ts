@@ -8,10 +8,12 @@ import { matchExpectation } from '../expect/match-expectation.ts';
 import { PhaseChecks } from '../expect/run-checks.ts';
 import { HarnessError } from '../model/errors.ts';
 import type { LoadedScenario } from '../model/load-scenario.ts';
-import type { CheckSpec, Scenario, StepSpec } from '../model/scenario-schema.ts';
+import type { Observation } from '../model/outcome.ts';
+import type { CheckSpec, ExpectedSpec, Scenario, StepSpec } from '../model/scenario-schema.ts';
 import { runProbe } from '../probes/run-probe.ts';
-import { expandStep, placeholderResolver } from './expand-step.ts';
-import type { PhaseName, PhaseResult, RunEvent, ScenarioResult } from './results.ts';
+import { expandStep, placeholderResolver, type Command, type Expanded } from './expand-step.ts';
+import type { PhaseName, PhaseResult, ProbeResult, RunEvent, ScenarioResult, StepResult } from './results.ts';
+import { runForegroundStep, startBackgroundStep, StepFailedError } from './run-steps.ts';
 import { newRunId, runPrefix } from '../../clusters/run-id.ts';
 
 export interface ScenarioRunOptions {
@@ -28,7 +30,7 @@ export interface ScenarioRunOptions {
 
 export async function runScenario({ file, scenario }: LoadedScenario, options: ScenarioRunOptions): Promise<ScenarioResult> {
   const started = performance.now();
-  const result: ScenarioResult = { id: scenario.id, title: scenario.title, file, verdict: 'passed', durationMs: 0, phases: [], labs: [], log: [] };
+  const result: ScenarioResult = { id: scenario.id, title: scenario.title, file, verdict: 'passed', durationMs: 0, phases: [], labs: [], log: [], addresses: {} };
   // absolute: evidence commands may run in another mount namespace (the bpffs holder's), whose cwd is /
   if (options.reportDir) result.evidenceDir = resolve(options.reportDir, scenario.id);
   options.emit({ kind: 'scenario-start', id: scenario.id, title: scenario.title });
@@ -36,7 +38,9 @@ export async function runScenario({ file, scenario }: LoadedScenario, options: S
     for (const fix of options.faultOnly ? scenario.fixes.slice(0, 1) : scenario.fixes) {
       await runVariant(scenario, fix, result, options);
     }
-    result.verdict = result.phases.every((p) => p.probes.every((r) => r.matched) && p.checks.every((c) => c.matched)) ? 'passed' : 'failed';
+    const held = result.phases.every((p) => p.status === 'passed');
+    result.verdict = !held ? 'failed' : scenario.purpose === 'measure' ? 'measured' : 'passed';
+    if (scenario.purpose === 'measure') result.measurements = measurements(result);
   } catch (e) {
     if (e instanceof HarnessError && e.code === 'ABORTED') throw e;
     const err = e as HarnessError;
@@ -53,20 +57,50 @@ export async function runScenario({ file, scenario }: LoadedScenario, options: S
   return result;
 }
 
+/** What a measurement run measured: each repeated probe's distribution and each counter's change, per phase. */
+function measurements(result: ScenarioResult): string[] {
+  return result.phases.flatMap((p) => [
+    ...p.probes.filter((x) => x.detail.distribution !== undefined).map((x) => `${p.variant}/${p.name}/${x.id}: ${x.summary}`),
+    ...p.checks.filter((c) => c.observed.startsWith('delta')).map((c) => `${p.variant}/${p.name}/${c.id}: ${c.observed}`),
+  ]);
+}
+
+/** One phase of a lab's run: which phase, for which variant, and what it does and expects. */
+export interface PhasePlan {
+  name: PhaseName;
+  variant: string;
+  spec: { steps?: StepSpec[]; expect: Scenario['baseline']['expect']; checks: CheckSpec[]; title?: string };
+}
+
+/** A fix variant's lab: baseline, fault, then the fix (the gate stops after the fault). */
 async function runVariant(scenario: Scenario, fix: Scenario['fixes'][number], result: ScenarioResult, options: ScenarioRunOptions): Promise<void> {
+  const plan: PhasePlan[] = [
+    { name: 'baseline', variant: fix.name, spec: scenario.baseline },
+    { name: 'faulted', variant: fix.name, spec: scenario.fault },
+    ...(options.faultOnly ? [] : [{ name: 'fixed' as const, variant: fix.name, spec: fix }]),
+  ];
+  await runLab(scenario, fix.name, plan, result, options);
+}
+
+/**
+ * One fresh lab running `plan` phase after phase, torn down on every path. The first phase that errors
+ * ends the lab's run (its error is thrown); results accumulate in `result`.
+ */
+export async function runLab(scenario: Scenario, label: string, plan: readonly PhasePlan[], result: ScenarioResult, options: ScenarioRunOptions): Promise<void> {
   const runId = newRunId();
-  const log = (line: string) => result.log.push(`[${fix.name}] ${line}`);
+  const log = (line: string) => result.log.push(`[${label}] ${line}`);
   const t0 = performance.now();
   const cluster = await options.provider.provision(scenario.topology, { runId, prefix: runPrefix(runId), signal: options.signal, log });
-  const lab = { variant: fix.name, runId, provisionMs: Math.round(performance.now() - t0), teardownMs: 0 };
+  const lab = { variant: label, runId, provisionMs: Math.round(performance.now() - t0), teardownMs: 0 };
   result.labs.push(lab);
-  options.emit({ kind: 'lab-ready', id: scenario.id, variant: fix.name, ms: lab.provisionMs });
+  options.emit({ kind: 'lab-ready', id: scenario.id, variant: label, ms: lab.provisionMs });
+  // background steps (a trigger that keeps firing) run in their phase and every later one of this lab
+  const background: Command[] = [];
   try {
-    const phase = (name: PhaseName, spec: { steps?: StepSpec[]; expect: Scenario['baseline']['expect']; checks: CheckSpec[]; title?: string }) =>
-      runPhase({ scenario, cluster, name, variant: fix.name, steps: spec.steps ?? [], expect: spec.expect, checks: spec.checks, title: spec.title, options, result });
-    await phase('baseline', scenario.baseline);
-    await phase('faulted', scenario.fault);
-    if (!options.faultOnly) await phase('fixed', fix);
+    for (const phase of plan) {
+      const { steps = [], expect, checks, title } = phase.spec;
+      await runPhase({ scenario, cluster, name: phase.name, variant: phase.variant, steps, expect, checks, title, options, result, background });
+    }
   } finally {
     const t1 = performance.now();
     if (options.keep) log(`kept: lab ${runId} stays up; remove it with \`netrepro clean --force\``);
@@ -86,60 +120,94 @@ interface PhaseInput {
   title?: string;
   options: ScenarioRunOptions;
   result: ScenarioResult;
+  /** Background commands of earlier phases; this phase's are added to it. */
+  background: Command[];
 }
 
 async function runPhase(p: PhaseInput): Promise<void> {
   const { scenario, cluster, options } = p;
   const started = performance.now();
-  const phase: PhaseResult = { name: p.name, variant: p.variant, title: p.title, steps: [], probes: [], checks: [], durationMs: 0 };
+  const phase: PhaseResult = { name: p.name, variant: p.variant, title: p.title, steps: [], probes: [], checks: [], durationMs: 0, status: 'passed' };
   const resolve = placeholderResolver(cluster);
   p.result.phases.push(phase);
   options.emit({ kind: 'phase-start', id: scenario.id, phase: p.name, variant: p.variant, title: p.title });
   const evidenceDir = p.result.evidenceDir && join(p.result.evidenceDir, scenario.fixes.length > 1 ? p.variant : '', p.name);
-  await collectPhaseEvidence(cluster, evidenceDir, scenario.evidence, async () => {
-    for (const step of p.steps) {
-      for (const action of expandStep(step, resolve)) {
-        if (options.signal.aborted) throw new HarnessError('ABORTED', 'aborted');
-        const started = performance.now();
-        if (action.kind === 'command') await cluster.target(action.on).exec(action.argv, { signal: options.signal, timeoutMs: 30_000 });
-        else await cluster.perform(action);
-        const done =
-          action.kind === 'command'
-            ? { on: action.on, argv: action.argv, durationMs: Math.round(performance.now() - started) }
-            : { on: `node/${action.node}`, argv: describeAction(action), durationMs: Math.round(performance.now() - started) };
-        phase.steps.push(done);
-        options.emit({ kind: 'step', id: scenario.id, phase: p.name, step: done });
+  const stepDone = (step: StepResult) => {
+    phase.steps.push(step);
+    options.emit({ kind: 'step', id: scenario.id, phase: p.name, step });
+  };
+  try {
+    await collectPhaseEvidence(cluster, evidenceDir, scenario.evidence, async () => {
+      for (const step of p.steps) {
+        for (const action of expandStep(step, resolve)) {
+          if (action.kind === 'command' && action.background) p.background.push(action);
+          else stepDone(await runForegroundStep(cluster, action, describeAction, options.signal));
+        }
       }
-    }
-    const checks = new PhaseChecks(p.checks, cluster, resolve);
-    await checks.start();
-    // probes run one at a time so each one's packet watch sees only its own traffic
-    for (const [id, expected] of Object.entries(p.expect)) {
-      const spec = scenario.probes.find((x) => x.id === id)!;
-      const observation = await runProbe(spec, cluster, options.signal);
-      const match = matchExpectation(expected, observation, (ref) => cluster.address(ref));
-      const probe = {
-        id,
-        expected: match.expected,
-        observed: observation.outcome,
-        matched: match.matched,
-        mismatch: match.mismatch,
-        summary: observation.summary,
-        durationMs: observation.durationMs,
-        detail: { ...observation.detail, servedBy: observation.servedBy, source: observation.source },
-      };
-      phase.probes.push(probe);
-      options.emit({ kind: 'probe', id: scenario.id, phase: p.name, probe });
-    }
-    for (const check of await checks.finish()) {
-      phase.checks.push(check);
-      options.emit({ kind: 'check', id: scenario.id, phase: p.name, check });
-    }
-  });
-  phase.durationMs = Math.round(performance.now() - started);
+      const checks = new PhaseChecks(p.checks, cluster, resolve);
+      await checks.start();
+      const running = p.background.map((command) => startBackgroundStep(cluster, command, options.signal));
+      try {
+        if (running.length > 0) await sleep(Math.max(...running.map((r) => r.command.background!.leadMs)));
+        // probes run one at a time so each one's packet watch sees only its own traffic
+        for (const [id, expected] of Object.entries(p.expect)) {
+          const spec = scenario.probes.find((x) => x.id === id)!;
+          const observation = await runProbe(spec, cluster, options.signal);
+          const probe = probeResult(id, expected, observation, (ref) => ((p.result.addresses ??= {})[ref] = cluster.address(ref)));
+          phase.probes.push(probe);
+          options.emit({ kind: 'probe', id: scenario.id, phase: p.name, probe });
+        }
+      } finally {
+        // every background step is awaited (and judged) even when a probe threw
+        const judged = await Promise.allSettled(running.map((r) => r.finish()));
+        for (const j of judged) if (j.status === 'fulfilled') stepDone(j.value);
+        const failed = judged.find((j) => j.status === 'rejected');
+        if (failed) {
+          await checks.finish().catch(() => {});
+          throw failed.reason;
+        }
+      }
+      for (const check of await checks.finish()) {
+        phase.checks.push(check);
+        options.emit({ kind: 'check', id: scenario.id, phase: p.name, check });
+      }
+    });
+    phase.status = phase.probes.every((x) => x.matched) && phase.checks.every((c) => c.matched) ? 'passed' : 'failed';
+  } catch (e) {
+    const err = e as HarnessError;
+    phase.status = 'errored';
+    if (err.code !== 'ABORTED') phase.error = { code: err.code ?? 'INTERNAL', message: err.message, hint: err.hint };
+    if (e instanceof StepFailedError) stepDone(e.step);
+    throw e;
+  } finally {
+    phase.durationMs = Math.round(performance.now() - started);
+  }
 }
 
-function describeAction(action: Exclude<ReturnType<typeof expandStep>[number], { kind: 'command' }>): string[] {
+/** A probe's result: its observation matched against the phase's expectation. */
+export function probeResult(id: string, expected: ExpectedSpec, observation: Observation, address: (ref: string) => string): ProbeResult {
+  const match = matchExpectation(expected, observation, address);
+  return {
+    id,
+    expected: match.expected,
+    observed: observation.outcome,
+    matched: match.matched,
+    mismatch: match.mismatch,
+    summary: observation.summary,
+    durationMs: observation.durationMs,
+    detail: { ...observation.detail, servedBy: observation.servedBy, source: observation.source, connected: observation.connected, sentTo: observation.sentTo, answers: observation.answers },
+  };
+}
+
+/** The observation behind a probe result, as recorded: lets an expectation be judged again without a lab. */
+export function observationOf(probe: ProbeResult): Observation {
+  const { servedBy, source, connected, sentTo, answers, ...detail } = probe.detail;
+  return { outcome: probe.observed, summary: probe.summary, servedBy, source, connected, sentTo, answers, durationMs: probe.durationMs, detail };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function describeAction(action: Exclude<Expanded, { kind: 'command' }>): string[] {
   switch (action.kind) {
     case 'start':
       return ['start', action.component, ...(action.version ? [action.version] : [])];

@@ -69,8 +69,14 @@ function matchOne(expected: ExpectedSpec, observed: Observation, address: (ref: 
   if (connected !== undefined) parts.push(connected ? 'TCP connected' : 'TCP not connected');
   const sentTo = 'sentTo' in spec && spec.sentTo ? (spec.sentTo.includes('/') ? address(spec.sentTo) : spec.sentTo) : undefined;
   if (sentTo) parts.push(`SYN sent to ${sentTo}`);
+  const answer = 'answer' in spec && spec.answer ? (spec.answer.includes('/') ? address(spec.answer) : spec.answer) : undefined;
+  if (answer) parts.push(`answer ${answer}`);
   const text = parts.join(', ');
-  if (observed.outcome !== spec.outcome) return { matched: false, expected: text, mismatch: `expected ${spec.outcome}, observed ${observed.outcome}: ${observed.summary}` };
+  // a DNS reply is only ok when its answer section holds the address the expectation names
+  const wrongAnswer = answer !== undefined && observed.outcome === 'ok' && !observed.answers?.includes(answer);
+  const outcome = wrongAnswer ? 'wrong-answer' : observed.outcome;
+  const why = wrongAnswer ? ` (answer ${observed.answers?.join(',') || 'empty'}, expected ${answer})` : '';
+  if (outcome !== spec.outcome) return { matched: false, expected: text, mismatch: `expected ${spec.outcome}, observed ${outcome}${why}: ${observed.summary}` };
   if ('servedBy' in spec && spec.servedBy && observed.servedBy !== spec.servedBy) {
     return { matched: false, expected: text, mismatch: `expected an answer from ${spec.servedBy}, got one from ${observed.servedBy ?? 'nobody named'}` };
   }

@@ -31,10 +31,11 @@ export function describeRange(range: Range): string {
 }
 
 /**
- * The first capture group of `pattern` on any line, as a number; 0 when no line matches (e.g. the rule is absent).
- * With `sum`, the groups of every matching line added up (one line per CPU, say).
+ * The first capture group of `pattern` on any line, as a number; undefined when no line matches (the rule
+ * is absent, or the pattern is wrong: either way the counter cannot be read). With `sum`, the groups of
+ * every matching line added up (one line per CPU, say).
  */
-export function readCounter(output: string, pattern: string, sum = false): { value: number; line?: string } {
+export function readCounter(output: string, pattern: string, sum = false): { value: number; line: string } | undefined {
   const re = new RegExp(pattern);
   let total = 0;
   const lines: string[] = [];
@@ -45,7 +46,7 @@ export function readCounter(output: string, pattern: string, sum = false): { val
     total += Number(m[1]);
     lines.push(line.trim());
   }
-  return lines.length > 0 ? { value: total, line: lines.join(' | ') } : { value: 0 };
+  return lines.length > 0 ? { value: total, line: lines.join(' | ') } : undefined;
 }
 
 /**
@@ -56,8 +57,14 @@ export function printableStrings(lines: readonly string[], minLength = 4): strin
   return lines.flatMap((l) => l.split(/[^\x20-\x7e\t]+/)).map((s) => s.trim()).filter((s) => s.length >= minLength);
 }
 
+/** A check's command output, or why there is none (it failed: a check cannot hold on a failed command). */
+type Output = { argv: string[]; text: string; failure?: string };
+
+const failureOf = (r: { exitCode: number | undefined; timedOut: boolean; stderr: string; stdout: string }) =>
+  r.timedOut ? 'timed out' : r.exitCode !== 0 ? `exit ${r.exitCode ?? 'signal'}${(r.stderr || r.stdout).trim() ? `: ${(r.stderr || r.stdout).trim().split('\n').slice(-2).join(' / ')}` : ''}` : undefined;
+
 export class PhaseChecks {
-  private before = new Map<string, number>();
+  private before = new Map<string, { value: number; line?: string } | { failure: string }>();
   private running = new Map<string, { argv: string[]; process: Spawned }>();
 
   constructor(
@@ -66,10 +73,18 @@ export class PhaseChecks {
     private readonly resolve: (ref: string) => string,
   ) {}
 
-  private async output(check: CheckSpec): Promise<{ argv: string[]; text: string }> {
+  private async output(check: CheckSpec): Promise<Output> {
     const argv = substitute(commandArgv(check.cmd), this.resolve);
-    const r = await this.cluster.target(check.on).exec(argv, { timeoutMs: 10_000 });
-    return { argv, text: r.stdout };
+    const r = await this.cluster.target(check.on).exec(argv, { timeoutMs: 10_000, reject: false });
+    return { argv, text: r.stdout, failure: failureOf(r) };
+  }
+
+  /** A counter's value, or why it cannot be read. */
+  private counter(check: CheckSpec, out: Output): { value: number; line?: string } | { failure: string } {
+    if (out.failure) return { failure: `command failed (${out.failure})` };
+    const read = readCounter(out.text, check.counter!, check.sum);
+    if (read) return read;
+    return check.absentIsZero ? { value: 0 } : { failure: `no line matched /${check.counter}/` };
   }
 
   /** Reads every counter and starts every background command; call right before the probes. */
@@ -81,7 +96,7 @@ export class PhaseChecks {
           const process = this.cluster.target(check.on).spawn(argv);
           this.running.set(check.id, { argv, process });
           if (check.ready) await process.waitFor(new RegExp(check.ready), 3000);
-        } else if (check.counter) this.before.set(check.id, readCounter((await this.output(check)).text, check.counter, check.sum).value);
+        } else if (check.counter) this.before.set(check.id, this.counter(check, await this.output(check)));
       }
     } catch (e) {
       await this.stopAll();
@@ -89,43 +104,49 @@ export class PhaseChecks {
     }
   }
 
-  private async stopAll(): Promise<void> {
-    await Promise.allSettled([...this.running.values()].map((r) => r.process.stop('SIGINT')));
+  private async stopAll(): Promise<(number | undefined)[]> {
+    const stopped = await Promise.allSettled([...this.running.values()].map((r) => r.process.stop('SIGINT')));
+    return stopped.map((s) => (s.status === 'fulfilled' ? s.value.exitCode : undefined));
   }
 
   async finish(): Promise<CheckResult[]> {
     const results: CheckResult[] = [];
-    await this.stopAll();
+    const exits = new Map([...this.running.keys()].map((id, i) => [id, i]));
+    const codes = await this.stopAll();
     for (const check of this.checks) {
       const background = this.running.get(check.id);
-      const { argv, text } = background ? { argv: background.argv, text: printableStrings(background.process.lines()).join('\n') } : await this.output(check);
+      const code = background ? codes[exits.get(check.id)!] : undefined;
+      const out: Output = background
+        ? { argv: background.argv, text: printableStrings(background.process.lines()).join('\n'), failure: code === 0 ? undefined : `exit ${code ?? 'signal'}: ${background.process.lines().slice(-2).join(' / ')}` }
+        : await this.output(check);
+      const base = { id: check.id, on: check.on, argv: out.argv };
       if (check.counter) {
-        const after = readCounter(text, check.counter, check.sum);
-        const before = this.before.get(check.id) ?? 0;
-        const delta = after.value - before;
         const range = check.expect.delta!;
+        const before = this.before.get(check.id) ?? { failure: 'not read before the probes' };
+        const after = this.counter(check, out);
+        const expected = `delta ${describeRange(range)}`;
+        if ('failure' in before || 'failure' in after) {
+          const why = 'failure' in before ? `before the probes: ${before.failure}` : `after the probes: ${(after as { failure: string }).failure}`;
+          results.push({ ...base, expected, observed: `cannot be read ${why}`, matched: false, evidence: [] });
+          continue;
+        }
+        const delta = after.value - before.value;
         results.push({
-          id: check.id,
-          on: check.on,
-          argv,
-          expected: `delta ${describeRange(range)}`,
-          observed: `delta ${delta} (${before} -> ${after.value}${after.line ? '' : ', no line matched'})`,
+          ...base,
+          expected,
+          observed: `delta ${delta} (${before.value} -> ${after.value}${after.line ? '' : ', no line: absent reads 0'})`,
           matched: inRange(delta, range),
           evidence: after.line ? [after.line] : [],
         });
       } else {
+        const expected = `lines matching /${check.matches}/ ${describeRange(check.expect.count!)}`;
+        if (out.failure) {
+          results.push({ ...base, expected, observed: `command failed (${out.failure})`, matched: false, evidence: [] });
+          continue;
+        }
         const re = new RegExp(check.matches!);
-        const lines = text.split('\n').filter((l) => re.test(l));
-        const range = check.expect.count!;
-        results.push({
-          id: check.id,
-          on: check.on,
-          argv,
-          expected: `lines matching /${check.matches}/ ${describeRange(range)}`,
-          observed: `${lines.length} matching line(s)`,
-          matched: inRange(lines.length, range),
-          evidence: lines.map((l) => l.trim()).slice(0, 20),
-        });
+        const lines = out.text.split('\n').filter((l) => re.test(l));
+        results.push({ ...base, expected, observed: `${lines.length} matching line(s)`, matched: inRange(lines.length, check.expect.count!), evidence: lines.map((l) => l.trim()).slice(0, 20) });
       }
     }
     return results;

@@ -7,7 +7,8 @@ import type { LoadedScenario } from '../model/load-scenario.ts';
 import { applyProfile, type Profile } from '../model/profile.ts';
 import { assess, type Assessment, type Susceptibility } from './susceptibility.ts';
 
-export type Change = 'regression' | 'improvement' | 'unchanged';
+/** unjudged: one side could not be judged; the gate fails rather than guess. */
+export type Change = 'regression' | 'improvement' | 'unchanged' | 'unjudged';
 
 export interface GateRow {
   id: string;
@@ -26,6 +27,7 @@ export interface GateResult {
 }
 
 export function change(baseline: Susceptibility, candidate: Susceptibility): Change {
+  if (baseline === 'unjudged' || candidate === 'unjudged') return 'unjudged';
   if (baseline === 'immune' && candidate === 'susceptible') return 'regression';
   if (baseline === 'susceptible' && candidate === 'immune') return 'improvement';
   return 'unchanged';

@@ -2,7 +2,12 @@
 // the fix: the symptom shows (susceptible), it does not (immune), or it cannot be judged here.
 import type { ScenarioResult } from '../engine/results.ts';
 
-export type Susceptibility = 'susceptible' | 'immune' | 'not-applicable';
+/**
+ * not-applicable: nothing to judge here (skipped by the provider, a measurement). unjudged: the run should
+ * have told and could not (a step that did not fire, a baseline that did not hold): the gate must not read
+ * that as immune, nor let it hide a regression.
+ */
+export type Susceptibility = 'susceptible' | 'immune' | 'not-applicable' | 'unjudged';
 
 export interface Assessment {
   verdict: Susceptibility;
@@ -13,12 +18,12 @@ export interface Assessment {
 /** Reads a fault-only run (baseline + faulted) of a scenario. */
 export function assess(result: ScenarioResult): Assessment {
   if (result.verdict === 'skipped') return { verdict: 'not-applicable', reason: result.skipReason ?? 'skipped' };
-  if (result.error) return { verdict: 'not-applicable', reason: `errored: ${result.error.message.split('\n')[0]}` };
+  if (result.error) return { verdict: 'unjudged', reason: `errored: ${result.error.message.split('\n')[0]}` };
   const baseline = result.phases.find((p) => p.name === 'baseline');
   const faulted = result.phases.find((p) => p.name === 'faulted');
-  if (!baseline || !faulted) return { verdict: 'not-applicable', reason: 'the run did not reach the faulted phase' };
+  if (!baseline || !faulted) return { verdict: 'unjudged', reason: 'the run did not reach the faulted phase' };
   const baselineMisses = [...baseline.probes.filter((p) => !p.matched).map((p) => p.mismatch), ...baseline.checks.filter((c) => !c.matched).map((c) => `${c.id}: ${c.observed}`)];
-  if (baselineMisses.length > 0) return { verdict: 'not-applicable', reason: `the healthy baseline did not hold: ${baselineMisses.join('; ')}` };
+  if (baselineMisses.length > 0) return { verdict: 'unjudged', reason: `the healthy baseline did not hold: ${baselineMisses.join('; ')}` };
   const misses = [...faulted.probes.filter((p) => !p.matched).map((p) => p.summary), ...faulted.checks.filter((c) => !c.matched).map((c) => `check ${c.id}: ${c.observed}`)];
   if (misses.length === 0) return { verdict: 'susceptible', reason: faulted.probes.map((p) => p.summary).join('; ') };
   return { verdict: 'immune', reason: misses.join('; ') };

@@ -6,6 +6,7 @@ export type ErrorCode =
   | 'ENVIRONMENT' // exit 3
   | 'COMMAND_FAILED' // exit 1
   | 'LAB_FAILED' // exit 1
+  | 'STEP_FAILED' // exit 1: a fault or fix step did not do what it is for; the phase is errored
   | 'ABORTED' // exit 130/143
   | 'UNSUPPORTED'; // a provider cannot do what a scenario needs: the scenario is skipped, with the reason
 

@@ -15,6 +15,8 @@ export interface Observation {
   connected?: boolean;
   /** TCP probes: where the client's SYN really went (differs from the URL when connect() was rewritten). */
   sentTo?: string;
+  /** DNS probes: the addresses in the answer section of the server's reply. */
+  answers?: string[];
   durationMs: number;
   detail: Record<string, unknown>;
 }

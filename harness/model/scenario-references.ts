@@ -68,7 +68,6 @@ export function checkReferences(s: Scenario): ReferenceIssue[] {
     if (p.http) checkRef(p.http.to, ['probes', i, 'http', 'to']);
     if (p.dns) checkRef(p.dns.server, ['probes', i, 'dns', 'server']);
     if (p.download) checkRef(p.download.to, ['probes', i, 'download', 'to']);
-    p.during?.forEach((d, j) => checkRef(d.on, ['probes', i, 'during', j, 'on']));
   });
   const repeated = new Set(s.probes.filter((p) => p.repeat !== undefined).map((p) => p.id));
 
@@ -83,6 +82,10 @@ export function checkReferences(s: Scenario): ReferenceIssue[] {
         issues.push({ path: [...base, 'expect', id], message: 'count, rate and otherwise need a repeated probe', received: id, expected: 'repeat: N on the probe' });
       }
       if (e && typeof e === 'object' && 'source' in e && typeof e.source === 'string') checkRef(e.source, [...base, 'expect', id, 'source']);
+      if (e && typeof e === 'object' && 'answer' in e && typeof e.answer === 'string' && e.answer.includes('/')) checkRef(e.answer, [...base, 'expect', id, 'answer']);
+      if (e && typeof e === 'object' && 'answer' in e && e.answer !== undefined && !s.probes.find((p) => p.id === id)?.dns) {
+        issues.push({ path: [...base, 'expect', id, 'answer'], message: 'answer is for DNS probes', received: id, expected: 'a probe with dns:' });
+      }
       if (e && typeof e === 'object' && 'sentTo' in e && typeof e.sentTo === 'string' && e.sentTo.includes('/')) checkRef(e.sentTo, [...base, 'expect', id, 'sentTo']);
       if (e && typeof e === 'object' && 'servedBy' in e && typeof e.servedBy === 'string' && !names.pod.has(e.servedBy) && !names.host.has(e.servedBy)) {
         issues.push({ path: [...base, 'expect', id, 'servedBy'], message: 'unknown pod or host', received: e.servedBy, expected: `one of: ${[...names.pod, ...names.host].join(', ')}` });

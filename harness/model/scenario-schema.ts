@@ -116,15 +116,6 @@ const DownloadProbe = z
     bytes: z.number().int().min(1).max(2 ** 40).describe('size the server streams (GET /bytes/N); ok only if every byte arrived'),
   })
   .strict();
-const DuringCommand = z
-  .object({
-    on: TargetRef,
-    cmd: z.union([z.string().min(1), z.array(z.string()).min(1)]).describe('argv, or a string split on spaces with quotes; no shell; {pod/x}, {bin/x}, {veth/x} placeholders'),
-    lead: Duration.default(50).describe('head start before the probe begins'),
-    timeout: Duration.default('10s').describe('the command is killed after this; its exit and output go into the probe detail'),
-  })
-  .strict();
-
 export const Probe = z
   .object({
     id: Name,
@@ -133,8 +124,14 @@ export const Probe = z
     repeat: z.number().int().min(1).max(1000).optional()
       .describe('run the probe N times and report the distribution of outcomes; expectations then hold for every run, or for a count/rate'),
     parallel: z.number().int().min(1).max(64).default(1).describe('with repeat: how many runs at once'),
-    during: z.array(DuringCommand).optional()
-      .describe('commands started before each run of the probe (after their lead) and awaited after it, e.g. a packet injector in the server pod'),
+    during: z
+      .unknown()
+      .refine(() => false, {
+        message:
+          'probe `during` commands moved into the phase: write each as a step of the phase that needs it, `- run: { on: ..., cmd: ..., background: true, lead: 50ms, expect: { prints: ... } }`; a background step of the fault keeps running in every later phase, and its exit and output are asserted',
+      })
+      .optional()
+      .describe('removed: use a background `run` step in the phase (validation says how)'),
     http: HttpProbe.optional(),
     dns: DnsProbe.optional(),
     download: DownloadProbe.optional().describe('a large HTTP download from the pod agent; ok only with the full byte count, reset when the connection was reset'),
@@ -143,10 +140,23 @@ export const Probe = z
   .refine((p) => [p.http, p.dns, p.download].filter(Boolean).length === 1, 'a probe has exactly one kind: http, dns or download')
   .refine((p) => p.parallel === 1 || p.repeat !== undefined, 'parallel needs repeat');
 
+const StepExpect = z
+  .object({
+    exit: z.union([z.number().int().min(0).max(255), z.literal('any')]).default(0).describe('the exit status the command must end with (default 0); `any` accepts every status'),
+    prints: z.string().optional().describe('regex a line of its output (stdout or stderr) must match: evidence that it did what it is for'),
+  })
+  .strict();
 const RunStep = z
   .object({
     on: TargetRef,
     cmd: z.union([z.string().min(1), z.array(z.string()).min(1)]).describe('argv, or a string split on spaces with quotes; no shell'),
+    background: z
+      .boolean()
+      .default(false)
+      .describe('run alongside the probes instead of before them: started (after `lead`) right before the probes of this phase and of every later phase of the lab, awaited after them'),
+    lead: Duration.default(50).describe('background: head start before the probes begin'),
+    timeout: Duration.default('30s').describe('the command is killed after this, which fails the step'),
+    expect: StepExpect.default({ exit: 0 }).describe('what proves the step did its job; a step that fails it makes the phase `errored`'),
   })
   .strict();
 const SysctlStep = z.object({ on: TargetRef, name: z.string().regex(/^net\.[a-z0-9_.-]+$/), value: z.union([z.string(), z.number()]) }).strict();
@@ -192,6 +202,8 @@ const Expected = z.union([
       rate: z.object({ min: z.number().min(0).max(1).optional(), max: z.number().min(0).max(1).optional() }).strict().optional()
         .describe('repeated probes: the fraction of runs with this outcome, 0..1'),
       otherwise: z.enum(OUTCOMES).optional().describe('repeated probes: every run without `outcome` must have this one'),
+      answer: z.union([Ref, Ipv4]).optional()
+        .describe('DNS probes: the address the answer section must hold (svc/x, pod/x or an IPv4 address); an ok reply without it is `wrong-answer`'),
     })
     .strict(),
 ]);
@@ -205,6 +217,10 @@ export const Check = z
     cmd: z.union([z.string().min(1), z.array(z.string()).min(1)]).describe('argv, or a string split on spaces with quotes; no shell'),
     counter: z.string().optional().describe('regex whose first group is a number, read before and after the phase\'s probes'),
     sum: z.boolean().default(false).describe('counter: add up the first group over every matching line (e.g. conntrack -S per CPU)'),
+    absentIsZero: z
+      .boolean()
+      .default(false)
+      .describe('counter: read 0 when no line matches; without it a counter whose pattern matches no line fails the check ("no line matched")'),
     background: z.boolean().default(false)
       .describe('run cmd for the whole span of the probes (a capture) and count `matches` over its printable output; binary output is split into printable strings'),
     ready: z.string().optional().describe('background: regex of the output line that says the command is listening (e.g. "listening on")'),
@@ -217,10 +233,31 @@ export const Check = z
   .refine((c) => (c.counter ? c.expect.delta !== undefined : c.matches !== undefined && c.expect.count !== undefined), 'a check has counter + expect.delta, or matches + expect.count')
   .refine((c) => !(c.background && c.counter), 'a background check counts `matches` lines; it has no counter');
 
-const Phase = z
-  .object({ title: z.string().optional(), steps: z.array(Step).default([]), expect: Expectations, checks: z.array(Check).default([]) })
-  .strict();
-const Fix = Phase.extend({ name: Name.default('fix') }).strict();
+/** Something must be asserted, or a phase cannot fail: an empty `expect` needs checks. */
+const asserts = (p: { expect: Record<string, unknown>; checks: unknown[] }) => Object.keys(p.expect).length > 0 || p.checks.length > 0;
+const NOTHING_ASSERTED = { message: 'this phase asserts nothing: expect at least one probe outcome or add a check', path: ['expect'] };
+const PhaseFields = {
+  title: z.string().optional(),
+  steps: z.array(Step).min(1, 'a fault or fix needs at least one step: what makes (or removes) the symptom'),
+  expect: Expectations,
+  checks: z.array(Check).default([]),
+};
+const Phase = z.object(PhaseFields).strict().refine(asserts, NOTHING_ASSERTED);
+const Fix = z
+  .object({
+    ...PhaseFields,
+    name: Name.default('fix'),
+    control: z
+      .literal('not-a-fix')
+      .optional()
+      .describe('a negative control: a change people try that does NOT fix it; its symptoms are asserted, and a check must prove its steps took effect'),
+  })
+  .strict()
+  .refine(asserts, NOTHING_ASSERTED)
+  .refine((f) => f.control === undefined || f.checks.length > 0, {
+    message: 'a negative control needs a check proving its steps took effect (e.g. the sysctl or rule is in place)',
+    path: ['checks'],
+  });
 
 export const EVIDENCE_KINDS = ['iptables', 'conntrack', 'ip', 'capture'] as const;
 
@@ -232,7 +269,7 @@ export const ScenarioSchema = z
     purpose: z
       .enum(['reproduce', 'measure'])
       .default('reproduce')
-      .describe('reproduce: the faulted phase asserts the symptom; measure: it reports a rate and asserts no symptom (the gate skips it)'),
+      .describe('reproduce: the faulted phase asserts the symptom; measure: the run reports `measured` with its numbers, never `passed` (the gate skips it)'),
     sources: z.array(z.string()).default([]),
     description: z.string().optional(),
     topology: Topology,

@@ -12,6 +12,8 @@ export interface Classified {
   reason: string;
   source?: string;
   servedBy?: string;
+  /** DNS: the answer section's addresses. */
+  answers?: string[];
 }
 
 /** A reply to the client from somewhere it never sent to: the signature of a reply that missed its reverse NAT. */
@@ -39,10 +41,48 @@ export function synDestination(packets: readonly Packet[], client: string): stri
   return syn && `${syn.dst}:${syn.dport}`;
 }
 
-export function classifyCurl(curl: CurlResult, packets: readonly Packet[], client: string, target: Endpoint): Classified {
+/** The source of the server's SYN-ACK to the client, as captured: who really answered the connection. */
+export function synAckSource(packets: readonly Packet[], client: string): string | undefined {
+  const synAck = packets.find((p) => p.proto === 'tcp' && p.dst === client && p.flags?.startsWith('S.'));
+  return synAck && `${synAck.src}:${synAck.sport}`;
+}
+
+/**
+ * What answered the client's connection attempt, read from the wire: a RST to its SYN (connect() gets
+ * ECONNREFUSED), an ICMP port-unreachable (ECONNREFUSED too: kube-proxy's REJECT for a Service without
+ * endpoints), or another ICMP destination-unreachable (EHOSTUNREACH/ENETUNREACH). The first one counts.
+ */
+export function connectAnswer(packets: readonly Packet[], client: string): Classified | undefined {
+  const syn = packets.find((p) => p.proto === 'tcp' && p.src === client && p.flags === 'S');
+  for (const p of packets) {
+    if (p.dst !== client) continue;
+    if (p.proto === 'tcp' && p.flags?.startsWith('S.') && (!syn || p.dport === syn.sport)) return undefined; // it connected
+    if (p.proto === 'tcp' && p.flags?.startsWith('R') && syn && p.dport === syn.sport) {
+      return { outcome: 'refused', reason: `RST from ${p.src}:${p.sport} in answer to the SYN to ${syn.dst}:${syn.dport}`, source: `${p.src}:${p.sport}` };
+    }
+    if (p.icmp) {
+      const what = `ICMP ${p.icmp.name} (type 3 code ${p.icmp.code}) from ${p.src} about ${p.icmp.about}${p.icmp.port ? ` ${p.icmp.port.proto} port ${p.icmp.port.port}` : ''}`;
+      return { outcome: p.icmp.code === 3 ? 'refused' : 'unreachable', reason: what, source: p.src };
+    }
+  }
+  return undefined;
+}
+
+/** connect() errno names and the outcome each one means for the application. */
+const ERRNO_OUTCOME: Record<string, Outcome> = { ECONNREFUSED: 'refused', EHOSTUNREACH: 'unreachable', ENETUNREACH: 'unreachable', ETIMEDOUT: 'timeout', ECONNRESET: 'reset' };
+
+/**
+ * Outcome of an HTTP probe. The wire decides (a reply from an unexpected source, a RST or ICMP answering
+ * the SYN, the SYN-ACK's source); a connect() that failed with no packet sent is named by its errno
+ * (`localErrno`, read by a second connect() from the pod agent); curl's wording is the last resort.
+ */
+export function classifyCurl(curl: CurlResult, packets: readonly Packet[], client: string, target: Endpoint, localErrno?: string): Classified {
   const { exitCode, stderr } = curl;
   if (exitCode === 0) {
-    if (curl.httpCode >= 200 && curl.httpCode < 400) return { outcome: 'ok', reason: `HTTP ${curl.httpCode}`, servedBy: curl.body.trim() || undefined, source: `${target.ip}:${target.port}` };
+    if (curl.httpCode >= 200 && curl.httpCode < 400) {
+      const source = synAckSource(packets, client);
+      return { outcome: 'ok', reason: `HTTP ${curl.httpCode}${source ? `; SYN-ACK from ${source}` : '; the handshake was not captured'}`, servedBy: curl.body.trim() || undefined, source };
+    }
     return { outcome: 'wrong-answer', reason: `HTTP ${curl.httpCode}` };
   }
   const foreign = foreignReply(packets, client, target);
@@ -54,13 +94,20 @@ export function classifyCurl(curl: CurlResult, packets: readonly Packet[], clien
       source: from,
     };
   }
+  const answer = connectAnswer(packets, client);
+  if (answer) return { ...answer, reason: `${answer.reason}; curl exit ${exitCode}` };
   const message = stderr.trim().split('\n').pop() ?? '';
   if (exitCode === 28 && curl.connectSeconds) {
     return { outcome: 'timeout', reason: `connected in ${(curl.connectSeconds * 1000).toFixed(1)} ms, then no HTTP response (curl exit 28)` };
   }
-  if (exitCode === 28) return { outcome: 'timeout', reason: message || 'curl exit 28' };
-  if (exitCode === 7 && /refused/i.test(stderr)) return { outcome: 'refused', reason: message };
-  if (exitCode === 7 && /no route|unreachable/i.test(stderr)) return { outcome: 'unreachable', reason: message };
+  const sentSyn = packets.some((p) => p.proto === 'tcp' && p.src === client && p.flags === 'S');
+  if (exitCode === 7 && !sentSyn && localErrno && ERRNO_OUTCOME[localErrno]) {
+    return { outcome: ERRNO_OUTCOME[localErrno]!, reason: `connect() failed in the pod with ${localErrno}; no packet left it (curl exit 7)` };
+  }
+  if (exitCode === 28) return { outcome: 'timeout', reason: `${message || 'curl exit 28'}${sentSyn ? '; the SYN got no answer' : ''}` };
+  // last resort: curl's own words (nothing on the wire explained it)
+  if (exitCode === 7 && /refused/i.test(stderr)) return { outcome: 'refused', reason: `${message} (curl's message; nothing captured)` };
+  if (exitCode === 7 && /no route|unreachable/i.test(stderr)) return { outcome: 'unreachable', reason: `${message} (curl's message; nothing captured)` };
   if ((exitCode === 56 || exitCode === 52 || exitCode === 55) && /reset/i.test(stderr)) return { outcome: 'reset', reason: message };
   return { outcome: 'error', reason: message || `curl exit ${exitCode}` };
 }
@@ -71,17 +118,27 @@ export interface DnsAgentResult {
   replies: { from: string; rcode: number; answers: string[] }[];
 }
 
-export function classifyDnsAgent(result: DnsAgentResult, expectedAnswer: string | undefined): Classified {
+/** The first DNS reply to the client on the wire (UDP from port 53 or the server's port). */
+export function dnsReplyOnWire(packets: readonly Packet[], client: string, server: Endpoint): Packet | undefined {
+  return packets.find((p) => p.proto === 'udp' && p.dst === client && (p.sport === server.port || p.sport === 53));
+}
+
+/** The agent's resolver reads every reply's source (unconnected socket); the capture backs it when it has the packet. */
+export function classifyDnsAgent(result: DnsAgentResult, packets: readonly Packet[] = [], client = ''): Classified {
   const first = result.replies[0];
+  const wire = dnsReplyOnWire(packets, client, { ip: result.server.split('#')[0]!, port: Number(result.server.split('#')[1] ?? 53) });
+  const seen = wire ? ` (on the wire: ${wire.src}.${wire.sport} > ${wire.dst}.${wire.dport})` : '';
   if (result.outcome === 'unexpected-source' && first) {
-    return { outcome: 'unexpected-source', reason: `reply from unexpected source: ${first.from}, expected ${result.server}`, source: first.from.replace('#', ':') };
+    return { outcome: 'unexpected-source', reason: `reply from unexpected source: ${first.from}, expected ${result.server}${seen}`, source: first.from.replace('#', ':') };
   }
-  if (result.outcome === 'timeout') return { outcome: 'timeout', reason: `no reply from ${result.server}` };
+  if (result.outcome === 'timeout') {
+    const icmp = packets.find((p) => p.icmp && p.dst === client);
+    if (icmp?.icmp) return { outcome: icmp.icmp.code === 3 ? 'refused' : 'unreachable', reason: `ICMP ${icmp.icmp.name} (type 3 code ${icmp.icmp.code}) from ${icmp.src}; no reply from ${result.server}`, source: icmp.src };
+    return { outcome: 'timeout', reason: `no reply from ${result.server}` };
+  }
   const reply = result.replies.find((r) => r.from === result.server)!;
-  if (expectedAnswer !== undefined && !reply.answers.includes(expectedAnswer)) {
-    return { outcome: 'wrong-answer', reason: `answer ${reply.answers.join(',') || `rcode ${reply.rcode}`}, expected ${expectedAnswer}` };
-  }
-  return { outcome: 'ok', reason: `answer ${reply.answers.join(',') || `rcode ${reply.rcode}`} from ${reply.from}`, source: reply.from.replace('#', ':') };
+  const source = wire ? `${wire.src}:${wire.sport}` : reply.from.replace('#', ':');
+  return { outcome: 'ok', reason: `answer ${reply.answers.join(',') || `rcode ${reply.rcode}`} from ${reply.from}${seen}`, source, answers: reply.answers };
 }
 
 /**
@@ -108,7 +165,8 @@ export interface DownloadResult extends CurlResult {
 export function classifyDownload(d: DownloadResult, packets: readonly Packet[], client: string, target: Endpoint): Classified {
   const got = `${d.sizeDownload} of ${d.bytes} bytes`;
   if (d.exitCode === 0 && d.httpCode === 200 && d.sizeDownload === d.bytes) {
-    return { outcome: 'ok', reason: `HTTP 200, ${got}`, servedBy: d.servedBy || undefined, source: `${target.ip}:${target.port}` };
+    const source = synAckSource(packets, client);
+    return { outcome: 'ok', reason: `HTTP 200, ${got}${source ? `; SYN-ACK from ${source}` : ''}`, servedBy: d.servedBy || undefined, source };
   }
   if (d.exitCode === 0) return { outcome: 'wrong-answer', reason: `HTTP ${d.httpCode}, ${got}` };
   const message = d.stderr.trim().split('\n').pop() ?? '';

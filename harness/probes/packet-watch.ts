@@ -5,18 +5,55 @@ import type { Target } from '../../clusters/provider.ts';
 
 export interface Packet {
   src: string;
+  /** 0 for ICMP. */
   sport: number;
   dst: string;
   dport: number;
-  proto: 'tcp' | 'udp';
+  proto: 'tcp' | 'udp' | 'icmp';
   /** tcpdump's TCP flags: S, S., ., P., R, R., F. ... */
   flags?: string;
+  /** ICMP destination unreachable: what it says about which packet. */
+  icmp?: IcmpUnreachable;
   line: string;
 }
 
+/** An ICMP destination-unreachable (type 3) message, as tcpdump prints it without -v. */
+export interface IcmpUnreachable {
+  type: 3;
+  code: number;
+  /** The code's name: port-unreachable, host-unreachable, admin-prohibited, ... */
+  name: string;
+  /** The destination of the packet that provoked it. */
+  about: string;
+  /** port-unreachable: the protocol and port it names. */
+  port?: { proto: string; port: number };
+}
+
 const LINE = /IP (\d+\.\d+\.\d+\.\d+)\.(\d+) > (\d+\.\d+\.\d+\.\d+)\.(\d+): (?:Flags \[([^\]]+)\])?/;
+const ICMP_LINE = /IP (\d+\.\d+\.\d+\.\d+) > (\d+\.\d+\.\d+\.\d+): ICMP (.*?)(?:, length \d+)?$/;
+
+/** tcpdump's wording of ICMP unreachable codes (print-icmp.c), code by code: RFC 792 and RFC 1812. */
+const UNREACHABLE: { re: RegExp; code: number; name: string }[] = [
+  { re: /^(\S+) (tcp|udp) port (\d+) unreachable/, code: 3, name: 'port-unreachable' },
+  { re: /^net (\S+) unreachable - admin prohibited/, code: 9, name: 'net-prohibited' },
+  { re: /^host (\S+) unreachable - admin prohibited filter/, code: 13, name: 'admin-prohibited' },
+  { re: /^host (\S+) unreachable - admin prohibited/, code: 10, name: 'host-prohibited' },
+  { re: /^net (\S+) unreachable/, code: 0, name: 'net-unreachable' },
+  { re: /^host (\S+) unreachable/, code: 1, name: 'host-unreachable' },
+  { re: /^(\S+) protocol \d+ unreachable/, code: 2, name: 'protocol-unreachable' },
+  { re: /^(\S+) unreachable - need to frag/, code: 4, name: 'frag-needed' },
+];
 
 export function parseTcpdumpLine(line: string): Packet | undefined {
+  const icmp = ICMP_LINE.exec(line);
+  if (icmp) {
+    const [, src, dst, text] = icmp as unknown as [string, string, string, string];
+    const kind = UNREACHABLE.find((u) => u.re.test(text));
+    const m = kind?.re.exec(text);
+    const unreachable: IcmpUnreachable | undefined =
+      kind && m ? { type: 3, code: kind.code, name: kind.name, about: m[1]!, ...(kind.code === 3 ? { port: { proto: m[2]!, port: Number(m[3]) } } : {}) } : undefined;
+    return { src, sport: 0, dst, dport: 0, proto: 'icmp', icmp: unreachable, line: line.trim() };
+  }
   const m = LINE.exec(line);
   if (!m) return undefined;
   const [, src, sport, dst, dport, flags] = m;
@@ -49,6 +86,21 @@ export class PacketWatch {
       if (!packet) return;
       seen.push(packet);
       listener(seen);
+    });
+  }
+
+  /**
+   * Waits until the packets seen satisfy `done`, at most `maxMs`: a connection that failed at once (a RST,
+   * an ICMP error) ends curl in the same instant the packet arrives, and tcpdump may not have printed it yet.
+   */
+  async until(done: (packets: readonly Packet[]) => boolean, maxMs: number): Promise<void> {
+    const seen = () => this.process.lines().flatMap((l) => parseTcpdumpLine(l) ?? []);
+    if (done(seen())) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, maxMs);
+      this.process.onLine(() => {
+        if (done(seen())) (clearTimeout(timer), resolve());
+      });
     });
   }
 

@@ -37,6 +37,7 @@ export function foldRuns(label: string, observations: readonly Observation[], wa
     source: o.source,
     connected: o.connected,
     sentTo: o.sentTo,
+    answers: o.answers,
     durationMs: o.durationMs,
   }));
   const d = distribution(runs);

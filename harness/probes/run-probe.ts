@@ -3,53 +3,27 @@
 import type { StartedCluster } from '../../clusters/provider.ts';
 import type { Observation } from '../model/outcome.ts';
 import type { ProbeSpec } from '../model/scenario-schema.ts';
-import { commandArgv, placeholderResolver, substitute } from '../engine/expand-step.ts';
-import { classifyCurl, classifyDnsAgent, classifyDownload, foreignReply, synDestination, type Classified, type DnsAgentResult, type Endpoint } from './classify.ts';
+import { durationMs } from '../model/duration.ts';
+import { classifyCurl, classifyDnsAgent, classifyDownload, dnsReplyOnWire, foreignReply, synDestination, type Classified, type DnsAgentResult, type Endpoint } from './classify.ts';
 import { foldRuns, pooled } from './repeat-stats.ts';
 import { PacketWatch, type Packet } from './packet-watch.ts';
 
-export function durationMs(d: number | string): number {
-  if (typeof d === 'number') return d;
-  const n = Number.parseFloat(d);
-  return d.endsWith('ms') ? n : n * 1000;
-}
-
-/**
- * Runs the probe once, or `repeat` times (`parallel` at a time) folded into one Observation with the
- * distribution of outcomes. `during` commands start before every run and are awaited after it.
- */
+/** Runs the probe once, or `repeat` times (`parallel` at a time) folded into one Observation with the distribution of outcomes. */
 export async function runProbe(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSignal): Promise<Observation> {
-  if (spec.repeat === undefined) return runWithDuring(spec, cluster, signal);
+  if (spec.repeat === undefined) return runOnce(spec, cluster, signal);
   const started = performance.now();
-  const runs = await pooled(spec.repeat, spec.parallel, () => runWithDuring(spec, cluster, signal));
+  const runs = await pooled(spec.repeat, spec.parallel, () => runOnce(spec, cluster, signal));
   const to = spec.http ? `${cluster.address(spec.http.to)}:${spec.http.port}` : spec.download ? `${cluster.address(spec.download.to)}:${spec.download.port}` : `${cluster.address(spec.dns!.server)}:53`;
   return foldRuns(`${spec.from} -> ${to}`, runs, performance.now() - started);
 }
 
-async function runWithDuring(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSignal): Promise<Observation> {
-  if (!spec.during?.length) return runOnce(spec, cluster, signal);
-  const resolve = placeholderResolver(cluster);
-  const commands = spec.during.map((d) => ({ on: d.on, lead: durationMs(d.lead), argv: substitute(commandArgv(d.cmd), resolve), timeoutMs: durationMs(d.timeout) }));
-  const running = commands.map((c) => cluster.target(c.on).exec(c.argv, { reject: false, signal, timeoutMs: c.timeoutMs }));
+/** The errno of one connect() from the pod, for a curl that failed with no packet on the wire. */
+async function localErrno(cluster: StartedCluster, from: string, endpoint: Endpoint, signal: AbortSignal): Promise<string | undefined> {
+  const r = await cluster.pod(from).exec([...cluster.agentCommand, 'connect', `--server=${endpoint.ip}`, `--port=${endpoint.port}`, '--timeout=500'], { reject: false, signal, timeoutMs: 5000 });
   try {
-    const lead = Math.max(0, ...commands.map((c) => c.lead));
-    await new Promise((r) => setTimeout(r, lead));
-    const observation = await runOnce(spec, cluster, signal);
-    const done = await Promise.all(running);
-    const during = done.map((r, i) => ({ on: commands[i]!.on, argv: r.argv.slice(r.argv.indexOf('--') + 1), exit: r.timedOut ? 'killed at its timeout' : r.exitCode, output: parseOutput(r.stdout), stderr: r.stderr.trim().slice(-500) || undefined }));
-    return { ...observation, detail: { ...observation.detail, during } };
-  } finally {
-    await Promise.allSettled(running);
-  }
-}
-
-/** A during command's stdout: JSON when it printed JSON (the injector does), else its text. */
-function parseOutput(stdout: string): unknown {
-  const text = stdout.trim();
-  try {
-    return JSON.parse(text);
+    return (JSON.parse(r.stdout) as { errno: string | null }).errno ?? undefined;
   } catch {
-    return text.slice(-2000) || undefined;
+    return undefined;
   }
 }
 
@@ -65,7 +39,9 @@ async function runOnce(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSi
   // concurrent runs of a repeated probe share the pod's interface: each connects from its own source
   // port and watches only that port, so no run calls its verdict on another run's packets
   const sourcePort = spec.http && spec.parallel > 1 ? nextSourcePort(cluster) : undefined;
-  const watch = await PacketWatch.start(target, spec.http ? ['tcp', ...(sourcePort ? ['port', String(sourcePort)] : [])] : ['udp', 'port', '53']);
+  // ICMP too: an unreachable or a port-unreachable answering the client is what the application experienced
+  const tcpFilter = sourcePort ? ['(tcp', 'port', `${sourcePort})`] : ['tcp'];
+  const watch = await PacketWatch.start(target, spec.http ? [...tcpFilter, 'or', 'icmp'] : ['(udp', 'port', '53)', 'or', 'icmp']);
   // conclusive evidence ends the probe before its deadline: the client already RST a SYN-ACK from an
   // address it never contacted (TCP), or a DNS reply came from the wrong source (UDP)
   const early = new AbortController();
@@ -83,31 +59,39 @@ async function runOnce(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSi
       // --max-time is the verdict deadline: a hang is called after exactly that, never later
       const local = sourcePort ? ['--local-port', String(sourcePort)] : [];
       const r = await target.exec(['curl', '-sS', '--max-time', String(timeoutMs / 1000), ...local, '-w', '\n%{http_code} %{time_connect}', url], { reject: false, signal, stopWhen: early.signal });
+      // refused or unreachable at once: the answering packet may still be on its way through tcpdump
+      if (r.exitCode === 7) await watch.until((seen) => seen.some((p) => p.dst === client), 100);
       packets = await watch.stop();
       const lines = r.stdout.split('\n');
       const [code = '0', connect = '0'] = (lines.at(-1) ?? '').split(' ');
       const httpCode = Number(code);
       const connectSeconds = Number(connect);
-      classified = classifyCurl({ exitCode: r.exitCode, stderr: r.stderr, httpCode, body: lines.slice(0, -1).join('\n'), connectSeconds }, packets, client, endpoint);
+      // nothing left the pod: only the errno of connect() says why (curl 7.88 does not print it)
+      const silent = r.exitCode === 7 && !packets.some((p) => p.src === client);
+      const errno = silent ? await localErrno(cluster, spec.from, endpoint, signal) : undefined;
+      classified = classifyCurl({ exitCode: r.exitCode, stderr: r.stderr, httpCode, body: lines.slice(0, -1).join('\n'), connectSeconds }, packets, client, endpoint, errno);
       tcp = { connected: connectSeconds > 0, sentTo: synDestination(packets, client) };
-      detail = { url, curlExit: r.stopped ? 'stopped: the evidence was conclusive' : r.exitCode, httpCode, connectMs: Math.round(connectSeconds * 1e4) / 10, curlError: r.stderr.trim() || undefined };
+      detail = { url, curlExit: r.stopped ? 'stopped: the evidence was conclusive' : r.exitCode, httpCode, connectMs: Math.round(connectSeconds * 1e4) / 10, curlError: r.stderr.trim() || undefined, ...(errno ? { connectErrno: errno } : {}) };
     } else {
       const dns = spec.dns!;
       if (dns.tool === 'agent') {
         const r = await target.exec([...cluster.agentCommand, 'dns-query', `--server=${endpoint.ip}`, '--port=53', `--qname=${dns.name}`, `--timeout=${timeoutMs}`], { signal, timeoutMs: timeoutMs + 5000 });
         packets = await watch.stop();
         const result = JSON.parse(r.stdout) as DnsAgentResult;
-        classified = classifyDnsAgent(result, undefined);
+        classified = classifyDnsAgent(result, packets, client);
         detail = { qname: dns.name, replies: result.replies };
       } else {
         const r = await target.exec(['nslookup', `-timeout=${Math.max(1, Math.round(timeoutMs / 1000))}`, '-retry=1', dns.name, endpoint.ip], { reject: false, signal, stopWhen: early.signal });
         packets = await watch.stop();
         const foreign = foreignReply(packets, client, endpoint);
+        const reply = dnsReplyOnWire(packets, client, endpoint);
         classified = foreign
           ? { outcome: 'unexpected-source', reason: `reply from unexpected source: ${foreign.reply.src}#${foreign.reply.sport}, expected ${endpoint.ip}#53 (on the wire; nslookup: ${lastLine(r.stdout)})`, source: `${foreign.reply.src}:${foreign.reply.sport}` }
-          : r.exitCode === 0
-            ? { outcome: 'ok', reason: lastLine(r.stdout), source: `${endpoint.ip}:53` }
-            : { outcome: /timed out|no servers/.test(r.stdout) ? 'timeout' : 'error', reason: lastLine(r.stdout) };
+          : r.exitCode === 0 && reply
+            ? { outcome: 'ok', reason: `${lastLine(r.stdout)}; reply on the wire from ${reply.src}.${reply.sport}`, source: `${reply.src}:${reply.sport}`, answers: nslookupAnswers(r.stdout) }
+            : r.exitCode === 0
+              ? { outcome: 'error', reason: `nslookup answered but no reply was captured: ${lastLine(r.stdout)}` }
+              : { outcome: /timed out|no servers/.test(r.stdout) ? 'timeout' : 'error', reason: lastLine(r.stdout) };
         if (foreign && r.stopped) classified.reason = `reply from unexpected source: ${foreign.reply.src}#${foreign.reply.sport}, expected ${endpoint.ip}#53 (on the wire; nslookup, which uses a connected socket, never sees it)`;
         detail = { qname: dns.name, nslookupExit: r.stopped ? 'stopped: the evidence was conclusive' : r.exitCode, nslookup: r.stdout.trim() };
       }
@@ -122,9 +106,16 @@ async function runOnce(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSi
     ...tcp,
     servedBy: classified.servedBy,
     source: classified.source,
+    answers: classified.answers,
     durationMs: Math.round(performance.now() - started),
     detail: { ...detail, packets: packets.slice(0, 30).map((p) => p.line) },
   };
+}
+
+/** The addresses nslookup printed for the name (after its "Name:" line; the server's own address comes before). */
+export function nslookupAnswers(stdout: string): string[] {
+  const afterName = stdout.split(/^Name:/m).slice(1).join('\n');
+  return [...afterName.matchAll(/^Address:\s*(\d+\.\d+\.\d+\.\d+)\s*$/gm)].map((m) => m[1]!);
 }
 
 /**
@@ -145,8 +136,9 @@ async function runDownload(spec: ProbeSpec, download: NonNullable<ProbeSpec['dow
   const target = cluster.pod(spec.from);
   const timeoutMs = durationMs(spec.timeout);
   const endpoint: Endpoint = { ip: cluster.address(download.to), port: download.port };
-  // only segments from anywhere but the address the client connected to, and every RST: the stream itself is thousands of packets
-  const watch = await PacketWatch.start(target, ['-S', `tcp and ((dst host ${client} and not src host ${endpoint.ip}) or (tcp[tcpflags] & tcp-rst != 0))`]);
+  // only segments from anywhere but the address the client connected to, the handshake, every RST and ICMP:
+  // the stream itself is thousands of packets
+  const watch = await PacketWatch.start(target, ['-S', `icmp or (tcp and ((dst host ${client} and not src host ${endpoint.ip}) or (tcp[tcpflags] & (tcp-rst|tcp-syn) != 0)))`]);
   const url = `http://${endpoint.ip}:${endpoint.port}/bytes/${download.bytes}`;
   let packets: Packet[] = [];
   let classified: Classified;

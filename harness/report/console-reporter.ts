@@ -6,7 +6,7 @@ import type { RunEvent, RunResult, ScenarioResult } from '../engine/results.ts';
 import type { Reporter } from './reporter.ts';
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
-const VERDICT: Record<ScenarioResult['verdict'], (s: string) => string> = { passed: pc.green, failed: pc.red, errored: pc.red, skipped: pc.yellow };
+const VERDICT: Record<ScenarioResult['verdict'], (s: string) => string> = { passed: pc.green, measured: pc.cyan, failed: pc.red, errored: pc.red, skipped: pc.yellow };
 
 type Formatters = { [K in RunEvent['kind']]: (event: Extract<RunEvent, { kind: K }>) => string | undefined };
 
@@ -15,7 +15,7 @@ const format: Formatters = {
   'scenario-start': (e) => `${pc.bold('▶')} ${pc.bold(e.id)}  ${pc.dim(e.title)}`,
   'lab-ready': (e) => pc.dim(`  [${e.id}] lab up for fix "${e.variant}" in ${e.ms} ms`),
   'phase-start': (e) => `  [${e.id}] ${pc.cyan(e.phase)}${e.title ? pc.dim(`: ${e.title}`) : ''}`,
-  step: (e) => pc.dim(`  [${e.id}]   $ ${e.step.on}: ${e.step.argv.join(' ')}`),
+  step: (e) => pc.dim(`  [${e.id}]   $ ${e.step.on}: ${e.step.argv.join(' ')}${e.step.background ? ' (background)' : ''}${e.step.evidence ? `  -> ${e.step.evidence}` : ''}`),
   probe: (e) =>
     `  [${e.id}]   ${e.probe.matched ? pc.green('✓') : pc.red('✗')} ${e.probe.id}: ${e.probe.summary}` +
     (e.probe.matched ? '' : `\n  [${e.id}]     ${pc.red(`expectation did not hold: ${e.probe.mismatch}`)}`),
@@ -30,6 +30,8 @@ function scenarioEnd(r: ScenarioResult): string {
   const lines = [`${VERDICT[r.verdict](r.verdict.toUpperCase())} ${r.id} (${seconds(r.durationMs)})`];
   if (r.error) lines.push(pc.red(`  ${r.error.message}`) + (r.error.hint ? pc.dim(`\n  hint: ${r.error.hint}`) : ''));
   if (r.skipReason) lines.push(pc.yellow(`  skipped: ${r.skipReason}`));
+  for (const p of r.phases.filter((x) => x.status === 'errored' && x.error)) lines.push(pc.red(`  ✗ ${p.variant}/${p.name} errored: ${p.error!.message.split('\n')[0]}`));
+  if (r.measurements) lines.push(...r.measurements.map((m) => pc.cyan(`  measured ${m}`)));
   if (r.verdict === 'failed' || r.verdict === 'errored') lines.push(...r.log.map((l) => pc.dim(`  | ${l}`)));
   return lines.join('\n');
 }
@@ -57,9 +59,10 @@ export function consoleReporter(stderr: NodeJS.WriteStream = process.stderr, std
 
 export function summary(result: RunResult): string {
   const rows = result.scenarios.map((s) => {
-    const phases = s.phases.map((p) => `${p.name}${p.probes.every((x) => x.matched) && p.checks.every((c) => c.matched) ? '✓' : '✗'}`).join(' ');
+    const phases = s.phases.map((p) => `${p.name}${p.status === 'passed' ? '✓' : p.status === 'errored' ? '✗(errored)' : '✗'}`).join(' ');
     return `  ${VERDICT[s.verdict](s.verdict.padEnd(7))} ${s.id.padEnd(40)} ${seconds(s.durationMs).padStart(8)}  ${pc.dim(phases)}`;
   });
-  const { passed, failed, errored, skipped } = result.summary;
-  return [...rows, `${passed} passed, ${failed + errored} failed, ${skipped} skipped (${seconds(result.durationMs)}, provider ${result.provider})`, ''].join('\n');
+  const { passed, measured, failed, errored, skipped } = result.summary;
+  const counts = `${passed} passed, ${failed + errored} failed, ${skipped} skipped${measured ? `, ${measured} measured` : ''}`;
+  return [...rows, `${counts} (${seconds(result.durationMs)}, provider ${result.provider})`, ''].join('\n');
 }

@@ -1,14 +1,14 @@
 // The gate's matrix as text for the terminal and as Markdown fit for a pull-request comment.
 import type { GateResult } from '../gate/run-gate.ts';
 
-const MARK = { regression: '🔴 regression', improvement: '🟢 improvement', unchanged: 'unchanged' } as const;
+const MARK = { regression: '🔴 regression', improvement: '🟢 improvement', unchanged: 'unchanged', unjudged: '⚠️ unjudged' } as const;
 
 export function gateMarkdown(g: GateResult): string {
   const counts = (c: keyof typeof MARK) => g.scenarios.filter((s) => s.change === c).length;
   return [
     `### netrepro gate: \`${g.baseline}\` → \`${g.candidate}\``,
     '',
-    `${counts('regression')} newly susceptible, ${counts('improvement')} no longer susceptible, ${counts('unchanged')} unchanged (${(g.durationMs / 1000).toFixed(1)} s).`,
+    `${counts('regression')} newly susceptible, ${counts('improvement')} no longer susceptible, ${counts('unchanged')} unchanged${counts('unjudged') ? `, ${counts('unjudged')} could not be judged` : ''} (${(g.durationMs / 1000).toFixed(1)} s).`,
     '',
     `| incident | ${g.baseline} | ${g.candidate} | change |`,
     '|---|---|---|---|',

@@ -12,7 +12,12 @@ export function junitReporter(file: string): Reporter {
         const suite = builder.testSuite().name(scenario.id).time(scenario.durationMs / 1000);
         if (scenario.verdict === 'skipped') suite.testCase().className(scenario.id).name('scenario').skipped();
         if (scenario.error) suite.testCase().className(scenario.id).name('lab').error(scenario.error.message, scenario.error.code);
+        // a measurement reports numbers: they ride along as properties, not as passes
+        scenario.measurements?.forEach((m, i) => suite.property(`measured.${i + 1}`, m));
         for (const phase of scenario.phases) {
+          if (phase.status === 'errored' && phase.error) {
+            suite.testCase().className(`${scenario.id}.${phase.variant}`).name(`${phase.name}: steps`).error(phase.error.message, phase.error.code);
+          }
           for (const probe of phase.probes) {
             const test = suite
               .testCase()

@@ -45,8 +45,8 @@ topology:
   services: [{ name: web, clusterIP: 10.96.0.20, ports: [{ port: 80, targetPort: 8080 }], endpoints: [web] }]
 probes: [{ id: p, from: client, http: { to: svc/web, port: 80 } }]
 baseline: { expect: { p: ok } }
-fault: { expect: { p: ok } }
-fixes: [{ expect: { p: ok } }]
+fault: { steps: [{ run: { on: node/a, cmd: "true" } }], expect: { p: ok } }
+fixes: [{ steps: [{ run: { on: node/a, cmd: "true" } }], expect: { p: ok } }]
 `,
   'capture-sanity.yaml',
 );

@@ -11,6 +11,7 @@ import { runScenario } from '../../harness/engine/run-scenario.ts';
 import type { ScenarioResult } from '../../harness/engine/results.ts';
 import { loadAllScenarios } from '../../harness/model/find-scenarios.ts';
 import { parseScenario } from '../../harness/model/load-scenario.ts';
+import { ScenarioReportSchema } from '../../harness/report/report-schema.ts';
 import { hostSnapshot, labNamespaces } from '../host-snapshot.ts';
 import { labSkipReason } from '../lab-support.ts';
 import { suiteRun, suiteSkipReason } from '../suite-run.ts';
@@ -45,8 +46,11 @@ describe.skipIf(labSkipReason)('seed scenarios on the netns lab', () => {
 
   it.skipIf(suiteSkipReason()).each(scenarios.map((s) => [s.scenario.id, s] as const))('%s: symptom reproduces, fix clears it', async (id, loaded) => {
     const result = fromSuite(id);
+    // a real result keeps the JSON report contract (docs/report-format.md), nothing undocumented in it
+    expect(ScenarioReportSchema.parse(result)).toEqual(result);
     expect(scenarioFailures(result)).toEqual([]);
-    expect(result.verdict).toBe('passed');
+    // a measurement reports numbers and is never counted as passed
+    expect(result.verdict).toBe(loaded.scenario.purpose === 'measure' ? 'measured' : 'passed');
     expect(result.phases.map((p) => p.name)).toEqual(loaded.scenario.fixes.flatMap(() => ['baseline', 'faulted', 'fixed']));
     // evidence was written per phase and node (the suite's report dir is relative: on a cilium node the
     // evidence commands run in the bpffs holder's mount namespace, cwd /, so this covers that too)

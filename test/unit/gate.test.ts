@@ -8,7 +8,7 @@ import { loadAllScenarios } from '../../harness/model/find-scenarios.ts';
 const probe = (matched: boolean, summary = 'x') => ({ id: 'p', expected: 'ok', observed: 'ok' as const, matched, summary, durationMs: 1, detail: {} });
 const result = (phases: [string, boolean][], extra: Partial<ScenarioResult> = {}): ScenarioResult => ({
   id: 's', title: 't', file: 'f', verdict: 'passed', durationMs: 1, labs: [], log: [],
-  phases: phases.map(([name, ok]) => ({ name: name as 'baseline', variant: 'v', steps: [], probes: [probe(ok, `${name} summary`)], checks: [], durationMs: 1 })),
+  phases: phases.map(([name, ok]) => ({ name: name as 'baseline', variant: 'v', steps: [], probes: [probe(ok, `${name} summary`)], checks: [], durationMs: 1, status: ok ? 'passed' : 'failed' })),
   ...extra,
 });
 
@@ -18,12 +18,16 @@ describe('gate', () => {
     expect(change('susceptible', 'immune')).toBe('improvement');
     expect(change('susceptible', 'susceptible')).toBe('unchanged');
     expect(change('not-applicable', 'susceptible')).toBe('unchanged');
+    // a side that could not be judged must not hide a regression
+    expect(change('unjudged', 'susceptible')).toBe('unjudged');
+    expect(change('immune', 'unjudged')).toBe('unjudged');
   });
 
-  it('susceptible when the faulted expectations hold, immune when they do not, n/a when the baseline fails', () => {
+  it('susceptible when the faulted expectations hold, immune when they do not, unjudged when the baseline fails or a step errored', () => {
     expect(assess(result([['baseline', true], ['faulted', true]])).verdict).toBe('susceptible');
     expect(assess(result([['baseline', true], ['faulted', false]]))).toEqual({ verdict: 'immune', reason: 'faulted summary' });
-    expect(assess(result([['baseline', false], ['faulted', true]])).verdict).toBe('not-applicable');
+    expect(assess(result([['baseline', false], ['faulted', true]])).verdict).toBe('unjudged');
+    expect(assess(result([['baseline', true]], { verdict: 'errored', error: { code: 'STEP_FAILED', message: 'step failed on pod/web' } }))).toEqual({ verdict: 'unjudged', reason: 'errored: step failed on pod/web' });
     expect(assess(result([], { verdict: 'skipped', skipReason: 'needs Docker' }))).toEqual({ verdict: 'not-applicable', reason: 'needs Docker' });
   });
 

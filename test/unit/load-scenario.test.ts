@@ -65,3 +65,12 @@ describe('run step words', () => {
     expect(splitWords('echo $HOME `id`')).toEqual(['echo', '$HOME', '`id`']);
   });
 });
+
+describe('the minimal complete scenario in scenarios/README.md', () => {
+  it('is valid as written', async () => {
+    const readme = await readFile(new URL('../../scenarios/README.md', import.meta.url), 'utf8');
+    const example = /```yaml\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(example).toBeDefined();
+    expect(parseScenario(example!, 'scenarios/README.md').id).toBe('closed-port-refused');
+  });
+});

@@ -107,8 +107,9 @@ describe('download classification', () => {
 describe('checks: summed counters and printable strings of binary output', () => {
   it('sums a counter over per-CPU lines', () => {
     const out = 'cpu=0 found=0 invalid=2 insert=0\ncpu=1 found=0 invalid=3 insert=0\n';
-    expect(readCounter(out, '\\binvalid=(\\d+)', true).value).toBe(5);
-    expect(readCounter(out, '\\binvalid=(\\d+)').value).toBe(2);
+    expect(readCounter(out, '\\binvalid=(\\d+)', true)?.value).toBe(5);
+    expect(readCounter(out, '\\binvalid=(\\d+)')?.value).toBe(2);
+    expect(readCounter(out, 'no such (\\d+)')).toBeUndefined();
   });
   it('finds conntrack reason text inside an NFLOG pcap stream', () => {
     const line = '\u0000\u0001\u0002\u0000nf_ct_proto_6: SEQ is over upper bound 123 (over the window of the receiver)\u0000\u0010E\u0000';
@@ -150,15 +151,19 @@ topology:
 probes: [{ id: p, from: client, ${extra} download: { to: svc/web, port: 80, bytes: 100 } }]
 baseline: { expect: { ${expect} } }
 fault: { steps: [{ start: { node: a, component: kube-proxy, version: "1.15" } }], expect: { p: ok } }
-fixes: [{ expect: { p: ok }, checks: [{ id: c, on: fabric, background: true, cmd: tcpdump -i br0, matches: x, expect: { count: 0 } }] }]
+fixes: [{ steps: [\${step}], expect: { p: ok }, checks: [{ id: c, on: fabric, background: true, cmd: tcpdump -i br0, matches: x, expect: { count: 0 } }] }]
 `;
-  it('accepts repeat, download, during, fabric checks and kube-proxy start on the bridge shape', () => {
-    expect(() => parseScenario(base('repeat: 2, during: [{ on: pod/web, cmd: "{bin/inject-ahead} --iface eth0" }],'), 't.yaml')).not.toThrow();
+  const injector = '{ run: { on: pod/web, cmd: "{bin/inject-ahead} --iface eth0", background: true, expect: { prints: injected } } }';
+  it('accepts repeat, download, background steps, fabric checks and kube-proxy start on the bridge shape', () => {
+    expect(() => parseScenario(base('repeat: 2,').replace('${step}', injector), 't.yaml')).not.toThrow();
   });
   it('refuses count on a probe that is not repeated', () => {
-    expect(() => parseScenario(base(''), 't.yaml')).toThrow(/count, rate and otherwise need a repeated probe/);
+    expect(() => parseScenario(base('').replace('${step}', injector), 't.yaml')).toThrow(/count, rate and otherwise need a repeated probe/);
   });
-  it('refuses during on an unknown pod', () => {
-    expect(() => parseScenario(base('repeat: 2, during: [{ on: pod/nope, cmd: x }],'), 't.yaml')).toThrow(/unknown pod/);
+  it('refuses a background step on an unknown pod', () => {
+    expect(() => parseScenario(base('repeat: 2,').replace('${step}', injector.replace('pod/web', 'pod/nope')), 't.yaml')).toThrow(/unknown pod/);
+  });
+  it('refuses the old probe `during` and says what to write instead', () => {
+    expect(() => parseScenario(base('repeat: 2, during: [{ on: pod/web, cmd: x }],').replace('${step}', injector), 't.yaml')).toThrow(/t\.yaml:\d+:\d+: probes\[0\]\.during: .*background: true/);
   });
 });

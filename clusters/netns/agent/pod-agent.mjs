@@ -6,8 +6,12 @@
 //   dns-query --server IP --port P --qname NAME --timeout MS
 //             a resolver that reads the source of every reply (unconnected socket), so a reply from
 //             an unexpected source is observed exactly, like old nslookup's "reply from unexpected source".
+//   connect   --server IP --port P --timeout MS
+//             one TCP connect(); prints the errno it failed with (curl 7.88 does not name it when no
+//             packet left the pod: a local EHOSTUNREACH/ENETUNREACH/ECONNREFUSED)
 import { createServer } from 'node:http';
 import { createSocket } from 'node:dgram';
+import { connect } from 'node:net';
 import { parseArgs } from 'node:util';
 
 const [command, ...rest] = process.argv.slice(2);
@@ -83,8 +87,18 @@ if (command === 'http') {
     finish(peer.address === server && peer.port === port ? 'ok' : 'unexpected-source');
   });
   socket.send(query(id, String(values.qname)), port, server);
+} else if (command === 'connect') {
+  const started = performance.now();
+  const socket = connect({ host: String(values.server), port });
+  const done = (/** @type {string | null} */ errno) => {
+    console.log(JSON.stringify({ errno, durationMs: Math.round(performance.now() - started) }));
+    socket.destroy();
+  };
+  socket.setTimeout(Number(values.timeout ?? 1000), () => done('ETIMEDOUT'));
+  socket.on('connect', () => done(null));
+  socket.on('error', (/** @type {NodeJS.ErrnoException} */ e) => done(e.code ?? e.message));
 } else {
-  console.error('usage: pod-agent http|dns|dns-query ...');
+  console.error('usage: pod-agent http|dns|dns-query|connect ...');
   process.exit(2);
 }
 

@@ -1,0 +1,19 @@
+// Every shipped scenario is falsifiable: each mutant of `netrepro mutate` (fault removed, each fix
+// removed, each faulted outcome swapped) makes it fail.
+import { describe, expect, it } from 'vitest';
+import { NetnsProvider } from '../../clusters/netns/netns-provider.ts';
+import { loadAllScenarios } from '../../harness/model/find-scenarios.ts';
+import { mutateAll } from '../../harness/mutate/mutate-command.ts';
+import { labSkipReason } from '../lab-support.ts';
+
+describe.skipIf(labSkipReason)('netrepro mutate on every shipped scenario', () => {
+  it('kills every mutant', async () => {
+    const scenarios = await loadAllScenarios();
+    const result = await mutateAll(scenarios, { provider: new NetnsProvider(), signal: new AbortController().signal, parallel: 2 });
+    expect(result.mutants.filter((m) => !m.killed)).toEqual([]);
+    // (a) once, (b) once per fix, (c) once per faulted expectation, for every scenario
+    const expected = scenarios.reduce((n, { scenario }) => n + 1 + scenario.fixes.length + Object.keys(scenario.fault.expect).length, 0);
+    expect(result.mutants).toHaveLength(expected);
+    expect(result.killRate).toBe(1);
+  }, 300_000);
+});

@@ -1,0 +1,53 @@
+// Verdicts that cannot lie, on the real kernel: every outcome class from the packet behind it, a trigger
+// that did not fire errors the phase, a counter that matches nothing fails.
+import { readFile } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import { NetnsProvider } from '../../clusters/netns/netns-provider.ts';
+import { scenarioFailures } from '../../harness/engine/failures.ts';
+import { runScenario } from '../../harness/engine/run-scenario.ts';
+import { loadScenarioFile, parseScenario } from '../../harness/model/load-scenario.ts';
+import { labSkipReason } from '../lab-support.ts';
+
+const provider = new NetnsProvider();
+const signal = new AbortController().signal;
+const run = (file: string, text: string, faultOnly = false) => runScenario({ file, scenario: parseScenario(text, file) }, { provider, signal, emit: () => {}, faultOnly });
+const scenarioText = (id: string) => readFile(new URL(`../../scenarios/${id}.yaml`, import.meta.url), 'utf8');
+
+describe.skipIf(labSkipReason)('verdicts on the netns lab', () => {
+  it('refused, unreachable and ok each name the packet behind them', async () => {
+    const loaded = await loadScenarioFile(new URL('../fixtures/outcomes-from-the-wire.yaml', import.meta.url).pathname);
+    const result = await runScenario(loaded, { provider, signal, emit: () => {} });
+    expect(scenarioFailures(result)).toEqual([]);
+    const summary = (phase: string, id: string) => result.phases.find((p) => p.name === phase)!.probes.find((p) => p.id === id)!.summary;
+    expect(summary('baseline', 'closed-port')).toMatch(/= refused \(RST from 10\.244\.1\.3:9090 in answer to the SYN/);
+    expect(summary('baseline', 'no-endpoints')).toMatch(/= unreachable \(ICMP net-unreachable \(type 3 code 0\) from 10\.244\.1\.1/);
+    expect(summary('faulted', 'no-endpoints')).toMatch(/= refused \(ICMP port-unreachable \(type 3 code 3\) from 10\.244\.1\.1 about 10\.96\.0\.21 tcp port 80/);
+    expect(summary('faulted', 'host-unreachable')).toMatch(/= unreachable \(ICMP host-unreachable \(type 3 code 1\) from 10\.244\.1\.3/);
+    expect(summary('faulted', 'admin-prohibited')).toMatch(/= unreachable \(ICMP admin-prohibited \(type 3 code 13\) from 10\.244\.1\.3/);
+    expect(summary('faulted', 'local-route')).toMatch(/= unreachable \(connect\(\) failed in the pod with EHOSTUNREACH; no packet left it/);
+    expect(summary('baseline', 'clusterip')).toMatch(/= ok \(HTTP 200; SYN-ACK from 10\.96\.0\.20:80\)/);
+  });
+
+  it('an injector that could not send its segment errors the phase, naming the step (it never passes)', async () => {
+    // the web pod drops the 56-byte forged segment: the injector's sendto() gets EPERM and it exits 3
+    const text = (await scenarioText('conntrack-invalid-reset')).replace(
+      '    # the trigger:',
+      '    - run: { on: pod/web, cmd: "iptables -A OUTPUT -p tcp -m length --length 56 -j DROP" }\n    # the trigger:',
+    );
+    const result = await run('suppressed.yaml', text);
+    expect(result.verdict).toBe('errored');
+    const faulted = result.phases.find((p) => p.name === 'faulted')!;
+    expect(faulted.status).toBe('errored');
+    expect(faulted.error?.message).toMatch(/^step failed on pod\/web: \S*inject-ahead\S* --iface eth0 --port 8080 --timeout-ms 5000\n {2}exit 3, expected 0/);
+    expect(faulted.error?.message).toMatch(/Operation not permitted/);
+    expect(result.phases.filter((p) => p.name === 'fixed')).toEqual([]);
+  });
+
+  it('a counter whose pattern matches no line fails the check with "no line matched"', async () => {
+    const text = (await scenarioText('cilium-kube-proxy-forward-race')).replace("counter: '^\\s*(\\d+)\\s+\\d+\\s+DROP\\s.*ctstate INVALID'", "counter: '^\\s*(\\d+)\\s+\\d+\\s+DROP\\s.*ctstate NOSUCHSTATE'");
+    const result = await run('no-line.yaml', text, true);
+    expect(result.verdict).toBe('failed');
+    const check = result.phases[0]!.checks.find((c) => c.id === 'invalid-drops')!;
+    expect(check).toMatchObject({ matched: false, observed: expect.stringMatching(/^cannot be read before the probes: no line matched \//) });
+  });
+});
