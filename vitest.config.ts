@@ -11,6 +11,8 @@ const SUITE_RUN = ['test/suite-run.global.ts'];
 
 export default defineConfig({
   test: {
+    // tests that start `node bin/netrepro.js` need dist/ current with the sources (every project inherits it)
+    globalSetup: ['test/build-cli.ts'],
     // lab tests provision real namespaces; verdict deadlines are ~1 s, so this is a hang guard only
     testTimeout: 60_000,
     hookTimeout: 60_000,

@@ -1,7 +1,14 @@
 #!/usr/bin/env node
-// Runs the TypeScript CLI through tsx's loader, so `npx netrepro` needs no build step.
-import { register } from 'tsx/esm/api';
+// Runs the compiled CLI (dist/, built by `npm run build`, which `npm ci` and `npm install` run as `prepare`).
+import module from 'node:module';
 
-register();
-const { main } = await import('../harness/cli.ts');
-process.exit(await main(process.argv));
+// Node >= 22.1 keeps compiled bytecode between runs (NODE_COMPILE_CACHE); Node 20 has no such cache
+/** @type {{ enableCompileCache?: () => unknown }} */ (module).enableCompileCache?.();
+try {
+  await import('../dist/harness/main.js');
+} catch (e) {
+  const err = /** @type {NodeJS.ErrnoException} */ (e);
+  if (err.code !== 'ERR_MODULE_NOT_FOUND' || !String(err.message).includes('/dist/harness/main.js')) throw e;
+  process.stderr.write('netrepro: not built (dist/harness/main.js is missing)\nhint: npm run build (npm ci runs it); `npm run dev -- ARGS` runs the TypeScript sources\n');
+  process.exit(3);
+}

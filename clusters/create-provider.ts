@@ -3,20 +3,25 @@
 // Kubernetes client, which cost more start-up than the whole netns lab.
 import { HarnessError } from '../harness/model/errors.ts';
 import { NetnsProvider } from './netns/netns-provider.ts';
+import { PROVIDER_NAMES } from './provider-names.ts';
 import type { ClusterProvider } from './provider.ts';
+import { importOptional, requireInstalled } from './real/optional-module.ts';
 
-export const PROVIDER_NAMES = ['netns', 'kind', 'minikube', 'k3s'] as const;
+export { PROVIDER_NAMES };
 
 export async function createProvider(name: string): Promise<ClusterProvider> {
   switch (name) {
     case 'netns':
       return new NetnsProvider();
     case 'kind':
-      return new (await import('./kind/kind-provider.ts')).KindProvider();
+      requireInstalled('the kind provider', ['@kubernetes/client-node']);
+      return new (await importOptional('the kind provider', () => import('./kind/kind-provider.ts'))).KindProvider();
     case 'minikube':
-      return new (await import('./minikube/minikube-provider.ts')).MinikubeProvider();
+      requireInstalled('the minikube provider', ['@kubernetes/client-node']);
+      return new (await importOptional('the minikube provider', () => import('./minikube/minikube-provider.ts'))).MinikubeProvider();
     case 'k3s':
-      return new (await import('./k3s/k3s-provider.ts')).K3sProvider();
+      requireInstalled('the k3s provider', ['@kubernetes/client-node', '@testcontainers/k3s']);
+      return new (await importOptional('the k3s provider', () => import('./k3s/k3s-provider.ts'))).K3sProvider();
   }
   throw new HarnessError('USAGE', `unknown provider ${name}`, `one of: ${PROVIDER_NAMES.join(', ')}`);
 }

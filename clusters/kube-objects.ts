@@ -14,10 +14,12 @@ export function serviceObject(svc: ServiceSpec): V1Service {
     kind: 'Service',
     metadata: { name: svc.name, namespace: svc.namespace, labels: { 'app.kubernetes.io/managed-by': 'netrepro' } },
     spec: {
-      type: 'ClusterIP',
+      type: svc.type,
       clusterIP: svc.clusterIP,
       selector: { [endpointLabel(svc.name)]: 'true' },
-      ports: svc.ports.map((p) => ({ name: p.name, port: p.port, targetPort: p.targetPort, protocol: p.protocol })),
+      ports: svc.ports.map((p) => ({ name: p.name, port: p.port, targetPort: p.targetPort, protocol: p.protocol, ...(p.nodePort ? { nodePort: p.nodePort } : {}) })),
+      ...(svc.type === 'NodePort' ? { externalTrafficPolicy: svc.externalTrafficPolicy } : {}),
+      ...(svc.internalTrafficPolicy === 'Local' ? { internalTrafficPolicy: 'Local' } : {}),
     },
   };
 }
@@ -33,10 +35,12 @@ export function endpointSliceObject(svc: ServiceSpec, pods: ReadonlyMap<string, 
     kind: 'EndpointSlice',
     addressType: 'IPv4',
     metadata: { name: `${svc.name}-netrepro`, namespace: svc.namespace, labels: { 'kubernetes.io/service-name': svc.name } },
-    endpoints: svc.endpoints.map((name) => {
+    endpoints: svc.endpoints.map(({ pod: name, ready, terminating }) => {
       const pod = pods.get(name);
       if (!pod) throw new Error(`endpoint pod ${name} of service ${svc.name} has no address`);
-      return { addresses: [pod.ip], nodeName: pod.node, conditions: { ready: true }, targetRef: { kind: 'Pod', name, namespace: svc.namespace } };
+      // the EndpointSlice controller's conditions: a terminating pod is never ready, serving says whether it still passes its probe
+      const conditions = { ready: ready && !terminating, serving: ready, terminating };
+      return { addresses: [pod.ip], nodeName: pod.node, conditions, targetRef: { kind: 'Pod', name, namespace: svc.namespace } };
     }),
     ports: svc.ports.map((p) => ({ name: p.name, port: p.targetPort, protocol: p.protocol })),
   };

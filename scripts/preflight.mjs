@@ -15,6 +15,10 @@ const requirements = JSON.parse(readFileSync(new URL('../clusters/netns/lab-requ
 if (!existsSync(`${root}/node_modules/.package-lock.json`)) {
   say('installing npm dependencies (npm ci)');
   execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit' });
+} else if (!existsSync(`${root}/dist/harness/main.js`)) {
+  // a checkout installed before the CLI was compiled (npm ci builds dist/ in prepare)
+  say('building the CLI (npm run build)');
+  execFileSync('npm', ['run', 'build'], { cwd: root, stdio: 'inherit' });
 }
 
 /** @param {string} message @param {string} fix */

@@ -2,13 +2,13 @@
 // checkout (node_modules/.cache), never on the host at large.
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, rename, stat } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
+import { packagePath } from '../../harness/package-root.ts';
 import { runCommand } from '../command.ts';
 
-const CACHE = fileURLToPath(new URL('../../node_modules/.cache/netrepro-bpf/', import.meta.url));
+const CACHE = packagePath('node_modules/.cache/netrepro-bpf/');
 
 export async function bpfObject(name: 'masquerade' | 'sock-lb'): Promise<string> {
-  const source = fileURLToPath(new URL(`./bpf/${name}.c`, import.meta.url));
+  const source = packagePath(`clusters/netns/bpf/${name}.c`);
   const hash = createHash('sha256').update(await readFile(source)).digest('hex').slice(0, 12);
   const object = `${CACHE}${name}-${hash}.o`;
   if (await stat(object).then(() => true, () => false)) return object;

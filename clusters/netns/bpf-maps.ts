@@ -18,11 +18,22 @@ export function batchLines(pinDir: string, updates: readonly MapUpdate[]): strin
   return updates.map((u) => `map update pinned ${pinDir}/${u.map} key hex ${u.key.join(' ')} value hex ${u.value.join(' ')}`).join('\n') + '\n';
 }
 
-/** nr_masq_cfg: node IP, pod network and mask, network byte order. */
-export function masqueradeConfig(nodeIp: string, podCidr: string): MapUpdate {
-  const [net = '0.0.0.0', len = '32'] = podCidr.split('/');
+const cidr = (c: string) => {
+  const [net = '0.0.0.0', len = '32'] = c.split('/');
   const mask = Number(len) === 0 ? 0 : (0xffffffff << (32 - Number(len))) >>> 0;
-  return { map: 'nr_masq_cfg', key: hex([0, 0, 0, 0]), value: hex([...ip(nodeIp), ...ip(net), ...[24, 16, 8, 0].map((s) => (mask >>> s) & 255)]) };
+  return [...ip(net), ...[24, 16, 8, 0].map((s) => (mask >>> s) & 255)];
+};
+
+/** Cilium's NAT port range (NODEPORT_PORT_MIN_NAT .. NODEPORT_PORT_MAX_NAT defaults). */
+export const SNAT_PORTS = { min: 32768, max: 65535 } as const;
+
+/**
+ * nr_masq_cfg: node IP, pod CIDR, native-routing CIDR (network byte order), then the SNAT port
+ * range (host order). A native-routing CIDR of 0.0.0.0/0 would exclude everything: use the
+ * cluster CIDR, as Cilium's ipv4-native-routing-cidr.
+ */
+export function masqueradeConfig(nodeIp: string, podCidr: string, nativeRoutingCidr: string, ports: { min: number; max: number } = SNAT_PORTS): MapUpdate {
+  return { map: 'nr_masq_cfg', key: hex([0, 0, 0, 0]), value: hex([...ip(nodeIp), ...cidr(podCidr), ...cidr(nativeRoutingCidr), ...le16(ports.min), ...le16(ports.max)]) };
 }
 
 /** nr_masq_ep: pod IP -> lxc ifindex (host order), pod MAC, lxc MAC: where a reverse-SNATed reply goes. */
@@ -30,27 +41,37 @@ export function masqueradeEndpoint(podIp: string, lxcIfindex: number, podMac: st
   return { map: 'nr_masq_ep', key: hex(ip(podIp)), value: hex([...le32(lxcIfindex), ...mac(podMac), ...mac(lxcMac)]) };
 }
 
+export const IPPROTO = { TCP: 6, UDP: 17 } as const;
+
 export interface LbService {
   vip: string;
   port: number;
+  protocol: keyof typeof IPPROTO;
   backends: { ip: string; port: number }[];
 }
 
 /**
  * Cilium's cilium_lb4_services_v2 (struct lb4_key / lb4_service: slot 0 holds the backend count,
- * slots 1..n the backend ids) and cilium_lb4_backends_v3 (struct lb4_backend). Proto 0 = any.
+ * slots 1..n the backend ids), cilium_lb4_backends_v3 (struct lb4_backend, with the port's
+ * protocol) and cilium_lb4_reverse_nat (rev_nat_index -> frontend). Each frontend (service
+ * address, port, protocol) gets its own rev_nat_index, 1, 2, ... in order, as the agent numbers
+ * them; keys carry the protocol (service protocol differentiation). Flags stay 0: Cilium sets
+ * SVC_FLAG_ROUTABLE on a ClusterIP only with bpf-lb-external-clusterip.
  */
 export function socketLbEntries(services: readonly LbService[]): MapUpdate[] {
   const updates: MapUpdate[] = [];
   let nextId = 1;
-  for (const svc of services) {
-    const key = (slot: number) => hex([...ip(svc.vip), ...be16(svc.port), ...le16(slot), 0, 0, 0, 0]);
-    updates.push({ map: 'cilium_lb4_services_v2', key: key(0), value: hex([...le32(0), ...le16(svc.backends.length), ...le16(1), 0, 0, 0, 0]) });
+  services.forEach((svc, n) => {
+    const revNat = n + 1;
+    const proto = IPPROTO[svc.protocol];
+    const key = (slot: number) => hex([...ip(svc.vip), ...be16(svc.port), ...le16(slot), proto, 0, 0, 0]);
+    updates.push({ map: 'cilium_lb4_services_v2', key: key(0), value: hex([...le32(0), ...le16(svc.backends.length), ...le16(revNat), 0, 0, 0, 0]) });
+    updates.push({ map: 'cilium_lb4_reverse_nat', key: hex(le16(revNat)), value: hex([...ip(svc.vip), ...be16(svc.port)]) });
     svc.backends.forEach((b, i) => {
       const id = nextId++;
-      updates.push({ map: 'cilium_lb4_services_v2', key: key(i + 1), value: hex([...le32(id), ...le16(0), ...le16(1), 0, 0, 0, 0]) });
-      updates.push({ map: 'cilium_lb4_backends_v3', key: hex(le32(id)), value: hex([...ip(b.ip), ...be16(b.port), 6, 0, 0, 0, 0, 0]) });
+      updates.push({ map: 'cilium_lb4_services_v2', key: key(i + 1), value: hex([...le32(id), ...le16(0), ...le16(revNat), 0, 0, 0, 0]) });
+      updates.push({ map: 'cilium_lb4_backends_v3', key: hex(le32(id)), value: hex([...ip(b.ip), ...be16(b.port), proto, 0, 0, 0, 0, 0]) });
     });
-  }
+  });
   return updates;
 }

@@ -1,7 +1,9 @@
 // The `cilium` CNI shape, modelled on Cilium's legacy host routing: pods on routed `lxc*` veths
 // (/32 routes, the pod's gateway answered by the node through a permanent neighbour entry),
 // cilium_host/cilium_net, BPF masquerade on the node device (the reply bypasses netfilter), and
-// optionally socket LB (a cgroup connect4 program rewriting ClusterIP -> backend).
+// optionally socket LB (cgroup connect4/sendmsg4/recvmsg4/getpeername4 programs rewriting
+// ClusterIP <-> backend). Between nodes: native routing (routes to the other nodes' pod CIDRs over
+// the fabric, set up with the other shapes' routes), never masqueraded.
 import { mkdir } from 'node:fs/promises';
 import { HarnessError } from '../../harness/model/errors.ts';
 import type { TopologySpec } from '../../harness/model/scenario-schema.ts';
@@ -121,7 +123,8 @@ export async function loadCiliumDatapath(lab: NetnsLab, topology: TopologySpec, 
       return l.ifindex;
     };
     const object = await bpfObject('masquerade');
-    const updates = [masqueradeConfig(lab.address(`node/${nodeName}`), node.podCIDR), ...endpoints.map((e) => masqueradeEndpoint(e.ip, ifindex(e.lxc), e.podMac, e.lxcMac))];
+    const nativeRouting = topology.cilium.nativeRoutingCIDR ?? topology.clusterCIDR;
+    const updates = [masqueradeConfig(lab.address(`node/${nodeName}`), node.podCIDR, nativeRouting), ...endpoints.map((e) => masqueradeEndpoint(e.ip, ifindex(e.lxc), e.podMac, e.lxcMac))];
     // (not `prog loadall` inside the batch: bpftool then fails the batch on the errno its pinning leaves behind)
     await target.exec(['bpftool', '--nomount', 'prog', 'loadall', object, `${PIN_DIR}/masq`, 'pinmaps', `${PIN_DIR}/masq-maps`]);
     await target.exec(['bpftool', '--nomount', 'batch', 'file', '-'], { input: batchLines(`${PIN_DIR}/masq-maps`, updates) });
@@ -134,26 +137,53 @@ export async function loadCiliumDatapath(lab: NetnsLab, topology: TopologySpec, 
 
 function lbServices(lab: NetnsLab, topology: TopologySpec): LbService[] {
   return topology.services.flatMap((s) =>
-    s.ports.map((p) => ({ vip: s.clusterIP, port: p.port, backends: s.endpoints.map((e) => ({ ip: lab.address(`pod/${e}`), port: p.targetPort })) })),
+    s.ports.map((p) => ({ vip: s.clusterIP, port: p.port, protocol: p.protocol, backends: s.endpoints.filter((e) => e.ready && !e.terminating).map((e) => ({ ip: lab.address(`pod/${e.pod}`), port: p.targetPort })) })),
   );
 }
 
-/** Loads one instance of the socket-LB program with its own maps (same names each time) and attaches it. */
-export async function loadSocketLb(lab: NetnsLab, nodeName: string, instance: string, services: LbService[], attach = true): Promise<void> {
-  const object = await bpfObject('sock-lb');
+/** The cgroup hooks of one socket-LB load and the program pinned for each (bpftool loadall pins by function name). */
+export const SOCK_LB_PROGRAMS = {
+  connect4: 'cil_sock4_connect',
+  sendmsg4: 'cil_sock4_sendmsg',
+  recvmsg4: 'cil_sock4_recvmsg',
+  getpeername4: 'cil_sock4_getpeername',
+} as const;
+export type SockLbHook = keyof typeof SOCK_LB_PROGRAMS;
+const ALL_HOOKS = Object.keys(SOCK_LB_PROGRAMS) as SockLbHook[];
+
+/** Loads one instance of the socket-LB object with its own maps (same names each time) and attaches `hooks`. */
+export async function loadSocketLb(lab: NetnsLab, nodeName: string, instance: string, services: LbService[], hooks: readonly SockLbHook[] = ALL_HOOKS): Promise<void> {
   const target = lab.node(nodeName);
-  await target.exec(['bpftool', '--nomount', 'prog', 'load', object, `${PIN_DIR}/${instance}`, 'type', 'cgroup/connect4', 'pinmaps', `${PIN_DIR}/${instance}-maps`]);
-  // the map updates and the attach in one bpftool
-  const attachLine = attach ? `cgroup attach ${socketLbCgroup(lab, nodeName)} connect4 pinned ${PIN_DIR}/${instance} multi\n` : '';
-  await target.exec(['bpftool', '--nomount', 'batch', 'file', '-'], { input: batchLines(`${PIN_DIR}/${instance}-maps`, socketLbEntries(services)) + attachLine });
+  const object = await bpfObject('sock-lb');
+  await target.exec(['bpftool', '--nomount', 'prog', 'loadall', object, `${PIN_DIR}/${instance}`, 'pinmaps', `${PIN_DIR}/${instance}-maps`]);
+  await target.exec(['bpftool', '--nomount', 'batch', 'file', '-'], { input: batchLines(`${PIN_DIR}/${instance}-maps`, socketLbEntries(services)) });
+  await attachSocketLb(lab, nodeName, instance, hooks);
 }
 
-export async function attachSocketLb(lab: NetnsLab, nodeName: string, instance: string): Promise<void> {
-  await lab.node(nodeName).exec(['bpftool', '--nomount', 'cgroup', 'attach', socketLbCgroup(lab, nodeName), 'connect4', 'pinned', `${PIN_DIR}/${instance}`, 'multi']);
+export async function attachSocketLb(lab: NetnsLab, nodeName: string, instance: string, hooks: readonly SockLbHook[] = ALL_HOOKS): Promise<void> {
+  await cgroupBatch(lab, nodeName, hooks.map((hook) => `cgroup attach ${socketLbCgroup(lab, nodeName)} ${hook} pinned ${PIN_DIR}/${instance}/${SOCK_LB_PROGRAMS[hook]} multi`));
 }
 
-export async function detachSocketLb(lab: NetnsLab, nodeName: string, instance: string): Promise<void> {
-  await lab.node(nodeName).exec(['bpftool', '--nomount', 'cgroup', 'detach', socketLbCgroup(lab, nodeName), 'connect4', 'pinned', `${PIN_DIR}/${instance}`]);
+export async function detachSocketLb(lab: NetnsLab, nodeName: string, instance: string, hooks: readonly SockLbHook[] = ALL_HOOKS): Promise<void> {
+  await cgroupBatch(lab, nodeName, hooks.map((hook) => `cgroup detach ${socketLbCgroup(lab, nodeName)} ${hook} pinned ${PIN_DIR}/${instance}/${SOCK_LB_PROGRAMS[hook]}`));
+}
+
+/** Attaches or detaches in one bpftool, in order (the order programs are attached in is the order they run in). */
+async function cgroupBatch(lab: NetnsLab, nodeName: string, lines: string[]): Promise<void> {
+  if (lines.length > 0) await lab.node(nodeName).exec(['bpftool', '--nomount', 'batch', 'file', '-'], { input: lines.join('\n') + '\n' });
+}
+
+/** The hooks a stale instance is attached to, read back from the kernel (the fix detaches exactly those). */
+export async function attachedHooks(lab: NetnsLab, nodeName: string, instance: string): Promise<SockLbHook[]> {
+  const hooks: SockLbHook[] = [];
+  const cgroup = socketLbCgroup(lab, nodeName);
+  const shown = await lab.node(nodeName).exec(['bpftool', '--nomount', '-j', 'cgroup', 'show', cgroup]);
+  const attached = new Set((JSON.parse(shown.stdout || '[]') as { id: number }[]).map((p) => p.id));
+  for (const hook of ALL_HOOKS) {
+    const r = await lab.node(nodeName).exec(['bpftool', '--nomount', '-j', 'prog', 'show', 'pinned', `${PIN_DIR}/${instance}/${SOCK_LB_PROGRAMS[hook]}`], { reject: false });
+    if (r.exitCode === 0 && attached.has((JSON.parse(r.stdout) as { id: number }).id)) hooks.push(hook);
+  }
+  return hooks;
 }
 
 function socketLbCgroup(lab: NetnsLab, nodeName: string): string {

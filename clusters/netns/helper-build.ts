@@ -2,16 +2,16 @@
 // version; binaries are cached in the checkout (node_modules/.cache), never on the host at large.
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, rename, stat } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
+import { packagePath } from '../../harness/package-root.ts';
 import { runCommand } from '../command.ts';
 
-const CACHE = fileURLToPath(new URL('../../node_modules/.cache/netrepro-bin/', import.meta.url));
+const CACHE = packagePath('node_modules/.cache/netrepro-bin/');
 
 export const HELPERS = ['inject-ahead'] as const;
 export type Helper = (typeof HELPERS)[number];
 
 export async function helperBinary(name: Helper): Promise<string> {
-  const source = fileURLToPath(new URL(`./agent/${name}.c`, import.meta.url));
+  const source = packagePath(`clusters/netns/agent/${name}.c`);
   const hash = createHash('sha256').update(await readFile(source)).digest('hex').slice(0, 12);
   const binary = `${CACHE}${name}-${hash}`;
   if (await stat(binary).then(() => true, () => false)) return binary;

@@ -1,7 +1,7 @@
 // A provisioned lab: what it created, how to reach it, and how to take it all down again.
 import { existsSync } from 'node:fs';
 import { readdir, readFile, rm, rmdir } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
+import { packagePath } from '../../harness/package-root.ts';
 import { HarnessError } from '../../harness/model/errors.ts';
 import type { TopologySpec } from '../../harness/model/scenario-schema.ts';
 import { runCommand, type Spawned } from '../command.ts';
@@ -30,7 +30,7 @@ export class NetnsLab implements StartedCluster {
   readonly fabricPorts = new Map<string, string>();
   /** Helper programs built for this lab (`{bin/inject-ahead}`), or why one could not be built. */
   readonly bins = new Map<string, { path?: string; error?: string }>();
-  readonly agentCommand = ['node', fileURLToPath(new URL('./agent/pod-agent.mjs', import.meta.url))];
+  readonly agentCommand = ['node', packagePath('clusters/netns/agent/pod-agent.mjs')];
   actionHandler?: ActionHandler;
   private destroyed?: Promise<void>;
 

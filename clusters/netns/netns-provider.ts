@@ -1,11 +1,12 @@
 // The embedded provider: a real Linux dataplane in network namespaces on this host.
 import { readFileSync } from 'node:fs';
 import { access, constants } from 'node:fs/promises';
+import { packagePath } from '../../harness/package-root.ts';
 import type { TopologySpec } from '../../harness/model/scenario-schema.ts';
 import type { Availability, ClusterProvider, RunContext, StartedCluster } from '../provider.ts';
 import { provisionNetnsLab } from './provision-netns-lab.ts';
 
-const requirements = JSON.parse(readFileSync(new URL('./lab-requirements.json', import.meta.url), 'utf8')) as {
+const requirements = JSON.parse(readFileSync(packagePath('clusters/netns/lab-requirements.json'), 'utf8')) as {
   commands: Record<string, string>;
   files: Record<string, string>;
 };

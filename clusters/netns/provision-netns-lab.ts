@@ -3,20 +3,20 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { HarnessError } from '../../harness/model/errors.ts';
 import type { TopologySpec } from '../../harness/model/scenario-schema.ts';
-import { endpointSliceObject, serviceObject, type PodPlacement } from '../kube-objects.ts';
+import type { PodPlacement } from '../kube-objects.ts';
 import type { LabAction, RunContext } from '../provider.ts';
-import { attachSocketLb, createCiliumEndpoints, createSocketLbCgroup, detachSocketLb, loadCiliumDatapath, loadSocketLb } from './cilium-datapath.ts';
+import { attachedHooks, attachSocketLb, createCiliumEndpoints, createSocketLbCgroup, detachSocketLb, loadCiliumDatapath, loadSocketLb } from './cilium-datapath.ts';
 import { invokeCni } from './cni-plugin.ts';
-import { kubeProxyRestore, KUBE_PROXY_PROFILES } from './kube-proxy-rules.ts';
+import { applyOps } from './iptables-ops.ts';
+import { bootOps, bootOrder, componentStart, type NodeFacts } from './node-iptables.ts';
 import { labNames } from './lab-names.ts';
 import { ipBatch, NetnsLab } from './netns-lab.ts';
 import { runCommand } from '../command.ts';
 import { flannelDevice, flannelPeerEntries, FLANNEL_MTU, vtepMac, type FlannelNode } from './flannel-entries.ts';
 import { helperBinary, HELPERS } from './helper-build.ts';
-import { CILIUM_RULES, startComponent } from './node-components.ts';
 
 /** The network joining nodes and external hosts, inside the fabric namespace only (kind's docker network uses the same). */
-const FABRIC_NET = '172.18.0';
+export const FABRIC_NET = '172.18.0';
 const READY_TIMEOUT_MS = 5000;
 
 export async function provisionNetnsLab(topology: TopologySpec, run: RunContext): Promise<NetnsLab> {
@@ -57,12 +57,8 @@ export async function provisionNetnsLab(topology: TopologySpec, run: RunContext)
     ]);
     if (topology.cni === 'cilium') await step('cilium datapath: BPF masquerade, socket LB', () => eachNode((n) => loadCiliumDatapath(lab, topology, n)));
     await step('helper programs', () => buildHelpers(lab));
-    const started = new Set<string>();
-    for (const component of startOrder(topology)) {
-      const first = !started.has(component);
-      started.add(component);
-      await step(`start ${component}`, () => eachNode((n) => startOnNode(lab, n, component, first)));
-    }
+    // a fresh node boots: FORWARD policy as set at boot, then the components in the topology's order
+    await step(`boot: ${bootOrder(topology).join(', ')}`, () => eachNode(async (n) => applyOps(lab.node(n), bootOps(topology, n, await nodeFacts(lab, n)))));
     await step('pod programs ready', () => programs!);
     return lab;
   } catch (e) {
@@ -84,10 +80,6 @@ function nodeSysctls(node: TopologySpec['nodes'][number]): { early: Record<strin
   const perDevice = (key: string) => /^net\.ipv[46]\.(conf|neigh)\.(?!all\.|default\.)[^.]+\./.test(key);
   const all = Object.entries({ 'net.ipv4.ip_forward': 1, 'net.bridge.bridge-nf-call-iptables': 1, ...node.sysctls });
   return { early: Object.fromEntries(all.filter(([k]) => !perDevice(k))), late: Object.fromEntries(all.filter(([k]) => perDevice(k))) };
-}
-
-function startOrder(topology: TopologySpec): ('kube-proxy' | 'cilium')[] {
-  return topology.startOrder.filter((c) => c === 'kube-proxy' || topology.cni === 'cilium');
 }
 
 /**
@@ -187,48 +179,41 @@ export function podPlacements(lab: NetnsLab, topology: TopologySpec): Map<string
   return new Map(topology.pods.map((p) => [p.name, { ip: lab.address(`pod/${p.name}`), node: p.node }]));
 }
 
-/** kube-proxy's rules as the given version writes them, reading be_liberal as it does at start. */
-async function kubeProxyRules(lab: NetnsLab, nodeName: string, version: string): Promise<string> {
-  const profile = KUBE_PROXY_PROFILES[version];
-  if (!profile) throw new HarnessError('SCENARIO_INVALID', `no kube-proxy profile ${version}`);
-  const placements = podPlacements(lab, lab.topology);
+/** What the node's components read at start: pod placements, be_liberal (kube-proxy >= 1.29 reads it then), no nfacct counters (no nfacct tool here). */
+async function nodeFacts(lab: NetnsLab, nodeName: string): Promise<NodeFacts> {
   const liberal = await lab.node(nodeName).exec(['sysctl', '-n', 'net.netfilter.nf_conntrack_tcp_be_liberal']);
-  return kubeProxyRestore({
-    profile,
-    services: lab.topology.services.map(serviceObject),
-    slices: lab.topology.services.map((s) => endpointSliceObject(s, placements)),
-    clusterCIDR: lab.topology.clusterCIDR,
-    beLiberal: liberal.stdout.trim() === '1',
-  });
-}
-
-/** A start while provisioning; on a component's `first` no jumps of its own exist yet, so its rules are all there is to write. */
-async function startOnNode(lab: NetnsLab, nodeName: string, component: 'kube-proxy' | 'cilium', first: boolean): Promise<void> {
-  const node = lab.node(nodeName);
-  if (component === 'kube-proxy') return startComponent(node, 'kube-proxy', await kubeProxyRules(lab, nodeName, lab.topology.kubeProxy), { first });
-  return startComponent(node, 'cilium', CILIUM_RULES, { first });
+  return { placements: podPlacements(lab, lab.topology), beLiberal: liberal.stdout.trim() === '1', nfacctCounters: false };
 }
 
 async function performAction(lab: NetnsLab, action: LabAction): Promise<void> {
   const node = lab.node(action.node);
   switch (action.kind) {
     case 'start':
-      if (action.component === 'kube-proxy') return startComponent(node, 'kube-proxy', await kubeProxyRules(lab, action.node, action.version ?? lab.topology.kubeProxy));
-      if (lab.topology.cni !== 'cilium') throw new HarnessError('UNSUPPORTED', 'cilium runs only in the cilium CNI shape');
-      return startComponent(node, 'cilium', CILIUM_RULES);
+      if (action.component !== 'kube-proxy' && action.component !== lab.topology.cni) {
+        throw new HarnessError('UNSUPPORTED', `${action.component} runs only in the ${action.component} CNI shape`);
+      }
+      return applyOps(node, componentStart(lab.topology, action.node, action.component, await nodeFacts(lab, action.node), action.version));
+    case 'reboot': {
+      const order = action.order ?? lab.topology.startOrder;
+      // rules and conntrack go with the reboot; be_liberal is a sysctl the node keeps (set at boot from its config)
+      await node.exec(['conntrack', '-F'], { reject: false });
+      return applyOps(node, bootOps(lab.topology, action.node, await nodeFacts(lab, action.node), order));
+    }
     case 'sock-lb-stale-program': {
       // the stale program was there before the current agent attached its own: it runs first (FIFO)
       const vip = lab.address(action.service);
       const [ip = '', port = '0'] = action.backend.split(':');
-      await loadSocketLb(lab, action.node, 'sock-stale', [{ vip, port: action.port, backends: [{ ip, port: Number(port) }] }], false);
-      if (!action.first) return attachSocketLb(lab, action.node, 'sock-stale');
-      await detachSocketLb(lab, action.node, 'sock-current');
-      await attachSocketLb(lab, action.node, 'sock-stale');
-      await attachSocketLb(lab, action.node, 'sock-current');
+      const protocol = action.hook === 'sendmsg4' ? 'UDP' : 'TCP';
+      await loadSocketLb(lab, action.node, 'sock-stale', [{ vip, port: action.port, protocol, backends: [{ ip, port: Number(port) }] }], []);
+      const hooks = [action.hook] as const;
+      if (!action.first) return attachSocketLb(lab, action.node, 'sock-stale', hooks);
+      await detachSocketLb(lab, action.node, 'sock-current', hooks);
+      await attachSocketLb(lab, action.node, 'sock-stale', hooks);
+      await attachSocketLb(lab, action.node, 'sock-current', hooks);
       return;
     }
     case 'sock-lb-detach-stale':
-      return detachSocketLb(lab, action.node, 'sock-stale');
+      return detachSocketLb(lab, action.node, 'sock-stale', await attachedHooks(lab, action.node, 'sock-stale'));
   }
 }
 

@@ -7,6 +7,8 @@ export interface CiliumSettings {
   kubeProxyReplacement: boolean;
   bpfMasquerade: boolean;
   socketLB: boolean;
+  /** enable-endpoint-routes; only set when true, so the default install is unchanged */
+  endpointRoutes: boolean;
 }
 
 export function ciliumSettings(topology: TopologySpec): CiliumSettings {
@@ -14,6 +16,7 @@ export function ciliumSettings(topology: TopologySpec): CiliumSettings {
     kubeProxyReplacement: !topology.startOrder.includes('kube-proxy'),
     bpfMasquerade: topology.cilium.bpfMasquerade,
     socketLB: topology.cilium.socketLB,
+    endpointRoutes: topology.cilium.endpointRoutes,
   };
 }
 
@@ -32,6 +35,7 @@ export function ciliumHelmArgs(chartVersion: string, settings: CiliumSettings, a
     'bpf.masquerade': String(settings.bpfMasquerade),
     'socketLB.enabled': String(settings.socketLB),
   };
+  if (settings.endpointRoutes) values['endpointRoutes.enabled'] = 'true';
   if (settings.kubeProxyReplacement && apiServer) {
     values.k8sServiceHost = apiServer.host;
     values.k8sServicePort = String(apiServer.port);

@@ -3,6 +3,7 @@
 // program to print its `ready` line. Each namespace is registered for teardown as it is created.
 import { readFile } from 'node:fs/promises';
 import { HarnessError } from '../../harness/model/errors.ts';
+import { packagePath } from '../../harness/package-root.ts';
 import type { TopologySpec } from '../../harness/model/scenario-schema.ts';
 import type { RunContext } from '../provider.ts';
 import type { KubeApi } from './kube-api.ts';
@@ -12,7 +13,7 @@ import {
   agentConfigMap, clusterNamespace, namespaceObjects, podNamespaces, podObject, serviceObjects, type WorkloadImages,
 } from './workload-objects.ts';
 
-const AGENT_SOURCE = new URL('../netns/agent/pod-agent.mjs', import.meta.url);
+const AGENT_SOURCE = packagePath('clusters/netns/agent/pod-agent.mjs');
 const READY_TIMEOUT_MS = 300_000;
 
 export interface WorkloadInput {

@@ -1,5 +1,6 @@
 // Whether a real cluster can stand for a scenario's topology at all. A misfit is a skip with the
 // reason (UnsupportedScenarioError), checked before anything is created.
+import { kubeProxyLayout, OLDEST_MINOR } from '../netns/kube-proxy-layout.ts';
 import type { TopologySpec } from '../../harness/model/scenario-schema.ts';
 import { REAL_CNIS, type RealCni, type ResolvedRealOptions } from './real-options.ts';
 
@@ -21,13 +22,14 @@ function flannelFits(topology: TopologySpec): { reason: string } | undefined {
 }
 
 /**
- * kube-proxy's rule layout comes with the cluster's Kubernetes version (1.14: no INVALID drop in
- * KUBE-FORWARD; 1.15-1.28: always; 1.29+: unless be_liberal), so the profile must match it.
+ * kube-proxy's rule layout comes with the cluster's Kubernetes version. The incidents depend on the
+ * INVALID DROP (none before 1.15; always; since 1.29 unless be_liberal), so the cluster must run a
+ * release that writes it as the profile's release does (clusters/netns/kube-proxy-layout.ts).
  */
 export function fitKubeProxy(topology: TopologySpec, k8sVersion: string): { reason: string; hint: string } | undefined {
   const minor = Number(/^v1\.(\d+)\./.exec(k8sVersion)?.[1]);
-  const profile = topology.kubeProxy;
-  const ok = profile === '1.29' ? minor >= 29 : profile === '1.15' ? minor >= 15 && minor < 29 : minor < 15;
-  if (ok) return undefined;
-  return { reason: `kube-proxy profile ${profile} needs a matching Kubernetes version, the cluster would run ${k8sVersion}`, hint: `set NETREPRO_K8S_VERSION to a ${profile === '1.29' ? '1.29 or later' : `1.${profile.split('.')[1]}`} release the provider can run` };
+  const profile = kubeProxyLayout(topology.kubeProxy);
+  if (minor >= OLDEST_MINOR && kubeProxyLayout(`1.${minor}`).invalidDrop === profile.invalidDrop) return undefined;
+  const range = profile.invalidDrop === 'never' ? '1.14' : profile.invalidDrop === 'always' ? '1.15 to 1.28' : '1.29 or later';
+  return { reason: `kube-proxy profile ${topology.kubeProxy} needs a Kubernetes release that writes KUBE-FORWARD's INVALID DROP the same way (${range}), the cluster would run ${k8sVersion}`, hint: `set NETREPRO_K8S_VERSION to a ${range} release the provider can run` };
 }

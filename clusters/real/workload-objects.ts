@@ -28,7 +28,7 @@ export const clusterNamespace = (prefix: string, scenarioNamespace: string) => `
 export function podNamespaces(topology: TopologySpec): Map<string, string> {
   const out = new Map<string, string>();
   for (const svc of topology.services) {
-    for (const pod of svc.endpoints) {
+    for (const { pod } of svc.endpoints) {
       const seen = out.get(pod);
       if (seen && seen !== svc.namespace) {
         throw new HarnessError('SCENARIO_INVALID', `pod ${pod} backs services in namespaces ${seen} and ${svc.namespace}; a real pod lives in one namespace`);
@@ -74,7 +74,7 @@ export interface PodInput {
 export function podObject(input: PodInput, topology: TopologySpec, images: WorkloadImages, runId: string): V1Pod {
   const { pod, namespace, nodeName, dnsRecords } = input;
   const labels: Record<string, string> = { ...managed(runId), 'netrepro.io/pod': pod.name };
-  for (const svc of topology.services) if (svc.endpoints.includes(pod.name)) labels[endpointLabel(svc.name)] = 'true';
+  for (const svc of topology.services) if (svc.endpoints.some((e) => e.pod === pod.name)) labels[endpointLabel(svc.name)] = 'true';
   const agentVolume = [{ name: 'agent', mountPath: AGENT_DIR, readOnly: true }];
   const serve: V1Container[] = (pod.serve ?? []).map((program, i) => ({
     name: `serve-${i}`,

@@ -54,6 +54,7 @@ export function expandStep(step: StepSpec, resolve: (ref: string) => string): Ex
   // per-namespace since Linux 5.3: 0 in one node's namespace is that node booting without br_netfilter
   if (step['br-netfilter']) return [sysctl(`node/${step['br-netfilter'].node}`, 'net.bridge.bridge-nf-call-iptables', step['br-netfilter'].enabled ? 1 : 0)];
   if (step.start) return [{ kind: 'start', ...step.start }];
+  if (step.reboot) return [{ kind: 'reboot', ...step.reboot }];
   if (step['sock-lb-stale-program']) return [{ kind: 'sock-lb-stale-program', ...step['sock-lb-stale-program'] }];
   if (step['sock-lb-detach-stale']) return [{ kind: 'sock-lb-detach-stale', ...step['sock-lb-detach-stale'] }];
   throw new HarnessError('SCENARIO_INVALID', `unknown step: ${Object.keys(step).join(', ')}`);

@@ -211,6 +211,8 @@ function describeAction(action: Exclude<Expanded, { kind: 'command' }>): string[
   switch (action.kind) {
     case 'start':
       return ['start', action.component, ...(action.version ? [action.version] : [])];
+    case 'reboot':
+      return ['reboot, then start', ...(action.order ?? ['(topology order)'])];
     case 'sock-lb-stale-program':
       return ['attach stale socket-LB program first:', `${action.service}:${action.port} -> ${action.backend}`];
     case 'sock-lb-detach-stale':

@@ -8,7 +8,7 @@ import type { Scenario } from '../model/scenario-schema.ts';
 
 type Kind = Scenario['evidence'][number];
 
-const SNAPSHOTS: Record<Exclude<Kind, 'capture'>, { file: string; argv: string[] }[]> = {
+const SNAPSHOTS: Record<Exclude<Kind, 'capture' | 'bpf'>, { file: string; argv: string[] }[]> = {
   iptables: [{ file: 'iptables-save.txt', argv: ['iptables-save', '-c'] }],
   conntrack: [
     { file: 'conntrack-L.txt', argv: ['conntrack', '-L'] },
@@ -20,6 +20,18 @@ const SNAPSHOTS: Record<Exclude<Kind, 'capture'>, { file: string; argv: string[]
     { file: 'sysctl-net.txt', argv: ['sysctl', 'net.bridge.bridge-nf-call-iptables', 'net.ipv4.ip_forward', 'net.netfilter.nf_conntrack_tcp_be_liberal'] },
   ],
 };
+
+/** Map dumps where a node has a bpffs (cilium shape): SNAT state by full tuple and socket-LB reverse entries. */
+function bpfSnapshots(cluster: StartedCluster, node: string): { file: string; argv: string[] }[] {
+  let dir: string;
+  try {
+    dir = cluster.path(`bpffs/${node}`);
+  } catch {
+    return [];
+  }
+  const dump = (file: string, pin: string) => ({ file, argv: ['bpftool', '--nomount', 'map', 'dump', 'pinned', `${dir}/${pin}`] });
+  return [dump('bpf-snat.txt', 'masq-maps/cilium_snat_v4_external'), dump('bpf-lb4-reverse-sk.txt', 'sock-current-maps/cilium_lb4_reverse_sk')];
+}
 
 export interface PhaseCapture {
   /** Stops every capture and writes capture.txt next to capture.pcap. */
@@ -58,7 +70,7 @@ export async function startPhaseCapture(cluster: StartedCluster, dir: string, ki
 
 export async function snapshotEvidence(cluster: StartedCluster, dir: string, kinds: readonly Kind[]): Promise<void> {
   const jobs = cluster.nodeNames.flatMap((node) =>
-    kinds.flatMap((kind) => (kind === 'capture' ? [] : SNAPSHOTS[kind])).map(async ({ file, argv }) => {
+    kinds.flatMap((kind) => (kind === 'capture' ? [] : kind === 'bpf' ? bpfSnapshots(cluster, node) : SNAPSHOTS[kind])).map(async ({ file, argv }) => {
       const r = await cluster.node(node).exec(argv, { reject: false, timeoutMs: 10_000 });
       await mkdir(join(dir, node), { recursive: true });
       await writeFile(join(dir, node, file), r.stdout + (r.stderr.trim() ? `\n# stderr:\n${r.stderr}` : ''));

@@ -33,14 +33,18 @@ export interface ValidationIssue {
 }
 
 export class ScenarioValidationError extends HarnessError {
-  constructor(readonly issues: ValidationIssue[]) {
-    super('SCENARIO_INVALID', issues.map(formatIssue).join('\n'), 'fix the fields named above; `netrepro validate FILE` checks a file without running it');
+  constructor(
+    readonly issues: ValidationIssue[],
+    hint = 'fix the fields named above; `netrepro validate FILE` checks a file without running it',
+  ) {
+    super('SCENARIO_INVALID', issues.map(formatIssue).join('\n'), hint);
     this.name = 'ScenarioValidationError';
   }
 }
 
+/** `file:line:column: field: message (received ..., expected ...)`; line 0 means the file as a whole. */
 export function formatIssue(issue: ValidationIssue): string {
-  const where = `${issue.file}:${issue.line}:${issue.column}`;
+  const where = issue.line > 0 ? `${issue.file}:${issue.line}:${issue.column}` : issue.file;
   const field = issue.field ? ` ${issue.field}:` : '';
   const got = issue.received !== undefined ? ` (received ${issue.received}` + (issue.expected ? `, expected ${issue.expected})` : ')') : issue.expected ? ` (expected ${issue.expected})` : '';
   return `${where}:${field} ${issue.message}${got}`;

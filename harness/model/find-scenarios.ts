@@ -1,15 +1,10 @@
 // Finds scenario files by id in the scenarios directory, or takes paths as given.
-import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { HarnessError } from './errors.ts';
 import { loadScenarioFile, type LoadedScenario } from './load-scenario.ts';
+import { nearest } from './nearest.ts';
+import { SCENARIO_DIR, scenarioFiles } from './scenario-files.ts';
 
-export const SCENARIO_DIR = fileURLToPath(new URL('../../scenarios/', import.meta.url));
-
-export async function scenarioFiles(dir = SCENARIO_DIR): Promise<string[]> {
-  return (await readdir(dir)).filter((f) => f.endsWith('.yaml')).sort().map((f) => join(dir, f));
-}
+export { SCENARIO_DIR, scenarioFiles };
 
 export async function loadAllScenarios(dir = SCENARIO_DIR): Promise<LoadedScenario[]> {
   return Promise.all((await scenarioFiles(dir)).map(loadScenarioFile));
@@ -30,7 +25,9 @@ export async function selectScenarios(ids: readonly string[], dir = SCENARIO_DIR
       if (found) return found;
       const broken = catalogue.find((r): r is PromiseRejectedResult => r.status === 'rejected');
       if (broken) throw broken.reason;
-      throw new HarnessError('USAGE', `no scenario with id ${id}`, `known ids: ${valid.map((s) => s.scenario.id).join(', ')} (netrepro list)`);
+      const known = valid.map((s) => s.scenario.id);
+      const guess = nearest(id, known);
+      throw new HarnessError('USAGE', `no scenario with id ${id}${guess ? ` (did you mean ${guess}?)` : ''}`, `known ids: ${known.join(', ')} (netrepro list)`);
     }),
   );
 }

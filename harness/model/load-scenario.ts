@@ -4,6 +4,7 @@ import { LineCounter, parseDocument, isNode, type Document, type Node as YamlNod
 import type { z } from 'zod';
 import { ScenarioValidationError, type ValidationIssue } from './errors.ts';
 import { ScenarioSchema, type Scenario } from './scenario-schema.ts';
+import { nearest } from './nearest.ts';
 import { checkReferences } from './scenario-references.ts';
 
 const MAX_BYTES = 256 * 1024; // a scenario is a page of YAML; anything larger is a mistake
@@ -50,13 +51,28 @@ export async function loadScenarioFile(file: string): Promise<LoadedScenario> {
   try {
     size = (await stat(file)).size;
   } catch (e) {
-    throw new ScenarioValidationError([{ file, line: 0, column: 0, field: '', message: `cannot read the file: ${(e as Error).message}` }]);
+    throw unreadable(file, e);
   }
   if (size > MAX_BYTES) {
     throw new ScenarioValidationError([{ file, line: 1, column: 1, field: '', message: 'file too large for a scenario', received: `${size} bytes`, expected: `at most ${MAX_BYTES} bytes` }]);
   }
-  const buffer = await readFile(file);
+  const buffer = await readFile(file).catch((e: unknown) => {
+    throw unreadable(file, e);
+  });
   return { file, scenario: parseScenario(buffer, file) };
+}
+
+/** A file that cannot be read: the path, the system's reason, and what to do about that reason. */
+function unreadable(file: string, e: unknown): ScenarioValidationError {
+  const code = (e as NodeJS.ErrnoException).code;
+  const reason: Record<string, [string, string]> = {
+    ENOENT: ['no such file', 'check the path (relative to the current directory); a scenario id needs no .yaml: `netrepro list` shows the ids'],
+    EACCES: ['permission denied', `make the file readable: chmod a+r ${file}`],
+    EISDIR: ['a directory, not a scenario file', `name the files in it: ${file.replace(/\/$/, '')}/*.yaml`],
+    ENOTDIR: ['a part of the path is not a directory', 'check the path'],
+  };
+  const [message, hint] = reason[code ?? ''] ?? [`cannot read the file: ${(e as Error).message}`, 'check that the file exists and is readable'];
+  return new ScenarioValidationError([{ file, line: 0, column: 0, field: '', message: `cannot read: ${message}` }], hint);
 }
 
 export function parseScenario(source: Buffer | string, file: string): Scenario {
@@ -138,7 +154,9 @@ function zodIssue(issue: z.core.$ZodIssue, doc: Document, position: Position, fi
     const keys = issue.keys;
     const where = locateKey(doc, path, keys[0] ?? '', position) ?? locate(doc, path, position);
     const known = knownKeys(schema, path);
-    return { file, ...where, field: fieldName([...path, keys[0] ?? '']), message: `unknown key${keys.length > 1 ? 's' : ''} ${keys.join(', ')}`, expected: known ? `one of: ${known}` : undefined };
+    const guesses = known ? keys.map((k) => nearest(k, known)).filter((g): g is string => g !== undefined) : [];
+    const guess = guesses.length ? ` (did you mean ${[...new Set(guesses)].join(', ')}?)` : '';
+    return { file, ...where, field: fieldName([...path, keys[0] ?? '']), message: `unknown key${keys.length > 1 ? 's' : ''} ${keys.join(', ')}${guess}`, expected: known ? `one of: ${known.join(', ')}` : undefined };
   }
   if (issue.code === 'invalid_type') {
     expected = issue.expected;
@@ -186,7 +204,7 @@ function locateKey(doc: Document, path: (string | number)[], key: string, positi
   return { line, column: col };
 }
 
-function knownKeys(root: z.ZodType, path: (string | number)[]): string | undefined {
+function knownKeys(root: z.ZodType, path: (string | number)[]): string[] | undefined {
   let schema: z.ZodType = root;
   for (const p of path) {
     const def = unwrap(schema);
@@ -196,7 +214,7 @@ function knownKeys(root: z.ZodType, path: (string | number)[]): string | undefin
     if (!schema) return undefined;
   }
   const def = unwrap(schema);
-  return def && 'shape' in def ? Object.keys(def.shape as object).join(', ') : undefined;
+  return def && 'shape' in def ? Object.keys(def.shape as object) : undefined;
 }
 
 function unwrap(schema: z.ZodType): Record<string, unknown> | undefined {

@@ -3,24 +3,28 @@
 // of Kubernetes and the CNI. Applying a profile rewrites a scenario's topology, nothing else.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { packagePath } from '../package-root.ts';
 import { HarnessError } from './errors.ts';
 import { parseValidated } from './load-scenario.ts';
-import { KUBE_PROXY_VERSIONS, type Scenario } from './scenario-schema.ts';
+import { CILIUM_VERSIONS, KubeProxyVersion, type Scenario } from './scenario-schema.ts';
 
-export const PROFILE_DIR = fileURLToPath(new URL('../../profiles/', import.meta.url));
+export const PROFILE_DIR = packagePath('profiles');
 
 export const ProfileSchema = z
   .object({
     name: z.string().regex(/^[a-z0-9][a-z0-9.-]{0,62}$/, 'lower-case letters, digits, "." and "-" (the file name without .yaml)'),
     description: z.string().min(1),
-    kubeProxy: z.enum(KUBE_PROXY_VERSIONS).optional().describe('kube-proxy rule layout by version (overrides the scenario)'),
+    kubeProxy: KubeProxyVersion.optional().describe('kube-proxy release whose rule layout the lab writes (overrides the scenario)'),
     nodeSysctls: z
       .record(z.string().regex(/^net\.[a-z0-9_.-]+$/, 'a net.* sysctl'), z.union([z.string(), z.number()]))
       .default({})
       .describe('set on every node before kube-proxy and Cilium start (kube-proxy >= 1.29 reads be_liberal then)'),
-    cilium: z.object({ bpfMasquerade: z.boolean().optional(), socketLB: z.boolean().optional() }).strict().optional(),
+    cilium: z
+      .object({ bpfMasquerade: z.boolean().optional(), socketLB: z.boolean().optional(), version: z.enum(CILIUM_VERSIONS).optional(), endpointRoutes: z.boolean().optional() })
+      .strict()
+      .optional()
+      .describe('Cilium options (overrides the scenario); version picks the CILIUM_FORWARD rules'),
     real: z
       .object({ kubernetesVersion: z.string().optional(), ciliumChart: z.string().optional(), flannel: z.string().optional() })
       .strict()

@@ -52,8 +52,8 @@ export function checkReferences(s: Scenario): ReferenceIssue[] {
     if (cidrContains(LAB_NODE_NETWORK, `${v.clusterIP}/32`)) {
       issues.push({ path: ['topology', 'services', i, 'clusterIP'], message: `inside the lab's node network ${LAB_NODE_NETWORK}`, received: v.clusterIP, expected: 'a service IP such as 10.96.0.x' });
     }
-    v.endpoints.forEach((e, j) => {
-      if (!names.pod.has(e)) issues.push({ path: ['topology', 'services', i, 'endpoints', j], message: 'unknown pod', received: e, expected: `one of: ${known('pod')}` });
+    v.endpoints.forEach(({ pod }, j) => {
+      if (!names.pod.has(pod)) issues.push({ path: ['topology', 'services', i, 'endpoints', j], message: 'unknown pod', received: pod, expected: `one of: ${known('pod')}` });
     });
     if (cidrContains(t.clusterCIDR, `${v.clusterIP}/32`)) issues.push({ path: ['topology', 'services', i, 'clusterIP'], message: 'a ClusterIP must not be inside the pod network', received: v.clusterIP, expected: `outside ${t.clusterCIDR}` });
   });

@@ -24,8 +24,16 @@ export const TargetRef = z
   .regex(/^((pod|node|host)\/[a-z][a-z0-9-]*|fabric)$/, 'pod/NAME, node/NAME, host/NAME or fabric (the network joining the nodes)');
 
 export const CNI_SHAPES = ['bridge', 'flannel', 'cilium'] as const;
-export const COMPONENTS = ['kube-proxy', 'cilium'] as const;
-export const KUBE_PROXY_VERSIONS = ['1.14', '1.15', '1.29'] as const;
+export const COMPONENTS = ['kube-proxy', 'cilium', 'flannel'] as const;
+/** A kube-proxy release, 1.14 or newer: its iptables layout is derived by version (clusters/netns/kube-proxy-layout.ts). */
+export const KubeProxyVersion = z
+  .string()
+  .regex(/^1\.\d+$/, 'a kube-proxy release such as "1.29" (quoted in YAML)')
+  .refine((v) => Number(v.split('.')[1]) >= 14, 'kube-proxy 1.14 or newer');
+/** CILIUM_FORWARD layouts: 1.7 and before, 1.8 (cilium/cilium PR 11819) and later. */
+export const CILIUM_VERSIONS = ['1.7', '1.8'] as const;
+/** Socket-LB hooks a stale program may hold. */
+export const SOCK_LB_HOOKS = ['connect4', 'sendmsg4'] as const;
 
 const Program = z
   .object({
@@ -41,6 +49,8 @@ const Node = z
     podCIDR: Cidr.describe('pod subnet of this node, handed to host-local IPAM'),
     sysctls: z.record(z.string().regex(/^net\.[a-z0-9_.-]+$/, 'a net.* sysctl'), z.union([z.string(), z.number()])).optional()
       .describe('extra sysctls set in the node namespace at provisioning'),
+    forwardPolicy: z.enum(['ACCEPT', 'DROP']).default('ACCEPT')
+      .describe('policy of the FORWARD chain at boot: DROP as Docker sets it, so only rules (KUBE-FORWARD, FLANNEL-FWD, ...) let pod traffic through'),
   })
   .strict();
 
@@ -58,18 +68,38 @@ const ServicePort = z
     port: Port,
     targetPort: Port,
     protocol: z.enum(['TCP', 'UDP']).default('TCP'),
+    nodePort: Port.optional().describe('type NodePort: the port on every node (KUBE-NODEPORTS)'),
   })
   .strict();
+
+const EndpointEntry = z
+  .union([
+    Name,
+    z
+      .object({
+        pod: Name,
+        ready: z.boolean().default(true).describe('the pod passes its readiness probe (for a terminating pod: still serving)'),
+        terminating: z.boolean().default(false).describe('the pod is being deleted (EndpointSlice conditions.terminating)'),
+      })
+      .strict(),
+  ])
+  .transform((e) => (typeof e === 'string' ? { pod: e, ready: true, terminating: false } : e));
 
 const Service = z
   .object({
     name: Name,
     namespace: Name.default('default'),
     clusterIP: Ipv4,
+    type: z.enum(['ClusterIP', 'NodePort']).default('ClusterIP'),
+    externalTrafficPolicy: z.enum(['Cluster', 'Local']).default('Cluster').describe('NodePort traffic: any endpoint (SNAT) or only this node\'s'),
+    internalTrafficPolicy: z.enum(['Cluster', 'Local']).default('Cluster').describe('ClusterIP traffic: any endpoint or only this node\'s (kube-proxy >= 1.22)'),
     ports: z.array(ServicePort).min(1),
-    endpoints: z.array(Name).describe('pod names backing the service, in EndpointSlice order'),
+    endpoints: z.array(EndpointEntry)
+      .describe('pods backing the service, in EndpointSlice order: a pod name, or {pod, ready, terminating}'),
   })
-  .strict();
+  .strict()
+  .refine((s) => s.type !== 'NodePort' || s.ports.every((p) => p.nodePort !== undefined), 'a NodePort service names a nodePort on every port')
+  .refine((s) => s.type === 'NodePort' || s.ports.every((p) => p.nodePort === undefined), 'nodePort needs type: NodePort');
 
 const Host = z
   .object({ name: Name, serve: z.array(Program).optional() })
@@ -79,17 +109,22 @@ const Host = z
 const Cilium = z
   .object({
     bpfMasquerade: z.boolean().default(true).describe('SNAT pod -> node IP in tc BPF on the node device (reply bypasses netfilter)'),
-    socketLB: z.boolean().default(false).describe('cgroup connect4 program rewriting ClusterIP -> backend in the system call'),
+    socketLB: z.boolean().default(false)
+      .describe('cgroup connect4/sendmsg4/recvmsg4/getpeername4 programs rewriting ClusterIP <-> backend in the system calls'),
+    version: z.enum(CILIUM_VERSIONS).default('1.8').describe('the CILIUM_FORWARD rules the agent installs, by Cilium version'),
+    endpointRoutes: z.boolean().default(false)
+      .describe('enable-endpoint-routes as the agent sees it: changes the CILIUM_FORWARD rules only (the lab always routes each pod by its lxc)'),
+    nativeRoutingCIDR: Cidr.optional().describe('ipv4-native-routing-cidr: never masqueraded, routed between nodes; default the cluster CIDR'),
   })
   .strict();
 
 export const Topology = z
   .object({
     cni: z.enum(CNI_SHAPES),
-    kubeProxy: z.enum(KUBE_PROXY_VERSIONS).default('1.29').describe('kube-proxy iptables-mode rule layout by version'),
-    cilium: Cilium.default({ bpfMasquerade: true, socketLB: false }).describe('options of the cilium shape'),
+    kubeProxy: KubeProxyVersion.default('1.29').describe('kube-proxy release whose iptables-mode layout the lab writes (any 1.y from 1.14)'),
+    cilium: Cilium.default({ bpfMasquerade: true, socketLB: false, version: '1.8', endpointRoutes: false }).describe('options of the cilium shape'),
     startOrder: z.array(z.enum(COMPONENTS)).default(['kube-proxy', 'cilium'])
-      .describe('order the node components start in; each prepends its FORWARD jump, so the last one ends up first'),
+      .describe('order the node components start in at boot (kube-proxy, cilium, flannel; those not in the CNI shape are skipped); with no rules yet, the last prepender ends up first in FORWARD'),
     hosts: z.array(Host).default([]),
     clusterCIDR: Cidr.default('10.244.0.0/16'),
     nodes: z.array(Node).min(1),
@@ -162,7 +197,13 @@ const RunStep = z
 const SysctlStep = z.object({ on: TargetRef, name: z.string().regex(/^net\.[a-z0-9_.-]+$/), value: z.union([z.string(), z.number()]) }).strict();
 const BrNetfilterStep = z.object({ node: Name, enabled: z.boolean() }).strict();
 const StartStep = z
-  .object({ node: Name, component: z.enum(COMPONENTS), version: z.enum(KUBE_PROXY_VERSIONS).optional().describe('kube-proxy only: start this version') })
+  .object({ node: Name, component: z.enum(COMPONENTS), version: KubeProxyVersion.optional().describe('kube-proxy only: start this version') })
+  .strict();
+const RebootStep = z
+  .object({
+    node: Name,
+    order: z.array(z.enum(COMPONENTS)).optional().describe('the order the components come up in after the reboot (default: topology.startOrder)'),
+  })
   .strict();
 const StaleSockLbStep = z
   .object({
@@ -171,6 +212,7 @@ const StaleSockLbStep = z
     port: Port,
     backend: z.string().regex(/^\d+\.\d+\.\d+\.\d+:\d+$/, 'IP:PORT'),
     first: z.boolean().default(true).describe('attached before the current program (it was there first); false attaches it after'),
+    hook: z.enum(SOCK_LB_HOOKS).default('connect4').describe('the hook the stale program holds: connect4 (TCP) or sendmsg4 (UDP, e.g. DNS)'),
   })
   .strict();
 
@@ -179,7 +221,8 @@ export const Step = z
     run: RunStep.optional(),
     sysctl: SysctlStep.optional(),
     'br-netfilter': BrNetfilterStep.optional().describe('net.bridge.bridge-nf-call-iptables on a node: the module loaded or not'),
-    start: StartStep.optional().describe('a component (re)starts on a node and prepends its FORWARD jump, as at boot'),
+    start: StartStep.optional().describe('a component (re)starts on a node: kube-proxy ensures its jumps (inserts only missing ones), Cilium re-inserts its feeder at the top'),
+    reboot: RebootStep.optional().describe('the node reboots: its iptables rules and conntrack table are emptied, then the components start in `order`'),
     'sock-lb-stale-program': StaleSockLbStep.optional()
       .describe('an older socket-LB program with its own service map, attached before the current one (FIFO: runs first)'),
     'sock-lb-detach-stale': z.object({ node: Name }).strict().optional().describe('detach the stale socket-LB program'),
@@ -259,7 +302,7 @@ const Fix = z
     path: ['checks'],
   });
 
-export const EVIDENCE_KINDS = ['iptables', 'conntrack', 'ip', 'capture'] as const;
+export const EVIDENCE_KINDS = ['iptables', 'conntrack', 'ip', 'capture', 'bpf'] as const;
 
 export const ScenarioSchema = z
   .object({

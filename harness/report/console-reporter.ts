@@ -1,16 +1,20 @@
 // Progress on stderr while it runs (a spinner on a terminal, plain lines in CI), summary on stdout.
 // Lab logs are buffered and printed only for a scenario that did not pass.
+// Colours are chosen per stream (harness/cli/colors.ts): progress by stderr, the summary by stdout.
 import ora, { type Ora } from 'ora';
-import pc from 'picocolors';
+import { colorsFor, type Colors } from '../cli/colors.ts';
 import type { RunEvent, RunResult, ScenarioResult } from '../engine/results.ts';
 import type { Reporter } from './reporter.ts';
+import { countsLine, verdictCounts } from './verdict-counts.ts';
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
-const VERDICT: Record<ScenarioResult['verdict'], (s: string) => string> = { passed: pc.green, measured: pc.cyan, failed: pc.red, errored: pc.red, skipped: pc.yellow };
+/** By name, so a verdict the engine adds later (`measured`) gets its colour without a type change here. */
+const verdictColor = (pc: Colors, verdict: string): ((s: string) => string) =>
+  (({ passed: pc.green, failed: pc.red, errored: pc.red, skipped: pc.yellow, measured: pc.cyan }) as Record<string, (s: string) => string>)[verdict] ?? ((s) => s);
 
 type Formatters = { [K in RunEvent['kind']]: (event: Extract<RunEvent, { kind: K }>) => string | undefined };
 
-const format: Formatters = {
+const formatters = (pc: Colors): Formatters => ({
   'run-start': (e) => pc.dim(`netrepro: ${e.scenarios.length} scenario(s) on ${e.provider}`),
   'scenario-start': (e) => `${pc.bold('▶')} ${pc.bold(e.id)}  ${pc.dim(e.title)}`,
   'lab-ready': (e) => pc.dim(`  [${e.id}] lab up for fix "${e.variant}" in ${e.ms} ms`),
@@ -22,12 +26,12 @@ const format: Formatters = {
   check: (e) =>
     `  [${e.id}]   ${e.check.matched ? pc.green('✓') : pc.red('✗')} check ${e.check.id} on ${e.check.on}: ${e.check.observed}` +
     (e.check.matched ? '' : `\n  [${e.id}]     ${pc.red(`expected ${e.check.expected}`)}`),
-  'scenario-end': (e) => scenarioEnd(e.result),
+  'scenario-end': (e) => scenarioEnd(pc, e.result),
   'run-end': () => undefined,
-};
+});
 
-function scenarioEnd(r: ScenarioResult): string {
-  const lines = [`${VERDICT[r.verdict](r.verdict.toUpperCase())} ${r.id} (${seconds(r.durationMs)})`];
+function scenarioEnd(pc: Colors, r: ScenarioResult): string {
+  const lines = [`${verdictColor(pc, r.verdict)(r.verdict.toUpperCase())} ${r.id} (${seconds(r.durationMs)})`];
   if (r.error) lines.push(pc.red(`  ${r.error.message}`) + (r.error.hint ? pc.dim(`\n  hint: ${r.error.hint}`) : ''));
   if (r.skipReason) lines.push(pc.yellow(`  skipped: ${r.skipReason}`));
   for (const p of r.phases.filter((x) => x.status === 'errored' && x.error)) lines.push(pc.red(`  ✗ ${p.variant}/${p.name} errored: ${p.error!.message.split('\n')[0]}`));
@@ -37,6 +41,8 @@ function scenarioEnd(r: ScenarioResult): string {
 }
 
 export function consoleReporter(stderr: NodeJS.WriteStream = process.stderr, stdout: NodeJS.WritableStream = process.stdout): Reporter {
+  const format = formatters(colorsFor(stderr));
+  const out = colorsFor(stdout as { isTTY?: boolean });
   const spinner: Ora | undefined = stderr.isTTY && !process.env.CI ? ora({ stream: stderr }) : undefined;
   const print = (line: string) => {
     spinner?.clear();
@@ -52,17 +58,15 @@ export function consoleReporter(stderr: NodeJS.WriteStream = process.stderr, std
       if (event.kind === 'run-end') spinner?.stop();
     },
     async onRunEnd(result) {
-      stdout.write(summary(result));
+      stdout.write(summary(result, out));
     },
   };
 }
 
-export function summary(result: RunResult): string {
+export function summary(result: RunResult, pc: Colors): string {
   const rows = result.scenarios.map((s) => {
     const phases = s.phases.map((p) => `${p.name}${p.status === 'passed' ? '✓' : p.status === 'errored' ? '✗(errored)' : '✗'}`).join(' ');
-    return `  ${VERDICT[s.verdict](s.verdict.padEnd(7))} ${s.id.padEnd(40)} ${seconds(s.durationMs).padStart(8)}  ${pc.dim(phases)}`;
+    return `  ${verdictColor(pc, s.verdict)(s.verdict.padEnd(8))} ${s.id.padEnd(40)} ${seconds(s.durationMs).padStart(8)}  ${pc.dim(phases)}`;
   });
-  const { passed, measured, failed, errored, skipped } = result.summary;
-  const counts = `${passed} passed, ${failed + errored} failed, ${skipped} skipped${measured ? `, ${measured} measured` : ''}`;
-  return [...rows, `${counts} (${seconds(result.durationMs)}, provider ${result.provider})`, ''].join('\n');
+  return [...rows, `${countsLine(verdictCounts(result))} (${seconds(result.durationMs)}, provider ${result.provider})`, ''].join('\n');
 }

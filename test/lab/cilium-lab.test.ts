@@ -22,11 +22,11 @@ async function programGone(id: number): Promise<boolean> {
 describe.skipIf(labSkipReason)('cilium shape cleanup', () => {
   it('removes programs, pins, the cgroup and the namespaces on teardown', async () => {
     const runId = newRunId();
-    const lab = await provisionNetnsLab({ ...stale, cilium: { bpfMasquerade: true, socketLB: true } }, { runId, prefix: runPrefix(runId), signal: new AbortController().signal, log: () => {} });
+    const lab = await provisionNetnsLab({ ...stale, cilium: { ...stale.cilium, bpfMasquerade: true, socketLB: true } }, { runId, prefix: runPrefix(runId), signal: new AbortController().signal, log: () => {} });
     const node = lab.node('node-a');
     const ids: number[] = [];
     try {
-      for (const pin of ['masq/nr_masq_egress', 'masq/nr_masq_ingress', 'sock-current']) {
+      for (const pin of ['masq/nr_masq_egress', 'masq/nr_masq_ingress', 'sock-current/cil_sock4_connect', 'sock-current/cil_sock4_recvmsg']) {
         const r = await node.exec(['bpftool', '--nomount', '-j', 'prog', 'show', 'pinned', `/sys/fs/bpf/netrepro/${pin}`]);
         ids.push((JSON.parse(r.stdout) as { id: number }).id);
       }

@@ -44,10 +44,10 @@ describe.skipIf(labSkipReason)('verdicts on the netns lab', () => {
   });
 
   it('a counter whose pattern matches no line fails the check with "no line matched"', async () => {
-    const text = (await scenarioText('cilium-kube-proxy-forward-race')).replace("counter: '^\\s*(\\d+)\\s+\\d+\\s+DROP\\s.*ctstate INVALID'", "counter: '^\\s*(\\d+)\\s+\\d+\\s+DROP\\s.*ctstate NOSUCHSTATE'");
+    const text = (await scenarioText('conntrack-invalid-reset')).replace("counter: '\\binvalid=(\\d+)'", "counter: '\\bnosuchfield=(\\d+)'");
     const result = await run('no-line.yaml', text, true);
     expect(result.verdict).toBe('failed');
-    const check = result.phases[0]!.checks.find((c) => c.id === 'invalid-drops')!;
+    const check = result.phases[0]!.checks.find((c) => c.id === 'conntrack-invalid')!;
     expect(check).toMatchObject({ matched: false, observed: expect.stringMatching(/^cannot be read before the probes: no line matched \//) });
   });
 });

@@ -1,15 +1,38 @@
 import { describe, expect, it } from 'vitest';
 import { endpointSliceObject, serviceObject } from '../../clusters/kube-objects.ts';
-import { chainName, kubeProxyRestore, KUBE_PROXY_PROFILES } from '../../clusters/netns/kube-proxy-rules.ts';
+import { IptablesModel } from '../../clusters/netns/iptables-ops.ts';
+import { kubeProxyLayout } from '../../clusters/netns/kube-proxy-layout.ts';
+import { chainName, kubeProxyRules, type RuleInput } from '../../clusters/netns/kube-proxy-rules.ts';
+import { ciliumStart, kubeProxyStart } from '../../clusters/netns/node-components.ts';
+import { Topology } from '../../harness/model/scenario-schema.ts';
 
-const svc = { name: 'web', namespace: 'default', clusterIP: '10.96.0.20', ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP' as const }], endpoints: ['a', 'b', 'c'] };
+type ServiceInput = Parameters<typeof Topology.parse>[0] extends infer T ? T : never;
+const service = (extra: Record<string, unknown> = {}) =>
+  Topology.parse({
+    cni: 'bridge',
+    nodes: [{ name: 'n1', podCIDR: '10.244.1.0/24' }],
+    pods: [{ name: 'a', node: 'n1' }, { name: 'b', node: 'n1' }, { name: 'c', node: 'n1' }],
+    services: [{ name: 'web', clusterIP: '10.96.0.20', ports: [{ name: 'http', port: 80, targetPort: 8080 }], endpoints: ['a', 'b', 'c'], ...extra }],
+  } satisfies ServiceInput as never).services[0]!;
 const pods = new Map([
   ['a', { ip: '10.244.1.3', node: 'n1' }],
   ['b', { ip: '10.244.2.3', node: 'n2' }],
   ['c', { ip: '10.244.3.3', node: 'n3' }],
 ]);
-const rules = (version: string, beLiberal = false) =>
-  kubeProxyRestore({ profile: KUBE_PROXY_PROFILES[version]!, services: [serviceObject(svc)], slices: [endpointSliceObject(svc, pods)], clusterCIDR: '10.244.0.0/16', beLiberal });
+const input = (version: string, extra: Partial<RuleInput> = {}, svc = service()): RuleInput => ({
+  layout: kubeProxyLayout(version),
+  services: [serviceObject(svc)],
+  slices: [endpointSliceObject(svc, pods)],
+  clusterCIDR: '10.244.0.0/16',
+  nodeName: 'n1',
+  beLiberal: false,
+  nfacctCounters: false,
+  ...extra,
+});
+const text = (i: RuleInput) => {
+  const r = kubeProxyRules(i);
+  return [...r.tables.filter.rules, ...r.tables.nat.rules].join('\n');
+};
 
 describe('kube-proxy rule writer', () => {
   it('names chains exactly as kube-proxy does', () => {
@@ -17,30 +40,72 @@ describe('kube-proxy rule writer', () => {
     expect(chainName('KUBE-SVC-', 'default/kubernetes:httpstcp')).toBe('KUBE-SVC-NPX46M4PTMTKRN6Y');
   });
 
-  it('spreads endpoints with statistic random probabilities 1/n, 1/(n-1), ..., last unconditional', () => {
+  it('spreads endpoints with statistic random probabilities 1/n, 1/(n-1), ..., last unconditional, ordered by "ip:port"', () => {
     const svcChain = chainName('KUBE-SVC-', 'default/web:httptcp');
-    const lines = rules('1.29').split('\n').filter((l) => l.startsWith(`-A ${svcChain} -m comment`));
+    const lines = text(input('1.29')).split('\n').filter((l) => l.startsWith(`-A ${svcChain} -m comment`));
     expect(lines).toHaveLength(3);
-    expect(lines[0]).toContain('--probability 0.3333333333');
-    expect(lines[1]).toContain('--probability 0.5000000000');
+    expect(lines[0]).toContain('--probability 0.33333333349');
+    expect(lines[1]).toContain('--probability 0.50000000000');
     expect(lines[2]).not.toContain('statistic');
-    expect(rules('1.29')).toContain(`-A KUBE-SERVICES -d 10.96.0.20/32 -p tcp -m comment --comment "default/web:http cluster IP" -m tcp --dport 80 -j ${svcChain}`);
-    expect(rules('1.29')).toMatch(/-A KUBE-SEP-\w+ -p tcp -m comment --comment "default\/web:http" -m tcp -j DNAT --to-destination 10\.244\.2\.3:8080/);
+    expect(lines.map((l) => /-> ([\d.:]+)/.exec(l)?.[1])).toEqual(['10.244.1.3:8080', '10.244.2.3:8080', '10.244.3.3:8080']);
+    // string order, as kube-proxy's endpoint cache sorts: "10.244.10.x" before "10.244.2.x"
+    const reordered = new Map([...pods, ['a', { ip: '10.244.10.3', node: 'n1' }]]);
+    const svc = service();
+    const r = text({ ...input('1.29'), slices: [endpointSliceObject(svc, reordered)] });
+    expect(r.split('\n').filter((l) => l.startsWith(`-A ${svcChain} -m comment`)).map((l) => /-> ([\d.]+)/.exec(l)?.[1])).toEqual(['10.244.10.3', '10.244.2.3', '10.244.3.3']);
   });
 
-  it('puts the INVALID DROP in KUBE-FORWARD by version (absent in 1.14, since 1.29 only without be_liberal)', () => {
+  it('puts the INVALID DROP in KUBE-FORWARD by version (absent in 1.14, since 1.29 only without be_liberal; nfacct from 1.30 when the counter exists)', () => {
     const drop = '-A KUBE-FORWARD -m conntrack --ctstate INVALID -j DROP';
-    expect(rules('1.14')).not.toContain(drop);
-    expect(rules('1.15')).toContain(drop);
-    expect(rules('1.15', true)).toContain(drop);
-    expect(rules('1.29')).toContain(drop);
-    expect(rules('1.29', true)).not.toContain(drop);
+    expect(text(input('1.14'))).not.toContain('INVALID');
+    expect(text(input('1.15'))).toContain(drop);
+    expect(text(input('1.20', { beLiberal: true }))).toContain(drop);
+    expect(text(input('1.29'))).toContain(drop);
+    expect(text(input('1.29', { beLiberal: true }))).not.toContain('INVALID');
+    expect(text(input('1.30', { nfacctCounters: true }))).toContain('-A KUBE-FORWARD -m conntrack --ctstate INVALID -m nfacct --nfacct-name ct_state_invalid_dropped_pkts -j DROP');
+    expect(text(input('1.29', { nfacctCounters: true }))).toContain(drop);
   });
 
-  it('rejects traffic to a service without endpoints in filter KUBE-SERVICES', () => {
-    const empty = { ...svc, endpoints: [] };
-    const text = kubeProxyRestore({ profile: KUBE_PROXY_PROFILES['1.29']!, services: [serviceObject(empty)], slices: [endpointSliceObject(empty, pods)], clusterCIDR: '10.244.0.0/16', beLiberal: false });
-    expect(text).toContain('"default/web:http has no endpoints" -m tcp --dport 80 -j REJECT');
-    expect(text).not.toContain('KUBE-SVC-');
+  it('rejects traffic to a service without endpoints in filter KUBE-SERVICES, and its NodePort in KUBE-EXTERNAL-SERVICES', () => {
+    const empty = service({ endpoints: [], type: 'NodePort', ports: [{ name: 'http', port: 80, targetPort: 8080, nodePort: 30080 }] });
+    const t = text(input('1.29', {}, empty));
+    expect(t).toContain('-A KUBE-SERVICES -d 10.96.0.20/32 -p tcp -m comment --comment "default/web:http has no endpoints" -m tcp --dport 80 -j REJECT --reject-with icmp-port-unreachable');
+    expect(t).toContain('-A KUBE-EXTERNAL-SERVICES -p tcp -m comment --comment "default/web:http has no endpoints" -m addrtype --dst-type LOCAL -m tcp --dport 30080 -j REJECT --reject-with icmp-port-unreachable');
+    expect(t).not.toContain('KUBE-SVC-');
+  });
+
+  it('leaves out endpoints that are not ready, and uses serving terminating ones only when none is ready (1.26+)', () => {
+    const svc = service({ endpoints: [{ pod: 'a', ready: false }, { pod: 'b', terminating: true }] });
+    expect(text(input('1.29', {}, svc))).toContain('--to-destination 10.244.2.3:8080');
+    expect(text(input('1.29', {}, svc))).not.toContain('10.244.1.3:8080');
+    expect(text(input('1.25', {}, svc))).toContain('has no endpoints');
+  });
+
+  it('writes externalTrafficPolicy Local as KUBE-XLB before 1.24 and KUBE-EXT/KUBE-SVL from 1.24', () => {
+    const local = service({ type: 'NodePort', externalTrafficPolicy: 'Local', ports: [{ name: 'http', port: 80, targetPort: 8080, nodePort: 30080 }] });
+    const old = text(input('1.20', {}, local));
+    expect(old).toMatch(/-A KUBE-NODEPORTS -s 127.0.0.0\/8 -p tcp -m comment --comment "default\/web:http" -m tcp --dport 30080 -j KUBE-MARK-MASQ/);
+    expect(old).toMatch(/-A KUBE-XLB-\w+ -m comment --comment "Balancing rule 0 for default\/web:http" -j KUBE-SEP-/);
+    const recent = text(input('1.29', {}, local));
+    expect(recent).toMatch(/-A KUBE-NODEPORTS -p tcp -m comment --comment "default\/web:http" -m tcp --dport 30080 -j KUBE-EXT-/);
+    expect(recent).toMatch(/-A KUBE-EXT-\w+ -j KUBE-SVL-/);
+    expect(recent).toMatch(/-A KUBE-SVL-\w+ -m comment --comment "default\/web:http -> 10.244.1.3:8080" -j KUBE-SEP-/);
+  });
+
+  it('ensures its jumps: a restart with the jumps present moves nothing, after a reboot the last starter is first', () => {
+    const layout = kubeProxyLayout('1.29');
+    const rules = kubeProxyRules(input('1.29'));
+    const first = (m: IptablesModel) => /-A FORWARD (.*)$/m.exec(m.save(['filter']))?.[1] ?? '';
+    const m = new IptablesModel().apply(kubeProxyStart(layout, rules)).apply(ciliumStart());
+    expect(first(m)).toContain('CILIUM_FORWARD');
+    m.apply(kubeProxyStart(layout, rules));
+    expect(first(m)).toContain('CILIUM_FORWARD'); // a plain restart: every jump already there
+    const rebooted = new IptablesModel().apply(ciliumStart()).apply(kubeProxyStart(layout, rules));
+    expect(first(rebooted)).toContain('KUBE-PROXY-FIREWALL');
+    // 1.14's start-up IPVS clean-up deleted the shared jump, so even a restart moved KUBE-FORWARD to the top
+    const old = kubeProxyLayout('1.14');
+    const oldRules = kubeProxyRules(input('1.14'));
+    const m14 = new IptablesModel().apply(kubeProxyStart(old, oldRules)).apply(ciliumStart()).apply(kubeProxyStart(old, oldRules));
+    expect(first(m14)).toContain('-j KUBE-FORWARD');
   });
 });

@@ -1,0 +1,38 @@
+// `netrepro gate`: every scenario's trigger under a baseline and a candidate profile; exit 1 when the
+// candidate is newly susceptible to an incident.
+import { writeFile } from 'node:fs/promises';
+import { usableProvider } from '../../clusters/create-provider.ts';
+import { colorsFor } from '../cli/colors.ts';
+import { EXIT } from '../cli/exit-codes.ts';
+import { interruptible } from '../cli/interruptible.ts';
+import { runGate } from '../gate/run-gate.ts';
+import { loadAllScenarios, selectScenarios } from '../model/find-scenarios.ts';
+import { loadProfile } from '../model/profile.ts';
+import { gateReport } from '../report/gate-json.ts';
+import { gateMarkdown, gateText } from '../report/gate-report.ts';
+
+interface GateOptions {
+  baseline: string;
+  candidate: string;
+  provider: string;
+  json?: string;
+  markdown?: string;
+  parallel: number;
+}
+
+export default async function gate(ids: string[], options: GateOptions): Promise<number> {
+  const [baseline, candidate] = await Promise.all([loadProfile(options.baseline), loadProfile(options.candidate)]);
+  const scenarios = ids.length ? await selectScenarios(ids) : await loadAllScenarios();
+  const provider = await usableProvider(options.provider);
+  const { signal, exitCode } = interruptible();
+  const c = colorsFor(process.stderr);
+  const onAssessed = (profile: string, id: string, a: { verdict: string; reason: string }) =>
+    process.stderr.write(`${c.bold(profile)} ${id}: ${a.verdict === 'susceptible' ? c.red(a.verdict) : c.green(a.verdict)} ${c.dim(`(${a.reason})`)}\n`);
+  const result = await runGate(scenarios, baseline, candidate, { provider, signal, onAssessed, parallel: options.parallel });
+  if (exitCode() !== undefined) return exitCode()!;
+  process.stdout.write(gateText(result));
+  if (options.json) await writeFile(options.json, JSON.stringify(gateReport(result), null, 2) + '\n');
+  if (options.markdown) await writeFile(options.markdown, gateMarkdown(result));
+  // a scenario that could not be judged under one profile fails the gate too: it could hide a regression
+  return result.scenarios.some((s) => s.change === 'regression' || s.change === 'unjudged') ? EXIT.failed : EXIT.ok;
+}

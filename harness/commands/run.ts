@@ -1,0 +1,58 @@
+// `netrepro run`: scenarios in labs, progress on stderr, summary on stdout, reports on request.
+import { usableProvider } from '../../clusters/create-provider.ts';
+import type { RunResult } from '../engine/results.ts';
+import { runSuite } from '../engine/run-suite.ts';
+import { unusableRun } from '../engine/unusable-run.ts';
+import { EXIT } from '../cli/exit-codes.ts';
+import { interruptible } from '../cli/interruptible.ts';
+import { HarnessError } from '../model/errors.ts';
+import { loadAllScenarios, selectScenarios } from '../model/find-scenarios.ts';
+import { consoleReporter } from '../report/console-reporter.ts';
+import { jsonReporter } from '../report/json-reporter.ts';
+import { markdownReporter } from '../report/markdown-reporter.ts';
+import { reportContext } from '../report/report-context.ts';
+import { combineReporters, type Reporter } from '../report/reporter.ts';
+import { verdictCounts } from '../report/verdict-counts.ts';
+
+export interface RunOptions {
+  all?: boolean;
+  provider: string;
+  json?: string;
+  junit?: string;
+  markdown?: string;
+  reportDir?: string;
+  keep?: boolean;
+  parallel: number;
+}
+
+export default async function run(ids: string[], options: RunOptions): Promise<number> {
+  if (ids.length === 0 && !options.all) throw new HarnessError('USAGE', 'name scenario ids or files, or pass --all', 'netrepro list shows the ids');
+  const scenarios = options.all ? await loadAllScenarios() : await selectScenarios(ids);
+  const context = reportContext(scenarios);
+  const files: Reporter[] = [];
+  if (options.json) files.push(jsonReporter(options.json));
+  // loaded only when asked for
+  if (options.junit) files.push((await import('../report/junit-reporter.ts')).junitReporter(options.junit, context));
+  if (options.markdown || process.env.GITHUB_STEP_SUMMARY) files.push(markdownReporter(context, options.markdown, process.env.GITHUB_STEP_SUMMARY));
+
+  let provider;
+  try {
+    provider = await usableProvider(options.provider);
+  } catch (e) {
+    // exit 3 still leaves CI a report: every scenario errored with the reason
+    if (e instanceof HarnessError && e.code === 'ENVIRONMENT') await combineReporters(files).onRunEnd(unusableRun(scenarios, options.provider, e));
+    throw e;
+  }
+  const reporter = combineReporters([consoleReporter(), ...files]);
+  const { signal, exitCode } = interruptible();
+  let result: RunResult;
+  try {
+    result = await runSuite(scenarios, { provider, reportDir: options.reportDir, parallel: options.parallel, signal, emit: reporter.onEvent, keep: options.keep });
+  } catch (e) {
+    if (exitCode() !== undefined) return exitCode()!;
+    throw e;
+  }
+  await reporter.onRunEnd(result);
+  if (exitCode() !== undefined) return exitCode()!;
+  return verdictCounts(result).failed > 0 ? EXIT.failed : EXIT.ok;
+}

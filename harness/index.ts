@@ -1,0 +1,20 @@
+// The package's library entry (`import { runSuite } from 'netrepro'`): what a script needs to load
+// scenarios, run them on a provider and write the reports the CLI writes. Nothing here starts a lab
+// on import; providers load when created.
+export { main } from './cli.ts';
+export { VERSION } from './version.ts';
+export { createProvider, usableProvider, PROVIDER_NAMES } from '../clusters/create-provider.ts';
+export type { ClusterProvider, StartedCluster, Target } from '../clusters/provider.ts';
+export { runSuite, type SuiteOptions } from './engine/run-suite.ts';
+export { runGate, type GateResult, type GateOptions } from './gate/run-gate.ts';
+export type { RunResult, ScenarioResult, PhaseResult, ProbeResult, RunEvent, Verdict } from './engine/results.ts';
+export { scenarioFailures, runFailures } from './engine/failures.ts';
+export { loadAllScenarios, selectScenarios, SCENARIO_DIR } from './model/find-scenarios.ts';
+export { loadScenarioFile, parseScenario, type LoadedScenario } from './model/load-scenario.ts';
+export { loadProfile, applyProfile, type Profile } from './model/profile.ts';
+export { ScenarioSchema, type Scenario } from './model/scenario-schema.ts';
+export { HarnessError, ScenarioValidationError, type ErrorCode, type ValidationIssue } from './model/errors.ts';
+export { reportContext, type ReportContext } from './report/report-context.ts';
+export { junitXml } from './report/junit-reporter.ts';
+export { runMarkdown } from './report/markdown-reporter.ts';
+export { jsonReporter } from './report/json-reporter.ts';

@@ -1,0 +1,57 @@
+// What `netrepro list` shows (id, title, file, CNI, incident), cached per scenario file: parsing and
+// validating every scenario costs several times Node's own start-up, and a listing of unchanged
+// files by unchanged code is the same listing. An entry is reused only when the file's size and
+// mtime and the validating modules' mtimes all match; anything else loads and validates afresh
+// (and an invalid file fails `list` as before).
+import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { dirname, extname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { packagePath } from '../package-root.ts';
+import { VERSION } from '../version.ts';
+import { SCENARIO_DIR, scenarioFiles } from './scenario-files.ts';
+
+export interface CatalogueEntry {
+  id: string;
+  title: string;
+  file: string;
+  cni: string;
+  incident?: string;
+}
+
+const CACHE = packagePath('node_modules/.cache/netrepro/catalogue.json');
+
+/** The modules whose change can change a listing (same extension as this one: .ts from source, .js compiled). */
+function codeFiles(): string[] {
+  const here = fileURLToPath(import.meta.url);
+  return ['scenario-schema', 'scenario-references', 'load-scenario', 'scenario-catalogue'].map((m) => join(dirname(here), m + extname(here)));
+}
+
+const fingerprint = async (file: string) => {
+  const s = await stat(file);
+  return `${s.size}:${s.mtimeMs}`;
+};
+
+export async function scenarioCatalogue(dir = SCENARIO_DIR): Promise<CatalogueEntry[]> {
+  const files = await scenarioFiles(dir);
+  const [code, prints] = await Promise.all([Promise.all(codeFiles().map(fingerprint)).then((p) => `${VERSION}|${p.join('|')}`), Promise.all(files.map(fingerprint))]);
+  const cached = (await readFile(CACHE, 'utf8').then(JSON.parse, () => undefined)) as { code: string; entries: Record<string, { print: string; entry: CatalogueEntry }> } | undefined;
+  const hit = cached?.code === code ? files.map((f, i) => (cached.entries[f]?.print === prints[i] ? cached.entries[f]!.entry : undefined)) : [];
+  if (files.every((_, i) => hit[i])) return hit as CatalogueEntry[];
+
+  const { loadScenarioFile } = await import('./load-scenario.ts');
+  const entries = await Promise.all(
+    files.map(async (file, i) => hit[i] ?? (({ scenario }) => ({ id: scenario.id, title: scenario.title, file, cni: scenario.topology.cni, incident: scenario.incident }))(await loadScenarioFile(file))),
+  );
+  await save({ code, entries: Object.fromEntries(files.map((f, i) => [f, { print: prints[i]!, entry: entries[i]! }])) });
+  return entries;
+}
+
+/** Best effort: a read-only install simply lists without the cache. */
+async function save(data: object): Promise<void> {
+  const partial = `${CACHE}.${process.pid}.tmp`;
+  try {
+    await mkdir(dirname(CACHE), { recursive: true });
+    await writeFile(partial, JSON.stringify(data));
+    await rename(partial, CACHE);
+  } catch {}
+}

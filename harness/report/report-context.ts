@@ -1,0 +1,34 @@
+// What reports say about a run beyond its results: the tool, the machine, and per scenario the facts
+// a CI reader filters by (CNI, kube-proxy profile, the file it came from).
+import { relative } from 'node:path';
+import type { LoadedScenario } from '../model/load-scenario.ts';
+import { reportMeta } from './report-meta.ts';
+
+export interface ScenarioFacts {
+  cni: string;
+  /** The kube-proxy rule layout, named as in profiles/ (kube-proxy-1.29). */
+  profile: string;
+  /** Relative to the working directory, as CI tools link files. */
+  file: string;
+}
+
+export interface ReportContext {
+  netrepro: string;
+  node: string;
+  kernel: string;
+  startedAt: string;
+  scenarios: Map<string, ScenarioFacts>;
+}
+
+export function reportContext(scenarios: readonly LoadedScenario[], startedAt = new Date()): ReportContext {
+  const { netrepro, node, kernel } = reportMeta(startedAt);
+  return {
+    netrepro,
+    node,
+    kernel,
+    startedAt: startedAt.toISOString(),
+    scenarios: new Map(
+      scenarios.map(({ file, scenario }) => [scenario.id, { cni: scenario.topology.cni, profile: `kube-proxy-${scenario.topology.kubeProxy}`, file: relative(process.cwd(), file) || file }]),
+    ),
+  };
+}
