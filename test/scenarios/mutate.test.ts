@@ -13,7 +13,8 @@ describe.skipIf(labSkipReason)('netrepro mutate on every shipped scenario', () =
     const scenarios = await loadAllScenarios();
     const suite = suiteRun();
     expect(suite.error).toBeUndefined();
-    const result = await mutateAll(scenarios, { provider: new NetnsProvider(), signal: new AbortController().signal, parallel: 2, originals: suite.result!.scenarios });
+    // 4 labs at once: a mutant lab mostly waits (verdict deadlines, throttled downloads), it hardly computes
+    const result = await mutateAll(scenarios, { provider: new NetnsProvider(), signal: new AbortController().signal, parallel: 4, originals: suite.result!.scenarios });
     expect(result.mutants.filter((m) => !m.killed)).toEqual([]);
     // (a) once, (b) once per fix, (c) once per faulted expectation, for every scenario
     const expected = scenarios.reduce((n, { scenario }) => n + 1 + scenario.fixes.length + Object.keys(scenario.fault.expect).length, 0);
