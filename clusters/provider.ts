@@ -30,12 +30,8 @@ export interface ClusterProvider {
 }
 
 /** Node-level operations that are not a plain command: each provider maps them to its own means. */
-export type LabAction =
-  | { kind: 'start'; node: string; component: 'kube-proxy' | 'cilium' | 'flannel'; version?: string }
-  /** The node's iptables rules and conntrack table are emptied, then its components start in `order` (default: the topology's). */
-  | { kind: 'reboot'; node: string; order?: ('kube-proxy' | 'cilium' | 'flannel')[] }
-  | { kind: 'sock-lb-stale-program'; node: string; service: string; port: number; backend: string; first: boolean; hook: 'connect4' | 'sendmsg4' }
-  | { kind: 'sock-lb-detach-stale'; node: string };
+export type { LabAction } from '../harness/model/lab-action.ts';
+import type { LabAction } from '../harness/model/lab-action.ts';
 
 export interface StartedCluster extends AsyncDisposable {
   readonly nodeNames: readonly string[];

@@ -3,7 +3,7 @@
 // execa, no lab. A new command is one file in harness/commands/ plus its registration here.
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { PROVIDER_NAMES } from '../clusters/provider-names.ts';
-import { colorsFor } from './cli/colors.ts';
+import { colorsFor } from './report/colors.ts';
 import { envHelp } from './cli/env-knobs.ts';
 import { EXIT, exitCodeOf } from './cli/exit-codes.ts';
 import { HarnessError } from './model/errors.ts';

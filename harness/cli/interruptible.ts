@@ -1,7 +1,7 @@
 // Ctrl-C / SIGTERM abort the run; teardown still runs, then we exit 130 / 143. The handlers stay
 // installed for the whole run: with `once`, Node restores the default action and the process can
 // die mid-teardown. A third signal exits at once (then `netrepro clean` removes what is left).
-import { colorsFor } from './colors.ts';
+import { colorsFor } from '../report/colors.ts';
 
 export function interruptible(): { signal: AbortSignal; exitCode: () => number | undefined } {
   const controller = new AbortController();

@@ -2,7 +2,7 @@
 // candidate is newly susceptible to an incident.
 import { writeFile } from 'node:fs/promises';
 import { usableProvider } from '../../clusters/create-provider.ts';
-import { colorsFor } from '../cli/colors.ts';
+import { colorsFor } from '../report/colors.ts';
 import { EXIT } from '../cli/exit-codes.ts';
 import { interruptible } from '../cli/interruptible.ts';
 import { runGate } from '../gate/run-gate.ts';

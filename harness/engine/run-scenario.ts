@@ -11,7 +11,9 @@ import type { LoadedScenario } from '../model/load-scenario.ts';
 import type { Observation } from '../model/outcome.ts';
 import type { CheckSpec, ExpectedSpec, Scenario, StepSpec } from '../model/scenario-schema.ts';
 import { runProbe } from '../probes/run-probe.ts';
-import { expandStep, placeholderResolver, type Command, type Expanded } from './expand-step.ts';
+import type { Command } from '../model/lab-action.ts';
+import { placeholderResolver } from '../model/placeholders.ts';
+import { describeLabAction, expandStep } from '../model/steps/registry.ts';
 import type { PhaseName, PhaseResult, ProbeResult, RunEvent, ScenarioResult, StepResult } from './results.ts';
 import { runForegroundStep, startBackgroundStep, StepFailedError } from './run-steps.ts';
 import { newRunId, runPrefix } from '../../clusters/run-id.ts';
@@ -141,7 +143,7 @@ async function runPhase(p: PhaseInput): Promise<void> {
       for (const step of p.steps) {
         for (const action of expandStep(step, resolve)) {
           if (action.kind === 'command' && action.background) p.background.push(action);
-          else stepDone(await runForegroundStep(cluster, action, describeAction, options.signal));
+          else stepDone(await runForegroundStep(cluster, action, describeLabAction, options.signal));
         }
       }
       const checks = new PhaseChecks(p.checks, cluster, resolve);
@@ -206,16 +208,3 @@ export function observationOf(probe: ProbeResult): Observation {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function describeAction(action: Exclude<Expanded, { kind: 'command' }>): string[] {
-  switch (action.kind) {
-    case 'start':
-      return ['start', action.component, ...(action.version ? [action.version] : [])];
-    case 'reboot':
-      return ['reboot, then start', ...(action.order ?? ['(topology order)'])];
-    case 'sock-lb-stale-program':
-      return ['attach stale socket-LB program first:', `${action.service}:${action.port} -> ${action.backend}`];
-    case 'sock-lb-detach-stale':
-      return ['detach the stale socket-LB program'];
-  }
-}

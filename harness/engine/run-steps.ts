@@ -4,8 +4,7 @@
 import type { StartedCluster } from '../../clusters/provider.ts';
 import type { ExecResult } from '../../clusters/command.ts';
 import { HarnessError, pasteable } from '../model/errors.ts';
-import type { Command, Expanded } from './expand-step.ts';
-import type { LabAction } from '../../clusters/provider.ts';
+import type { Command, Expanded, LabAction } from '../model/lab-action.ts';
 import type { StepResult } from './results.ts';
 
 const tail = (text: string, lines = 8) => text.trim().split('\n').slice(-lines).join('\n');

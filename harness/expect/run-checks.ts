@@ -4,7 +4,7 @@
 import type { StartedCluster } from '../../clusters/provider.ts';
 import type { CheckSpec } from '../model/scenario-schema.ts';
 import type { Spawned } from '../../clusters/command.ts';
-import { commandArgv, substitute } from '../engine/expand-step.ts';
+import { commandArgv, substitute } from '../model/placeholders.ts';
 
 export interface CheckResult {
   id: string;

@@ -1,6 +1,7 @@
 // Checks a schema-valid scenario for things a schema cannot see: references between sections,
 // duplicate names, addresses that do not fit their subnets.
 import type { Scenario } from './scenario-schema.ts';
+import { stepKindOf } from './steps/registry.ts';
 
 /** The netns lab's node network (inside its fabric namespace): no scenario address may fall in it. */
 export const LAB_NODE_NETWORK = '172.18.0.0/24';
@@ -71,9 +72,6 @@ export function checkReferences(s: Scenario): ReferenceIssue[] {
   });
   const repeated = new Set(s.probes.filter((p) => p.repeat !== undefined).map((p) => p.id));
 
-  const checkNode = (node: string | undefined, path: (string | number)[]) => {
-    if (node && !names.node.has(node)) issues.push({ path, message: 'unknown node', received: node, expected: `one of: ${known('node')}` });
-  };
   const checkPhase = (expect: Record<string, unknown>, steps: Scenario['fault']['steps'], checks: Scenario['fault']['checks'], base: (string | number)[]) => {
     for (const id of Object.keys(expect)) {
       if (!probeIds.has(id)) issues.push({ path: [...base, 'expect', id], message: 'unknown probe', received: id, expected: `one of: ${[...probeIds].join(', ')}` });
@@ -92,16 +90,11 @@ export function checkReferences(s: Scenario): ReferenceIssue[] {
       }
     }
     steps.forEach((step, i) => {
-      const on = step.run?.on ?? step.sysctl?.on;
-      const key = step.run ? 'run' : 'sysctl';
-      if (on) checkRef(on, [...base, 'steps', i, key, 'on']);
-      for (const key of ['br-netfilter', 'start', 'sock-lb-stale-program', 'sock-lb-detach-stale'] as const) {
-        checkNode(step[key]?.node, [...base, 'steps', i, key, 'node']);
-      }
-      if (step['sock-lb-stale-program']) checkRef(step['sock-lb-stale-program'].service, [...base, 'steps', i, 'sock-lb-stale-program', 'service']);
-      // kube-proxy (re)starts on every shape; the Cilium agent and its socket LB exist only in the cilium shape
-      if (((step.start && step.start.component !== 'kube-proxy') || step['sock-lb-stale-program']) && t.cni !== 'cilium') {
-        issues.push({ path: [...base, 'steps', i], message: 'this step needs the cilium CNI shape', received: t.cni, expected: 'topology.cni: cilium' });
+      const [kind, spec] = stepKindOf(step);
+      for (const r of kind.refs(spec)) checkRef(r.ref, [...base, 'steps', i, kind.key, ...r.path]);
+      const shapes = kind.cni?.(spec);
+      if (shapes && !shapes.includes(t.cni)) {
+        issues.push({ path: [...base, 'steps', i], message: `this step needs the ${shapes.join(' or ')} CNI shape`, received: t.cni, expected: `topology.cni: ${shapes.join(' | ')}` });
       }
     });
     checks.forEach((c, i) => checkRef(c.on, [...base, 'checks', i, 'on']));

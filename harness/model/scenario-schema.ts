@@ -3,37 +3,9 @@
 import { z } from 'zod';
 import { OUTCOMES } from './outcome.ts';
 
-/** Names reach namespace names and command lines: keep them to DNS-label characters. */
-export const Name = z
-  .string()
-  .regex(/^[a-z]([a-z0-9-]{0,30}[a-z0-9])?$/, 'lower-case letters, digits and "-", starting with a letter, at most 32 characters');
-
-/** Scenario ids are contract (reports, CI): longer than names, never used in interface or namespace names. */
-export const ScenarioId = z.string().regex(/^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$/, 'lower-case letters, digits and "-", at most 63 characters');
-const Ipv4 = z.ipv4({ message: 'an IPv4 address such as 10.96.0.10' });
-const Cidr = z.cidrv4({ message: 'an IPv4 CIDR such as 10.244.1.0/24' });
-const Port = z.number().int().min(1).max(65535);
-const Duration = z
-  .union([z.number().positive(), z.string().regex(/^\d+(\.\d+)?(ms|s)$/, 'a duration such as 800ms or 1s')])
-  .describe('milliseconds as a number, or a string such as 800ms / 1.5s');
-/** A reference to something with an address: pod/NAME, svc/NAME, node/NAME or host/NAME (outside the cluster). */
-export const Ref = z.string().regex(/^(pod|svc|node|host)\/[a-z][a-z0-9-]*$/, 'pod/NAME, svc/NAME, node/NAME or host/NAME');
-/** Where a step runs: a node, a pod or an external host. */
-export const TargetRef = z
-  .string()
-  .regex(/^((pod|node|host)\/[a-z][a-z0-9-]*|fabric)$/, 'pod/NAME, node/NAME, host/NAME or fabric (the network joining the nodes)');
-
-export const CNI_SHAPES = ['bridge', 'flannel', 'cilium'] as const;
-export const COMPONENTS = ['kube-proxy', 'cilium', 'flannel'] as const;
-/** A kube-proxy release, 1.14 or newer: its iptables layout is derived by version (clusters/netns/kube-proxy-layout.ts). */
-export const KubeProxyVersion = z
-  .string()
-  .regex(/^1\.\d+$/, 'a kube-proxy release such as "1.29" (quoted in YAML)')
-  .refine((v) => Number(v.split('.')[1]) >= 14, 'kube-proxy 1.14 or newer');
-/** CILIUM_FORWARD layouts: 1.7 and before, 1.8 (cilium/cilium PR 11819) and later. */
-export const CILIUM_VERSIONS = ['1.7', '1.8'] as const;
-/** Socket-LB hooks a stale program may hold. */
-export const SOCK_LB_HOOKS = ['connect4', 'sendmsg4'] as const;
+export { Name, ScenarioId, Ipv4, Cidr, Port, Duration, Ref, TargetRef, CNI_SHAPES, COMPONENTS, KubeProxyVersion, CILIUM_VERSIONS, SOCK_LB_HOOKS } from './primitives.ts';
+import { Name, ScenarioId, Ipv4, Cidr, Port, Duration, Ref, TargetRef, CNI_SHAPES, COMPONENTS, KubeProxyVersion, CILIUM_VERSIONS } from './primitives.ts';
+import { Step } from './steps/registry.ts';
 
 const Program = z
   .object({
@@ -174,61 +146,6 @@ export const Probe = z
   .strict()
   .refine((p) => [p.http, p.dns, p.download].filter(Boolean).length === 1, 'a probe has exactly one kind: http, dns or download')
   .refine((p) => p.parallel === 1 || p.repeat !== undefined, 'parallel needs repeat');
-
-const StepExpect = z
-  .object({
-    exit: z.union([z.number().int().min(0).max(255), z.literal('any')]).default(0).describe('the exit status the command must end with (default 0); `any` accepts every status'),
-    prints: z.string().optional().describe('regex a line of its output (stdout or stderr) must match: evidence that it did what it is for'),
-  })
-  .strict();
-const RunStep = z
-  .object({
-    on: TargetRef,
-    cmd: z.union([z.string().min(1), z.array(z.string()).min(1)]).describe('argv, or a string split on spaces with quotes; no shell'),
-    background: z
-      .boolean()
-      .default(false)
-      .describe('run alongside the probes instead of before them: started (after `lead`) right before the probes of this phase and of every later phase of the lab, awaited after them'),
-    lead: Duration.default(50).describe('background: head start before the probes begin'),
-    timeout: Duration.default('30s').describe('the command is killed after this, which fails the step'),
-    expect: StepExpect.default({ exit: 0 }).describe('what proves the step did its job; a step that fails it makes the phase `errored`'),
-  })
-  .strict();
-const SysctlStep = z.object({ on: TargetRef, name: z.string().regex(/^net\.[a-z0-9_.-]+$/), value: z.union([z.string(), z.number()]) }).strict();
-const BrNetfilterStep = z.object({ node: Name, enabled: z.boolean() }).strict();
-const StartStep = z
-  .object({ node: Name, component: z.enum(COMPONENTS), version: KubeProxyVersion.optional().describe('kube-proxy only: start this version') })
-  .strict();
-const RebootStep = z
-  .object({
-    node: Name,
-    order: z.array(z.enum(COMPONENTS)).optional().describe('the order the components come up in after the reboot (default: topology.startOrder)'),
-  })
-  .strict();
-const StaleSockLbStep = z
-  .object({
-    node: Name,
-    service: Ref,
-    port: Port,
-    backend: z.string().regex(/^\d+\.\d+\.\d+\.\d+:\d+$/, 'IP:PORT'),
-    first: z.boolean().default(true).describe('attached before the current program (it was there first); false attaches it after'),
-    hook: z.enum(SOCK_LB_HOOKS).default('connect4').describe('the hook the stale program holds: connect4 (TCP) or sendmsg4 (UDP, e.g. DNS)'),
-  })
-  .strict();
-
-export const Step = z
-  .object({
-    run: RunStep.optional(),
-    sysctl: SysctlStep.optional(),
-    'br-netfilter': BrNetfilterStep.optional().describe('net.bridge.bridge-nf-call-iptables on a node: the module loaded or not'),
-    start: StartStep.optional().describe('a component (re)starts on a node: kube-proxy ensures its jumps (inserts only missing ones), Cilium re-inserts its feeder at the top'),
-    reboot: RebootStep.optional().describe('the node reboots: its iptables rules and conntrack table are emptied, then the components start in `order`'),
-    'sock-lb-stale-program': StaleSockLbStep.optional()
-      .describe('an older socket-LB program with its own service map, attached before the current one (FIFO: runs first)'),
-    'sock-lb-detach-stale': z.object({ node: Name }).strict().optional().describe('detach the stale socket-LB program'),
-  })
-  .strict()
-  .refine((s) => Object.keys(s).length === 1, 'each step has exactly one action');
 
 const Expected = z.union([
   z.enum(OUTCOMES),

@@ -2,7 +2,7 @@
 // Lab logs are buffered and printed only for a scenario that did not pass.
 // Colours are chosen per stream (harness/cli/colors.ts): progress by stderr, the summary by stdout.
 import ora, { type Ora } from 'ora';
-import { colorsFor, type Colors } from '../cli/colors.ts';
+import { colorsFor, type Colors } from './colors.ts';
 import type { RunEvent, RunResult, ScenarioResult } from '../engine/results.ts';
 import type { Reporter } from './reporter.ts';
 import { countsLine, verdictCounts } from './verdict-counts.ts';

@@ -4,7 +4,7 @@ import { execa } from 'execa';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { colorEnabled } from '../../harness/cli/colors.ts';
+import { colorEnabled } from '../../harness/report/colors.ts';
 import { ENV_KNOBS, envHelp } from '../../harness/cli/env-knobs.ts';
 import { githubAnnotation } from '../../harness/commands/validate.ts';
 import { ScenarioValidationError } from '../../harness/model/errors.ts';

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ScenarioValidationError } from '../../harness/model/errors.ts';
 import { loadAllScenarios } from '../../harness/model/find-scenarios.ts';
 import { parseScenario } from '../../harness/model/load-scenario.ts';
-import { splitWords } from '../../harness/engine/expand-step.ts';
+import { splitWords } from '../../harness/model/placeholders.ts';
 
 const seed = await readFile(new URL('../../scenarios/br-netfilter-clusterip-same-node.yaml', import.meta.url), 'utf8');
 

@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import type { ExecOptions, ExecResult } from '../../clusters/command.ts';
 import type { StartedCluster, Target } from '../../clusters/provider.ts';
-import { expandStep } from '../../harness/engine/expand-step.ts';
+import { expandStep } from '../../harness/model/steps/registry.ts';
 import { runForegroundStep, startBackgroundStep, StepFailedError } from '../../harness/engine/run-steps.ts';
 import { PhaseChecks } from '../../harness/expect/run-checks.ts';
 import { matchExpectation } from '../../harness/expect/match-expectation.ts';
@@ -179,5 +179,15 @@ fixes: [{ steps: [{ run: { on: node/a, cmd: "true" } }], expect: { p: ok } }]
     // "any number of resets, otherwise ok" holds whatever the outcome is swapped to: the vacuous expectation survives
     const [m] = swappedOutcomes(scenario, original);
     expect(m).toMatchObject({ killed: false, reason: expect.stringMatching(/^still holds with the outcome swapped to ok, timeout/) });
+  });
+});
+
+describe('a step kind is one module', () => {
+  it('link-mtu sets the MTU and proves it by showing the link', () => {
+    const actions = expandStep({ 'link-mtu': { on: 'pod/client', dev: '{veth/web}', mtu: 1280 } } as StepSpec, (r) => (r === 'veth/web' ? 'veth1234' : r));
+    expect(actions).toEqual([
+      expect.objectContaining({ kind: 'command', on: 'pod/client', argv: ['ip', 'link', 'set', 'dev', 'veth1234', 'mtu', '1280'] }),
+      expect.objectContaining({ kind: 'command', argv: ['ip', '-o', 'link', 'show', 'dev', 'veth1234'], expect: { exit: 0, prints: ' mtu 1280 ' } }),
+    ]);
   });
 });
