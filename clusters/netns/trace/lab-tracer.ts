@@ -198,7 +198,8 @@ function relevant(e: TraceEvent, flows: TraceFlows): boolean {
 
 /** A packet the client sent, dropped by a rule or for a reason that repeats for every retransmission. */
 function attributedDrop(e: TraceEvent, flows: TraceFlows): boolean {
-  if (e.kind === 'rule') return (e.verdict === 'DROP' || e.verdict === 'REJECT') && e.packet.src === flows.client;
+  // a REJECT answers the client (RST or ICMP): that answer decides the outcome, not a drop verdict
+  if (e.kind === 'rule') return e.verdict === 'DROP' && e.packet.src === flows.client;
   if (e.kind === 'drop') return DETERMINISTIC_DROPS.has(e.reason) && e.packet.src === flows.client;
   return false;
 }
