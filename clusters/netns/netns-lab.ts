@@ -5,6 +5,7 @@ import { HarnessError } from '../../harness/model/errors.ts';
 import type { TopologySpec } from '../../harness/model/scenario-schema.ts';
 import { runCommand, type Spawned } from '../command.ts';
 import type { LabAction, StartedCluster, Target } from '../provider.ts';
+import { TeardownStack } from '../teardown-stack.ts';
 import { STATE_ROOT, type LabNames } from './lab-names.ts';
 import { NetnsTarget } from './netns-target.ts';
 
@@ -28,13 +29,28 @@ export class NetnsLab implements StartedCluster {
   readonly bins = new Map<string, { path?: string; error?: string }>();
   readonly agentCommand = ['node', packagePath('clusters/netns/agent/pod-agent.mjs')];
   actionHandler?: ActionHandler;
-  private destroyed?: Promise<void>;
+  /** What the lab created, undone newest first: processes, then namespaces (pods, nodes, fabric), cgroups, state. */
+  private readonly teardown: TeardownStack;
 
   constructor(
     readonly names: LabNames,
     readonly topology: TopologySpec,
   ) {
     for (const s of topology.services) this.addresses.set(`svc/${s.name}`, s.clusterIP);
+    this.teardown = new TeardownStack();
+    this.teardown.push(`state ${names.stateDir}`, async () => {
+      await rm(names.stateDir, { recursive: true, force: true });
+      await rmdir(STATE_ROOT).catch(() => {}); // only when no other run is using it
+    });
+    // a cgroup with no processes left can go; its attached programs are released with it
+    this.teardown.push(`cgroups of run ${names.runId}`, () => removeRunCgroups(names.runId));
+  }
+
+  /** A process of this lab (pod agent, bpffs holder): killed at teardown before its namespace goes. */
+  track(process: Spawned): void {
+    this.processes.push(process);
+    // killing a bpffs holder ends its mount namespace: the pins go with it
+    this.teardown.push(`process ${process.pid ?? '?'} (${process.argv.slice(0, 3).join(' ')})`, () => process.stop('SIGKILL'));
   }
 
   get nodeNames(): readonly string[] {
@@ -105,6 +121,8 @@ export class NetnsLab implements StartedCluster {
   }
 
   async createNamespace(ns: string): Promise<NetnsTarget> {
+    // registered first: a namespace half set up is removed too
+    this.teardown.push(`netns ${ns}`, () => removeNamespace(ns));
     await runCommand(['ip', 'netns', 'add', ns]);
     this.namespaces.push(ns);
     const target = this.namespaceTarget(ns);
@@ -115,22 +133,11 @@ export class NetnsLab implements StartedCluster {
   }
 
   destroy(): Promise<void> {
-    this.destroyed ??= this.teardown();
-    return this.destroyed;
+    return this.teardown.run();
   }
 
   async [Symbol.asyncDispose]() {
     await this.destroy();
-  }
-
-  private async teardown(): Promise<void> {
-    await Promise.allSettled(this.processes.map((p) => p.stop('SIGKILL')));
-    // killing the namespaces' processes also ends the bpffs holders: their pins go with them
-    for (const ns of [...this.namespaces].reverse()) await removeNamespace(ns);
-    // a cgroup with no processes left can go; its attached programs are released with it
-    await removeRunCgroups(this.names.runId);
-    await rm(this.names.stateDir, { recursive: true, force: true });
-    await rmdir(STATE_ROOT).catch(() => {}); // only when no other run is using it
   }
 }
 

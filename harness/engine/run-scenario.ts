@@ -3,6 +3,7 @@
 // with teardown on every path (mismatch, error, abort).
 import { join, resolve } from 'node:path';
 import type { ClusterProvider, StartedCluster } from '../../clusters/provider.ts';
+import { unsupported } from '../../clusters/provider-support.ts';
 import { collectPhaseEvidence } from '../evidence/collect-evidence.ts';
 import { matchExpectation } from '../expect/match-expectation.ts';
 import { PhaseChecks } from '../expect/run-checks.ts';
@@ -37,6 +38,9 @@ export async function runScenario({ file, scenario }: LoadedScenario, options: S
   if (options.reportDir) result.evidenceDir = resolve(options.reportDir, scenario.id);
   options.emit({ kind: 'scenario-start', id: scenario.id, title: scenario.title });
   try {
+    // what the provider cannot do is known from the file: skipped at once, before any provisioning
+    const skip = unsupported(options.provider, scenario);
+    if (skip) throw new HarnessError('UNSUPPORTED', skip.reason, skip.hint);
     for (const fix of options.faultOnly ? scenario.fixes.slice(0, 1) : scenario.fixes) {
       await runVariant(scenario, fix, result, options);
     }
