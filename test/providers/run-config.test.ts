@@ -1,5 +1,8 @@
 // One resolved run configuration reaches the real providers: a gate under two profiles whose `real`
 // versions differ creates its clusters with different Kubernetes releases (recorded by the fake CLIs).
+import { execa } from 'execa';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createProvider, providerSupport } from '../../clusters/create-provider.ts';
 import { resolveRunConfig } from '../../clusters/run-config.ts';
@@ -69,5 +72,23 @@ describe('profile.real reaches the real providers', () => {
     const config = resolveRunConfig({ provider: 'kind', profile: { name: 'old', description: 'old', nodeSysctls: {}, real: { kubernetesVersion: 'v1.14.10' } } }, {});
     // the scenario's kube-proxy 1.29 drops INVALID; a 1.14 cluster would not
     expect(providerSupport(config).fit(scenario.topology)?.reason).toMatch(/kube-proxy profile 1\.29 needs .*\(1\.29 or later\).*would run v1\.14\.10/);
+  });
+});
+
+describe('a scenario kind cannot run', () => {
+  it('`run --provider kind` skips it at once: nothing but detect reaches the CLIs', async () => {
+    fakes = fakeTools();
+    const root = join(import.meta.dirname, '../..');
+    const r = await execa(process.execPath, ['bin/netrepro.js', 'run', '--provider', 'kind', 'stale-sock-lb-program', '--json', `${fakes.dir}/report.json`], {
+      cwd: root,
+      env: { ...process.env, NETREPRO_WORK_DIR: `${fakes.dir}/work` },
+      reject: false,
+    });
+    expect(r.exitCode).toBe(0);
+    expect(fakes.lines()).toEqual(['docker info --format {{.ServerVersion}}']);
+    const report = JSON.parse(readFileSync(`${fakes.dir}/report.json`, 'utf8'));
+    expect(report.scenarios[0]).toMatchObject({ id: 'stale-sock-lb-program', verdict: 'skipped', labs: [] });
+    expect(report.scenarios[0].skipReason).toMatch(/^kind cannot attach a BPF socket-LB program/);
+    expect(report.scenarios[0].durationMs).toBeLessThan(100);
   });
 });
