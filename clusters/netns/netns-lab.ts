@@ -48,9 +48,10 @@ export class NetnsLab implements StartedCluster {
 
   /** A process of this lab (pod agent, bpffs holder): killed at teardown before its namespace goes. */
   track(process: Spawned): void {
-    this.processes.push(process);
+    // one entry for all of them, killed at once (a namespace's removal also kills what is left in it);
     // killing a bpffs holder ends its mount namespace: the pins go with it
-    this.teardown.push(`process ${process.pid ?? '?'} (${process.argv.slice(0, 3).join(' ')})`, () => process.stop('SIGKILL'));
+    if (this.processes.length === 0) this.teardown.push('processes', () => Promise.allSettled(this.processes.map((p) => p.stop('SIGKILL'))));
+    this.processes.push(process);
   }
 
   get nodeNames(): readonly string[] {
