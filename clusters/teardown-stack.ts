@@ -9,9 +9,19 @@ export class TeardownStack {
 
   constructor(private readonly log: (line: string) => void = () => {}) {}
 
-  /** Registers how to undo something just created (or about to be: a half-created thing is undone too). */
+  /**
+   * Registers how to undo something just created (or about to be: a half-created thing is undone too).
+   * After teardown began (a parallel branch of the provisioning failed, an abort), the undo runs at once
+   * and the creator is stopped with LAB_FAILED, so nothing is created behind the teardown's back.
+   */
   push(what: string, action: () => Promise<unknown>): void {
-    if (this.done) throw new HarnessError('LAB_FAILED', `${what} registered after teardown began`);
+    if (this.done) {
+      void action().then(
+        () => this.log(`teardown: ${what} (registered late)`),
+        (e: Error) => this.log(`teardown failed: ${what} (registered late): ${e.message}`),
+      );
+      throw new HarnessError('LAB_FAILED', `${what}: registered after teardown began; undone at once`);
+    }
     this.entries.push({ what, action });
   }
 

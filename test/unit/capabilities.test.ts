@@ -127,6 +127,9 @@ describe('TeardownStack', () => {
     await expect(stack.run()).rejects.toThrow('teardown incomplete');
     expect(done).toEqual(['last', 'first']);
     expect(logged).toEqual(['teardown: last', 'teardown: first']);
-    expect(() => stack.push('late', async () => {})).toThrow(/after teardown began/);
+    let late = false;
+    expect(() => stack.push('late', async () => void (late = true))).toThrow(/late: registered after teardown began; undone at once/);
+    await Promise.resolve();
+    expect(late).toBe(true);
   });
 });
