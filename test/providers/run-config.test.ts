@@ -2,14 +2,14 @@
 // versions differ creates its clusters with different Kubernetes releases (recorded by the fake CLIs).
 import { execa } from 'execa';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createProvider, providerSupport } from '../../clusters/create-provider.ts';
 import { resolveRunConfig } from '../../clusters/run-config.ts';
 import { runGate } from '../../harness/gate/run-gate.ts';
 import { loadScenarioFile } from '../../harness/model/load-scenario.ts';
 import { loadProfile, type Profile } from '../../harness/model/profile.ts';
-import { fakeTools, recordingKubeApi } from './fake-env.ts';
+import { FAKES, fakeTools, recordingKubeApi } from './fake-env.ts';
 
 const SCENARIO = 'scenarios/br-netfilter-clusterip-same-node.yaml';
 let fakes: ReturnType<typeof fakeTools> | undefined;
@@ -79,9 +79,10 @@ describe('a scenario kind cannot run', () => {
   it('`run --provider kind` skips it at once: nothing but detect reaches the CLIs', async () => {
     fakes = fakeTools();
     const root = join(import.meta.dirname, '../..');
-    const r = await execa(process.execPath, ['bin/netrepro.js', 'run', '--provider', 'kind', 'stale-sock-lb-program', '--json', `${fakes.dir}/report.json`], {
+    const r = await execa('node', ['bin/netrepro.js', 'run', '--provider', 'kind', 'stale-sock-lb-program', '--json', `${fakes.dir}/report.json`], {
       cwd: root,
-      env: { ...process.env, NETREPRO_WORK_DIR: `${fakes.dir}/work` },
+      // the fakes first on PATH, then node's own directory only
+      env: { ...process.env, PATH: `${FAKES}:${dirname(process.execPath)}`, NETREPRO_WORK_DIR: `${fakes.dir}/work` },
       reject: false,
     });
     expect(r.exitCode).toBe(0);
