@@ -2,6 +2,7 @@
 // candidate is newly susceptible to an incident.
 import { writeFile } from 'node:fs/promises';
 import { usableProvider } from '../../clusters/create-provider.ts';
+import type { ClusterProvider } from '../../clusters/provider.ts';
 import { resolveRunConfig } from '../../clusters/run-config.ts';
 import { colorsFor } from '../report/colors.ts';
 import { EXIT } from '../cli/exit-codes.ts';
@@ -25,8 +26,13 @@ export default async function gate(ids: string[], options: GateOptions): Promise
   const [baseline, candidate] = await Promise.all([loadProfile(options.baseline), loadProfile(options.candidate)]);
   const scenarios = ids.length ? await selectScenarios(ids) : await loadAllScenarios();
   // one run configuration per profile: a real provider gets each profile's Kubernetes and CNI versions
-  const providerFor = (profile: Profile) => usableProvider(resolveRunConfig({ provider: options.provider, profile }));
-  await providerFor(baseline); // an unusable provider stops the gate before any lab (exit 3)
+  const made = new Map<string, Promise<ClusterProvider>>();
+  const providerFor = (profile: Profile) => {
+    if (!made.has(profile.name)) made.set(profile.name, usableProvider(resolveRunConfig({ provider: options.provider, profile })));
+    return made.get(profile.name)!;
+  };
+  // an unusable provider or a bad version in either profile stops the gate before any lab (exit 3 / 2)
+  await Promise.all([providerFor(baseline), providerFor(candidate)]);
   const { signal, exitCode } = interruptible();
   const c = colorsFor(process.stderr);
   const onAssessed = (profile: string, id: string, a: { verdict: string; reason: string }) =>
