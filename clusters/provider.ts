@@ -1,6 +1,7 @@
 // The contract every cluster provider implements. The engine only sees these types.
 import type { Capability } from '../harness/model/capabilities.ts';
 import type { TopologySpec } from '../harness/model/scenario-schema.ts';
+import type { ProbeTraceSession, TraceFlows } from '../harness/model/trace-events.ts';
 import type { ExecOptions, ExecResult, Spawned, SpawnOptions } from './command.ts';
 
 export type ProviderName = 'netns' | 'kind' | 'minikube' | 'k3s';
@@ -73,6 +74,8 @@ export interface StartedCluster extends AsyncDisposable {
    * its provider declares (`path/KIND`) are ever asked for; any other throws HarnessError UNSUPPORTED.
    */
   path(ref: string): string;
+  /** Traces one probe's packets in the lab's namespaces (rule verdicts, drop reasons, conntrack); absent where a provider cannot. */
+  startTrace?(flows: TraceFlows, signal?: AbortSignal): Promise<ProbeTraceSession>;
   /** Idempotent, reverse order, survives partial provisioning. */
   destroy(): Promise<void>;
 }

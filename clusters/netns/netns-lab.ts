@@ -10,6 +10,7 @@ import { TeardownStack } from '../teardown-stack.ts';
 import { NETNS_DIR, STATE_ROOT, type LabNames } from './lab-names.ts';
 import { killAll, namespacePids } from './namespace-pids.ts';
 import { NetnsTarget } from './netns-target.ts';
+import type { ProbeTraceSession, TraceFlows } from '../../harness/model/trace-events.ts';
 
 /** What a lab action does on this lab; set by the provisioning code that knows the CNI shape. */
 export type ActionHandler = (lab: NetnsLab, action: LabAction) => Promise<void>;
@@ -33,8 +34,11 @@ export class NetnsLab implements StartedCluster {
   readonly bins = new Map<string, { path?: string; error?: string }>();
   readonly agentCommand = ['node', packagePath('clusters/netns/agent/pod-agent.mjs')];
   actionHandler?: ActionHandler;
+  /** Traces a probe in this lab; set by provisioning (trace/lab-tracer.ts). */
+  traceHandler?: (lab: NetnsLab, flows: TraceFlows, signal?: AbortSignal) => Promise<ProbeTraceSession>;
   /** What the lab created, undone newest first: its processes, its namespaces, its cgroups, its state. */
   private readonly teardown: TeardownStack;
+  private labEntries = false;
 
   constructor(
     readonly names: LabNames,
@@ -50,11 +54,22 @@ export class NetnsLab implements StartedCluster {
     this.teardown.push(`cgroups of run ${names.runId}`, () => removeRunCgroups(names.runId));
   }
 
-  /** A process of this lab (pod agent, bpffs holder): killed at teardown before the namespaces go. */
+  /** A process of this lab (pod agent, bpffs holder, trace monitor): killed at teardown before the namespaces go. */
   track(process: Spawned): void {
-    // one entry for all of them, killed at once; killing a bpffs holder ends its mount namespace: the pins go with it
-    if (this.processes.length === 0) this.teardown.push('processes', () => Promise.allSettled(this.processes.map((p) => p.stop('SIGKILL'))));
+    this.registerLabTeardown();
     this.processes.push(process);
+  }
+
+  /**
+   * The namespaces and the processes are one entry each, over the lists as they are at teardown (removed
+   * in one batch, killed at once), registered with the first namespace: processes go first, and killing
+   * a bpffs holder ends its mount namespace, so the pins go with it.
+   */
+  private registerLabTeardown(): void {
+    if (this.labEntries) return;
+    this.labEntries = true;
+    this.teardown.push('namespaces', () => removeNamespaces(this.namespaces));
+    this.teardown.push('processes', () => Promise.allSettled(this.processes.map((p) => p.stop('SIGKILL'))));
   }
 
   get nodeNames(): readonly string[] {
@@ -119,6 +134,11 @@ export class NetnsLab implements StartedCluster {
     throw new HarnessError('UNSUPPORTED', `${ref}: node ${node} has no ${kind === 'cgroup' ? 'socket-LB cgroup' : 'bpffs'} in this CNI shape`);
   }
 
+  startTrace(flows: TraceFlows, signal?: AbortSignal): Promise<ProbeTraceSession> {
+    if (!this.traceHandler) throw new HarnessError('UNSUPPORTED', 'this lab cannot trace packets');
+    return this.traceHandler(this, flows, signal);
+  }
+
   perform(action: LabAction): Promise<void> {
     if (!this.actionHandler) throw new HarnessError('UNSUPPORTED', `the netns lab cannot perform ${action.kind}`);
     return this.actionHandler(this, action);
@@ -130,8 +150,7 @@ export class NetnsLab implements StartedCluster {
    * loopback brought up by its own first `ip -batch` (or the loopback CNI plugin).
    */
   async createNamespaces(namespaces: readonly string[]): Promise<void> {
-    // one entry for every namespace of the lab, removed in one batch
-    if (this.namespaces.length === 0) this.teardown.push('namespaces', () => removeNamespaces(this.namespaces));
+    this.registerLabTeardown();
     this.namespaces.push(...namespaces);
     await runCommand(['ip', '-batch', '-'], { input: namespaces.map((ns) => `netns add ${ns}\n`).join('') });
   }
