@@ -75,8 +75,9 @@ describe.skipIf(labSkipReason)('seed scenarios on the netns lab', () => {
     if (culprit) {
       const probe = result.phases.find((p) => p.name === 'faulted')!.probes.find((p) => p.id === culprit.probe)!;
       expect(probe.diagnosis?.culprit, probe.trace?.unavailable.join('; ')).toMatchObject({ kind: culprit.kind, where: expect.stringMatching(culprit.where), text: expect.stringMatching(culprit.text) });
-      // a drop the trace attributes ends the probe at once, not at its 800 ms deadline
-      if (culprit.kind === 'rule') expect(probe.durationMs).toBeLessThanOrEqual(300);
+      // a drop the trace attributes ends the probe at once, not at its deadline (how fast is measured by
+      // the bench script, not asserted here: a loaded machine would make it flaky)
+      if (culprit.kind === 'rule') expect(probe.detail.curlExit).toBe('stopped: the trace attributed a drop');
     }
   });
 
