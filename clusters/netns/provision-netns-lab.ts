@@ -12,6 +12,7 @@ import { bootOps, bootOrder, componentStart, type NodeFacts } from './node-iptab
 import { labNames } from './lab-names.ts';
 import { ipBatch, NetnsLab } from './netns-lab.ts';
 import { runCommand } from '../command.ts';
+import { changeServices } from './service-change.ts';
 import { flannelDevice, flannelPeerEntries, FLANNEL_MTU, vtepMac, type FlannelNode } from './flannel-entries.ts';
 import { helperBinary, HELPERS } from './helper-build.ts';
 
@@ -40,6 +41,7 @@ export async function provisionNetnsLab(topology: TopologySpec, run: RunContext)
     else await step('pods via CNI bridge', () => eachNode((n) => createBridgePods(lab, topology, n)));
     if (topology.cni === 'flannel') await step('flannel vxlan between nodes', () => flannelBetweenNodes(lab, topology));
     else await step('routes between nodes', () => routeBetweenNodes(lab, topology));
+    if (topology.nodes.some((n) => n.defaultRoute)) await step('default routes on the fabric', () => defaultRoutes(lab, topology));
     await step('helper programs', () => buildHelpers(lab));
     // a fresh node boots: FORWARD policy as set at boot, then the components in the topology's order
     await step(`boot: ${bootOrder(topology).join(', ')}`, () => eachNode(async (n) => applyOps(lab.node(n), bootOps(topology, n, await nodeFacts(lab, n)))));
@@ -123,6 +125,11 @@ async function routeBetweenNodes(lab: NetnsLab, topology: TopologySpec): Promise
   );
 }
 
+/** `nodes[].defaultRoute`: the default route a real node has, via an external host on the nodes' network. */
+async function defaultRoutes(lab: NetnsLab, topology: TopologySpec): Promise<void> {
+  await Promise.all(topology.nodes.filter((n) => n.defaultRoute).map((n) => ipBatch(lab.names.node(n.name), [`route add default via ${lab.address(n.defaultRoute!)} dev eth0`])));
+}
+
 /** flannel's vxlan backend: a VTEP per node, then the routes, neighbours and FDB entries flanneld writes for its peers. */
 async function flannelBetweenNodes(lab: NetnsLab, topology: TopologySpec): Promise<void> {
   const nodes: FlannelNode[] = topology.nodes.map((n, i) => ({ name: n.name, podCIDR: n.podCIDR, nodeIP: lab.address(`node/${n.name}`), vtepMac: vtepMac(i + 1) }));
@@ -158,17 +165,20 @@ async function nodeFacts(lab: NetnsLab, nodeName: string): Promise<NodeFacts> {
 }
 
 async function performAction(lab: NetnsLab, action: LabAction): Promise<void> {
+  if (action.kind === 'endpoint' || action.kind === 'service') return changeServices(lab, action, podPlacements(lab, lab.topology));
   const node = lab.node(action.node);
   switch (action.kind) {
     case 'start':
       if (action.component !== 'kube-proxy' && action.component !== lab.topology.cni) {
         throw new HarnessError('UNSUPPORTED', `${action.component} runs only in the ${action.component} CNI shape`);
       }
+      if (action.component === 'kube-proxy') lab.kubeProxyVersions.set(action.node, action.version ?? lab.topology.kubeProxy);
       return applyOps(node, componentStart(lab.topology, action.node, action.component, await nodeFacts(lab, action.node), action.version));
     case 'reboot': {
       const order = action.order ?? lab.topology.startOrder;
       // rules and conntrack go with the reboot; be_liberal is a sysctl the node keeps (set at boot from its config)
       await node.exec(['conntrack', '-F'], { reject: false });
+      lab.kubeProxyVersions.delete(action.node);
       return applyOps(node, bootOps(lab.topology, action.node, await nodeFacts(lab, action.node), order));
     }
     case 'sock-lb-stale-program': {

@@ -17,9 +17,12 @@ export async function runProbe(spec: ProbeSpec, cluster: StartedCluster, signal:
   return foldRuns(`${spec.from} -> ${to}`, runs, performance.now() - started);
 }
 
-/** The errno of one connect() from the pod, for a curl that failed with no packet on the wire. */
+/** Where a probe runs: a pod (a plain name), `pod/`, `node/` (its host network) or `host/` (outside the cluster). */
+export const clientRef = (from: string) => (from.includes('/') ? from : `pod/${from}`);
+
+/** The errno of one connect() from the client, for a curl that failed with no packet on the wire. */
 async function localErrno(cluster: StartedCluster, from: string, endpoint: Endpoint, signal: AbortSignal): Promise<string | undefined> {
-  const r = await cluster.pod(from).exec([...cluster.agentCommand, 'connect', `--server=${endpoint.ip}`, `--port=${endpoint.port}`, '--timeout=500'], { reject: false, signal, timeoutMs: 5000 });
+  const r = await cluster.target(clientRef(from)).exec([...cluster.agentCommand, 'connect', `--server=${endpoint.ip}`, `--port=${endpoint.port}`, '--timeout=500'], { reject: false, signal, timeoutMs: 5000 });
   try {
     return (JSON.parse(r.stdout) as { errno: string | null }).errno ?? undefined;
   } catch {
@@ -30,8 +33,8 @@ async function localErrno(cluster: StartedCluster, from: string, endpoint: Endpo
 async function runOnce(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSignal): Promise<Observation> {
   if (spec.download) return runDownload(spec, spec.download, cluster, signal);
   const started = performance.now();
-  const client = cluster.address(`pod/${spec.from}`);
-  const target = cluster.pod(spec.from);
+  const client = cluster.address(clientRef(spec.from));
+  const target = cluster.target(clientRef(spec.from));
   const timeoutMs = durationMs(spec.timeout);
   const endpoint: Endpoint = spec.http
     ? { ip: cluster.address(spec.http.to), port: spec.http.port }
@@ -70,7 +73,7 @@ async function runOnce(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSi
     } else {
       const dns = spec.dns!;
       if (dns.tool === 'agent') {
-        const r = await target.exec([...cluster.agentCommand, 'dns-query', `--server=${endpoint.ip}`, '--port=53', `--qname=${dns.name}`, `--timeout=${timeoutMs}`], { signal, timeoutMs: timeoutMs + 5000 });
+        const r = await target.exec([...cluster.agentCommand, 'dns-query', `--server=${endpoint.ip}`, '--port=53', `--qname=${dns.name}`, `--timeout=${timeoutMs}`, ...(dns.sourcePort ? [`--sport=${dns.sourcePort}`] : [])], { signal, timeoutMs: timeoutMs + 5000 });
         packets = await watch.stop();
         const result = JSON.parse(r.stdout) as DnsAgentResult;
         classified = classifyDnsAgent(result, packets, client);
@@ -116,8 +119,8 @@ export function nslookupAnswers(stdout: string): string[] {
 /** curl of GET /bytes/N from the pod agent; the packet watch keeps only what is not the normal stream. */
 async function runDownload(spec: ProbeSpec, download: NonNullable<ProbeSpec['download']>, cluster: StartedCluster, signal: AbortSignal): Promise<Observation> {
   const started = performance.now();
-  const client = cluster.address(`pod/${spec.from}`);
-  const target = cluster.pod(spec.from);
+  const client = cluster.address(clientRef(spec.from));
+  const target = cluster.target(clientRef(spec.from));
   const timeoutMs = durationMs(spec.timeout);
   const endpoint: Endpoint = { ip: cluster.address(download.to), port: download.port };
   // only segments from anywhere but the address the client connected to, the handshake, every RST and ICMP:
