@@ -31,7 +31,7 @@ describe('scenario loading', () => {
 
   it('reports unknown keys with the keys that are allowed', () => {
     const [issue] = issuesOf(seed.replace('    podCIDR: 10.244.1.0/24', '    podCIDR: 10.244.1.0/24\n      colour: red'));
-    expect(issue).toMatch(/bad\.yaml:\d+:\d+: topology\.nodes\[0\]\.colour: unknown key colour \(expected one of: name, podCIDR, sysctls, forwardPolicy\)/);
+    expect(issue).toMatch(/bad\.yaml:\d+:\d+: topology\.nodes\[0\]\.colour: unknown key colour \(expected one of: name, podCIDR, sysctls, forwardPolicy, defaultRoute\)/);
   });
 
   it('reports a wrong outcome inside an expectation object at its own line', () => {
