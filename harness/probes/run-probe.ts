@@ -19,6 +19,8 @@ export async function runProbe(spec: ProbeSpec, cluster: StartedCluster, signal:
 
 /** Where a probe runs: a pod (a plain name), `pod/`, `node/` (its host network) or `host/` (outside the cluster). */
 export const clientRef = (from: string) => (from.includes('/') ? from : `pod/${from}`);
+/** A node reaches pods over cni0/flannel.1 and the fabric over eth0: watch every interface there. */
+const watchedInterface = (from: string) => (from.startsWith('node/') ? 'any' : 'eth0');
 
 /** The errno of one connect() from the client, for a curl that failed with no packet on the wire. */
 async function localErrno(cluster: StartedCluster, from: string, endpoint: Endpoint, signal: AbortSignal): Promise<string | undefined> {
@@ -40,7 +42,7 @@ async function runOnce(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSi
     ? { ip: cluster.address(spec.http.to), port: spec.http.port }
     : { ip: cluster.address(spec.dns!.server), port: 53 };
   // ICMP too: an unreachable or a port-unreachable answering the client is what the application experienced
-  const watch = await PacketWatch.start(target, spec.http ? ['tcp', 'or', 'icmp'] : ['(udp', 'port', '53)', 'or', 'icmp']);
+  const watch = await PacketWatch.start(target, spec.http ? ['tcp', 'or', 'icmp'] : ['(udp', 'port', '53)', 'or', 'icmp'], watchedInterface(spec.from));
   // conclusive evidence ends the probe before its deadline: the client already RST a SYN-ACK from an
   // address it never contacted (TCP), or a DNS reply came from the wrong source (UDP)
   const early = new AbortController();
@@ -125,7 +127,7 @@ async function runDownload(spec: ProbeSpec, download: NonNullable<ProbeSpec['dow
   const endpoint: Endpoint = { ip: cluster.address(download.to), port: download.port };
   // only segments from anywhere but the address the client connected to, the handshake, every RST and ICMP:
   // the stream itself is thousands of packets
-  const watch = await PacketWatch.start(target, ['-S', `icmp or (tcp and ((dst host ${client} and not src host ${endpoint.ip}) or (tcp[tcpflags] & (tcp-rst|tcp-syn) != 0)))`]);
+  const watch = await PacketWatch.start(target, ['-S', `icmp or (tcp and ((dst host ${client} and not src host ${endpoint.ip}) or (tcp[tcpflags] & (tcp-rst|tcp-syn) != 0)))`], watchedInterface(spec.from));
   const url = `http://${endpoint.ip}:${endpoint.port}/bytes/${download.bytes}`;
   let packets: Packet[] = [];
   let classified: Classified;
