@@ -102,7 +102,7 @@ export function checkReferences(s: Scenario): ReferenceIssue[] {
     checks.forEach((c, i) => checkRef(c.on, [...base, 'checks', i, 'on']));
     duplicates(checks.map((c) => c.id), [...base, 'checks'], 'id', issues);
   };
-  checkPhase(s.baseline.expect, [], s.baseline.checks, ['baseline']);
+  checkPhase(s.baseline.expect, s.baseline.steps ?? [], s.baseline.checks, ['baseline']);
   checkPhase(s.fault.expect, s.fault.steps, s.fault.checks, ['fault']);
   s.fixes.forEach((f, i) => checkPhase(f.expect, f.steps, f.checks, ['fixes', i]));
   return issues;

@@ -240,7 +240,13 @@ export const ScenarioSchema = z
     description: z.string().optional(),
     topology: Topology,
     probes: z.array(Probe).min(1),
-    baseline: z.object({ expect: Expectations, checks: z.array(Check).default([]) }).strict(),
+    baseline: z
+      .object({
+        steps: z.array(Step).optional().describe('setup: steps that make the healthy cluster the incident starts from (run before the baseline probes, kept by every mutant)'),
+        expect: Expectations,
+        checks: z.array(Check).default([]),
+      })
+      .strict(),
     fault: Phase,
     fixes: z.array(Fix).min(1).describe('each fix runs on a fresh lab after baseline and fault'),
     evidence: z.array(z.enum(EVIDENCE_KINDS)).default([...EVIDENCE_KINDS]),
