@@ -4,6 +4,7 @@ import { HarnessError } from '../errors.ts';
 import type { Expanded, LabAction } from '../lab-action.ts';
 import { brNetfilterStep } from './br-netfilter.ts';
 import { endpointStep } from './endpoint.ts';
+import { forwardPolicyStep } from './forward-policy.ts';
 import { hairpinStep } from './hairpin.ts';
 import { linkMtuStep } from './link-mtu.ts';
 import { rebootStep } from './reboot.ts';
@@ -29,6 +30,7 @@ export const STEP_KINDS = {
   service: serviceStep,
   hairpin: hairpinStep,
   route: routeStep,
+  'forward-policy': forwardPolicyStep,
 } as const;
 
 type Kinds = typeof STEP_KINDS;
