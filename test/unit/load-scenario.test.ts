@@ -47,6 +47,14 @@ describe('scenario loading', () => {
     ]);
   });
 
+  it('a probe runs from a pod, node/NAME or host/NAME; each must exist', () => {
+    expect(issuesOf(seed.replace('from: client\n    http: { to: svc/web', 'from: host/lb\n    http: { to: svc/web'))).toEqual([
+      expect.stringMatching(/probes\[0\]\.from: unknown host \(received lb, expected one of: none\)/),
+    ]);
+    expect(() => parseScenario(seed.replace('from: client\n    http: { to: svc/web', 'from: node/node-a\n    http: { to: svc/web'), 'ok.yaml')).not.toThrow();
+    expect(issuesOf(seed.replace('from: client\n    http: { to: svc/web', 'from: svc/web\n    http: { to: svc/web'))[0]).toMatch(/probes\[0\]\.from/);
+  });
+
   it('rejects empty, non-mapping, binary and broken YAML with a line', () => {
     expect(issuesOf('')[0]).toContain('bad.yaml:1:1: the file is empty');
     expect(issuesOf('- a\n- b\n')[0]).toContain('the document must be a mapping (received a list');
