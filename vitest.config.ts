@@ -1,14 +1,30 @@
 import { defineConfig } from 'vitest/config';
 
+// Four projects, each runnable alone (`npm test -- --project unit`):
+//   unit      no lab, no root: the model, classification, rule writers, the CLI (seconds)
+//   providers the real-cluster providers against fake CLIs (no cluster, no root)
+//   lab       real namespaces: lab lifecycle, each scenario's verdict and evidence, broken copies, the gate
+//   host      what a run must never do to the machine: root capture, host state, isolation, crash + clean
+// lab and host share ONE run of the whole scenario suite, made before their files start
+// (test/suite-run.ts); their own tests add only what that run cannot show.
+const SUITE_RUN = ['test/suite-run.global.ts'];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    // tests that start `node bin/netrepro.js` need dist/ current with the sources
+    // tests that start `node bin/netrepro.js` need dist/ current with the sources (every project inherits it)
     globalSetup: ['test/build-cli.ts'],
     // lab tests provision real namespaces; verdict deadlines are ~1 s, so this is a hang guard only
     testTimeout: 60_000,
     hookTimeout: 60_000,
-    // each file runs in its own process: labs of different files run side by side, proving isolation
+    // each file runs in its own process; two at a time (vitest's default is cores - 1, one file at a
+    // time on 2 cores): labs of different files then run side by side, as users' parallel runs do
     pool: 'forks',
+    maxWorkers: 2,
+    projects: [
+      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
+      { extends: true, test: { name: 'providers', include: ['test/providers/**/*.test.ts'] } },
+      { extends: true, test: { name: 'lab', include: ['test/lab/**/*.test.ts', 'test/scenarios/**/*.test.ts'], globalSetup: SUITE_RUN } },
+      { extends: true, test: { name: 'host', include: ['test/host/**/*.test.ts'], globalSetup: SUITE_RUN } },
+    ],
   },
 });

@@ -15,8 +15,18 @@ export interface SuiteScript {
   signal: AbortSignal;
 }
 
-export async function setUpSuiteScript(name: string, defaultRuns: number, extra: NonNullable<ParseArgsConfig['options']> = {}): Promise<SuiteScript> {
-  const { values } = parseArgs({ options: { runs: { type: 'string', default: String(defaultRuns) }, out: { type: 'string', default: 'reports' }, ...extra } });
+export async function setUpSuiteScript(name: string, defaultRuns: number, extra: NonNullable<ParseArgsConfig['options']> = {}, usage = ''): Promise<SuiteScript> {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({ options: { runs: { type: 'string', default: String(defaultRuns) }, out: { type: 'string', default: 'reports' }, help: { type: 'boolean', short: 'h' }, ...extra } }));
+  } catch (e) {
+    console.error(`${name}: ${(e as Error).message}${usage ? `\n\n${usage}` : ''}`);
+    process.exit(2);
+  }
+  if (values.help) {
+    console.log(usage || `usage: npm run ${name} -- [--runs N] [--out DIR]`);
+    process.exit(0);
+  }
   const runs = Number(values.runs);
   if (!Number.isInteger(runs) || runs < 1) {
     console.error(`${name}: --runs must be a whole number >= 1`);

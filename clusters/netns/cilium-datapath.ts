@@ -37,36 +37,43 @@ const routerIp = (podCidr: string) => {
   return octets.join('.');
 };
 
-interface Link {
-  ifindex: number;
-  address: string;
+export interface Endpoint {
+  ns: string;
+  ip: string;
+  lxc: string;
+  lxcMac: string;
+  podMac: string;
 }
 
-async function link(lab: NetnsLab, ns: string, name: string): Promise<Link> {
-  const r = await lab.namespaceTarget(ns).exec(['ip', '-j', 'link', 'show', 'dev', name]);
-  const [l] = JSON.parse(r.stdout) as Link[];
-  if (!l) throw new HarnessError('LAB_FAILED', `no link ${name} in ${ns}`);
-  return l;
+/** A stable locally administered MAC from an IPv4 address (as the bridge CNI plugin derives its 0a:58:... ones). */
+const macFor = (first: number, ip: string) => [first, 0x58, ...ip.split('.').map(Number)].map((b) => b.toString(16).padStart(2, '0')).join(':');
+
+/** The cgroup the node's pods run in (socket LB hooks it); made before the pods' programs start. */
+export async function createSocketLbCgroup(lab: NetnsLab, nodeName: string): Promise<void> {
+  if (!lab.topology.cilium.socketLB) return;
+  const cgroup = `${CGROUP_ROOT}/${lab.names.runId}/${nodeName}`;
+  await mkdir(cgroup, { recursive: true });
+  lab.cgroups.set(nodeName, cgroup);
 }
 
-export async function provisionCiliumNode(lab: NetnsLab, topology: TopologySpec, nodeName: string): Promise<void> {
+/** The node's bpffs holder, cilium_host/cilium_net, and each pod on its routed lxc veth. */
+export async function createCiliumEndpoints(lab: NetnsLab, topology: TopologySpec, nodeName: string): Promise<void> {
   const node = topology.nodes.find((n) => n.name === nodeName)!;
   const nodeNs = lab.names.node(nodeName);
   const router = routerIp(node.podCIDR);
-  await startBpffsHolder(lab, nodeName);
-  await ipBatch(nodeNs, [
+  const holder = startBpffsHolder(lab, nodeName);
+  holder.catch(() => {}); // awaited below
+  const nodeLines = [
     'link add cilium_host type veth peer name cilium_net',
     'link set cilium_host up',
     'link set cilium_net up',
     `addr add ${router}/32 dev cilium_host`,
     `route add ${node.podCIDR} dev cilium_host src ${router}`,
-  ]);
-
-  const endpoints: { ip: string; lxc: Link; pod: Link }[] = [];
+  ];
+  const endpoints: Endpoint[] = [];
+  // addresses from the real host-local IPAM plugin, as Cilium's own IPAM would hand them out (in pod order)
   for (const pod of topology.pods.filter((p) => p.node === nodeName)) {
     const ns = lab.names.pod(pod.name);
-    await lab.createNamespace(ns);
-    // addresses from the real host-local IPAM plugin, as Cilium's own IPAM would hand them out
     const ipam = await invokeCni({
       command: 'ADD',
       nodeNetnsPath: lab.names.netnsPath(nodeNs),
@@ -78,37 +85,54 @@ export async function provisionCiliumNode(lab: NetnsLab, topology: TopologySpec,
     const ip = ipam.ips?.[0]?.address.split('/')[0];
     if (!ip) throw new HarnessError('LAB_FAILED', `host-local returned no address for pod ${pod.name}`);
     const lxc = `lxc${ip.split('.').map((o) => Number(o).toString(16).padStart(2, '0')).join('')}`;
-    await ipBatch(nodeNs, [`link add ${lxc} type veth peer name eth0 netns ${ns}`, `link set ${lxc} up`, `route add ${ip}/32 dev ${lxc}`]);
-    const lxcLink = await link(lab, nodeNs, lxc);
-    await ipBatch(ns, [
-      `addr add ${ip}/32 dev eth0`,
-      'link set eth0 up',
-      `route add ${router} dev eth0 scope link`,
-      `route add default via ${router} dev eth0`,
-      `neigh add ${router} lladdr ${lxcLink.address} dev eth0 nud permanent`,
-    ]);
-    endpoints.push({ ip, lxc: lxcLink, pod: await link(lab, ns, 'eth0') });
+    // MACs chosen here, so neither side has to be looked up before the pod's neighbour entry is written
+    const endpoint = { ns, ip, lxc, lxcMac: macFor(0x0e, ip), podMac: macFor(0x0a, ip) };
+    endpoints.push(endpoint);
+    lab.ciliumEndpoints.set(pod.name, endpoint);
+    nodeLines.push(`link add ${lxc} address ${endpoint.lxcMac} type veth peer name eth0 address ${endpoint.podMac} netns ${ns}`, `link set ${lxc} up`, `route add ${ip}/32 dev ${lxc}`);
     lab.addresses.set(`pod/${pod.name}`, ip);
     lab.hostInterfaces.set(pod.name, lxc);
   }
+  await ipBatch(nodeNs, nodeLines);
+  await Promise.all(
+    endpoints.map((e) =>
+      ipBatch(e.ns, [
+        'link set lo up',
+        `addr add ${e.ip}/32 dev eth0`,
+        'link set eth0 up',
+        `route add ${router} dev eth0 scope link`,
+        `route add default via ${router} dev eth0`,
+        `neigh add ${router} lladdr ${e.lxcMac} dev eth0 nud permanent`,
+      ]),
+    ),
+  );
+  await holder;
+}
 
+/** BPF masquerade on the node's eth0 (it must exist) and the socket-LB program, as the topology asks. */
+export async function loadCiliumDatapath(lab: NetnsLab, topology: TopologySpec, nodeName: string): Promise<void> {
+  const node = topology.nodes.find((n) => n.name === nodeName)!;
+  const nodeNs = lab.names.node(nodeName);
+  const endpoints = topology.pods.filter((p) => p.node === nodeName).map((p) => lab.ciliumEndpoints.get(p.name)!);
   const target = lab.node(nodeName);
   if (topology.cilium.bpfMasquerade) {
+    const links = JSON.parse((await target.exec(['ip', '-j', 'link', 'show'])).stdout) as { ifname: string; ifindex: number }[];
+    const ifindex = (name: string) => {
+      const l = links.find((x) => x.ifname === name);
+      if (!l) throw new HarnessError('LAB_FAILED', `no link ${name} in ${nodeNs}`);
+      return l.ifindex;
+    };
     const object = await bpfObject('masquerade');
-    await target.exec(['bpftool', '--nomount', 'prog', 'loadall', object, `${PIN_DIR}/masq`, 'pinmaps', `${PIN_DIR}/masq-maps`]);
-    await target.exec(['tc', 'qdisc', 'add', 'dev', 'eth0', 'clsact']);
-    await target.exec(['tc', 'filter', 'add', 'dev', 'eth0', 'egress', 'bpf', 'da', 'pinned', `${PIN_DIR}/masq/nr_masq_egress`]);
-    await target.exec(['tc', 'filter', 'add', 'dev', 'eth0', 'ingress', 'bpf', 'da', 'pinned', `${PIN_DIR}/masq/nr_masq_ingress`]);
     const nativeRouting = topology.cilium.nativeRoutingCIDR ?? topology.clusterCIDR;
-    const updates = [masqueradeConfig(lab.address(`node/${nodeName}`), node.podCIDR, nativeRouting), ...endpoints.map((e) => masqueradeEndpoint(e.ip, e.lxc.ifindex, e.pod.address, e.lxc.address))];
+    const updates = [masqueradeConfig(lab.address(`node/${nodeName}`), node.podCIDR, nativeRouting), ...endpoints.map((e) => masqueradeEndpoint(e.ip, ifindex(e.lxc), e.podMac, e.lxcMac))];
+    // (not `prog loadall` inside the batch: bpftool then fails the batch on the errno its pinning leaves behind)
+    await target.exec(['bpftool', '--nomount', 'prog', 'loadall', object, `${PIN_DIR}/masq`, 'pinmaps', `${PIN_DIR}/masq-maps`]);
     await target.exec(['bpftool', '--nomount', 'batch', 'file', '-'], { input: batchLines(`${PIN_DIR}/masq-maps`, updates) });
+    await target.exec(['tc', '-batch', '-'], {
+      input: ['qdisc add dev eth0 clsact', ...['egress', 'ingress'].map((dir) => `filter add dev eth0 ${dir} bpf da pinned ${PIN_DIR}/masq/nr_masq_${dir}`)].join('\n') + '\n',
+    });
   }
-  if (topology.cilium.socketLB) {
-    const cgroup = `${CGROUP_ROOT}/${lab.names.runId}/${nodeName}`;
-    await mkdir(cgroup, { recursive: true });
-    lab.cgroups.set(nodeName, cgroup);
-    await loadSocketLb(lab, nodeName, 'sock-current', lbServices(lab, topology));
-  }
+  if (topology.cilium.socketLB) await loadSocketLb(lab, nodeName, 'sock-current', lbServices(lab, topology));
 }
 
 function lbServices(lab: NetnsLab, topology: TopologySpec): LbService[] {
@@ -137,17 +161,16 @@ export async function loadSocketLb(lab: NetnsLab, nodeName: string, instance: st
 }
 
 export async function attachSocketLb(lab: NetnsLab, nodeName: string, instance: string, hooks: readonly SockLbHook[] = ALL_HOOKS): Promise<void> {
-  const cgroup = socketLbCgroup(lab, nodeName);
-  for (const hook of hooks) {
-    await lab.node(nodeName).exec(['bpftool', '--nomount', 'cgroup', 'attach', cgroup, hook, 'pinned', `${PIN_DIR}/${instance}/${SOCK_LB_PROGRAMS[hook]}`, 'multi']);
-  }
+  await cgroupBatch(lab, nodeName, hooks.map((hook) => `cgroup attach ${socketLbCgroup(lab, nodeName)} ${hook} pinned ${PIN_DIR}/${instance}/${SOCK_LB_PROGRAMS[hook]} multi`));
 }
 
 export async function detachSocketLb(lab: NetnsLab, nodeName: string, instance: string, hooks: readonly SockLbHook[] = ALL_HOOKS): Promise<void> {
-  const cgroup = socketLbCgroup(lab, nodeName);
-  for (const hook of hooks) {
-    await lab.node(nodeName).exec(['bpftool', '--nomount', 'cgroup', 'detach', cgroup, hook, 'pinned', `${PIN_DIR}/${instance}/${SOCK_LB_PROGRAMS[hook]}`]);
-  }
+  await cgroupBatch(lab, nodeName, hooks.map((hook) => `cgroup detach ${socketLbCgroup(lab, nodeName)} ${hook} pinned ${PIN_DIR}/${instance}/${SOCK_LB_PROGRAMS[hook]}`));
+}
+
+/** Attaches or detaches in one bpftool, in order (the order programs are attached in is the order they run in). */
+async function cgroupBatch(lab: NetnsLab, nodeName: string, lines: string[]): Promise<void> {
+  if (lines.length > 0) await lab.node(nodeName).exec(['bpftool', '--nomount', 'batch', 'file', '-'], { input: lines.join('\n') + '\n' });
 }
 
 /** The hooks a stale instance is attached to, read back from the kernel (the fix detaches exactly those). */

@@ -5,7 +5,7 @@ import { readdir, readFile, rm } from 'node:fs/promises';
 import { RUN_PREFIX } from '../run-id.ts';
 import { runCommand } from '../command.ts';
 import { NETNS_DIR, STATE_ROOT } from './lab-names.ts';
-import { CGROUP_ROOT, removeNamespace, removeRunCgroups } from './netns-lab.ts';
+import { CGROUP_ROOT, removeNamespaces, removeRunCgroups } from './netns-lab.ts';
 
 const list = (dir: string) => readdir(dir).catch(() => [] as string[]);
 
@@ -29,10 +29,8 @@ export async function cleanLeftovers({ force }: { force: boolean }): Promise<str
     if (!force && (await ownerAlive(runId))) continue;
     // pods first, then nodes, then the fabric: the reverse of creation
     const mine = namespaces.filter((n) => n.startsWith(`nr-${runId}-`)).sort((a, b) => rank(a) - rank(b));
-    for (const ns of mine) {
-      await removeNamespace(ns);
-      removed.push(`netns ${ns}`);
-    }
+    await removeNamespaces(mine);
+    removed.push(...mine.map((ns) => `netns ${ns}`));
     // namespaces first: that ends the bpffs holders (their pins go with them) and the pods' processes
     if ((await list(`${CGROUP_ROOT}/${runId}`)).length > 0) removed.push(`cgroup ${CGROUP_ROOT}/${runId}`);
     await removeRunCgroups(runId);

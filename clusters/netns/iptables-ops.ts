@@ -56,6 +56,32 @@ export async function applyOps(node: Target, ops: readonly IptablesOp[]): Promis
   }
 }
 
+/**
+ * A fresh node's boot (operations that begin with a reset) in two iptables-restore calls instead of a
+ * process or two per operation. After the reset the node's tables are exactly the model's, so whether
+ * an ensured or deleted rule is there (what `iptables -C` would answer) is read from the model, and
+ * every operation becomes restore lines, applied in order. What the node ends up with is still
+ * compared with the render on real nodes (test/lab/render-matches-lab.test.ts).
+ */
+export async function applyBoot(node: Target, ops: readonly IptablesOp[]): Promise<void> {
+  const [reset, ...rest] = ops;
+  if (reset?.op !== 'reset' || rest.some((o) => o.op === 'reset' || o.op === 'delete-jumps')) return applyOps(node, ops);
+  const model = new IptablesModel().apply([reset]);
+  const blocks: string[] = [];
+  for (const o of rest) {
+    if (o.op === 'ensure-first' || o.op === 'ensure-last') {
+      if (!model.has(o.table, o.chain, o.spec)) blocks.push(`*${o.table}\n${o.op === 'ensure-first' ? `-I ${o.chain} 1` : `-A ${o.chain}`} ${o.spec}\nCOMMIT\n`);
+    } else if (o.op === 'delete') {
+      if (model.has(o.table, o.chain, o.spec)) blocks.push(`*${o.table}\n-D ${o.chain} ${o.spec}\nCOMMIT\n`);
+    } else if (o.op === 'restore') {
+      blocks.push(o.payload.endsWith('\n') ? o.payload : `${o.payload}\n`);
+    }
+    model.apply([o]);
+  }
+  await node.exec(['iptables-restore'], { input: resetPayload(reset.forwardPolicy) });
+  if (blocks.length > 0) await node.exec(['iptables-restore', '--noflush'], { input: blocks.join('') });
+}
+
 function resetPayload(forwardPolicy: 'ACCEPT' | 'DROP'): string {
   return (['filter', 'nat'] as const)
     .map((t) => [`*${t}`, ...BUILTINS[t].map((c) => `:${c} ${t === 'filter' && c === 'FORWARD' ? forwardPolicy : 'ACCEPT'} [0:0]`), 'COMMIT'].join('\n'))
@@ -133,6 +159,11 @@ export class IptablesModel {
       }
     }
     return this;
+  }
+
+  /** Whether `spec` is a rule of `chain` (what `iptables -C` answers for a rule in save form). */
+  has(table: Table, chain: string, spec: string): boolean {
+    return this.tables.get(table)?.chains.get(chain)?.includes(spec) ?? false;
   }
 
   /** iptables-save output (without the date comments), tables in the order given. */

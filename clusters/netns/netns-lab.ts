@@ -1,11 +1,13 @@
 // A provisioned lab: what it created, how to reach it, and how to take it all down again.
+import { existsSync } from 'node:fs';
 import { readdir, readFile, rm, rmdir } from 'node:fs/promises';
 import { packagePath } from '../../harness/package-root.ts';
 import { HarnessError } from '../../harness/model/errors.ts';
 import type { TopologySpec } from '../../harness/model/scenario-schema.ts';
 import { runCommand, type Spawned } from '../command.ts';
 import type { LabAction, StartedCluster, Target } from '../provider.ts';
-import { STATE_ROOT, type LabNames } from './lab-names.ts';
+import { NETNS_DIR, STATE_ROOT, type LabNames } from './lab-names.ts';
+import { killAll, namespacePids } from './namespace-pids.ts';
 import { NetnsTarget } from './netns-target.ts';
 
 /** What a lab action does on this lab; set by the provisioning code that knows the CNI shape. */
@@ -20,6 +22,8 @@ export class NetnsLab implements StartedCluster {
   readonly hostInterfaces = new Map<string, string>();
   /** Node -> /proc/PID/ns/mnt of its bpffs holder (cilium shape). */
   readonly mountNamespaces = new Map<string, string>();
+  /** Pod -> its lxc veth and addresses (cilium shape), for the BPF masquerade map. */
+  readonly ciliumEndpoints = new Map<string, { ip: string; lxc: string; lxcMac: string; podMac: string }>();
   /** Node -> cgroup v2 directory its pods run in (socket LB). */
   readonly cgroups = new Map<string, string>();
   /** Node -> its port on the fabric bridge (n0, n1, ...), for captures of the node network. */
@@ -107,14 +111,20 @@ export class NetnsLab implements StartedCluster {
     return this.actionHandler(this, action);
   }
 
-  async createNamespace(ns: string): Promise<NetnsTarget> {
-    await runCommand(['ip', 'netns', 'add', ns]);
-    this.namespaces.push(ns);
-    const target = this.namespaceTarget(ns);
-    // the incidents are IPv4; IPv6 neighbour and router chatter would only clutter captures
-    await target.exec(['sysctl', '-q', '-w', 'net.ipv6.conf.all.disable_ipv6=1', 'net.ipv6.conf.default.disable_ipv6=1']);
-    await runCommand(['ip', '-n', ns, 'link', 'set', 'lo', 'up']);
-    return target;
+  /**
+   * Creates namespaces in one `ip -batch` (recorded first, so a half-done batch is still torn down).
+   * Nothing else happens here: each namespace's IPv6 is switched off by `namespaceSysctls` and its
+   * loopback brought up by its own first `ip -batch` (or the loopback CNI plugin).
+   */
+  async createNamespaces(namespaces: readonly string[]): Promise<void> {
+    this.namespaces.push(...namespaces);
+    await runCommand(['ip', '-batch', '-'], { input: namespaces.map((ns) => `netns add ${ns}\n`).join('') });
+  }
+
+  /** Sets `sysctls` in `ns` and, as in every lab namespace, switches IPv6 off: the incidents are IPv4, and IPv6 neighbour and router chatter would only clutter captures. */
+  async namespaceSysctls(ns: string, sysctls: Record<string, string | number> = {}): Promise<void> {
+    const all = { 'net.ipv6.conf.all.disable_ipv6': 1, 'net.ipv6.conf.default.disable_ipv6': 1, ...sysctls };
+    await this.namespaceTarget(ns).exec(['sysctl', '-q', '-w', ...Object.entries(all).map(([k, v]) => `${k}=${v}`)]);
   }
 
   destroy(): Promise<void> {
@@ -129,7 +139,7 @@ export class NetnsLab implements StartedCluster {
   private async teardown(): Promise<void> {
     await Promise.allSettled(this.processes.map((p) => p.stop('SIGKILL')));
     // killing the namespaces' processes also ends the bpffs holders: their pins go with them
-    for (const ns of [...this.namespaces].reverse()) await removeNamespace(ns);
+    await removeNamespaces(this.namespaces);
     // a cgroup with no processes left can go; its attached programs are released with it
     await removeRunCgroups(this.names.runId);
     await rm(this.names.stateDir, { recursive: true, force: true });
@@ -146,20 +156,24 @@ export async function removeRunCgroups(runId: string): Promise<void> {
     const dir = `${runDir}/${node}`;
     if (!/^[a-z]/.test(node)) continue; // cgroup control files
     const procs = await readFile(`${dir}/cgroup.procs`, 'utf8').catch(() => '');
-    const pids = procs.split('\n').filter(Boolean);
-    if (pids.length > 0) await runCommand(['kill', '-9', ...pids], { reject: false });
+    killAll(procs.split('\n').filter(Boolean).map(Number));
     await rmdir(dir).catch(() => {});
   }
   await rmdir(runDir).catch(() => {});
   await rmdir(CGROUP_ROOT).catch(() => {});
 }
 
-/** Kill whatever still runs inside `ns`, then delete it (a namespace with live processes would linger). */
-export async function removeNamespace(ns: string): Promise<void> {
-  const pids = await runCommand(['ip', 'netns', 'pids', ns], { reject: false });
-  const list = pids.stdout.split(/\s+/).filter(Boolean);
-  if (list.length > 0) await runCommand(['kill', '-9', ...list], { reject: false });
-  await runCommand(['ip', 'netns', 'del', ns], { reject: false });
+/**
+ * Kill whatever still runs inside the namespaces, then delete them all in one `ip -batch` (a
+ * namespace with live processes would linger). Names that do not exist (any more) are skipped.
+ */
+export async function removeNamespaces(namespaces: readonly string[]): Promise<void> {
+  const paths = namespaces.map((ns) => `${NETNS_DIR}/${ns}`);
+  for (const pids of (await namespacePids(paths)).values()) killAll(pids);
+  const existing = namespaces.filter((ns) => existsSync(`${NETNS_DIR}/${ns}`));
+  if (existing.length === 0) return;
+  // -force: a name removed meanwhile (a concurrent clean) must not stop the others
+  await runCommand(['ip', '-force', '-batch', '-'], { input: existing.map((ns) => `netns del ${ns}\n`).join(''), reject: false });
 }
 
 export async function ipBatch(ns: string, commands: string[]): Promise<void> {

@@ -5,9 +5,9 @@ import { HarnessError } from '../../harness/model/errors.ts';
 import type { TopologySpec } from '../../harness/model/scenario-schema.ts';
 import type { PodPlacement } from '../kube-objects.ts';
 import type { LabAction, RunContext } from '../provider.ts';
-import { attachedHooks, attachSocketLb, detachSocketLb, loadSocketLb, provisionCiliumNode } from './cilium-datapath.ts';
+import { attachedHooks, attachSocketLb, createCiliumEndpoints, createSocketLbCgroup, detachSocketLb, loadCiliumDatapath, loadSocketLb } from './cilium-datapath.ts';
 import { invokeCni } from './cni-plugin.ts';
-import { applyOps } from './iptables-ops.ts';
+import { applyBoot, applyOps } from './iptables-ops.ts';
 import { bootOps, bootOrder, componentStart, type NodeFacts } from './node-iptables.ts';
 import { labNames } from './lab-names.ts';
 import { ipBatch, NetnsLab } from './netns-lab.ts';
@@ -30,53 +30,103 @@ export async function provisionNetnsLab(topology: TopologySpec, run: RunContext)
     await action();
     run.log(`${what} (${Math.round(performance.now() - started)} ms)`);
   };
-  const eachNode = (f: (node: string) => Promise<void>) => Promise.all(topology.nodes.map((n) => f(n.name)));
+  const eachNode = (f: (node: string) => Promise<void>) => settleAll(topology.nodes.map((n) => f(n.name)));
+  let programs: Promise<void> | undefined;
   try {
     await step('state directory', async () => {
       await mkdir(`${names.stateDir}/ipam`, { recursive: true });
       await writeFile(`${names.stateDir}/owner.json`, JSON.stringify({ pid: process.pid, started: new Date().toISOString() }));
     });
-    await step('fabric, nodes and hosts', () => createMachines(lab, topology));
-    if (topology.cni === 'cilium') await step('cilium datapath: lxc pods, BPF masquerade, socket LB', () => eachNode((n) => provisionCiliumNode(lab, topology, n)));
-    else await step('pods via CNI bridge', () => eachNode((n) => createBridgePods(lab, topology, n)));
-    if (topology.cni === 'flannel') await step('flannel vxlan between nodes', () => flannelBetweenNodes(lab, topology));
-    else await step('routes between nodes', () => routeBetweenNodes(lab, topology));
-    if (topology.nodes.some((n) => n.defaultRoute)) await step('default routes on the fabric', () => defaultRoutes(lab, topology));
+    await step('namespaces', () => lab.createNamespaces([names.fabric, ...topology.nodes.map((n) => names.node(n.name)), ...topology.hosts.map((h) => names.host(h.name)), ...topology.pods.map((p) => names.pod(p.name))]));
+    // From here independent work runs side by side. The pods' programs need only their namespace
+    // (and, with socket LB, their node's cgroup, made first): they start now and are awaited last.
+    // A node's pods need its sysctls and theirs, not the fabric; the fabric needs nothing.
+    if (topology.cni === 'cilium') for (const n of topology.nodes) await createSocketLbCgroup(lab, n.name);
+    programs = startPrograms(lab, topology, run);
+    programs.catch(() => {}); // awaited below; a failure elsewhere first must not leave it unhandled
+    const sysctls = new Map([
+      ...topology.nodes.map((n) => [names.node(n.name), lab.namespaceSysctls(names.node(n.name), nodeSysctls(n).early)] as const),
+      ...topology.pods.map((p) => [names.pod(p.name), lab.namespaceSysctls(names.pod(p.name))] as const),
+    ]);
+    for (const pending of sysctls.values()) pending.catch(() => {});
+    const ready = (node: string) => Promise.all([sysctls.get(names.node(node)), ...topology.pods.filter((p) => p.node === node).map((p) => sysctls.get(names.pod(p.name)))]);
+    await settleAll([
+      step('fabric, node and host addresses, routes between nodes', () => createMachines(lab, topology)),
+      topology.cni === 'cilium'
+        ? step('cilium endpoints: lxc pods', () => eachNode(async (n) => (await ready(n), createCiliumEndpoints(lab, topology, n))))
+        : step('pods via CNI bridge', () => eachNode(async (n) => (await ready(n), createBridgePods(lab, topology, n)))),
+    ]);
+    if (topology.cni === 'cilium') await step('cilium datapath: BPF masquerade, socket LB', () => eachNode((n) => loadCiliumDatapath(lab, topology, n)));
     await step('helper programs', () => buildHelpers(lab));
     // a fresh node boots: FORWARD policy as set at boot, then the components in the topology's order
-    await step(`boot: ${bootOrder(topology).join(', ')}`, () => eachNode(async (n) => applyOps(lab.node(n), bootOps(topology, n, await nodeFacts(lab, n)))));
-    await step('pod programs', () => startPrograms(lab, topology, run));
+    await step(`boot: ${bootOrder(topology).join(', ')}`, () => eachNode(async (n) => applyBoot(lab.node(n), bootOps(topology, n, await nodeFacts(lab, n)))));
+    await step('pod programs ready', () => programs!);
     return lab;
   } catch (e) {
     await lab.destroy();
+    await programs?.catch(() => {});
     throw e;
   }
 }
 
+/** Like Promise.all, but waits for every one to settle first: nothing may still be building while the lab is torn down. */
+async function settleAll(work: Promise<unknown>[]): Promise<void> {
+  const results = await Promise.allSettled(work);
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+}
+
+/** A node's sysctls: set before its pods exist (`early`), except per-device ones, which wait for eth0 (`late`). */
+function nodeSysctls(node: TopologySpec['nodes'][number]): { early: Record<string, string | number>; late: Record<string, string | number> } {
+  const perDevice = (key: string) => /^net\.ipv[46]\.(conf|neigh)\.(?!all\.|default\.)[^.]+\./.test(key);
+  const all = Object.entries({ 'net.ipv4.ip_forward': 1, 'net.bridge.bridge-nf-call-iptables': 1, ...node.sysctls });
+  return { early: Object.fromEntries(all.filter(([k]) => !perDevice(k))), late: Object.fromEntries(all.filter(([k]) => perDevice(k))) };
+}
+
+/**
+ * The fabric bridge with a veth per node and host (created from the fabric side, the peer placed
+ * straight into its namespace: nothing ever appears in the root namespace), then each node's and
+ * host's address, its routes to the other nodes' pod networks (or flannel's VXLAN), and sysctls.
+ */
 async function createMachines(lab: NetnsLab, topology: TopologySpec): Promise<void> {
-  const fabric = lab.names.fabric;
-  await lab.createNamespace(fabric);
-  await ipBatch(fabric, ['link add br0 type bridge', 'link set br0 up']);
-  const attach = async (ns: string, port: string, ip: string) => {
-    await lab.createNamespace(ns);
-    // created directly inside the namespaces: nothing ever appears in the root namespace
-    await ipBatch(ns, [`link add eth0 type veth peer name ${port} netns ${fabric}`, `addr add ${ip}/24 dev eth0`, 'link set eth0 up']);
-    await ipBatch(fabric, [`link set ${port} master br0`, `link set ${port} up`]);
-  };
-  await Promise.all([
-    ...topology.nodes.map(async (node, i) => {
-      const ip = `${FABRIC_NET}.${i + 2}`;
-      await attach(lab.names.node(node.name), `n${i}`, ip);
-      lab.addresses.set(`node/${node.name}`, ip);
-      lab.fabricPorts.set(node.name, `n${i}`);
-      const sysctls = { 'net.ipv4.ip_forward': 1, 'net.bridge.bridge-nf-call-iptables': 1, ...node.sysctls };
-      await lab.node(node.name).exec(['sysctl', '-q', '-w', ...Object.entries(sysctls).map(([k, v]) => `${k}=${v}`)]);
-    }),
+  const fabric: string[] = ['link set lo up', 'link add br0 type bridge', 'link set br0 up'];
+  const machines = [
+    ...topology.nodes.map((node, i) => ({ ns: lab.names.node(node.name), port: `n${i}`, ip: `${FABRIC_NET}.${i + 2}`, ref: `node/${node.name}` })),
     // outside the cluster: on the nodes' network, with no route back to the pod network
-    ...topology.hosts.map(async (host, i) => {
-      const ip = `${FABRIC_NET}.${100 + i}`;
-      await attach(lab.names.host(host.name), `h${i}`, ip);
-      lab.addresses.set(`host/${host.name}`, ip);
+    ...topology.hosts.map((host, i) => ({ ns: lab.names.host(host.name), port: `h${i}`, ip: `${FABRIC_NET}.${100 + i}`, ref: `host/${host.name}` })),
+  ];
+  for (const m of machines) {
+    fabric.push(`link add ${m.port} type veth peer name eth0 netns ${m.ns}`, `link set ${m.port} master br0`, `link set ${m.port} up`);
+    lab.addresses.set(m.ref, m.ip);
+  }
+  topology.nodes.forEach((node, i) => lab.fabricPorts.set(node.name, `n${i}`));
+  const hostSysctls = Promise.all(topology.hosts.map((h) => lab.namespaceSysctls(lab.names.host(h.name))));
+  hostSysctls.catch(() => {});
+  await ipBatch(lab.names.fabric, fabric);
+  const flannel: FlannelNode[] = topology.nodes.map((n, i) => ({ name: n.name, podCIDR: n.podCIDR, nodeIP: lab.address(`node/${n.name}`), vtepMac: vtepMac(i + 1) }));
+  await settleAll([
+    hostSysctls,
+    ...machines.map(async (m, i) => {
+      const lines = ['link set lo up', `addr add ${m.ip}/24 dev eth0`, 'link set eth0 up'];
+      const node = topology.nodes[i];
+      // `nodes[].defaultRoute`: the default route a real node has, via an outside host on the nodes' network
+      if (node?.defaultRoute) lines.push(`route add default via ${lab.address(node.defaultRoute)} dev eth0`);
+      if (node && topology.cni === 'flannel') {
+        // flannel's vxlan backend: the VTEP, then the routes, neighbours and FDB entries flanneld writes for its peers
+        const self = flannel[i]!;
+        const entries = flannelPeerEntries(self, flannel);
+        lines.push(...flannelDevice(self), ...entries.ip);
+        await ipBatch(m.ns, lines);
+        if (entries.bridge.length > 0) await runCommand(['bridge', '-n', m.ns, '-batch', '-'], { input: entries.bridge.join('\n') + '\n' });
+      } else if (node) {
+        const others = topology.nodes.filter((other) => other.name !== node.name);
+        lines.push(...others.map((other) => `route add ${other.podCIDR} via ${lab.address(`node/${other.name}`)} dev eth0`));
+        await ipBatch(m.ns, lines);
+      } else {
+        await ipBatch(m.ns, lines);
+      }
+      const late = node ? nodeSysctls(node).late : {};
+      if (Object.keys(late).length > 0) await lab.namespaceTarget(m.ns).exec(['sysctl', '-q', '-w', ...Object.entries(late).map(([k, v]) => `${k}=${v}`)]);
     }),
   ]);
 }
@@ -84,14 +134,16 @@ async function createMachines(lab: NetnsLab, topology: TopologySpec): Promise<vo
 async function createBridgePods(lab: NetnsLab, topology: TopologySpec, nodeName: string): Promise<void> {
   const node = topology.nodes.find((n) => n.name === nodeName)!;
   const nodePath = lab.names.netnsPath(lab.names.node(nodeName));
-  // sequential per node: host-local hands out addresses in pod order, so runs are reproducible
-  for (const pod of topology.pods.filter((p) => p.node === nodeName)) {
+  const pods = topology.pods.filter((p) => p.node === nodeName);
+  const common = (ns: string) => ({ command: 'ADD' as const, nodeNetnsPath: nodePath, podNetnsPath: lab.names.netnsPath(ns), containerId: ns });
+  // the loopback plugin brings lo up, as for every pod a kubelet starts; it takes no address, so all at once
+  const loopbacks = settleAll(pods.map((p) => invokeCni({ ...common(lab.names.pod(p.name)), ifName: 'lo', config: { cniVersion: '1.0.0', name: 'netrepro-lo', type: 'loopback' } })));
+  loopbacks.catch(() => {});
+  // the bridge plugin sequentially: host-local hands out addresses in pod order, so runs are reproducible
+  for (const pod of pods) {
     const ns = lab.names.pod(pod.name);
-    await lab.createNamespace(ns);
-    const common = { command: 'ADD' as const, nodeNetnsPath: nodePath, podNetnsPath: lab.names.netnsPath(ns), containerId: ns };
-    await invokeCni({ ...common, ifName: 'lo', config: { cniVersion: '1.0.0', name: 'netrepro-lo', type: 'loopback' } });
     const result = await invokeCni({
-      ...common,
+      ...common(ns),
       ifName: 'eth0',
       config: {
         cniVersion: '1.0.0',
@@ -112,35 +164,7 @@ async function createBridgePods(lab: NetnsLab, topology: TopologySpec, nodeName:
     const hostSide = result.interfaces?.find((i) => !i.sandbox && i.name !== 'cni0');
     if (hostSide) lab.hostInterfaces.set(pod.name, hostSide.name);
   }
-}
-
-async function routeBetweenNodes(lab: NetnsLab, topology: TopologySpec): Promise<void> {
-  await Promise.all(
-    topology.nodes.map((node) => {
-      const routes = topology.nodes
-        .filter((other) => other.name !== node.name)
-        .map((other) => `route add ${other.podCIDR} via ${lab.address(`node/${other.name}`)} dev eth0`);
-      return routes.length > 0 ? ipBatch(lab.names.node(node.name), routes) : Promise.resolve();
-    }),
-  );
-}
-
-/** `nodes[].defaultRoute`: the default route a real node has, via an external host on the nodes' network. */
-async function defaultRoutes(lab: NetnsLab, topology: TopologySpec): Promise<void> {
-  await Promise.all(topology.nodes.filter((n) => n.defaultRoute).map((n) => ipBatch(lab.names.node(n.name), [`route add default via ${lab.address(n.defaultRoute!)} dev eth0`])));
-}
-
-/** flannel's vxlan backend: a VTEP per node, then the routes, neighbours and FDB entries flanneld writes for its peers. */
-async function flannelBetweenNodes(lab: NetnsLab, topology: TopologySpec): Promise<void> {
-  const nodes: FlannelNode[] = topology.nodes.map((n, i) => ({ name: n.name, podCIDR: n.podCIDR, nodeIP: lab.address(`node/${n.name}`), vtepMac: vtepMac(i + 1) }));
-  await Promise.all(nodes.map((n) => ipBatch(lab.names.node(n.name), flannelDevice(n))));
-  await Promise.all(
-    nodes.map(async (n) => {
-      const entries = flannelPeerEntries(n, nodes);
-      if (entries.ip.length > 0) await ipBatch(lab.names.node(n.name), entries.ip);
-      if (entries.bridge.length > 0) await runCommand(['bridge', '-n', lab.names.node(n.name), '-batch', '-'], { input: entries.bridge.join('\n') + '\n' });
-    }),
-  );
+  await loopbacks;
 }
 
 /** Helper programs commands may name as `{bin/NAME}`; a missing compiler only matters to scenarios that use them. */

@@ -17,6 +17,7 @@ import { describeLabAction, expandStep } from '../model/steps/registry.ts';
 import type { PhaseName, PhaseResult, ProbeResult, RunEvent, ScenarioResult, StepResult } from './results.ts';
 import { runForegroundStep, startBackgroundStep, StepFailedError } from './run-steps.ts';
 import { newRunId, runPrefix } from '../../clusters/run-id.ts';
+import { inSlots, LabSlots } from './lab-slots.ts';
 
 export interface ScenarioRunOptions {
   provider: ClusterProvider;
@@ -28,6 +29,8 @@ export interface ScenarioRunOptions {
   keep?: boolean;
   /** Susceptibility: one lab, baseline and fault only, no fix (the regression gate). */
   faultOnly?: boolean;
+  /** Lab slots shared by the whole run (--parallel N); without, the fix variants run one at a time. */
+  slots?: LabSlots;
 }
 
 export async function runScenario({ file, scenario }: LoadedScenario, options: ScenarioRunOptions): Promise<ScenarioResult> {
@@ -37,8 +40,18 @@ export async function runScenario({ file, scenario }: LoadedScenario, options: S
   if (options.reportDir) result.evidenceDir = resolve(options.reportDir, scenario.id);
   options.emit({ kind: 'scenario-start', id: scenario.id, title: scenario.title });
   try {
-    for (const fix of options.faultOnly ? scenario.fixes.slice(0, 1) : scenario.fixes) {
-      await runVariant(scenario, fix, result, options);
+    // each fix variant builds its own lab: they run side by side, as many as the run's lab slots allow,
+    // each into its own part of the result, put together in the scenario's order
+    const fixes = options.faultOnly ? scenario.fixes.slice(0, 1) : scenario.fixes;
+    const parts = fixes.map(() => ({ ...result, phases: [] as PhaseResult[], labs: [] as ScenarioResult['labs'], log: [] as string[] }));
+    try {
+      await inSlots(fixes, options.slots ?? new LabSlots(1), options.signal, (fix, i) => runVariant(scenario, fix, parts[i]!, options));
+    } finally {
+      for (const part of parts) {
+        result.phases.push(...part.phases);
+        result.labs.push(...part.labs);
+        result.log.push(...part.log);
+      }
     }
     const held = result.phases.every((p) => p.status === 'passed');
     result.verdict = !held ? 'failed' : scenario.purpose === 'measure' ? 'measured' : 'passed';

@@ -2,6 +2,7 @@
 import type { ClusterProvider } from '../../clusters/provider.ts';
 import type { LoadedScenario } from '../model/load-scenario.ts';
 import type { RunEvent, RunResult, ScenarioResult } from './results.ts';
+import { LabSlots } from './lab-slots.ts';
 import { runLimited } from './run-limited.ts';
 import { runScenario } from './run-scenario.ts';
 
@@ -18,8 +19,10 @@ export async function runSuite(scenarios: readonly LoadedScenario[], options: Su
   const started = performance.now();
   options.emit({ kind: 'run-start', provider: options.provider.name, scenarios: scenarios.map((s) => s.scenario.id) });
   const results: ScenarioResult[] = new Array(scenarios.length);
+  // at most `parallel` labs at once: scenarios and the fix variants inside them share the slots
+  const slots = new LabSlots(options.parallel ?? 1);
   await runLimited(scenarios, options.parallel ?? 1, options.signal, async (scenario, i) => {
-    results[i] = await runScenario(scenario, options);
+    results[i] = await runScenario(scenario, { ...options, slots });
   });
   const done = results.filter(Boolean);
   const count = (v: ScenarioResult['verdict']) => done.filter((r) => r.verdict === v).length;

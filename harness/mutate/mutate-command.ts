@@ -3,6 +3,7 @@
 import { writeFile } from 'node:fs/promises';
 import pc from 'picocolors';
 import type { ClusterProvider } from '../../clusters/provider.ts';
+import type { ScenarioResult } from '../engine/results.ts';
 import { runLimited } from '../engine/run-limited.ts';
 import type { LoadedScenario } from '../model/load-scenario.ts';
 import { killRate, mutateScenario, type MutantResult } from './mutate-scenario.ts';
@@ -13,11 +14,16 @@ export interface MutateRun {
   durationMs: number;
 }
 
-export async function mutateAll(scenarios: readonly LoadedScenario[], options: { provider: ClusterProvider; signal: AbortSignal; parallel: number; onMutant?: (m: MutantResult) => void }): Promise<MutateRun> {
+export async function mutateAll(
+  scenarios: readonly LoadedScenario[],
+  options: { provider: ClusterProvider; signal: AbortSignal; parallel: number; onMutant?: (m: MutantResult) => void; originals?: readonly ScenarioResult[] },
+): Promise<MutateRun> {
   const started = performance.now();
   const perScenario: MutantResult[][] = new Array(scenarios.length);
   await runLimited(scenarios, options.parallel, options.signal, async (loaded, i) => {
-    perScenario[i] = await mutateScenario(loaded, { provider: options.provider, signal: options.signal, onMutant: options.onMutant });
+    // a run of the unmutated scenario already made (npm test's suite run) is reused, not run again
+    const original = options.originals?.find((r) => r.id === loaded.scenario.id);
+    perScenario[i] = await mutateScenario(loaded, { provider: options.provider, signal: options.signal, onMutant: options.onMutant, original });
   });
   const mutants = perScenario.flat();
   return { mutants, killRate: killRate(mutants), durationMs: Math.round(performance.now() - started) };

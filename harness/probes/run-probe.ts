@@ -41,8 +41,12 @@ async function runOnce(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSi
   const endpoint: Endpoint = spec.http
     ? { ip: cluster.address(spec.http.to), port: spec.http.port }
     : { ip: cluster.address(spec.dns!.server), port: 53 };
+  // concurrent runs of a repeated probe share the pod's interface: each connects from its own source
+  // port and watches only that port, so no run calls its verdict on another run's packets
+  const sourcePort = spec.http && spec.parallel > 1 ? nextSourcePort(cluster) : undefined;
   // ICMP too: an unreachable or a port-unreachable answering the client is what the application experienced
-  const watch = await PacketWatch.start(target, spec.http ? ['tcp', 'or', 'icmp'] : ['(udp', 'port', '53)', 'or', 'icmp'], watchedInterface(spec.from));
+  const tcpFilter = sourcePort ? ['(tcp', 'port', `${sourcePort})`] : ['tcp'];
+  const watch = await PacketWatch.start(target, spec.http ? [...tcpFilter, 'or', 'icmp'] : ['(udp', 'port', '53)', 'or', 'icmp'], watchedInterface(spec.from));
   // conclusive evidence ends the probe before its deadline: the client already RST a SYN-ACK from an
   // address it never contacted (TCP), or a DNS reply came from the wrong source (UDP)
   const early = new AbortController();
@@ -58,7 +62,8 @@ async function runOnce(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSi
     if (spec.http) {
       const url = `http://${endpoint.ip}:${endpoint.port}${spec.http.path}`;
       // --max-time is the verdict deadline: a hang is called after exactly that, never later
-      const r = await target.exec(['curl', '-sS', '--max-time', String(timeoutMs / 1000), '-w', '\n%{http_code} %{time_connect}', url], { reject: false, signal, stopWhen: early.signal });
+      const local = sourcePort ? ['--local-port', String(sourcePort)] : [];
+      const r = await target.exec(['curl', '-sS', '--max-time', String(timeoutMs / 1000), ...local, '-w', '\n%{http_code} %{time_connect}', url], { reject: false, signal, stopWhen: early.signal });
       // refused or unreachable at once: the answering packet may still be on its way through tcpdump
       if (r.exitCode === 7) await watch.until((seen) => seen.some((p) => p.dst === client), 100);
       packets = await watch.stop();
@@ -116,6 +121,17 @@ async function runOnce(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSi
 export function nslookupAnswers(stdout: string): string[] {
   const afterName = stdout.split(/^Name:/m).slice(1).join('\n');
   return [...afterName.matchAll(/^Address:\s*(\d+\.\d+\.\d+\.\d+)\s*$/gm)].map((m) => m[1]!);
+}
+
+/**
+ * A source port no earlier run in this lab used (below the ephemeral range, so no other connection
+ * takes it): a reused 4-tuple would meet the previous run's conntrack entry, and its NAT decision.
+ */
+const sourcePorts = new WeakMap<StartedCluster, number>();
+function nextSourcePort(cluster: StartedCluster): number {
+  const port = sourcePorts.get(cluster) ?? 20_000;
+  sourcePorts.set(cluster, port >= 29_999 ? 20_000 : port + 1);
+  return port;
 }
 
 /** curl of GET /bytes/N from the pod agent; the packet watch keeps only what is not the normal stream. */

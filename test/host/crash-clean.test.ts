@@ -4,7 +4,7 @@ import { execa } from 'execa';
 import { existsSync, readFileSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { runCommand } from '../../clusters/command.ts';
+import { namespacePids } from '../../clusters/netns/namespace-pids.ts';
 import { labSkipReason } from '../lab-support.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
@@ -37,15 +37,19 @@ describe.skipIf(labSkipReason)('crash, then clean', () => {
   it('kill -9 mid-run leaves a lab behind; netrepro clean removes all of it', async () => {
     const run = execa('node', ['bin/netrepro.js', 'run', 'stale-sock-lb-program'], { cwd: ROOT, reject: false });
     const pid = run.pid!;
-    // wait until the lab is really up: its pods' programs listen and the socket-LB cgroup exists
+    // wait until the lab is really up: the socket-LB cgroup has the pods' programs in it and the node
+    // its bpffs holder (the lab builds these side by side, so each is waited for)
     let runId: string | undefined;
+    let pids: string[] = [];
     for (let i = 0; i < 400 && !runId; i++) {
       const [id] = await runsOf(pid);
-      if (id && existsSync(`/sys/fs/cgroup/unified/netrepro/${id}/node-a`) && (await namespacesOf(id)).length === 4) runId = id;
+      const cgroup = `/sys/fs/cgroup/unified/netrepro/${id}/node-a/cgroup.procs`;
+      const inCgroup = id && existsSync(cgroup) ? readFileSync(cgroup, 'utf8').trim() : '';
+      pids = id ? ((await namespacePids([`/run/netns/nr-${id}-n-node-a`])).get(`/run/netns/nr-${id}-n-node-a`) ?? []).map(String) : [];
+      if (id && inCgroup && pids.length > 0 && (await namespacesOf(id)).length === 4) runId = id;
       else await new Promise((r) => setTimeout(r, 25));
     }
     expect(runId, 'the run never brought its lab up').toBeDefined();
-    const pids = (await runCommand(['ip', 'netns', 'pids', `nr-${runId}-n-node-a`])).stdout.split(/\s+/).filter(Boolean);
     expect(pids.length).toBeGreaterThan(0); // the bpffs holder at least
     process.kill(pid, 'SIGKILL');
     await run;

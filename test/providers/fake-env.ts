@@ -1,7 +1,7 @@
 // Test support for the real-cluster providers: the fake CLIs first (and alone) on PATH, their
 // recorded argv, and a KubeApi that records objects instead of talking to a server.
 import type { V1ConfigMap, V1Namespace, V1Pod, V1Service } from '@kubernetes/client-node';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,25 +30,41 @@ export interface Reply {
 /** Puts the fakes alone on PATH for the duration of a test; returns the recorder. */
 export function fakeTools(replies: Reply[] = [], pathDir = FAKES) {
   const dir = mkdtempSync(join(tmpdir(), 'netrepro-fakes-'));
-  const log = join(dir, 'calls.jsonl');
-  writeFileSync(log, '');
-  writeFileSync(join(dir, 'replies.json'), JSON.stringify(replies));
-  const saved = { PATH: process.env.PATH, LOG: process.env.NETREPRO_FAKE_LOG, REPLIES: process.env.NETREPRO_FAKE_REPLIES, NODE: process.env.NETREPRO_NODE };
+  const log = join(dir, 'calls');
+  mkdirSync(log);
+  // one directory per reply, in order, in the plain files fake-cli.sh reads (no JSON parser in sh)
+  const words = (argv: readonly string[]) => argv.map((a) => `${a}\0`).join('');
+  replies.forEach((r, i) => {
+    const at = join(dir, 'replies', String(i).padStart(4, '0'));
+    mkdirSync(at, { recursive: true });
+    for (const [name, content] of Object.entries({ tool: r.tool, args: words(r.args), stdout: r.stdout ?? '', stderr: r.stderr ?? '', code: String(r.exitCode ?? 0) })) writeFileSync(join(at, name), content);
+  });
+  const saved = { PATH: process.env.PATH, LOG: process.env.NETREPRO_FAKE_LOG, REPLIES: process.env.NETREPRO_FAKE_REPLIES };
   process.env.PATH = pathDir;
   process.env.NETREPRO_FAKE_LOG = log;
-  process.env.NETREPRO_FAKE_REPLIES = join(dir, 'replies.json');
-  process.env.NETREPRO_NODE = process.execPath;
+  process.env.NETREPRO_FAKE_REPLIES = join(dir, 'replies');
+  const calls = (): Recorded[] =>
+    readdirSync(log)
+      .sort()
+      .map((name) => {
+        const read = (file: string) => (existsSync(join(log, name, file)) ? readFileSync(join(log, name, file), 'utf8') : undefined);
+        const call: Recorded = { tool: read('tool')!, argv: read('argv')!.split('\0').slice(0, -1) };
+        const stdin = read('stdin');
+        const config = read('config');
+        if (stdin !== undefined) call.stdin = stdin;
+        if (config !== undefined) call.config = config;
+        return call;
+      });
   return {
     dir,
-    calls: (): Recorded[] => readFileSync(log, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Recorded),
+    calls,
     /** `tool arg arg ...` per call, for exact sequence assertions. */
-    lines: (): string[] => readFileSync(log, 'utf8').split('\n').filter(Boolean).map((l) => { const c = JSON.parse(l) as Recorded; return [c.tool, ...c.argv].join(' '); }),
+    lines: (): string[] => calls().map((c) => [c.tool, ...c.argv].join(' ')),
     restore() {
       const put = (k: string, v: string | undefined) => (v === undefined ? delete process.env[k] : (process.env[k] = v));
       put('PATH', saved.PATH);
       put('NETREPRO_FAKE_LOG', saved.LOG);
       put('NETREPRO_FAKE_REPLIES', saved.REPLIES);
-      put('NETREPRO_NODE', saved.NODE);
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -65,7 +65,7 @@ describe('detect', () => {
   it('names everything missing, with how to install it', async () => {
     const only = mkdtempSync(join(tmpdir(), 'netrepro-path-'));
     onTestFinished(() => rmSync(only, { recursive: true, force: true }));
-    writeFileSync(join(only, 'docker'), `#!/bin/sh\nexec "$NETREPRO_NODE" '${join(FAKES, 'fake-cli.mjs')}' docker "$@"\n`, { mode: 0o755 });
+    writeFileSync(join(only, 'docker'), `#!/bin/sh\nexec '${join(FAKES, 'fake-cli.sh')}' docker "$@"\n`, { mode: 0o755 });
     fakes = fakeTools([{ tool: 'docker', args: ['info'], exitCode: 1, stderr: 'Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?\n' }], only);
     expect(await new KindProvider().detect()).toEqual({
       ok: false,

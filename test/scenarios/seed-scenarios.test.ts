@@ -1,7 +1,9 @@
 // The scenario suite: every seed scenario must reproduce its symptom on the real kernel and the fix
 // must clear it. A copy with the fault switched off must FAIL, naming the expectation.
-import { readFile, readdir } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+// The seed scenarios' own verdicts, evidence and captures come from the one suite run of this
+// `npm test` (test/suite-run.ts: --parallel 2, a relative report dir); the broken copies run here.
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NetnsProvider } from '../../clusters/netns/netns-provider.ts';
 import { scenarioFailures } from '../../harness/engine/failures.ts';
@@ -11,12 +13,20 @@ import { loadAllScenarios } from '../../harness/model/find-scenarios.ts';
 import { parseScenario } from '../../harness/model/load-scenario.ts';
 import { ScenarioReportSchema } from '../../harness/report/report-schema.ts';
 import { hostSnapshot, labNamespaces } from '../host-snapshot.ts';
-import { labSkipReason, tempDir } from '../lab-support.ts';
+import { labSkipReason } from '../lab-support.ts';
+import { suiteRun, suiteSkipReason } from '../suite-run.ts';
 
 const scenarios = await loadAllScenarios();
 const provider = new NetnsProvider();
 const run = (loaded: (typeof scenarios)[number], reportDir?: string) =>
   runScenario(loaded, { provider, reportDir, signal: new AbortController().signal, emit: () => {} });
+const suite = suiteRun();
+const fromSuite = (id: string): ScenarioResult => {
+  expect(suite.error).toBeUndefined();
+  const result = suite.result?.scenarios.find((s) => s.id === id);
+  expect(result, `${id} is not in the suite run`).toBeDefined();
+  return result!;
+};
 
 async function leftoversOf(r: ScenarioResult): Promise<string[]> {
   const alive = await labNamespaces();
@@ -30,51 +40,59 @@ describe.skipIf(labSkipReason)('seed scenarios on the netns lab', () => {
   });
   afterAll(async () => {
     // the root namespace's rules, routes, links, addresses and sysctls are exactly as they were
+    // (around this file's own runs; around the suite run: test/host/root-capture.test.ts)
     expect(await hostSnapshot()).toEqual(before);
   });
 
-  it.each(scenarios.map((s) => [s.scenario.id, s] as const))('%s: symptom reproduces, fix clears it', async (_id, loaded) => {
-    const reportDir = await tempDir();
-    const result = await run(loaded, reportDir);
+  it.skipIf(suiteSkipReason()).each(scenarios.map((s) => [s.scenario.id, s] as const))('%s: symptom reproduces, fix clears it', async (id, loaded) => {
+    const result = fromSuite(id);
     // a real result keeps the JSON report contract (docs/report-format.md), nothing undocumented in it
     expect(ScenarioReportSchema.parse(result)).toEqual(result);
     expect(scenarioFailures(result)).toEqual([]);
     // a measurement reports numbers and is never counted as passed
     expect(result.verdict).toBe(loaded.scenario.purpose === 'measure' ? 'measured' : 'passed');
     expect(result.phases.map((p) => p.name)).toEqual(loaded.scenario.fixes.flatMap(() => ['baseline', 'faulted', 'fixed']));
-    // evidence was written per phase and node
-    const faulted = join(reportDir, loaded.scenario.id, loaded.scenario.fixes.length > 1 ? loaded.scenario.fixes[0]!.name : '', 'faulted');
+    // evidence was written per phase and node (the suite's report dir is relative: on a cilium node the
+    // evidence commands run in the bpffs holder's mount namespace, cwd /, so this covers that too)
+    const faulted = join(suite.reportDir, id, loaded.scenario.fixes.length > 1 ? loaded.scenario.fixes[0]!.name : '', 'faulted');
     for (const node of loaded.scenario.topology.nodes) {
       expect((await readdir(join(faulted, node.name))).sort()).toEqual(expect.arrayContaining(['capture.pcap', 'capture.txt', 'conntrack-L.txt', 'iptables-save.txt']));
     }
-    expect(await leftoversOf(result)).toEqual([]);
+    expect(suite.leftovers.filter((l) => result.labs.some((lab) => l.includes(lab.runId)))).toEqual([]);
   });
 
-  it('br-netfilter-clusterip-same-node: the faulted capture shows the un-NATed SYN-ACK and the client RST', async () => {
-    const loaded = scenarios.find((s) => s.scenario.id === 'br-netfilter-clusterip-same-node')!;
-    const reportDir = await tempDir();
-    const result = await run(loaded, reportDir);
+  it.skipIf(suiteSkipReason())('br-netfilter-clusterip-same-node: the faulted capture shows the un-NATed SYN-ACK and the client RST', async () => {
+    const id = 'br-netfilter-clusterip-same-node';
+    const result = fromSuite(id);
     expect(result.verdict).toBe('passed');
     const probe = result.phases.find((p) => p.name === 'faulted')!.probes.find((p) => p.id === 'clusterip')!;
     const pod = '10.244.1.3';
     const packets = probe.detail.packets as string[];
     expect(packets.some((l) => l.includes(`IP ${pod}.8080 > 10.244.1.2.`) && l.includes('Flags [S.]'))).toBe(true);
     expect(packets.some((l) => l.includes(`> ${pod}.8080: Flags [R]`))).toBe(true);
-    const capture = await readFile(join(reportDir, loaded.scenario.id, 'faulted', 'node-a', 'capture.txt'), 'utf8');
+    const capture = await readFile(join(suite.reportDir, id, 'faulted', 'node-a', 'capture.txt'), 'utf8');
     expect(capture).toMatch(/> 10\.96\.0\.20\.80: Flags \[S\]/); // SYN to the ClusterIP
     expect(capture).toMatch(/> 10\.244\.1\.3\.8080: Flags \[S\]/); // DNATed SYN to the pod
-    const conntrack = await readFile(join(reportDir, loaded.scenario.id, 'faulted', 'node-a', 'conntrack-L.txt'), 'utf8');
+    const conntrack = await readFile(join(suite.reportDir, id, 'faulted', 'node-a', 'conntrack-L.txt'), 'utf8');
     expect(conntrack).toMatch(/SYN_SENT src=10\.244\.1\.2 dst=10\.96\.0\.20 .*\[UNREPLIED\]/);
     // after the fix the reply carries the ClusterIP as source again
     const fixed = result.phases.find((p) => p.name === 'fixed')!.probes.find((p) => p.id === 'clusterip')!;
     expect((fixed.detail.packets as string[]).some((l) => l.includes('IP 10.96.0.20.80 > 10.244.1.2.') && l.includes('Flags [S.]'))).toBe(true);
   });
 
+  it.skipIf(suiteSkipReason())('evidence under a RELATIVE report dir works on a cilium node (its commands run in the bpffs holder\'s mount namespace, cwd /)', async () => {
+    const id = 'stale-sock-lb-program';
+    expect(scenarioFailures(fromSuite(id))).toEqual([]);
+    expect((await readdir(join(suite.reportDir, id, 'faulted', 'node-a'))).sort()).toEqual(expect.arrayContaining(['capture.pcap', 'capture.txt']));
+  });
+
+  /** A copy with `from` replaced by `to`; only its first fix variant runs (what the assertions are about: one lab, not three). */
   const broken = async (id: string, from: string, to: string) => {
     const loaded = scenarios.find((s) => s.scenario.id === id)!;
     const source = await readFile(loaded.file, 'utf8');
     expect(source).toContain(from);
-    const result = await run({ file: `${id}-broken.yaml`, scenario: parseScenario(source.replace(from, to), `${id}-broken.yaml`) });
+    const scenario = parseScenario(source.replace(from, to), `${id}-broken.yaml`);
+    const result = await run({ file: `${id}-broken.yaml`, scenario: { ...scenario, fixes: scenario.fixes.slice(0, 1) } });
     expect(await leftoversOf(result)).toEqual([]);
     return result;
   };
@@ -94,22 +112,5 @@ describe.skipIf(labSkipReason)('seed scenarios on the netns lab', () => {
     const result = await broken('stale-sock-lb-program', 'backend: "10.244.1.99:8080" }', 'backend: "10.244.1.99:8080", first: false }');
     expect(result.verdict).toBe('failed');
     expect(scenarioFailures(result)).toEqual([expect.stringMatching(/^detach-stale-program\/faulted\/clusterip: expected timeout, observed ok/)]);
-  });
-
-  it('evidence under a RELATIVE report dir works on a cilium node (its commands run in the bpffs holder\'s mount namespace, cwd /)', async () => {
-    const loaded = scenarios.find((s) => s.scenario.id === 'stale-sock-lb-program')!;
-    const reportDir = relative(process.cwd(), await tempDir());
-    const result = await run(loaded, reportDir);
-    expect(scenarioFailures(result)).toEqual([]);
-    expect((await readdir(join(reportDir, loaded.scenario.id, 'faulted', 'node-a'))).sort()).toEqual(expect.arrayContaining(['capture.pcap', 'capture.txt']));
-  });
-
-  it('a copy with the fault switched off fails, naming the expectation that did not hold', async () => {
-    const loaded = scenarios.find((s) => s.scenario.id === 'br-netfilter-clusterip-same-node')!;
-    const source = (await readFile(loaded.file, 'utf8')).replace('- br-netfilter: { node: node-a, enabled: false }', '- br-netfilter: { node: node-a, enabled: true }');
-    const result = await run({ file: 'no-fault.yaml', scenario: parseScenario(source, 'no-fault.yaml') });
-    expect(result.verdict).toBe('failed');
-    expect(scenarioFailures(result)).toEqual([expect.stringMatching(/^load-br-netfilter\/faulted\/clusterip: expected unexpected-source, observed ok/)]);
-    expect(await leftoversOf(result)).toEqual([]);
   });
 });
