@@ -1,5 +1,6 @@
 // The contract every cluster provider implements. The engine only sees these types.
 import type { TopologySpec } from '../harness/model/scenario-schema.ts';
+import type { ProbeTraceSession, TraceFlows } from '../harness/model/trace-events.ts';
 import type { ExecOptions, ExecResult, Spawned, SpawnOptions } from './command.ts';
 
 export type ProviderName = 'netns' | 'kind' | 'minikube' | 'k3s';
@@ -51,6 +52,8 @@ export interface StartedCluster extends AsyncDisposable {
    * nodes' network, seen from the fabric), `bin/NAME` (a helper program built at set-up).
    */
   path(ref: string): string;
+  /** Traces one probe's packets in the lab's namespaces (rule verdicts, drop reasons, conntrack); absent where a provider cannot. */
+  startTrace?(flows: TraceFlows, signal?: AbortSignal): Promise<ProbeTraceSession>;
   /** Idempotent, reverse order, survives partial provisioning. */
   destroy(): Promise<void>;
 }

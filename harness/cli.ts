@@ -49,7 +49,8 @@ export function buildCli(): Command {
     .option('--json <file>', 'write the JSON report')
     .option('--junit <file>', 'write a JUnit XML report')
     .option('--markdown <file>', 'write a Markdown summary (also appended to $GITHUB_STEP_SUMMARY when set)')
-    .option('--report-dir <dir>', 'write evidence (captures, iptables-save -c, conntrack, ip) per phase here')
+    .option('--report-dir <dir>', 'write evidence (captures, iptables-save -c, conntrack, ip) per phase here, and report.html')
+    .option('--html <file>', 'write a self-contained HTML report: per probe the diagnosis and the packet path')
     .option('--parallel <n>', 'scenarios run at once, each in its own lab', positiveInt, 1)
     .option('--keep', 'leave the lab up after the run; `netrepro clean --force` removes it')
     .action(lazy(() => import('./commands/run.ts')));
@@ -66,6 +67,7 @@ export function buildCli(): Command {
     .argument('<id>')
     .addOption(provider())
     .option('--report-dir <dir>', 'keep the evidence here (default: a temporary directory)')
+    .option('--html <file>', 'also write the HTML report (diagnosis and packet path per probe)')
     .action(lazy(() => import('./commands/explain.ts')));
 
   program

@@ -7,7 +7,7 @@ import { runCommand } from '../command.ts';
 
 const CACHE = packagePath('node_modules/.cache/netrepro-bpf/');
 
-export async function bpfObject(name: 'masquerade' | 'sock-lb'): Promise<string> {
+export async function bpfObject(name: 'masquerade' | 'sock-lb' | 'drop-trace'): Promise<string> {
   const source = packagePath(`clusters/netns/bpf/${name}.c`);
   const hash = createHash('sha256').update(await readFile(source)).digest('hex').slice(0, 12);
   const object = `${CACHE}${name}-${hash}.o`;

@@ -8,7 +8,9 @@ import { runCommand } from '../command.ts';
 const CACHE = packagePath('node_modules/.cache/netrepro-bin/');
 
 export const HELPERS = ['inject-ahead'] as const;
-export type Helper = (typeof HELPERS)[number];
+/** drop-trace is the harness's own (the probe trace), not a `{bin/NAME}` for scenarios. */
+export type Helper = (typeof HELPERS)[number] | 'drop-trace';
+const LIBS: Partial<Record<Helper, string[]>> = { 'drop-trace': ['-lbpf'] };
 
 export async function helperBinary(name: Helper): Promise<string> {
   const source = packagePath(`clusters/netns/agent/${name}.c`);
@@ -17,7 +19,7 @@ export async function helperBinary(name: Helper): Promise<string> {
   if (await stat(binary).then(() => true, () => false)) return binary;
   await mkdir(CACHE, { recursive: true });
   const partial = `${binary}.${process.pid}.tmp`; // parallel runs may compile at once: rename is atomic
-  await runCommand(['gcc', '-O2', '-Wall', '-Wextra', '-o', partial, source]);
+  await runCommand(['gcc', '-O2', '-Wall', '-Wextra', '-o', partial, source, ...(LIBS[name] ?? [])]);
   await rename(partial, binary);
   return binary;
 }

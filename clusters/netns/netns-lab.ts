@@ -9,6 +9,7 @@ import type { LabAction, StartedCluster, Target } from '../provider.ts';
 import { NETNS_DIR, STATE_ROOT, type LabNames } from './lab-names.ts';
 import { killAll, namespacePids } from './namespace-pids.ts';
 import { NetnsTarget } from './netns-target.ts';
+import type { ProbeTraceSession, TraceFlows } from '../../harness/model/trace-events.ts';
 
 /** What a lab action does on this lab; set by the provisioning code that knows the CNI shape. */
 export type ActionHandler = (lab: NetnsLab, action: LabAction) => Promise<void>;
@@ -34,6 +35,8 @@ export class NetnsLab implements StartedCluster {
   /** Node -> the kube-proxy release a `start` step put there (else the topology's). */
   readonly kubeProxyVersions = new Map<string, string>();
   actionHandler?: ActionHandler;
+  /** Traces a probe in this lab; set by provisioning (trace/lab-tracer.ts). */
+  traceHandler?: (lab: NetnsLab, flows: TraceFlows, signal?: AbortSignal) => Promise<ProbeTraceSession>;
   private destroyed?: Promise<void>;
 
   constructor(
@@ -104,6 +107,11 @@ export class NetnsLab implements StartedCluster {
     if (kind === 'cgroup' && this.cgroups.has(node)) return this.cgroups.get(node)!;
     if (kind === 'bpffs' && this.mountNamespaces.has(node)) return '/sys/fs/bpf/netrepro';
     throw new HarnessError('UNSUPPORTED', `${ref}: node ${node} has no ${kind === 'cgroup' ? 'socket-LB cgroup' : 'bpffs'} in this CNI shape`);
+  }
+
+  startTrace(flows: TraceFlows, signal?: AbortSignal): Promise<ProbeTraceSession> {
+    if (!this.traceHandler) throw new HarnessError('UNSUPPORTED', 'this lab cannot trace packets');
+    return this.traceHandler(this, flows, signal);
   }
 
   perform(action: LabAction): Promise<void> {

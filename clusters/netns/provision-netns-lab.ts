@@ -14,6 +14,7 @@ import { ipBatch, NetnsLab } from './netns-lab.ts';
 import { runCommand } from '../command.ts';
 import { changeServices } from './service-change.ts';
 import { flannelDevice, flannelPeerEntries, FLANNEL_MTU, vtepMac, type FlannelNode } from './flannel-entries.ts';
+import { startNetnsTrace } from './trace/lab-tracer.ts';
 import { helperBinary, HELPERS } from './helper-build.ts';
 
 /** The network joining nodes and external hosts, inside the fabric namespace only (kind's docker network uses the same). */
@@ -24,6 +25,7 @@ export async function provisionNetnsLab(topology: TopologySpec, run: RunContext)
   const names = labNames(run.runId);
   const lab = new NetnsLab(names, topology);
   lab.actionHandler = performAction;
+  lab.traceHandler = startNetnsTrace;
   const step = async (what: string, action: () => Promise<unknown>) => {
     if (run.signal.aborted) throw new HarnessError('ABORTED', `aborted before: ${what}`);
     const started = performance.now();

@@ -1,4 +1,5 @@
 // `netrepro run`: scenarios in labs, progress on stderr, summary on stdout, reports on request.
+import { join } from 'node:path';
 import { usableProvider } from '../../clusters/create-provider.ts';
 import type { RunResult } from '../engine/results.ts';
 import { runSuite } from '../engine/run-suite.ts';
@@ -21,6 +22,7 @@ export interface RunOptions {
   junit?: string;
   markdown?: string;
   reportDir?: string;
+  html?: string;
   keep?: boolean;
   parallel: number;
 }
@@ -34,6 +36,8 @@ export default async function run(ids: string[], options: RunOptions): Promise<n
   // loaded only when asked for
   if (options.junit) files.push((await import('../report/junit-reporter.ts')).junitReporter(options.junit, context));
   if (options.markdown || process.env.GITHUB_STEP_SUMMARY) files.push(markdownReporter(context, options.markdown, process.env.GITHUB_STEP_SUMMARY));
+  // the page with each probe's diagnosis and packet path: --html FILE, and report.html in --report-dir
+  for (const file of [options.html, options.reportDir && join(options.reportDir, 'report.html')]) if (file) files.push((await import('../report/html-reporter.ts')).htmlReporter(file));
 
   let provider;
   try {

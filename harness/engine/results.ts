@@ -1,6 +1,8 @@
 // What a run produces, and the events reporters see while it happens.
 import type { CheckResult } from '../expect/run-checks.ts';
 import type { Observation, Outcome } from '../model/outcome.ts';
+import type { ProbeTraceResult } from '../model/trace-events.ts';
+import type { Diagnosis } from '../model/diagnosis.ts';
 
 export type { CheckResult };
 
@@ -17,6 +19,12 @@ export interface ProbeResult {
   summary: string;
   durationMs: number;
   detail: Observation['detail'] & Pick<Observation, 'servedBy' | 'source' | 'connected' | 'sentTo' | 'answers'>;
+  /** Why a faulted or failing probe ended as it did: the rule, program, kernel reason or socket (harness/trace/). */
+  diagnosis?: Diagnosis;
+  /** The probe's packet trace, kept for faulted or failing probes (the evidence behind the diagnosis). */
+  trace?: ProbeTraceResult;
+  /** What tracing added to this probe, ms (set-up, teardown, facts; the lab's monitors on its first probe). */
+  traceCostMs?: number;
 }
 
 export interface StepResult {

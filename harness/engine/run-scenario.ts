@@ -11,6 +11,7 @@ import type { LoadedScenario } from '../model/load-scenario.ts';
 import type { Observation } from '../model/outcome.ts';
 import type { CheckSpec, ExpectedSpec, Scenario, StepSpec } from '../model/scenario-schema.ts';
 import { runProbe } from '../probes/run-probe.ts';
+import { attachDiagnoses, probeFlows, startProbeTrace, traceProbe } from './probe-trace-hooks.ts'; // probe-trace (issue 13)
 import type { Command } from '../model/lab-action.ts';
 import { placeholderResolver } from '../model/placeholders.ts';
 import { describeLabAction, expandStep } from '../model/steps/registry.ts';
@@ -167,8 +168,11 @@ async function runPhase(p: PhaseInput): Promise<void> {
         // probes run one at a time so each one's packet watch sees only its own traffic
         for (const [id, expected] of Object.entries(p.expect)) {
           const spec = scenario.probes.find((x) => x.id === id)!;
-          const observation = await runProbe(spec, cluster, options.signal);
+          // probe-trace (issue 13): trace this probe's packets; an attributed drop ends it early
+          const trace = traceProbe(await startProbeTrace(cluster, probeFlows(spec, cluster), options.signal));
+          const observation = await trace.run((dropped) => runProbe(spec, cluster, options.signal, dropped));
           const probe = probeResult(id, expected, observation, (ref) => ((p.result.addresses ??= {})[ref] = cluster.address(ref)));
+          await trace.finish(probe); // probe-trace (issue 13): keeps the trace of a faulted or failing probe
           phase.probes.push(probe);
           options.emit({ kind: 'probe', id: scenario.id, phase: p.name, probe });
         }
@@ -186,6 +190,7 @@ async function runPhase(p: PhaseInput): Promise<void> {
         phase.checks.push(check);
         options.emit({ kind: 'check', id: scenario.id, phase: p.name, check });
       }
+      attachDiagnoses(phase, (ref) => cluster.address(ref)); // probe-trace (issue 13): after the checks, whose evidence it cites
     });
     phase.status = phase.probes.every((x) => x.matched) && phase.checks.every((c) => c.matched) ? 'passed' : 'failed';
   } catch (e) {

@@ -7,10 +7,11 @@ import { durationMs } from '../model/duration.ts';
 import { classifyCurl, classifyDnsAgent, classifyDownload, dnsReplyOnWire, foreignReply, synDestination, type Classified, type DnsAgentResult, type Endpoint } from './classify.ts';
 import { foldRuns, pooled } from './repeat-stats.ts';
 import { PacketWatch, type Packet } from './packet-watch.ts';
+import { dropVerdict } from '../trace/drop-verdict.ts'; // probe-trace (issue 13): early verdict at an attributed drop
 
 /** Runs the probe once, or `repeat` times (`parallel` at a time) folded into one Observation with the distribution of outcomes. */
-export async function runProbe(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSignal): Promise<Observation> {
-  if (spec.repeat === undefined) return runOnce(spec, cluster, signal);
+export async function runProbe(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSignal, dropped?: AbortSignal): Promise<Observation> {
+  if (spec.repeat === undefined) return runOnce(spec, cluster, signal, dropped);
   const started = performance.now();
   const runs = await pooled(spec.repeat, spec.parallel, () => runOnce(spec, cluster, signal));
   const to = spec.http ? `${cluster.address(spec.http.to)}:${spec.http.port}` : spec.download ? `${cluster.address(spec.download.to)}:${spec.download.port}` : `${cluster.address(spec.dns!.server)}:53`;
@@ -32,7 +33,8 @@ async function localErrno(cluster: StartedCluster, from: string, endpoint: Endpo
   }
 }
 
-async function runOnce(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSignal): Promise<Observation> {
+/** `dropped` (probe trace): aborted, with the drop in words, when a packet the client sent was dropped deterministically. */
+async function runOnce(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSignal, dropped?: AbortSignal): Promise<Observation> {
   if (spec.download) return runDownload(spec, spec.download, cluster, signal);
   const started = performance.now();
   const client = cluster.address(clientRef(spec.from));
@@ -63,9 +65,11 @@ async function runOnce(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSi
       const url = `http://${endpoint.ip}:${endpoint.port}${spec.http.path}`;
       // --max-time is the verdict deadline: a hang is called after exactly that, never later
       const local = sourcePort ? ['--local-port', String(sourcePort)] : [];
-      const r = await target.exec(['curl', '-sS', '--max-time', String(timeoutMs / 1000), ...local, '-w', '\n%{http_code} %{time_connect}', url], { reject: false, signal, stopWhen: early.signal });
+      const r = await target.exec(['curl', '-sS', '--max-time', String(timeoutMs / 1000), ...local, '-w', '\n%{http_code} %{time_connect}', url], { reject: false, signal, stopWhen: dropped ? AbortSignal.any([early.signal, dropped]) : early.signal });
       // refused or unreachable at once: the answering packet may still be on its way through tcpdump
       if (r.exitCode === 7) await watch.until((seen) => seen.some((p) => p.dst === client), 100);
+      // probe-trace (issue 13): stopped at a drop, which the node saw before tcpdump here printed the client's side of it
+      if (r.stopped && dropped?.aborted) await watch.until((seen) => seen.some((p) => p.src === client && p.flags !== 'S'), 100);
       packets = await watch.stop();
       const lines = r.stdout.split('\n');
       const [code = '0', connect = '0'] = (lines.at(-1) ?? '').split(' ');
@@ -76,7 +80,12 @@ async function runOnce(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSi
       const errno = silent ? await localErrno(cluster, spec.from, endpoint, signal) : undefined;
       classified = classifyCurl({ exitCode: r.exitCode, stderr: r.stderr, httpCode, body: lines.slice(0, -1).join('\n'), connectSeconds }, packets, client, endpoint, errno);
       tcp = { connected: connectSeconds > 0, sentTo: synDestination(packets, client) };
-      detail = { url, curlExit: r.stopped ? 'stopped: the evidence was conclusive' : r.exitCode, httpCode, connectMs: Math.round(connectSeconds * 1e4) / 10, curlError: r.stderr.trim() || undefined, ...(errno ? { connectErrno: errno } : {}) };
+      if (r.stopped && dropped?.aborted && !early.signal.aborted) {
+        const d = dropVerdict(packets, client, endpoint, String(dropped.reason));
+        classified = d.classified;
+        tcp.connected = d.connected;
+      }
+      detail = { url, curlExit: r.stopped ? (early.signal.aborted ? 'stopped: the evidence was conclusive' : 'stopped: the trace attributed a drop') : r.exitCode, httpCode, connectMs: Math.round(connectSeconds * 1e4) / 10, curlError: r.stderr.trim() || undefined, ...(errno ? { connectErrno: errno } : {}) };
     } else {
       const dns = spec.dns!;
       if (dns.tool === 'agent') {

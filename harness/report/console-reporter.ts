@@ -5,6 +5,7 @@ import ora, { type Ora } from 'ora';
 import { colorsFor, type Colors } from './colors.ts';
 import type { RunEvent, RunResult, ScenarioResult } from '../engine/results.ts';
 import type { Reporter } from './reporter.ts';
+import { diagnosisLines } from './diagnosis-lines.ts';
 import { countsLine, verdictCounts } from './verdict-counts.ts';
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
@@ -34,6 +35,15 @@ function scenarioEnd(pc: Colors, r: ScenarioResult): string {
   const lines = [`${verdictColor(pc, r.verdict)(r.verdict.toUpperCase())} ${r.id} (${seconds(r.durationMs)})`];
   if (r.error) lines.push(pc.red(`  ${r.error.message}`) + (r.error.hint ? pc.dim(`\n  hint: ${r.error.hint}`) : ''));
   if (r.skipReason) lines.push(pc.yellow(`  skipped: ${r.skipReason}`));
+  if (r.verdict === 'failed') {
+    // why each failing probe ended as it did: the culprit its trace names
+    for (const phase of r.phases) {
+      for (const probe of phase.probes.filter((p) => !p.matched)) {
+        const diagnosis = diagnosisLines(probe);
+        if (diagnosis.length) lines.push(`  ${phase.variant}/${phase.name} ${probe.id}: ${diagnosis[0]}`, ...diagnosis.slice(1).map((l) => pc.dim(`    ${l}`)));
+      }
+    }
+  }
   for (const p of r.phases.filter((x) => x.status === 'errored' && x.error)) lines.push(pc.red(`  ✗ ${p.variant}/${p.name} errored: ${p.error!.message.split('\n')[0]}`));
   if (r.measurements) lines.push(...r.measurements.map((m) => pc.cyan(`  measured ${m}`)));
   if (r.verdict === 'failed' || r.verdict === 'errored') lines.push(...r.log.map((l) => pc.dim(`  | ${l}`)));

@@ -3,6 +3,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunResult } from '../engine/results.ts';
+import { diagnosisLines } from './diagnosis-lines.ts';
 
 const read = (file: string) => readFile(file, 'utf8').catch(() => '');
 
@@ -18,6 +19,8 @@ export async function explain(jsonReport: string): Promise<string> {
       for (const probe of phase.probes) {
         out.push(`    ${probe.matched ? 'held' : 'DID NOT HOLD'}: ${probe.id} expects ${probe.expected}`, `      observed: ${probe.summary}`);
         if (!probe.matched) out.push(`      why: ${probe.mismatch}`);
+        const diagnosis = diagnosisLines(probe);
+        if (diagnosis.length) out.push(`      diagnosis: ${diagnosis[0]}`, ...diagnosis.slice(1).map((l) => `        ${l}`));
         const packets = (probe.detail.packets as string[] | undefined) ?? [];
         if (packets.length && probe.observed !== 'ok') out.push('      on the client\'s eth0:', ...packets.slice(0, 8).map((l) => `        ${l}`));
       }

@@ -52,6 +52,50 @@ const ProbeDetail = z
   .catchall(z.unknown())
   .describe('what backs the outcome: exit codes, packets (`packets`), distributions of repeated probes (`distribution`); free-form beyond the named keys');
 
+const TracePacket = z
+  .object({ proto: z.string(), src: z.string(), dst: z.string(), sport: z.number().optional(), dport: z.number().optional(), flags: z.string().optional().describe('TCP flags as words: `SYN ACK`') })
+  .describe('a packet as the trace saw it');
+
+const PathStep = z
+  .object({
+    at: z.number().describe('ms since the trace started'),
+    where: z.string().describe('pod/NAME, node/NAME, host/NAME, fabric or bridge'),
+    hook: z.string().describe('the interface, netfilter hook, conntrack, kernel function or BPF program'),
+    packet: z.string(),
+    action: z.string().describe('sent, received, a rewrite, a verdict, a conntrack state, a drop reason'),
+    kind: z.enum(['send', 'receive', 'netfilter', 'conntrack', 'drop', 'bpf', 'bridge']),
+    culprit: z.boolean().optional(),
+    inferred: z.boolean().optional().describe('deduced from the other steps and the lab\'s facts, not traced'),
+  })
+  .describe('one hop of the packet path');
+
+const Diagnosis = z
+  .object({
+    culprit: z
+      .object({
+        kind: z.enum(['rule', 'bpf-program', 'kernel', 'socket']),
+        node: z.string().describe('where: a node name, or pod/NAME for a socket'),
+        where: z.string().describe('table/chain, program and attach point, kernel path, or socket'),
+        text: z.string().describe('the rule text, the program and its rewrite, the kernel\'s words, the drop reason'),
+      })
+      .describe('what dropped or rewrote the packet'),
+    packet: TracePacket,
+    reason: z.string().describe('a few plain sentences: what happened to which packet, and why'),
+    path: z.array(PathStep),
+  })
+  .describe('why a faulted or failing probe ended as it did, from its packet trace (harness/trace/diagnosis.ts)');
+
+const ProbeTrace = z
+  .object({
+    startedAt: z.number().optional().describe('wall clock (epoch ms) at `at` = 0'),
+    flows: z.object({ clientPod: z.string(), client: z.string(), target: z.object({ ip: z.string(), port: z.number() }) }).optional(),
+    events: z.array(z.looseObject({ kind: z.enum(['rule', 'drop', 'conntrack']), at: z.number() })).describe('netfilter verdicts with rule text, kernel drops with reasons, conntrack events'),
+    facts: z.array(z.looseObject({ kind: z.string() })).describe('settings and BPF programs the path depended on'),
+    unavailable: z.array(z.string()).describe('parts of the trace that could not run here, and why'),
+    costMs: z.object({ lab: z.number().optional(), start: z.number(), stop: z.number(), facts: z.number().optional() }),
+  })
+  .describe('the packet trace of a faulted or failing probe');
+
 const Probe = z
   .object({
     id: z.string(),
@@ -62,7 +106,9 @@ const Probe = z
     summary: z.string().describe('one line a person reads'),
     durationMs: z.number(),
     detail: ProbeDetail,
-    diagnosis: z.record(z.string(), z.unknown()).optional().describe('what the evidence says went wrong, when it can tell'),
+    diagnosis: Diagnosis.optional().describe('what the evidence says went wrong, when it can tell'),
+    trace: ProbeTrace.optional(),
+    traceCostMs: z.number().optional().describe('what tracing added to this probe, ms'),
   })
   .describe('one probe in one phase');
 

@@ -28,6 +28,18 @@ const fromSuite = (id: string): ScenarioResult => {
   return result!;
 };
 
+/** The diagnosis is part of the contract: the culprit each seed incident's faulted probe must be attributed to. */
+const CULPRITS: Record<string, { probe: string; kind: string; where: RegExp; text: RegExp }> = {
+  'cilium-kube-proxy-forward-race': { probe: 'external', kind: 'rule', where: /^filter\/KUBE-FORWARD$/, text: /ctstate INVALID -j DROP$/ },
+  'conntrack-invalid-reset': { probe: 'download', kind: 'kernel', where: /^conntrack/, text: /^SEQ is over upper bound/ },
+  'conntrack-invalid-reset-cross-node': { probe: 'download', kind: 'kernel', where: /^conntrack/, text: /^SEQ is over upper bound/ },
+  'cilium-forward-race-cross-node': { probe: 'external', kind: 'rule', where: /^filter\/KUBE-FORWARD$/, text: /ctstate INVALID -j DROP$/ },
+  'stale-sock-lb-udp-dns': { probe: 'dns-clusterip', kind: 'bpf-program', where: /^cgroup_udp4_sendmsg \S+ \(1st of 2\)$/, text: /^cil_sock4_sendmsg id \d+: 10\.96\.0\.10:53 -> 10\.244\.1\.99:53$/ },
+  'stale-sock-lb-program': { probe: 'clusterip', kind: 'bpf-program', where: /^cgroup_inet4_connect \S+ \(1st of 2\)$/, text: /^cil_sock4_connect id \d+: 10\.96\.0\.30:80 -> 10\.244\.1\.99:8080$/ },
+  'br-netfilter-clusterip-same-node': { probe: 'clusterip', kind: 'kernel', where: /^bridge \(net\.bridge\.bridge-nf-call-iptables=0\)$/, text: /^SYN-ACK 10\.244\.1\.3:8080 > / },
+  'br-netfilter-dns-unexpected-source': { probe: 'nslookup-vip', kind: 'socket', where: /^udp socket connected to 10\.96\.0\.10:53$/, text: /^NO_SOCKET/ },
+};
+
 async function leftoversOf(r: ScenarioResult): Promise<string[]> {
   const alive = await labNamespaces();
   return alive.filter((ns) => r.labs.some((l) => ns.startsWith(`nr-${l.runId}-`)));
@@ -59,6 +71,13 @@ describe.skipIf(labSkipReason)('seed scenarios on the netns lab', () => {
       expect((await readdir(join(faulted, node.name))).sort()).toEqual(expect.arrayContaining(['capture.pcap', 'capture.txt', 'conntrack-L.txt', 'iptables-save.txt']));
     }
     expect(suite.leftovers.filter((l) => result.labs.some((lab) => l.includes(lab.runId)))).toEqual([]);
+    const culprit = CULPRITS[loaded.scenario.id];
+    if (culprit) {
+      const probe = result.phases.find((p) => p.name === 'faulted')!.probes.find((p) => p.id === culprit.probe)!;
+      expect(probe.diagnosis?.culprit, probe.trace?.unavailable.join('; ')).toMatchObject({ kind: culprit.kind, where: expect.stringMatching(culprit.where), text: expect.stringMatching(culprit.text) });
+      // a drop the trace attributes ends the probe at once, not at its 800 ms deadline
+      if (culprit.kind === 'rule') expect(probe.durationMs).toBeLessThanOrEqual(300);
+    }
   });
 
   it.skipIf(suiteSkipReason())('br-netfilter-clusterip-same-node: the faulted capture shows the un-NATed SYN-ACK and the client RST', async () => {

@@ -32,8 +32,19 @@ function sampleRun(): RunResult {
             id: 'clusterip', expected: 'unexpected-source from pod/web', observed: 'unexpected-source', matched: true, durationMs: 310,
             summary: 'client -> 10.96.0.20:80 = unexpected-source (SYN-ACK from 10.244.1.3:8080)',
             detail: { source: '10.244.1.3:8080', connected: false, sentTo: '10.96.0.20:80', packets: ['IP 10.244.1.3.8080 > 10.244.1.2.40000: Flags [S.]'], curlExit: 28 },
-            // lands with the lead's probe diagnosis; the schema accepts it already
-            ...({ diagnosis: { cause: 'reply bridged past conntrack' } } as object),
+            diagnosis: {
+              culprit: { kind: 'kernel', node: 'node-a', where: 'bridge (net.bridge.bridge-nf-call-iptables=0)', text: 'SYN-ACK 10.244.1.3:8080 > 10.244.1.2:40000 bridged past conntrack: no reverse NAT' },
+              packet: { proto: 'tcp', src: '10.244.1.3', dst: '10.244.1.2', sport: 8080, dport: 40000, flags: 'SYN ACK' },
+              reason: 'The SYN-ACK from 10.244.1.3:8080 was bridged without passing the nat table.',
+              path: [{ at: 0.4, where: 'pod/client', hook: 'eth0', packet: '10.244.1.3:8080 > 10.244.1.2:40000 [S.]', action: 'received', kind: 'receive' }],
+            },
+            trace: {
+              events: [{ kind: 'drop', at: 0.5, where: 'pod/client', reason: 'NO_SOCKET', location: 'tcp_v4_rcv+0x91', iface: 'eth0', packet: { proto: 'tcp', src: '10.244.1.3', dst: '10.244.1.2', sport: 8080, dport: 40000 } }],
+              facts: [{ kind: 'setting', node: 'node-a', name: 'net.bridge.bridge-nf-call-iptables', value: '0' }],
+              unavailable: [],
+              costMs: { start: 0, stop: 9, facts: 20 },
+            },
+            traceCostMs: 29,
           },
           { id: 'dns', expected: 'ok', observed: 'ok', matched: true, durationMs: 12, summary: 'ok', detail: { answers: ['10.96.0.10'], servedBy: 'coredns', distribution: { ok: 40 } } },
         ],

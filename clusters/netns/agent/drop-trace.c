@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * netrepro drop tracer: loads bpf/drop-trace.o, attaches it to the kfree_skb raw tracepoint and
+ * prints one line per packet the kernel dropped in one of the namespaces named on the command line:
+ *
+ *   drop ns=4026532301 reason=NO_SOCKET loc=__udp4_lib_rcv+0x4bc if=eth0 proto=17 10.244.1.3:53 > 10.244.1.2:41234 flags=0x00
+ *
+ * Why a loader of our own: bpftool 7.1 cannot attach a raw tracepoint, and this kernel has neither
+ * kprobe/eprobe events nor fentry. Everything lives as long as this process: no pin, no bpffs, no
+ * tracefs instance; killing it (lab teardown, `netrepro clean`) detaches the program.
+ * Struct offsets and drop-reason names come from the running kernel's BTF (/sys/kernel/btf/vmlinux).
+ *
+ * usage: drop-trace OBJECT NETNS_INODE...
+ */
+#include <arpa/inet.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct drop_cfg {
+	__u32 skb_dev, dev_nd_net, net_inum, dev_name, skb_head, skb_nh;
+};
+
+struct drop_event {
+	__u32 netns;
+	__u32 reason;
+	__u64 location;
+	__u32 saddr;
+	__u32 daddr;
+	__u16 sport;
+	__u16 dport;
+	__u8 proto;
+	__u8 tcp_flags;
+	__u16 pad;
+	char ifname[16];
+};
+
+static struct btf *vmlinux;
+static volatile sig_atomic_t stop;
+
+/* Byte offset of member `name` in struct/union `type_id`, looking through anonymous members; -1 if absent. */
+static long member_offset(__u32 type_id, const char *name)
+{
+	const struct btf_type *t = btf__type_by_id(vmlinux, type_id);
+	while (t && (btf_is_typedef(t) || btf_is_mod(t))) {
+		type_id = t->type;
+		t = btf__type_by_id(vmlinux, type_id);
+	}
+	if (!t || !btf_is_composite(t))
+		return -1;
+	const struct btf_member *m = btf_members(t);
+	for (int i = 0; i < btf_vlen(t); i++, m++) {
+		__u32 bits = btf_member_bit_offset(t, i);
+		const char *n = btf__name_by_offset(vmlinux, m->name_off);
+		if (n && strcmp(n, name) == 0)
+			return bits / 8;
+		if (!n || !*n) {
+			long inner = member_offset(m->type, name);
+			if (inner >= 0)
+				return bits / 8 + inner;
+		}
+	}
+	return -1;
+}
+
+static long offset_of(const char *type, const char *member)
+{
+	__s32 id = btf__find_by_name_kind(vmlinux, type, BTF_KIND_STRUCT);
+	long off = id < 0 ? -1 : member_offset(id, member);
+	if (off < 0) {
+		fprintf(stderr, "drop-trace: no %s.%s in the kernel's BTF\n", type, member);
+		exit(3);
+	}
+	return off;
+}
+
+static const char *reason_name(__u32 value)
+{
+	static char buf[16];
+	__s32 id = btf__find_by_name_kind(vmlinux, "skb_drop_reason", BTF_KIND_ENUM);
+	if (id >= 0) {
+		const struct btf_type *t = btf__type_by_id(vmlinux, id);
+		const struct btf_enum *e = btf_enum(t);
+		for (int i = 0; i < btf_vlen(t); i++, e++)
+			if ((__u32)e->val == value) {
+				const char *n = btf__name_by_offset(vmlinux, e->name_off);
+				return strncmp(n, "SKB_DROP_REASON_", 16) == 0 ? n + 16 : n;
+			}
+	}
+	snprintf(buf, sizeof(buf), "%u", value);
+	return buf;
+}
+
+struct sym {
+	unsigned long long addr;
+	char *name;
+};
+static struct sym *syms;
+static size_t nsyms;
+
+static int by_addr(const void *a, const void *b)
+{
+	const struct sym *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* The kernel function a drop happened in (`nft_do_chain+0x3e8`), from /proc/kallsyms, read on first use. */
+static const char *symbol(unsigned long long addr)
+{
+	static char buf[160];
+	if (!syms) {
+		FILE *f = fopen("/proc/kallsyms", "r");
+		size_t cap = 0;
+		char line[256], type, name[128];
+		unsigned long long a;
+		while (f && fgets(line, sizeof(line), f)) {
+			if (sscanf(line, "%llx %c %127s", &a, &type, name) != 3 || (type != 't' && type != 'T') || !a)
+				continue;
+			if (nsyms == cap) {
+				cap = cap ? cap * 2 : 65536;
+				syms = realloc(syms, cap * sizeof(*syms));
+			}
+			syms[nsyms].addr = a;
+			syms[nsyms++].name = strdup(name);
+		}
+		if (f)
+			fclose(f);
+		if (!syms)
+			syms = calloc(1, sizeof(*syms));
+		qsort(syms, nsyms, sizeof(*syms), by_addr);
+	}
+	size_t lo = 0, hi = nsyms;
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+		if (syms[mid].addr <= addr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if (nsyms && syms[lo].addr <= addr)
+		snprintf(buf, sizeof(buf), "%s+0x%llx", syms[lo].name, addr - syms[lo].addr);
+	else
+		snprintf(buf, sizeof(buf), "0x%llx", addr);
+	return buf;
+}
+
+static void print_event(struct drop_event *e)
+{
+	char src[INET_ADDRSTRLEN], dst[INET_ADDRSTRLEN];
+	inet_ntop(AF_INET, &e->saddr, src, sizeof(src));
+	inet_ntop(AF_INET, &e->daddr, dst, sizeof(dst));
+	e->ifname[15] = 0;
+	printf("drop ns=%u reason=%s loc=%s if=%s proto=%u %s:%u > %s:%u flags=0x%02x\n", e->netns, reason_name(e->reason),
+	       symbol(e->location), e->ifname[0] ? e->ifname : "-", e->proto, src, ntohs(e->sport), dst, ntohs(e->dport), e->tcp_flags);
+	fflush(stdout);
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		fprintf(stderr, "usage: drop-trace OBJECT NETNS_INODE...\n");
+		return 2;
+	}
+	vmlinux = btf__load_vmlinux_btf();
+	if (!vmlinux) {
+		fprintf(stderr, "drop-trace: no kernel BTF (/sys/kernel/btf/vmlinux): %s\n", strerror(errno));
+		return 3;
+	}
+	struct drop_cfg cfg = {
+		.skb_dev = offset_of("sk_buff", "dev"),
+		.dev_nd_net = offset_of("net_device", "nd_net"),
+		.net_inum = offset_of("net", "ns") + offset_of("ns_common", "inum"),
+		.dev_name = offset_of("net_device", "name"),
+		.skb_head = offset_of("sk_buff", "head"),
+		.skb_nh = offset_of("sk_buff", "network_header"),
+	};
+	struct bpf_object *obj = bpf_object__open_file(argv[1], NULL);
+	if (!obj || bpf_object__load(obj)) {
+		fprintf(stderr, "drop-trace: cannot load %s: %s\n", argv[1], strerror(errno));
+		return 3;
+	}
+	__u32 zero = 0, one = 1;
+	int cfg_fd = bpf_object__find_map_fd_by_name(obj, "nr_drop_cfg");
+	int ns_fd = bpf_object__find_map_fd_by_name(obj, "nr_drop_netns");
+	int events_fd = bpf_object__find_map_fd_by_name(obj, "nr_drop_events");
+	if (cfg_fd < 0 || ns_fd < 0 || events_fd < 0 || bpf_map_update_elem(cfg_fd, &zero, &cfg, BPF_ANY)) {
+		fprintf(stderr, "drop-trace: maps missing in %s\n", argv[1]);
+		return 3;
+	}
+	for (int i = 2; i < argc; i++) {
+		__u32 inum = (__u32)strtoul(argv[i], NULL, 10);
+		bpf_map_update_elem(ns_fd, &inum, &one, BPF_ANY);
+	}
+	struct bpf_program *prog = bpf_object__find_program_by_name(obj, "nr_drop");
+	struct bpf_link *link = prog ? bpf_program__attach(prog) : NULL;
+	if (!link) {
+		fprintf(stderr, "drop-trace: cannot attach to raw_tracepoint/kfree_skb: %s\n", strerror(errno));
+		return 3;
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	printf("ready\n");
+	fflush(stdout);
+	/* a queue map, popped every 5 ms: perf/ring buffers need an mmap that faults on some VMs */
+	struct drop_event e;
+	const struct timespec tick = { 0, 5 * 1000 * 1000 };
+	while (!stop) {
+		while (bpf_map_lookup_and_delete_elem(events_fd, NULL, &e) == 0)
+			print_event(&e);
+		nanosleep(&tick, NULL);
+	}
+	bpf_link__destroy(link);
+	bpf_object__close(obj);
+	btf__free(vmlinux);
+	return 0;
+}

@@ -1,0 +1,59 @@
+// What a probe's trace records while it runs, provider-agnostic: netfilter rule verdicts with the
+// rule text, kernel drop reasons, conntrack state changes, the lab's BPF programs and settings that
+// decide a packet's path. Providers fill it (clusters/netns/trace/), harness/trace/ reads it.
+
+export interface TracePacket {
+  proto: string;
+  src: string;
+  dst: string;
+  sport?: number;
+  dport?: number;
+  /** TCP flags as words (`SYN ACK`), when known. */
+  flags?: string;
+}
+
+/** Milliseconds since the trace started. */
+type At = { at: number };
+
+export type TraceEvent =
+  /** A netfilter rule or policy a packet hit, with the verdict (xtables-monitor --trace). */
+  | (At & { kind: 'rule'; node: string; table: string; chain: string; verdict: string; target?: string; rule?: string; iif?: string; oif?: string; packet: TracePacket; id: string })
+  /** The kernel freed a packet with a drop reason (kfree_skb). `where` is `node/x`, `pod/y`, `host/z` or `fabric`. */
+  | (At & { kind: 'drop'; where: string; reason: string; location: string; iface: string; packet: TracePacket })
+  /** A conntrack state change (conntrack -E): NEW, UPDATE, DESTROY. */
+  | (At & { kind: 'conntrack'; node: string; event: string; state?: string; packet: TracePacket; reply: TracePacket; unreplied: boolean; line: string });
+
+/** Facts read once the probe is over, only when it did not end well: what a packet's path depended on. */
+export type TraceFact =
+  | { kind: 'setting'; node: string; name: string; value: string }
+  | { kind: 'tc-program'; node: string; dev: string; hook: 'ingress' | 'egress'; name: string; id: number }
+  /** A cgroup program in attach (= run) order; `mappings` are the service entries its own maps hold. */
+  | { kind: 'cgroup-program'; node: string; cgroup: string; attach: string; order: number; of: number; name: string; id: number; pinned?: string; mappings: { frontend: string; backends: string[] }[] };
+
+export interface TraceFlows {
+  /** The probing pod and its address. */
+  clientPod: string;
+  client: string;
+  /** Where the probe sends: the service/pod/host address (and port). */
+  target: { ip: string; port: number };
+}
+
+export interface ProbeTraceResult {
+  /** Wall clock (epoch ms) at `at` = 0, to line events up with packet captures. */
+  startedAt?: number;
+  /** The addresses traced. */
+  flows?: TraceFlows;
+  events: TraceEvent[];
+  facts: TraceFact[];
+  /** Parts of the trace that could not run here, with why (e.g. no BPF tracing: drop reasons missing). */
+  unavailable: string[];
+  /** What the trace cost, ms: the lab's monitors (first probe only), set-up, teardown (rules removed, monitors flushed), reading the facts. */
+  costMs: { lab?: number; start: number; stop: number; facts?: number };
+}
+
+export interface ProbeTraceSession {
+  /** Called once, when a packet the client sent is dropped for a reason that repeats for every retransmission. */
+  onDrop(listener: (drop: Extract<TraceEvent, { kind: 'rule' | 'drop' }>) => void): void;
+  /** Removes every trace rule; with `facts`, also reads what the path depended on (for a probe that did not end well). */
+  stop(options?: { facts?: boolean }): Promise<ProbeTraceResult>;
+}

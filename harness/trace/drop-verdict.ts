@@ -1,0 +1,28 @@
+// A probe ended at a drop the trace attributed (a DROP rule, or a kernel reason that repeats for every
+// retransmission): the verdict is the timeout that would follow, called at once and saying why.
+import type { Classified, Endpoint } from '../probes/classify.ts';
+import type { Packet } from '../probes/packet-watch.ts';
+import type { TraceEvent } from '../model/trace-events.ts';
+
+type Drop = Extract<TraceEvent, { kind: 'rule' | 'drop' }>;
+
+/** One line: `filter/KUBE-FORWARD DROP on node-a (-A KUBE-FORWARD -m conntrack --ctstate INVALID -j DROP)`. */
+export function describeDrop(drop: Drop): string {
+  const p = drop.packet;
+  const packet = `${p.proto} ${p.src}${p.sport ? `:${p.sport}` : ''} > ${p.dst}${p.dport ? `:${p.dport}` : ''}${p.flags ? ` [${p.flags}]` : ''}`;
+  if (drop.kind === 'rule') return `${packet} dropped by ${drop.table}/${drop.chain} on node/${drop.node}${drop.rule ? ` (${drop.rule.replace(/^-4 -t \S+ /, '')})` : ''} at ${drop.at} ms`;
+  return `${packet} dropped in ${drop.where} (${drop.reason} at ${drop.location}, ${drop.iface}) at ${drop.at} ms`;
+}
+
+/** Whether the client completed the handshake with the endpoint, from its own interface. */
+export function handshakeSeen(packets: readonly Packet[], client: string, endpoint: Endpoint): boolean {
+  return packets.some((p) => p.dst === client && p.src === endpoint.ip && p.sport === endpoint.port && p.flags?.startsWith('S.') === true);
+}
+
+export function dropVerdict(packets: readonly Packet[], client: string, endpoint: Endpoint, why: string): { classified: Classified; connected: boolean } {
+  const connected = handshakeSeen(packets, client, endpoint);
+  return {
+    connected,
+    classified: { outcome: 'timeout', reason: `${connected ? 'connected, then ' : ''}${why}; verdict called at the drop, which repeats for every retransmission` },
+  };
+}

@@ -1,0 +1,34 @@
+// The engine's one entry to probe tracing: `const trace = await startProbeTrace(cluster, flows)`,
+// `trace.onDrop(cb)` while the probe runs, `await trace.stop()` for the events. A provider that
+// cannot trace gets a session that records nothing and says why, so the probe runs as before.
+import type { StartedCluster } from '../../clusters/provider.ts';
+import type { ProbeSpec } from '../model/scenario-schema.ts';
+import type { ProbeTraceResult, ProbeTraceSession, TraceFlows } from '../model/trace-events.ts';
+
+/** Off with NETREPRO_TRACE=0 (for measuring what tracing costs); on otherwise. */
+export const tracingEnabled = () => process.env.NETREPRO_TRACE !== '0';
+
+export async function startProbeTrace(cluster: StartedCluster, flows: TraceFlows, signal?: AbortSignal): Promise<ProbeTraceSession> {
+  if (!tracingEnabled()) return untraced('tracing is off (NETREPRO_TRACE=0)');
+  if (!cluster.startTrace) return untraced('this provider cannot trace packets');
+  try {
+    return await cluster.startTrace(flows, signal);
+  } catch (e) {
+    return untraced(`the trace did not start: ${(e as Error).message.split('\n')[0]}`);
+  }
+}
+
+function untraced(reason: string): ProbeTraceSession {
+  const result: ProbeTraceResult = { events: [], facts: [], unavailable: [reason], costMs: { start: 0, stop: 0 } };
+  return { onDrop: () => {}, stop: async () => result };
+}
+
+/** The probe's addresses: its client pod and where it sends. */
+export function probeFlows(spec: ProbeSpec, cluster: StartedCluster): TraceFlows {
+  const to = spec.http ? { ref: spec.http.to, port: spec.http.port } : spec.download ? { ref: spec.download.to, port: spec.download.port } : { ref: spec.dns!.server, port: 53 };
+  return {
+    clientPod: spec.from,
+    client: cluster.address(`pod/${spec.from}`),
+    target: { ip: cluster.address(to.ref), port: to.port },
+  };
+}

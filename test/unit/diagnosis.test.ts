@@ -1,0 +1,85 @@
+// The diagnosis is part of the contract: for every seed scenario, the culprit its faulted probe's trace
+// names. The fixtures are probe results recorded from real runs of the netns lab (Linux 6.18):
+// the client's packets, the trace events (xtables-monitor, kfree_skb, conntrack -E) and the facts.
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import type { CheckResult, PhaseName, ProbeResult, StepResult } from '../../harness/engine/results.ts';
+import type { ProbeTraceResult } from '../../harness/model/trace-events.ts';
+import { diagnose } from '../../harness/trace/diagnosis.ts';
+
+interface Fixture {
+  phase: PhaseName;
+  steps?: StepResult[];
+  checks: CheckResult[];
+  probe: ProbeResult & { trace: ProbeTraceResult };
+}
+
+const fixture = (name: string): Fixture => JSON.parse(readFileSync(new URL(`./fixtures/probe-traces/${name}.json`, import.meta.url), 'utf8')) as Fixture;
+const run = (name: string) => {
+  const f = fixture(name);
+  const d = diagnose({ probe: f.probe, phase: f.phase, steps: f.steps, checks: f.checks, trace: f.probe.trace });
+  if (!d) throw new Error(`no diagnosis for ${name}`);
+  return d;
+};
+
+describe('diagnosis of the seed incidents (recorded traces)', () => {
+  it('cilium-kube-proxy-forward-race: the INVALID DROP rule in KUBE-FORWARD, conntrack in SYN_SENT, the SYN-ACK handled by the tc program', () => {
+    const d = run('cilium-kube-proxy-forward-race--external');
+    expect(d.culprit).toEqual({ kind: 'rule', node: 'node-a', where: 'filter/KUBE-FORWARD', text: '-A KUBE-FORWARD -m conntrack --ctstate INVALID -j DROP' });
+    expect(d.packet).toMatchObject({ src: '10.244.1.2', dst: '172.18.0.100', dport: 80, flags: 'ACK' });
+    expect(d.reason).toContain('SYN_SENT [UNREPLIED]');
+    expect(d.reason).toMatch(/SYN-ACK was handled by the tc program nr_masq_ingress \(id \d+\) on node-a eth0 ingress/);
+    expect(d.path.find((s) => s.culprit)).toMatchObject({ where: 'node/node-a', kind: 'drop', action: 'filter/KUBE-FORWARD DROP' });
+    expect(d.path.some((s) => s.kind === 'bpf' && s.hook === 'tc ingress eth0')).toBe(true);
+  });
+
+  it('conntrack-invalid-reset: "SEQ is over upper bound", the forged segment, the un-NATed packet reaching the client', () => {
+    const d = run('conntrack-invalid-reset--download');
+    expect(d.culprit).toMatchObject({ kind: 'kernel', node: 'node-a', where: 'conntrack (INVALID: no reverse NAT)' });
+    expect(d.culprit.text).toMatch(/^SEQ is over upper bound/);
+    expect(d.packet).toMatchObject({ src: '10.244.1.3', sport: 8080, dst: '10.244.1.2' });
+    expect(d.reason).toMatch(/It is the forged segment: seq \d+, 1073741824 bytes ahead of the live seq \d+/);
+    expect(d.reason).toContain('the un-NATed packet reached the client, which answered RST to 10.244.1.3:8080');
+  });
+
+  it('stale-sock-lb-program: the connect4 program (id, attach order) that rewrote the ClusterIP to the dead backend', () => {
+    const d = run('stale-sock-lb-program--clusterip');
+    expect(d.culprit.kind).toBe('bpf-program');
+    expect(d.culprit.where).toMatch(/^cgroup_inet4_connect \S+ \(1st of 2\)$/);
+    expect(d.culprit.text).toMatch(/^cil_sock4_connect id \d+: 10\.96\.0\.30:80 -> 10\.244\.1\.99:8080$/);
+    expect(d.reason).toContain('pinned /sys/fs/bpf/netrepro/sock-stale');
+    expect(d.packet).toMatchObject({ dst: '10.244.1.99', dport: 8080, flags: 'SYN' });
+  });
+
+  it('br-netfilter-clusterip-same-node: the SYN-ACK bridged without passing the nat table kept the pod IP', () => {
+    const d = run('br-netfilter-clusterip-same-node--clusterip');
+    expect(d.culprit).toMatchObject({ kind: 'kernel', node: 'node-a', where: 'bridge (net.bridge.bridge-nf-call-iptables=0)' });
+    expect(d.packet).toMatchObject({ src: '10.244.1.3', sport: 8080, dst: '10.244.1.2', flags: 'SYN ACK' });
+    expect(d.reason).toContain('without passing the nat table, so it was never reverse-NATed and kept the pod IP');
+    expect(d.reason).toContain('SYN_SENT [UNREPLIED]');
+  });
+
+  it('br-netfilter-dns-unexpected-source: the client\'s connected UDP socket dropped the reply (NO_SOCKET)', () => {
+    const d = run('br-netfilter-dns-unexpected-source--nslookup-vip');
+    expect(d.culprit).toMatchObject({ kind: 'socket', node: 'pod/client', where: 'udp socket connected to 10.96.0.10:53' });
+    expect(d.culprit.text).toMatch(/^NO_SOCKET at __udp4_lib_rcv/);
+    expect(d.packet).toMatchObject({ proto: 'udp', src: '10.244.1.3', sport: 53 });
+    // our own resolver reads on an unconnected socket: it takes the reply, so the bridge is the culprit there
+    expect(run('br-netfilter-dns-unexpected-source--dns-vip').culprit).toMatchObject({ kind: 'kernel', where: 'bridge (net.bridge.bridge-nf-call-iptables=0)' });
+  });
+
+  it('ignores an earlier probe\'s connection still retransmitting into the same rule', () => {
+    const f = fixture('cilium-kube-proxy-forward-race--external');
+    const own = run('cilium-kube-proxy-forward-race--external').packet.sport;
+    const drop = f.probe.trace.events.find((e) => e.kind === 'rule' && e.verdict === 'DROP')!;
+    const stray = { ...drop, at: 0, id: 'stray', packet: { ...drop.packet, sport: 1234, flags: 'ACK FIN PSH' } };
+    const trace = { ...f.probe.trace, events: [stray, ...f.probe.trace.events] };
+    expect(diagnose({ probe: f.probe, phase: 'faulted', checks: [], trace })?.packet.sport).toBe(own);
+  });
+
+  it('finds no culprit in an empty trace', () => {
+    const f = fixture('cilium-kube-proxy-forward-race--external');
+    const trace = { ...f.probe.trace, events: [], facts: [] };
+    expect(diagnose({ probe: { ...f.probe, detail: { packets: [] } }, phase: 'faulted', checks: [], trace })).toBeUndefined();
+  });
+});

@@ -1,0 +1,68 @@
+// The trace tools' output as recorded on Linux 6.18 (iptables 1.8.9 nf_tables, conntrack-tools 1.4.7, our drop tracer).
+import { describe, expect, it } from 'vitest';
+import { parseConntrackLine, parseDropLine, XtablesTraceParser } from '../../clusters/netns/trace/parse-trace-lines.ts';
+import { invalidTraceRule, labTraceRules } from '../../clusters/netns/trace/lab-tracer.ts';
+
+describe('xtables-monitor --trace', () => {
+  it('pairs each TRACE line with its PACKET line: table, chain, verdict, rule text', () => {
+    const parser = new XtablesTraceParser('node-a');
+    const lines = [
+      'PACKET: 2 b2b96ff9 IN=lxc0af40102 OUT=eth0 MACSRC=6a:89:96:2a:6f:c9 MACDST=fa:fc:2c:c0:aa:99 MACPROTO=0800 SRC=10.244.1.2 DST=172.18.0.100 LEN=52 TOS=0x0 TTL=63 ID=1663 DF SPORT=46342 DPORT=80 ACK ',
+      ' TRACE: 2 b2b96ff9 filter:FORWARD:rule:0x9:JUMP:KUBE-FORWARD  -4 -t filter -A FORWARD -m comment --comment "kubernetes forwarding rules" -j KUBE-FORWARD',
+      ' TRACE: 2 b2b96ff9 filter:KUBE-FORWARD:rule:0x1e:DROP  -4 -t filter -A KUBE-FORWARD -m conntrack --ctstate INVALID -j DROP',
+      ' TRACE: 2 b2b96ff9 raw:PREROUTING:policy:ACCEPT ',
+    ];
+    const events = lines.map((l) => parser.feed(l, 1)).filter(Boolean);
+    expect(events).toHaveLength(3);
+    expect(events[0]).toMatchObject({ table: 'filter', chain: 'FORWARD', verdict: 'JUMP', target: 'KUBE-FORWARD' });
+    expect(events[1]).toMatchObject({
+      node: 'node-a',
+      table: 'filter',
+      chain: 'KUBE-FORWARD',
+      verdict: 'DROP',
+      rule: '-4 -t filter -A KUBE-FORWARD -m conntrack --ctstate INVALID -j DROP',
+      iif: 'lxc0af40102',
+      oif: 'eth0',
+      packet: { proto: 'tcp', src: '10.244.1.2', dst: '172.18.0.100', sport: 46342, dport: 80, flags: 'ACK' },
+    });
+    expect(events[2]).toMatchObject({ verdict: 'policy ACCEPT', rule: undefined });
+  });
+});
+
+describe('drop tracer lines', () => {
+  it('names the namespace, reason, function and packet; ignores namespaces that are not the lab\'s', () => {
+    const line = 'drop ns=4026532246 reason=NO_SOCKET loc=__udp4_lib_rcv+0x4bc if=eth0 proto=17 10.244.1.3:53 > 10.244.1.2:54661 flags=0x00';
+    expect(parseDropLine(line, 3, (n) => (n === 4026532246 ? 'pod/client' : undefined))).toEqual({
+      kind: 'drop',
+      at: 3,
+      where: 'pod/client',
+      reason: 'NO_SOCKET',
+      location: '__udp4_lib_rcv+0x4bc',
+      iface: 'eth0',
+      packet: { proto: 'udp', src: '10.244.1.3', dst: '10.244.1.2', sport: 53, dport: 54661, flags: undefined },
+    });
+    expect(parseDropLine(line, 3, () => undefined)).toBeUndefined();
+    const tcp = parseDropLine('drop ns=1 reason=NETFILTER_DROP loc=nft_do_chain+0x3e8 if=lxc0 proto=6 10.244.1.2:46342 > 172.18.0.100:80 flags=0x10', 0, () => 'node/node-a');
+    expect(tcp?.packet.flags).toBe('ACK');
+  });
+});
+
+describe('conntrack -E', () => {
+  it('reads the event, state and both tuples', () => {
+    const e = parseConntrackLine('    [NEW] tcp      6 120 SYN_SENT src=10.244.1.2 dst=10.96.0.20 sport=40000 dport=80 [UNREPLIED] src=10.244.1.3 dst=10.244.1.2 sport=8080 dport=40000', 0, 'node-a');
+    expect(e).toMatchObject({ event: 'NEW', state: 'SYN_SENT', unreplied: true, packet: { src: '10.244.1.2', dst: '10.96.0.20', dport: 80 }, reply: { src: '10.244.1.3', sport: 8080 } });
+    const udp = parseConntrackLine(' [NEW] udp      17 30 src=10.244.1.2 dst=10.96.0.10 sport=54661 dport=53 [UNREPLIED] src=10.244.1.3 dst=10.244.1.2 sport=53 dport=54661', 0, 'node-a');
+    expect(udp).toMatchObject({ state: undefined, reply: { src: '10.244.1.3', sport: 53 } });
+  });
+});
+
+describe('trace rules', () => {
+  it('mark what decides a connection (SYN, RST, UDP, ICMP, INVALID), never the data stream, all tagged', () => {
+    const rules = labTraceRules();
+    expect(rules).toContain('*raw\n-A OUTPUT -o lo -p udp --dport 9 -m comment --comment netrepro-trace -j TRACE\n');
+    expect(rules).toContain('-A PREROUTING -p tcp --syn -m comment --comment netrepro-trace -j TRACE');
+    expect(rules).not.toContain('conntrack'); // raw needs no conntrack: tracing must not switch it on
+    expect(invalidTraceRule()).toBe('*mangle\n-A PREROUTING -m conntrack --ctstate INVALID -m comment --comment netrepro-trace -j TRACE\nCOMMIT\n');
+    expect(rules.split('\n').filter((l) => l.startsWith('-A')).every((l) => l.includes('--comment netrepro-trace -j TRACE'))).toBe(true);
+  });
+});
