@@ -1,4 +1,5 @@
 // The contract every cluster provider implements. The engine only sees these types.
+import type { Capability } from '../harness/model/capabilities.ts';
 import type { TopologySpec } from '../harness/model/scenario-schema.ts';
 import type { ProbeTraceSession, TraceFlows } from '../harness/model/trace-events.ts';
 import type { ExecOptions, ExecResult, Spawned, SpawnOptions } from './command.ts';
@@ -23,11 +24,33 @@ export interface RunContext {
   log(line: string): void;
 }
 
-export interface ClusterProvider {
+/** Why a provider cannot stand for a scenario, with what to do instead. */
+export interface Misfit {
+  reason: string;
+  hint?: string;
+}
+
+/**
+ * What a provider can do, known without provisioning anything (and without loading its libraries): the
+ * engine and `validate --provider` compare a scenario's requirements with it before a lab exists.
+ */
+export interface ProviderSupport {
   readonly name: ProviderName;
+  /** Everything a scenario may need beyond pods and probes that this provider can do (harness/model/capabilities.ts). */
+  readonly capabilities: ReadonlySet<Capability>;
+  /** A topology this provider cannot stand for (a CNI shape, a node count, a kube-proxy layout its release lacks). */
+  fit(topology: TopologySpec): Misfit | undefined;
+}
+
+export interface ClusterProvider extends ProviderSupport {
   /** Whether this provider can run here; never fall back silently to another one. */
   detect(): Promise<Availability>;
   provision(topology: TopologySpec, run: RunContext): Promise<StartedCluster>;
+  /**
+   * Removes what earlier runs of this provider left behind, found by the run prefix; a run whose owner
+   * process is alive is kept unless `force`. Returns what was removed, one line each.
+   */
+  reap(options: { force: boolean }): Promise<string[]>;
 }
 
 /** Node-level operations that are not a plain command: each provider maps them to its own means. */
@@ -44,12 +67,11 @@ export interface StartedCluster extends AsyncDisposable {
   readonly agentCommand: readonly string[];
   /** Resolve `pod/x` or `node/x` to its Target. */
   target(ref: string): Target;
-  /** Performs a lab action; throws HarnessError UNSUPPORTED (the scenario is then skipped) where it cannot. */
+  /** Performs a lab action its provider declares (`action/KIND`); throws HarnessError UNSUPPORTED for any other. */
   perform(action: LabAction): Promise<void>;
   /**
-   * Names for commands that are not addresses: `cgroup/NODE` (the node's pod cgroup), `bpffs/NODE` (its
-   * bpffs pin directory), `veth/POD` (the pod's host-side interface), `port/NODE` (the node's port on the
-   * nodes' network, seen from the fabric), `bin/NAME` (a helper program built at set-up).
+   * Lab names for placeholders that are not addresses (`{veth/POD}`, `{cgroup/NODE}`...). Only the kinds
+   * its provider declares (`path/KIND`) are ever asked for; any other throws HarnessError UNSUPPORTED.
    */
   path(ref: string): string;
   /** Traces one probe's packets in the lab's namespaces (rule verdicts, drop reasons, conntrack); absent where a provider cannot. */

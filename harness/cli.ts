@@ -57,8 +57,10 @@ export function buildCli(): Command {
 
   program
     .command('validate')
-    .description('check scenario files without running them')
+    .description('check scenario files without running them; with --provider also whether it can run them (a file it cannot run: "FILE: skipped on PROVIDER: REASON", exit 0 as `run` would)')
     .argument('<files...>')
+    .addOption(new Option('--provider <name>', "check each file against this provider's capabilities and topology fit (nothing is provisioned)").choices(PROVIDER_NAMES))
+    .option('--profile <name>', 'apply this profile first (profiles/NAME.yaml or a YAML file): its versions decide the fit of kind/minikube/k3s')
     .action(lazy(() => import('./commands/validate.ts')));
 
   program

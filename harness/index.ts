@@ -3,8 +3,11 @@
 // on import; providers load when created.
 export { main } from './cli.ts';
 export { VERSION } from './version.ts';
-export { createProvider, usableProvider, PROVIDER_NAMES } from '../clusters/create-provider.ts';
-export type { ClusterProvider, StartedCluster, Target } from '../clusters/provider.ts';
+export { createProvider, usableProvider, providerSupport, PROVIDER_NAMES } from '../clusters/create-provider.ts';
+export { resolveRunConfig, type RunConfig, type RunConfigInput } from '../clusters/run-config.ts';
+export { unsupported } from '../clusters/provider-support.ts';
+export type { ClusterProvider, ProviderSupport, Misfit, StartedCluster, Target } from '../clusters/provider.ts';
+export type { Capability } from './model/capabilities.ts';
 export { runSuite, type SuiteOptions } from './engine/run-suite.ts';
 export { runGate, type GateResult, type GateOptions } from './gate/run-gate.ts';
 export type { RunResult, ScenarioResult, PhaseResult, ProbeResult, RunEvent, Verdict } from './engine/results.ts';

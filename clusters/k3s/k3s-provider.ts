@@ -4,22 +4,19 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import type { TopologySpec } from '../../harness/model/scenario-schema.ts';
-import type { Availability, ClusterProvider, RunContext, StartedCluster } from '../provider.ts';
+import type { Availability, ClusterProvider, Misfit, RunContext, StartedCluster } from '../provider.ts';
+import type { Capability } from '../../harness/model/capabilities.ts';
 import { clientKubeApi } from '../real/client-kube-api.ts';
 import { CliNodeTarget, dockerNode } from '../real/cli-node-target.ts';
 import { detectTools, requireHelm, type ToolName } from '../real/cli-tools.ts';
 import { ciliumSettings, installCilium, waitNodesReady } from '../real/cni-install.ts';
 import { assertOwnedName } from '../real/context-guard.ts';
 import { clusterName, provisionRealCluster, type RealProviderDeps, type StandUpInput, type StoodUp } from '../real/provision-real-cluster.ts';
-import { resolveRealOptions, type RealClusterOptions, type RealCni, type ResolvedRealOptions } from '../real/real-options.ts';
+import { asResolved, type RealClusterOptions, type RealCni, type ResolvedRealOptions } from '../real/real-options.ts';
+import { reapReal } from '../real/clean-real-leftovers.ts';
+import { realSupport } from '../real/real-support.ts';
 import { prepareRunDir } from '../real/run-dir.ts';
 import { startK3sWithTestcontainers, type StartK3s } from './k3s-container.ts';
-
-export function k3sMisfit(topology: TopologySpec, cni: RealCni): { reason: string; hint?: string } | undefined {
-  if (topology.nodes.length > 1) return { reason: `K3sContainer runs one server node, the scenario has ${topology.nodes.length} nodes`, hint: 'run it with --provider kind or minikube' };
-  if (cni === 'bridge') return { reason: 'k3s has no plain bridge CNI option (its flannel uses cni0 too: NETREPRO_CNI=flannel)', hint: 'run it with --provider kind' };
-  return undefined;
-}
 
 export function k3sServerArgs(topology: TopologySpec, cni: RealCni): string[] {
   const kpr = cni === 'cilium' && ciliumSettings(topology).kubeProxyReplacement;
@@ -41,12 +38,22 @@ export function renameContext(kubeconfig: string, context: string): string {
 export class K3sProvider implements ClusterProvider {
   readonly name = 'k3s' as const;
   readonly options: ResolvedRealOptions;
+  readonly capabilities: ReadonlySet<Capability>;
 
   constructor(
-    options: RealClusterOptions = {},
+    options: RealClusterOptions | ResolvedRealOptions = {},
     private readonly deps: RealProviderDeps & { startK3s?: StartK3s } = {},
   ) {
-    this.options = resolveRealOptions(options);
+    this.options = asResolved(options);
+    this.capabilities = realSupport(this.name, this.options).capabilities;
+  }
+
+  fit(topology: TopologySpec): Misfit | undefined {
+    return realSupport(this.name, this.options).fit(topology);
+  }
+
+  reap({ force }: { force: boolean }): Promise<string[]> {
+    return reapReal(this.name, { force, workDir: this.options.workDir });
   }
 
   detect(): Promise<Availability> {
@@ -56,7 +63,7 @@ export class K3sProvider implements ClusterProvider {
 
   provision(topology: TopologySpec, run: RunContext): Promise<StartedCluster> {
     return provisionRealCluster(
-      { name: 'k3s', options: this.options, misfit: k3sMisfit, contextName: clusterName, standUp: (i) => this.standUp(i), kubeApi: this.deps.kubeApi ?? clientKubeApi },
+      { name: 'k3s', options: this.options, contextName: clusterName, standUp: (i) => this.standUp(i), kubeApi: this.deps.kubeApi ?? clientKubeApi },
       topology,
       run,
     );

@@ -5,39 +5,41 @@
 import { join } from 'node:path';
 import type { TopologySpec } from '../../harness/model/scenario-schema.ts';
 import { runCommand } from '../command.ts';
-import type { Availability, ClusterProvider, RunContext, StartedCluster } from '../provider.ts';
+import type { Availability, ClusterProvider, Misfit, RunContext, StartedCluster } from '../provider.ts';
+import type { Capability } from '../../harness/model/capabilities.ts';
 import { clientKubeApi } from '../real/client-kube-api.ts';
 import { CliNodeTarget, minikubeNode } from '../real/cli-node-target.ts';
 import { detectTools } from '../real/cli-tools.ts';
-import { ciliumSettings, waitNodesReady } from '../real/cni-install.ts';
+import { waitNodesReady } from '../real/cni-install.ts';
 import { assertOwnedName } from '../real/context-guard.ts';
 import { clusterName, provisionRealCluster, type RealProviderDeps, type StandUpInput, type StoodUp } from '../real/provision-real-cluster.ts';
-import { resolveRealOptions, type RealClusterOptions, type RealCni, type ResolvedRealOptions } from '../real/real-options.ts';
+import { asResolved, type RealClusterOptions, type ResolvedRealOptions } from '../real/real-options.ts';
+import { reapReal } from '../real/clean-real-leftovers.ts';
+import { realSupport } from '../real/real-support.ts';
 import { prepareRunDir } from '../real/run-dir.ts';
 
 export const minikubeNodeNames = (profile: string, count: number) =>
   Array.from({ length: count }, (_, i) => (i === 0 ? profile : `${profile}-m${String(i + 1).padStart(2, '0')}`));
 
-export function minikubeMisfit(topology: TopologySpec, cni: RealCni): { reason: string; hint?: string } | undefined {
-  if (cni === 'bridge' && topology.nodes.length > 1) {
-    return { reason: 'minikube --cni=bridge has no routes between nodes (single node only)', hint: 'run multi-node bridge scenarios with --provider kind' };
-  }
-  const s = ciliumSettings(topology);
-  if (cni === 'cilium' && (s.kubeProxyReplacement || s.socketLB)) {
-    return { reason: 'minikube --cni=cilium applies its own manifest and takes no cilium values (socketLB, kube-proxy replacement)', hint: 'run it with --provider kind' };
-  }
-  return undefined;
-}
-
 export class MinikubeProvider implements ClusterProvider {
   readonly name = 'minikube' as const;
   readonly options: ResolvedRealOptions;
+  readonly capabilities: ReadonlySet<Capability>;
 
   constructor(
-    options: RealClusterOptions = {},
+    options: RealClusterOptions | ResolvedRealOptions = {},
     private readonly deps: RealProviderDeps = {},
   ) {
-    this.options = resolveRealOptions(options);
+    this.options = asResolved(options);
+    this.capabilities = realSupport(this.name, this.options).capabilities;
+  }
+
+  fit(topology: TopologySpec): Misfit | undefined {
+    return realSupport(this.name, this.options).fit(topology);
+  }
+
+  reap({ force }: { force: boolean }): Promise<string[]> {
+    return reapReal(this.name, { force, workDir: this.options.workDir });
   }
 
   detect(): Promise<Availability> {
@@ -46,7 +48,7 @@ export class MinikubeProvider implements ClusterProvider {
 
   provision(topology: TopologySpec, run: RunContext): Promise<StartedCluster> {
     return provisionRealCluster(
-      { name: 'minikube', options: this.options, misfit: minikubeMisfit, contextName: clusterName, standUp: (i) => this.standUp(i), kubeApi: this.deps.kubeApi ?? clientKubeApi },
+      { name: 'minikube', options: this.options, contextName: clusterName, standUp: (i) => this.standUp(i), kubeApi: this.deps.kubeApi ?? clientKubeApi },
       topology,
       run,
     );

@@ -25,7 +25,7 @@ async function startBpffsHolder(lab: NetnsLab, node: string): Promise<void> {
     'unshare', '--mount', '--propagation', 'slave',
     'sh', '-c', `mount -t bpf bpffs-netrepro /sys/fs/bpf && mkdir -p ${PIN_DIR} && echo ready && exec sleep infinity`,
   ]);
-  lab.processes.push(holder);
+  lab.track(holder);
   await holder.waitFor(/^ready$/, 5000);
   lab.mountNamespaces.set(node, `/proc/${holder.pid}/ns/mnt`);
 }

@@ -6,6 +6,7 @@ import { HarnessError } from '../../harness/model/errors.ts';
 import type { TopologySpec } from '../../harness/model/scenario-schema.ts';
 import { runCommand, type Spawned } from '../command.ts';
 import type { LabAction, StartedCluster, Target } from '../provider.ts';
+import { TeardownStack } from '../teardown-stack.ts';
 import { NETNS_DIR, STATE_ROOT, type LabNames } from './lab-names.ts';
 import { killAll, namespacePids } from './namespace-pids.ts';
 import { NetnsTarget } from './netns-target.ts';
@@ -37,7 +38,9 @@ export class NetnsLab implements StartedCluster {
   actionHandler?: ActionHandler;
   /** Traces a probe in this lab; set by provisioning (trace/lab-tracer.ts). */
   traceHandler?: (lab: NetnsLab, flows: TraceFlows, signal?: AbortSignal) => Promise<ProbeTraceSession>;
-  private destroyed?: Promise<void>;
+  /** What the lab created, undone newest first: its processes, its namespaces, its cgroups, its state. */
+  private readonly teardown: TeardownStack;
+  private labEntries = false;
 
   constructor(
     readonly names: LabNames,
@@ -45,6 +48,31 @@ export class NetnsLab implements StartedCluster {
     public topology: TopologySpec,
   ) {
     for (const s of topology.services) this.addresses.set(`svc/${s.name}`, s.clusterIP);
+    this.teardown = new TeardownStack();
+    this.teardown.push(`state ${names.stateDir}`, async () => {
+      await rm(names.stateDir, { recursive: true, force: true });
+      await rmdir(STATE_ROOT).catch(() => {}); // only when no other run is using it
+    });
+    // a cgroup with no processes left can go; its attached programs are released with it
+    this.teardown.push(`cgroups of run ${names.runId}`, () => removeRunCgroups(names.runId));
+  }
+
+  /** A process of this lab (pod agent, bpffs holder, trace monitor): killed at teardown before the namespaces go. */
+  track(process: Spawned): void {
+    this.registerLabTeardown();
+    this.processes.push(process);
+  }
+
+  /**
+   * The namespaces and the processes are one entry each, over the lists as they are at teardown (removed
+   * in one batch, killed at once), registered with the first namespace: processes go first, and killing
+   * a bpffs holder ends its mount namespace, so the pins go with it.
+   */
+  private registerLabTeardown(): void {
+    if (this.labEntries) return;
+    this.labEntries = true;
+    this.teardown.push('namespaces', () => removeNamespaces(this.namespaces));
+    this.teardown.push('processes', () => Promise.allSettled(this.processes.map((p) => p.stop('SIGKILL'))));
   }
 
   get nodeNames(): readonly string[] {
@@ -125,6 +153,7 @@ export class NetnsLab implements StartedCluster {
    * loopback brought up by its own first `ip -batch` (or the loopback CNI plugin).
    */
   async createNamespaces(namespaces: readonly string[]): Promise<void> {
+    this.registerLabTeardown();
     this.namespaces.push(...namespaces);
     await runCommand(['ip', '-batch', '-'], { input: namespaces.map((ns) => `netns add ${ns}\n`).join('') });
   }
@@ -136,22 +165,11 @@ export class NetnsLab implements StartedCluster {
   }
 
   destroy(): Promise<void> {
-    this.destroyed ??= this.teardown();
-    return this.destroyed;
+    return this.teardown.run();
   }
 
   async [Symbol.asyncDispose]() {
     await this.destroy();
-  }
-
-  private async teardown(): Promise<void> {
-    await Promise.allSettled(this.processes.map((p) => p.stop('SIGKILL')));
-    // killing the namespaces' processes also ends the bpffs holders: their pins go with them
-    await removeNamespaces(this.namespaces);
-    // a cgroup with no processes left can go; its attached programs are released with it
-    await removeRunCgroups(this.names.runId);
-    await rm(this.names.stateDir, { recursive: true, force: true });
-    await rmdir(STATE_ROOT).catch(() => {}); // only when no other run is using it
   }
 }
 

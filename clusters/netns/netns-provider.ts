@@ -3,7 +3,9 @@ import { readFileSync } from 'node:fs';
 import { access, constants } from 'node:fs/promises';
 import { packagePath } from '../../harness/package-root.ts';
 import type { TopologySpec } from '../../harness/model/scenario-schema.ts';
-import type { Availability, ClusterProvider, RunContext, StartedCluster } from '../provider.ts';
+import type { Availability, ClusterProvider, Misfit, RunContext, StartedCluster } from '../provider.ts';
+import { cleanLeftovers } from './clean-leftovers.ts';
+import { NETNS_SUPPORT } from './netns-support.ts';
 import { provisionNetnsLab } from './provision-netns-lab.ts';
 
 const requirements = JSON.parse(readFileSync(packagePath('clusters/netns/lab-requirements.json'), 'utf8')) as {
@@ -40,6 +42,15 @@ export async function netnsAvailability(): Promise<Availability> {
 
 export class NetnsProvider implements ClusterProvider {
   readonly name = 'netns' as const;
+  readonly capabilities = NETNS_SUPPORT.capabilities;
+
+  fit(topology: TopologySpec): Misfit | undefined {
+    return NETNS_SUPPORT.fit(topology);
+  }
+
+  reap(options: { force: boolean }): Promise<string[]> {
+    return cleanLeftovers(options);
+  }
 
   detect(): Promise<Availability> {
     return netnsAvailability();

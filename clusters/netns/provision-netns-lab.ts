@@ -237,7 +237,7 @@ async function startPrograms(lab: NetnsLab, topology: TopologySpec, run: RunCont
         ? [...lab.agentCommand, 'http', `--port=${program.http}`, `--name=${m.name}`]
         : [...lab.agentCommand, 'dns', `--port=${program.dns}`, `--name=${m.name}`, ...records];
       const process = m.target().spawn(argv, { signal: run.signal });
-      lab.processes.push(process);
+      lab.track(process);
       await process.waitFor(/^ready /, READY_TIMEOUT_MS);
     }),
   );

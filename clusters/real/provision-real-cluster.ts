@@ -9,7 +9,7 @@ import type { KubeApi } from './kube-api.ts';
 import { KubeCli, type KubeAccess } from './kube-cli.ts';
 import { RealCluster } from './real-cluster.ts';
 import type { RealCni, ResolvedRealOptions } from './real-options.ts';
-import { fitCni, fitKubeProxy } from './scenario-fit.ts';
+import { fitCni, realMisfit } from './scenario-fit.ts';
 import { UnsupportedScenarioError } from './unsupported.ts';
 
 /** Cluster, profile and container names: the run prefix first, so `clean` finds them. */
@@ -39,8 +39,6 @@ export interface StandUpInput {
 export interface RealProviderSpec {
   name: 'kind' | 'minikube' | 'k3s';
   options: ResolvedRealOptions;
-  /** Provider-specific misfit (e.g. k3s: one node only), checked after the shared ones. */
-  misfit(topology: TopologySpec, cni: RealCni): { reason: string; hint?: string } | undefined;
   /** The context name the provider's cluster will have. */
   contextName(run: RunContext): string;
   /** Creates the cluster and installs the CNI; registers its own teardown on `input.cluster`. */
@@ -49,10 +47,10 @@ export interface RealProviderSpec {
 }
 
 export async function provisionRealCluster(spec: RealProviderSpec, topology: TopologySpec, run: RunContext): Promise<StartedCluster> {
-  const fit = fitCni(topology, spec.options);
-  if ('reason' in fit) throw new UnsupportedScenarioError(spec.name, fit.reason, fit.hint);
-  const misfit = fitKubeProxy(topology, spec.options.k8sVersion) ?? spec.misfit(topology, fit.cni);
+  // the engine checked this before calling (clusters/provider-support.ts); a direct caller gets the same skip
+  const misfit = realMisfit(spec.name, topology, spec.options);
   if (misfit) throw new UnsupportedScenarioError(spec.name, misfit.reason, misfit.hint);
+  const { cni } = fitCni(topology, spec.options) as { cni: RealCni };
 
   const guard = { created: spec.contextName(run), allowContexts: spec.options.allowContexts };
   const guarded = (access: KubeAccess) => (assertContextAllowed(access.context, guard), access);
@@ -63,7 +61,7 @@ export async function provisionRealCluster(spec: RealProviderSpec, topology: Top
   try {
     const up = await spec.standUp({
       topology,
-      cni: fit.cni,
+      cni,
       run,
       cluster,
       cli: (access) => new KubeCli(guarded(access), guard),

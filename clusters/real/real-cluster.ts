@@ -1,7 +1,8 @@
 // A started real cluster: how to reach its nodes and pods, and the teardown actions recorded as
-// each thing was created, run in reverse on destroy (also after a partial provisioning).
+// each thing was created, run in reverse on destroy (also after a partial provisioning): a TeardownStack.
 import { HarnessError } from '../../harness/model/errors.ts';
 import type { LabAction, RunContext, StartedCluster, Target } from '../provider.ts';
+import { TeardownStack } from '../teardown-stack.ts';
 import { AGENT_COMMAND } from './workload-objects.ts';
 
 export class RealCluster implements StartedCluster {
@@ -9,17 +10,18 @@ export class RealCluster implements StartedCluster {
   readonly addresses = new Map<string, string>();
   readonly nodes = new Map<string, Target>();
   readonly pods = new Map<string, Target>();
-  private readonly undo: { what: string; action: () => Promise<unknown> }[] = [];
-  private destroyed?: Promise<void>;
+  private readonly teardown: TeardownStack;
 
   constructor(
     readonly nodeNames: readonly string[],
-    private readonly run: RunContext,
-  ) {}
+    run: RunContext,
+  ) {
+    this.teardown = new TeardownStack(run.log);
+  }
 
   /** Register how to undo something just created; destroy() runs these newest first. */
   onDestroy(what: string, action: () => Promise<unknown>): void {
-    this.undo.push({ what, action });
+    this.teardown.push(what, action);
   }
 
   node(name: string): Target {
@@ -58,25 +60,10 @@ export class RealCluster implements StartedCluster {
   }
 
   destroy(): Promise<void> {
-    this.destroyed ??= this.teardown();
-    return this.destroyed;
+    return this.teardown.run();
   }
 
   async [Symbol.asyncDispose]() {
     await this.destroy();
-  }
-
-  private async teardown(): Promise<void> {
-    // every action runs even if an earlier one failed; the first failure is reported at the end
-    const failures: string[] = [];
-    for (const { what, action } of this.undo.reverse()) {
-      try {
-        await action();
-        this.run.log(`teardown: ${what}`);
-      } catch (e) {
-        failures.push(`${what}: ${(e as Error).message}`);
-      }
-    }
-    if (failures.length) throw new HarnessError('LAB_FAILED', `teardown incomplete: ${failures.join('; ')}`, '`netrepro clean` removes leftovers by the run prefix');
   }
 }

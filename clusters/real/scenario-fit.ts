@@ -2,6 +2,8 @@
 // reason (UnsupportedScenarioError), checked before anything is created.
 import { kubeProxyLayout, OLDEST_MINOR } from '../netns/kube-proxy-layout.ts';
 import type { TopologySpec } from '../../harness/model/scenario-schema.ts';
+import type { Misfit } from '../provider.ts';
+import { ciliumSettings } from './cni-install.ts';
 import { REAL_CNIS, type RealCni, type ResolvedRealOptions } from './real-options.ts';
 
 /** The scenario's CNI shape, or why a real cluster cannot have it. */
@@ -32,4 +34,29 @@ export function fitKubeProxy(topology: TopologySpec, k8sVersion: string): { reas
   if (minor >= OLDEST_MINOR && kubeProxyLayout(`1.${minor}`).invalidDrop === profile.invalidDrop) return undefined;
   const range = profile.invalidDrop === 'never' ? '1.14' : profile.invalidDrop === 'always' ? '1.15 to 1.28' : '1.29 or later';
   return { reason: `kube-proxy profile ${topology.kubeProxy} needs a Kubernetes release that writes KUBE-FORWARD's INVALID DROP the same way (${range}), the cluster would run ${k8sVersion}`, hint: `set NETREPRO_K8S_VERSION to a ${range} release the provider can run` };
+}
+
+export function minikubeMisfit(topology: TopologySpec, cni: RealCni): { reason: string; hint?: string } | undefined {
+  if (cni === 'bridge' && topology.nodes.length > 1) {
+    return { reason: 'minikube --cni=bridge has no routes between nodes (single node only)', hint: 'run multi-node bridge scenarios with --provider kind' };
+  }
+  const s = ciliumSettings(topology);
+  if (cni === 'cilium' && (s.kubeProxyReplacement || s.socketLB)) {
+    return { reason: 'minikube --cni=cilium applies its own manifest and takes no cilium values (socketLB, kube-proxy replacement)', hint: 'run it with --provider kind' };
+  }
+  return undefined;
+}
+
+export function k3sMisfit(topology: TopologySpec, cni: RealCni): { reason: string; hint?: string } | undefined {
+  if (topology.nodes.length > 1) return { reason: `K3sContainer runs one server node, the scenario has ${topology.nodes.length} nodes`, hint: 'run it with --provider kind or minikube' };
+  if (cni === 'bridge') return { reason: 'k3s has no plain bridge CNI option (its flannel uses cni0 too: NETREPRO_CNI=flannel)', hint: 'run it with --provider kind' };
+  return undefined;
+}
+
+/** Everything a real provider checks before creating anything: the CNI shape, kube-proxy's layout, its own limits. */
+export function realMisfit(provider: 'kind' | 'minikube' | 'k3s', topology: TopologySpec, options: ResolvedRealOptions): Misfit | undefined {
+  const fit = fitCni(topology, options);
+  if ('reason' in fit) return fit;
+  const own = provider === 'k3s' ? k3sMisfit : provider === 'minikube' ? minikubeMisfit : () => undefined;
+  return fitKubeProxy(topology, options.k8sVersion) ?? own(topology, fit.cni);
 }

@@ -2,12 +2,14 @@
 // candidate is newly susceptible to an incident.
 import { writeFile } from 'node:fs/promises';
 import { usableProvider } from '../../clusters/create-provider.ts';
+import type { ClusterProvider } from '../../clusters/provider.ts';
+import { resolveRunConfig } from '../../clusters/run-config.ts';
 import { colorsFor } from '../report/colors.ts';
 import { EXIT } from '../cli/exit-codes.ts';
 import { interruptible } from '../cli/interruptible.ts';
 import { runGate } from '../gate/run-gate.ts';
 import { loadAllScenarios, selectScenarios } from '../model/find-scenarios.ts';
-import { loadProfile } from '../model/profile.ts';
+import { loadProfile, type Profile } from '../model/profile.ts';
 import { gateReport } from '../report/gate-json.ts';
 import { gateMarkdown, gateText } from '../report/gate-report.ts';
 
@@ -23,12 +25,19 @@ interface GateOptions {
 export default async function gate(ids: string[], options: GateOptions): Promise<number> {
   const [baseline, candidate] = await Promise.all([loadProfile(options.baseline), loadProfile(options.candidate)]);
   const scenarios = ids.length ? await selectScenarios(ids) : await loadAllScenarios();
-  const provider = await usableProvider(options.provider);
+  // one run configuration per profile: a real provider gets each profile's Kubernetes and CNI versions
+  const made = new Map<string, Promise<ClusterProvider>>();
+  const providerFor = (profile: Profile) => {
+    if (!made.has(profile.name)) made.set(profile.name, usableProvider(resolveRunConfig({ provider: options.provider, profile })));
+    return made.get(profile.name)!;
+  };
+  // an unusable provider or a bad version in either profile stops the gate before any lab (exit 3 / 2)
+  await Promise.all([providerFor(baseline), providerFor(candidate)]);
   const { signal, exitCode } = interruptible();
   const c = colorsFor(process.stderr);
   const onAssessed = (profile: string, id: string, a: { verdict: string; reason: string }) =>
     process.stderr.write(`${c.bold(profile)} ${id}: ${a.verdict === 'susceptible' ? c.red(a.verdict) : c.green(a.verdict)} ${c.dim(`(${a.reason})`)}\n`);
-  const result = await runGate(scenarios, baseline, candidate, { provider, signal, onAssessed, parallel: options.parallel });
+  const result = await runGate(scenarios, baseline, candidate, { provider: providerFor, signal, onAssessed, parallel: options.parallel });
   if (exitCode() !== undefined) return exitCode()!;
   process.stdout.write(gateText(result));
   if (options.json) await writeFile(options.json, JSON.stringify(gateReport(result), null, 2) + '\n');

@@ -1,6 +1,7 @@
 // `netrepro mutate`: mutation testing. Remove the fault, remove each fix, swap each faulted outcome;
 // every mutant must make the scenario fail (exit 1 when one survives).
 import { usableProvider } from '../../clusters/create-provider.ts';
+import { resolveRunConfig } from '../../clusters/run-config.ts';
 import { EXIT } from '../cli/exit-codes.ts';
 import { interruptible } from '../cli/interruptible.ts';
 import { HarnessError } from '../model/errors.ts';
@@ -10,7 +11,7 @@ import { mutateAll, mutantLine, mutateTable, writeMutateJson } from '../mutate/m
 export default async function mutate(ids: string[], options: { all?: boolean; provider: string; json?: string; parallel: number }): Promise<number> {
   if (ids.length === 0 && !options.all) throw new HarnessError('USAGE', 'name scenario ids or files, or pass --all', 'netrepro list shows the ids');
   const scenarios = options.all ? await loadAllScenarios() : await selectScenarios(ids);
-  const provider = await usableProvider(options.provider);
+  const provider = await usableProvider(resolveRunConfig({ provider: options.provider }));
   const { signal, exitCode } = interruptible();
   const result = await mutateAll(scenarios, { provider, signal, parallel: options.parallel, onMutant: (m) => process.stderr.write(`${mutantLine(m)}\n`) });
   if (exitCode() !== undefined) return exitCode()!;

@@ -1,6 +1,7 @@
 // `netrepro run`: scenarios in labs, progress on stderr, summary on stdout, reports on request.
 import { join } from 'node:path';
 import { usableProvider } from '../../clusters/create-provider.ts';
+import { resolveRunConfig } from '../../clusters/run-config.ts';
 import type { RunResult } from '../engine/results.ts';
 import { runSuite } from '../engine/run-suite.ts';
 import { unusableRun } from '../engine/unusable-run.ts';
@@ -41,7 +42,7 @@ export default async function run(ids: string[], options: RunOptions): Promise<n
 
   let provider;
   try {
-    provider = await usableProvider(options.provider);
+    provider = await usableProvider(resolveRunConfig({ provider: options.provider }));
   } catch (e) {
     // exit 3 still leaves CI a report: every scenario errored with the reason
     if (e instanceof HarnessError && e.code === 'ENVIRONMENT') await combineReporters(files).onRunEnd(unusableRun(scenarios, options.provider, e));

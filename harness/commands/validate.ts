@@ -1,7 +1,15 @@
 // `netrepro validate FILE...`: check scenario files without running them. Under GitHub Actions each
 // problem is also an ::error annotation, so it shows on the line of the pull request's diff.
+// With --provider, also whether that provider can run each one, from its declared capabilities and
+// topology fit alone (nothing is loaded or provisioned): a file it cannot run is valid and reported as
+// `FILE: skipped on PROVIDER: REASON`, exactly what `run` would report, and exits 0 like `run` does.
+import { providerSupport } from '../../clusters/create-provider.ts';
+import type { ProviderSupport } from '../../clusters/provider.ts';
+import { unsupported } from '../../clusters/provider-support.ts';
+import { resolveRunConfig } from '../../clusters/run-config.ts';
 import { HarnessError, ScenarioValidationError, type ValidationIssue } from '../model/errors.ts';
 import { loadScenarioFile } from '../model/load-scenario.ts';
+import { applyProfile, loadProfile } from '../model/profile.ts';
 
 /** A workflow command (docs.github.com, "Workflow commands for GitHub Actions"): data and properties escaped. */
 export function githubAnnotation(issue: ValidationIssue): string {
@@ -12,12 +20,16 @@ export function githubAnnotation(issue: ValidationIssue): string {
   return `::error ${where.join(',')}::${data(`${issue.field ? `${issue.field}: ` : ''}${issue.message}${got}`)}`;
 }
 
-export default async function validate(files: string[]): Promise<void> {
+export default async function validate(files: string[], options: { provider?: string; profile?: string } = {}): Promise<void> {
   const problems: ScenarioValidationError[] = [];
+  const profile = options.profile ? await loadProfile(options.profile) : undefined;
+  let support: ProviderSupport | undefined;
+  if (options.provider || profile) support = providerSupport(resolveRunConfig({ provider: options.provider, profile }));
   for (const file of files) {
     try {
-      await loadScenarioFile(file);
-      process.stdout.write(`${file}: ok\n`);
+      const { scenario } = await loadScenarioFile(file);
+      const skip = support && unsupported(support, profile ? applyProfile(scenario, profile) : scenario);
+      process.stdout.write(skip ? `${file}: skipped on ${support!.name}: ${skip.reason}${skip.hint ? ` (hint: ${skip.hint})` : ''}\n` : `${file}: ok\n`);
     } catch (e) {
       if (!(e instanceof ScenarioValidationError)) throw e;
       problems.push(e);

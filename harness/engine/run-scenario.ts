@@ -3,6 +3,7 @@
 // with teardown on every path (mismatch, error, abort).
 import { join, resolve } from 'node:path';
 import type { ClusterProvider, StartedCluster } from '../../clusters/provider.ts';
+import { unsupported } from '../../clusters/provider-support.ts';
 import { collectPhaseEvidence } from '../evidence/collect-evidence.ts';
 import { matchExpectation } from '../expect/match-expectation.ts';
 import { PhaseChecks } from '../expect/run-checks.ts';
@@ -41,6 +42,9 @@ export async function runScenario({ file, scenario }: LoadedScenario, options: S
   if (options.reportDir) result.evidenceDir = resolve(options.reportDir, scenario.id);
   options.emit({ kind: 'scenario-start', id: scenario.id, title: scenario.title });
   try {
+    // what the provider cannot do is known from the file: skipped at once, before any provisioning
+    const skip = unsupported(options.provider, scenario);
+    if (skip) throw new HarnessError('UNSUPPORTED', skip.reason, skip.hint);
     // each fix variant builds its own lab: they run side by side, as many as the run's lab slots allow,
     // each into its own part of the result, put together in the scenario's order
     const fixes = options.faultOnly ? scenario.fixes.slice(0, 1) : scenario.fixes;

@@ -34,7 +34,11 @@ export function change(baseline: Susceptibility, candidate: Susceptibility): Cha
 }
 
 export interface GateOptions {
-  provider: ClusterProvider;
+  /**
+   * One provider for both profiles, or the provider for each profile: a real provider takes the
+   * profile's `real` versions (its Kubernetes release) from its run configuration.
+   */
+  provider: ClusterProvider | ((profile: Profile) => Promise<ClusterProvider>);
   signal: AbortSignal;
   /** One call per scenario and profile, as soon as it is known. */
   onAssessed?: (profile: string, id: string, assessment: Assessment) => void;
@@ -45,11 +49,18 @@ export async function runGate(scenarios: readonly LoadedScenario[], baseline: Pr
   const started = performance.now();
   const jobs = scenarios.flatMap((s) => [baseline, candidate].map((profile) => ({ s, profile })));
   const verdicts = new Map<string, Assessment>();
+  const { provider } = options;
+  const providers = new Map<string, Promise<ClusterProvider>>();
+  const providerFor = (profile: Profile) => {
+    if (typeof provider !== 'function') return Promise.resolve(provider);
+    if (!providers.has(profile.name)) providers.set(profile.name, provider(profile));
+    return providers.get(profile.name)!;
+  };
   await runLimited(jobs, options.parallel ?? 1, options.signal, async ({ s, profile }) => {
     const assessment: Assessment =
       s.scenario.purpose === 'measure'
         ? { verdict: 'not-applicable', reason: 'a measurement: its faulted phase reports a rate and asserts no symptom' }
-        : assess(await runScenario({ file: s.file, scenario: applyProfile(s.scenario, profile) }, { provider: options.provider, signal: options.signal, emit: () => {}, faultOnly: true }));
+        : assess(await runScenario({ file: s.file, scenario: applyProfile(s.scenario, profile) }, { provider: await providerFor(profile), signal: options.signal, emit: () => {}, faultOnly: true }));
     verdicts.set(`${profile.name}/${s.scenario.id}`, assessment);
     options.onAssessed?.(profile.name, s.scenario.id, assessment);
   });

@@ -1,6 +1,6 @@
 // Reads a scenario file and validates it, turning every problem into file:line:column + field.
 import { readFile, stat } from 'node:fs/promises';
-import { LineCounter, parseDocument, isNode, type Document, type Node as YamlNode } from 'yaml';
+import { LineCounter, parseDocument, isMap, isNode, isSeq, type Document, type Node as YamlNode } from 'yaml';
 import type { z } from 'zod';
 import { ScenarioValidationError, type ValidationIssue } from './errors.ts';
 import { ScenarioSchema, type Scenario } from './scenario-schema.ts';
@@ -237,6 +237,8 @@ function fieldName(path: (string | number)[]): string {
 function describe(value: unknown): string {
   if (value === undefined) return 'nothing';
   if (value === null) return 'null';
+  if (isSeq(value)) return value.items.length ? 'a list' : 'an empty list';
+  if (isMap(value)) return value.items.length ? 'a mapping' : 'an empty mapping';
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'object') return 'a mapping';
   const text = JSON.stringify(value);

@@ -4,7 +4,7 @@ import type { StartedCluster } from '../../clusters/provider.ts';
 import type { Observation } from '../model/outcome.ts';
 import type { ProbeSpec } from '../model/scenario-schema.ts';
 import { durationMs } from '../model/duration.ts';
-import { classifyCurl, connectAnswer, classifyDnsAgent, classifyDownload, dnsReplyOnWire, foreignReply, synDestination, type Classified, type DnsAgentResult, type Endpoint } from './classify.ts';
+import { classifyCurl, classifyDnsAgent, classifyDownload, connectAnswer, dnsReplyOnWire, foreignReply, synDestination, type Classified, type DnsAgentResult, type Endpoint } from './classify.ts';
 import { foldRuns, pooled } from './repeat-stats.ts';
 import { PacketWatch, type Packet } from './packet-watch.ts';
 import { dropVerdict } from '../trace/drop-verdict.ts'; // probe-trace (issue 13): early verdict at an attributed drop
@@ -69,8 +69,8 @@ async function runOnce(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSi
       // refused or unreachable at once: the answering packet may still be on its way through tcpdump
       if (r.exitCode === 7) await watch.until((seen) => seen.some((p) => p.dst === client), 100);
       // probe-trace (issue 13): stopped at a drop, which the node saw before tcpdump here printed the client's side of it
-      // a REJECT drops the packet too, but answers it: wait for that answer (ICMP or RST) as well
-      if (r.stopped && dropped?.aborted) await watch.until((seen) => seen.some((p) => (p.src === client && p.flags !== 'S') || (p.dst === client && (p.proto === 'icmp' || p.flags?.startsWith('R') === true))), 100);
+      // (or the answer a REJECT sent back, which must decide instead of the drop)
+      if (r.stopped && dropped?.aborted) await watch.until((seen) => seen.some((p) => (p.src === client && p.flags !== 'S') || connectAnswer(seen, client) !== undefined), 100);
       packets = await watch.stop();
       const lines = r.stdout.split('\n');
       const [code = '0', connect = '0'] = (lines.at(-1) ?? '').split(' ');
@@ -81,6 +81,7 @@ async function runOnce(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSi
       const errno = silent ? await localErrno(cluster, spec.from, endpoint, signal) : undefined;
       classified = classifyCurl({ exitCode: r.exitCode, stderr: r.stderr, httpCode, body: lines.slice(0, -1).join('\n'), connectSeconds }, packets, client, endpoint, errno);
       tcp = { connected: connectSeconds > 0, sentTo: synDestination(packets, client) };
+      // a RST or ICMP answered the SYN: what the application got, whatever the trace saw dropped
       if (r.stopped && dropped?.aborted && !early.signal.aborted && !connectAnswer(packets, client)) {
         const d = dropVerdict(packets, client, endpoint, String(dropped.reason));
         classified = d.classified;

@@ -1,6 +1,7 @@
 // The layers import downward only, and no module imports itself back through others:
 //   0 model        harness/model (types, schema, step kinds, errors, placeholders), version, package root
-//   1 contract     clusters/provider.ts and what every provider shares (command runner, run ids, names)
+//   1 contract     clusters/provider.ts and what every provider shares (command runner, run ids, names,
+//                  the teardown stack, the capability check)
 //   2 providers    clusters/netns, kind, minikube, k3s, real, create-provider
 //   3 observation  harness/probes, expect, evidence, trace, diagnosis
 //   4 engine       harness/engine, gate, mutate
@@ -16,7 +17,7 @@ const root = normalize(join(import.meta.dirname, '../..'));
 
 const LAYERS: [RegExp, number, string][] = [
   [/^harness\/(model\/|version\.ts|package-root\.ts)/, 0, 'model'],
-  [/^clusters\/(provider|provider-names|command|run-id|kube-objects)\.ts$/, 1, 'contract'],
+  [/^clusters\/(provider|provider-names|provider-support|teardown-stack|command|run-id|kube-objects)\.ts$/, 1, 'contract'],
   [/^clusters\//, 2, 'providers'],
   [/^harness\/(probes|expect|evidence|trace|diagnosis)\//, 3, 'observation'],
   [/^harness\/(engine|gate|mutate)\//, 4, 'engine'],

@@ -10,5 +10,6 @@ export const brNetfilterStep = defineStep({
   description: 'net.bridge.bridge-nf-call-iptables on a node: the module loaded or not',
   schema: z.object({ node: Name, enabled: z.boolean() }).strict(),
   refs: (s) => [nodeRef(s.node)],
+  requires: () => ['node-exec'],
   expand: (s) => [sysctlCommand(`node/${s.node}`, 'net.bridge.bridge-nf-call-iptables', s.enabled ? 1 : 0)],
 });

@@ -1,6 +1,7 @@
 // `link-mtu: {on, dev, mtu}`: a link's MTU in a node or pod namespace (cni0, flannel.1, eth0, a veth),
 // set and then shown: the MTU black holes of overlay networks start here.
 import { z } from 'zod';
+import { placeholderNeeds, targetNeeds } from '../capabilities.ts';
 import { TargetRef } from '../primitives.ts';
 import { defineStep } from './step-kind.ts';
 
@@ -15,6 +16,7 @@ export const linkMtuStep = defineStep({
     })
     .strict(),
   refs: (s) => [{ ref: s.on, path: ['on'] }],
+  requires: (s) => [...targetNeeds(s.on), ...placeholderNeeds([s.dev])],
   expand: ({ on, dev, mtu }, resolve) => {
     const name = dev.replace(/\{([a-z]+\/[a-z][a-z0-9-]*)\}/g, (_, ref: string) => resolve(ref));
     return [

@@ -14,6 +14,7 @@ export const rebootStep = defineStep({
     })
     .strict(),
   refs: (s) => [nodeRef(s.node)],
+  requires: () => ['action/reboot'],
   expand: (s) => [{ kind: 'reboot', ...s }],
   describe: (a) => (a.kind === 'reboot' ? ['reboot', ...(a.order ? ['then start', a.order.join(', ')] : [])] : []),
 });

@@ -1,5 +1,6 @@
 // Every step kind, by its YAML key. Adding a kind: its module in this directory and one line here.
 import { z } from 'zod';
+import { placeholderNeeds, targetNeeds, type Capability } from '../capabilities.ts';
 import { HarnessError } from '../errors.ts';
 import type { Expanded, LabAction } from '../lab-action.ts';
 import { brNetfilterStep } from './br-netfilter.ts';
@@ -55,6 +56,18 @@ export function stepKindOf(step: StepSpec): [StepKind, unknown] {
 export function expandStep(step: StepSpec, resolve: (ref: string) => string): Expanded[] {
   const [kind, spec] = stepKindOf(step);
   return kind.expand(spec, resolve);
+}
+
+/**
+ * What a step needs from a provider: the kind's declared `requires`, plus what its expansion shows (each
+ * command's target, each lab action, each lab-name placeholder it resolves), so a kind cannot forget one.
+ */
+export function stepRequires(step: StepSpec): Capability[] {
+  const [kind, spec] = stepKindOf(step);
+  const resolved: string[] = [];
+  const expanded = kind.expand(spec, (ref) => (resolved.push(`{${ref}}`), '0.0.0.0'));
+  const derived = expanded.flatMap((e): Capability[] => (e.kind === 'command' ? targetNeeds(e.on) : [`action/${e.kind}`]));
+  return [...new Set([...(kind.requires?.(spec) ?? []), ...derived, ...placeholderNeeds(resolved)])];
 }
 
 /** A lab action as words for reports, from the kind that produced it. */

@@ -1,5 +1,6 @@
 // `run: {on, cmd, background?, lead?, timeout?, expect?}`: any command on a node, pod, host or the fabric.
 import { z } from 'zod';
+import { placeholderNeeds, targetNeeds } from '../capabilities.ts';
 import { durationMs } from '../duration.ts';
 import { commandArgv, substitute } from '../placeholders.ts';
 import { Duration, TargetRef } from '../primitives.ts';
@@ -29,6 +30,7 @@ export const runStep = defineStep({
     })
     .strict(),
   refs: (s) => [{ ref: s.on, path: ['on'] }],
+  requires: (s) => [...targetNeeds(s.on), ...placeholderNeeds(commandArgv(s.cmd))],
   expand: ({ on, cmd, background, lead, timeout, expect }, resolve) => [
     { kind: 'command', on, argv: substitute(commandArgv(cmd), resolve), expect, timeoutMs: durationMs(timeout), ...(background ? { background: { leadMs: durationMs(lead) } } : {}) },
   ],

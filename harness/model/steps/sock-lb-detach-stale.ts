@@ -8,6 +8,7 @@ export const sockLbDetachStaleStep = defineStep({
   description: 'detach the stale socket-LB program',
   schema: z.object({ node: Name }).strict(),
   refs: (s) => [nodeRef(s.node)],
+  requires: () => ['action/sock-lb-detach-stale'],
   cni: () => ['cilium'],
   expand: (s) => [{ kind: 'sock-lb-detach-stale', ...s }],
   describe: () => ['detach the stale socket-LB program'],

@@ -18,6 +18,7 @@ export const sockLbStaleProgramStep = defineStep({
     })
     .strict(),
   refs: (s) => [nodeRef(s.node), { ref: s.service, path: ['service'] }],
+  requires: () => ['action/sock-lb-stale-program'],
   cni: () => ['cilium'],
   expand: (s) => [{ kind: 'sock-lb-stale-program', ...s }],
   describe: (a) =>

@@ -2,6 +2,7 @@
 // and adding a kind is that module plus one line in registry.ts. The scenario schema, reference checks,
 // expansion and reports all read the kind from the registry.
 import type { z } from 'zod';
+import type { Capability } from '../capabilities.ts';
 import type { CNI_SHAPES } from '../primitives.ts';
 import type { Expanded, LabAction } from '../lab-action.ts';
 
@@ -21,6 +22,12 @@ export interface StepKind<S extends z.ZodType = z.ZodType> {
   refs(spec: z.output<S>): StepRef[];
   /** The CNI shapes this step can run in (default: every shape). */
   cni?(spec: z.output<S>): readonly (typeof CNI_SHAPES)[number][] | undefined;
+  /**
+   * What the step needs from a provider beyond pods (a node's namespace, a lab action, a lab path); a
+   * provider without one skips the scenario before provisioning. Needs its expansion shows (targets,
+   * lab actions, placeholders) are added by the registry, so this names the kind's own.
+   */
+  requires?(spec: z.output<S>): Capability[];
   /** The commands and lab actions this step is made of, placeholders resolved. */
   expand(spec: z.output<S>, resolve: (ref: string) => string): Expanded[];
   /** A lab action as words for reports (`start kube-proxy 1.15`); kinds that expand to commands have none. */

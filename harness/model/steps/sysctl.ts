@@ -1,5 +1,6 @@
 // `sysctl: {on, name, value}`: written, then read back (a read-only or missing key fails the step).
 import { z } from 'zod';
+import { targetNeeds } from '../capabilities.ts';
 import type { Command } from '../lab-action.ts';
 import { TargetRef } from '../primitives.ts';
 import { defineStep } from './step-kind.ts';
@@ -13,5 +14,6 @@ export const sysctlStep = defineStep({
   description: 'a net.* sysctl in a node or pod namespace, read back after writing',
   schema: z.object({ on: TargetRef, name: z.string().regex(/^net\.[a-z0-9_.-]+$/, 'a net.* sysctl'), value: z.union([z.string(), z.number()]) }).strict(),
   refs: (s) => [{ ref: s.on, path: ['on'] }],
+  requires: (s) => targetNeeds(s.on),
   expand: (s) => [sysctlCommand(s.on, s.name, s.value)],
 });

@@ -1,0 +1,135 @@
+// Capabilities checked before provisioning: what each step kind needs, what a scenario needs, what
+// each provider declares, and that the engine skips at once without provisioning anything.
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { describe, expect, it } from 'vitest';
+import { providerSupport } from '../../clusters/create-provider.ts';
+import type { ClusterProvider } from '../../clusters/provider.ts';
+import { unsupported } from '../../clusters/provider-support.ts';
+import { resolveRunConfig } from '../../clusters/run-config.ts';
+import { TeardownStack } from '../../clusters/teardown-stack.ts';
+import { runScenario } from '../../harness/engine/run-scenario.ts';
+import type { RunEvent } from '../../harness/engine/results.ts';
+import { ALL_CAPABILITIES } from '../../harness/model/capabilities.ts';
+import { loadScenarioFile } from '../../harness/model/load-scenario.ts';
+import { scenarioRequirements } from '../../harness/model/scenario-requirements.ts';
+import type { StepSpec } from '../../harness/model/scenario-schema.ts';
+import { STEP_KINDS, stepRequires } from '../../harness/model/steps/registry.ts';
+
+const ROOT = join(import.meta.dirname, '../..');
+const SCENARIOS = readdirSync(join(ROOT, 'scenarios')).filter((f) => f.endsWith('.yaml')).map((f) => join(ROOT, 'scenarios', f));
+const run = (on: string, cmd: string) => ({ run: { on, cmd, background: false, lead: 50, timeout: '30s', expect: { exit: 0 } } }) as StepSpec;
+
+describe('step kinds declare what they need', () => {
+  it('lab actions, node namespaces, hosts, the fabric and lab-name placeholders', () => {
+    expect(stepRequires({ reboot: { node: 'node-a' } } as StepSpec)).toEqual(['action/reboot']);
+    expect(stepRequires({ start: { node: 'node-a', component: 'kube-proxy' } } as StepSpec)).toEqual(['action/start']);
+    expect(stepRequires({ 'sock-lb-detach-stale': { node: 'node-a' } } as StepSpec)).toEqual(['action/sock-lb-detach-stale']);
+    expect(stepRequires({ 'br-netfilter': { node: 'node-a', enabled: false } } as StepSpec)).toEqual(['node-exec']);
+    expect(stepRequires({ sysctl: { on: 'pod/web', name: 'net.ipv4.ip_forward', value: 0 } } as StepSpec)).toEqual([]);
+    expect(stepRequires({ sysctl: { on: 'host/docs', name: 'net.ipv4.ip_forward', value: 0 } } as StepSpec)).toEqual(['external-hosts']);
+    expect(stepRequires(run('node/node-a', 'tc qdisc add dev {veth/web} root netem loss 100%'))).toEqual(['node-exec', 'path/veth']);
+    expect(stepRequires(run('fabric', 'tcpdump -i {port/node-a}'))).toEqual(['fabric', 'path/port']);
+    expect(stepRequires(run('pod/client', 'curl {svc/web}'))).toEqual([]);
+    expect(stepRequires({ 'link-mtu': { on: 'node/node-a', dev: '{veth/web}', mtu: 1400 } } as StepSpec)).toEqual(['node-exec', 'path/veth']);
+  });
+
+  it('a kind that declares nothing still needs what its expansion shows', () => {
+    const kind = STEP_KINDS.run as { requires?: unknown };
+    const declared = kind.requires;
+    try {
+      delete kind.requires;
+      expect(stepRequires(run('node/node-a', 'ip link set {veth/web} down'))).toEqual(['node-exec', 'path/veth']);
+    } finally {
+      kind.requires = declared;
+    }
+  });
+});
+
+describe('providers declare what they can do', () => {
+  it('netns can run every shipped scenario; kind, minikube and k3s say why not, before anything exists', async () => {
+    const loaded = await Promise.all(SCENARIOS.map(loadScenarioFile));
+    for (const { scenario } of loaded) expect(unsupported(providerSupport('netns'), scenario)).toBeUndefined();
+    const kind = providerSupport(resolveRunConfig({ provider: 'kind' }, {}));
+    const reasons = Object.fromEntries(loaded.map(({ scenario }) => [scenario.id, unsupported(kind, scenario)?.reason]));
+    expect(reasons['br-netfilter-clusterip-same-node']).toBeUndefined();
+    expect(reasons['stale-sock-lb-program']).toMatch(/^kind cannot attach a BPF socket-LB program .*needed by fault, step 1 \(sock-lb-stale-program\)/);
+    expect(reasons['cilium-kube-proxy-forward-race']).toMatch(/^kind cannot reboot a node .*needed by fault, step 1 \(reboot\).*have hosts outside the cluster/);
+  });
+
+  it('netns declares every capability; the real providers only commands in a node namespace', () => {
+    expect([...providerSupport('netns').capabilities].sort()).toEqual([...ALL_CAPABILITIES].sort());
+    for (const name of ['kind', 'minikube', 'k3s']) expect([...providerSupport(resolveRunConfig({ provider: name }, {})).capabilities]).toEqual(['node-exec']);
+  });
+
+  it('a scenario names where each need comes from', async () => {
+    const { scenario } = await loadScenarioFile(join(ROOT, 'scenarios/stale-sock-lb-program.yaml'));
+    const needs = scenarioRequirements(scenario);
+    expect(needs).toContainEqual({ capability: 'action/sock-lb-stale-program', by: 'fault, step 1 (sock-lb-stale-program)' });
+    expect(needs.find((n) => n.capability === 'path/cgroup')?.by).toMatch(/^baseline, check /);
+  });
+});
+
+describe('the engine skips before provisioning', () => {
+  it('an unsupported scenario is skipped with the reason, and provision is never called', async () => {
+    const { file, scenario } = await loadScenarioFile(join(ROOT, 'scenarios/stale-sock-lb-program.yaml'));
+    let provisioned = 0;
+    const provider: ClusterProvider = {
+      ...providerSupport(resolveRunConfig({ provider: 'kind' }, {})),
+      detect: async () => ({ ok: true }),
+      provision: async () => {
+        provisioned++;
+        throw new Error('must not provision');
+      },
+      reap: async () => [],
+    };
+    const events: RunEvent[] = [];
+    const t0 = performance.now();
+    const result = await runScenario({ file, scenario }, { provider, signal: new AbortController().signal, emit: (e) => events.push(e) });
+    expect(performance.now() - t0).toBeLessThan(500);
+    expect(provisioned).toBe(0);
+    expect(result.verdict).toBe('skipped');
+    expect(result.skipReason).toMatch(/^kind cannot attach a BPF socket-LB program/);
+    expect(result.labs).toEqual([]);
+    expect(events.map((e) => e.kind)).toEqual(['scenario-start', 'scenario-end']);
+  });
+});
+
+describe('validate --provider', () => {
+  it('reports the skip and exits 0; a supported file is ok', async () => {
+    const r = await execa('node', ['bin/netrepro.js', 'validate', '--provider', 'kind', 'scenarios/stale-sock-lb-program.yaml', 'scenarios/br-netfilter-clusterip-same-node.yaml'], { cwd: ROOT, reject: false });
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout.split('\n')).toEqual([
+      expect.stringMatching(/^scenarios\/stale-sock-lb-program.yaml: skipped on kind: kind cannot attach a BPF socket-LB program .* \(hint: run it with --provider netns\)$/),
+      'scenarios/br-netfilter-clusterip-same-node.yaml: ok',
+    ]);
+  });
+
+  it('with a profile, its versions decide the fit', async () => {
+    const r = await execa('node', ['bin/netrepro.js', 'validate', '--provider', 'kind', '--profile', 'kube-proxy-1.14', 'scenarios/br-netfilter-clusterip-same-node.yaml'], { cwd: ROOT, reject: false });
+    expect([r.exitCode, r.stdout]).toEqual([0, 'scenarios/br-netfilter-clusterip-same-node.yaml: ok']);
+  });
+});
+
+describe('TeardownStack', () => {
+  it('undoes newest first, every action even after a failure, once, and reports the failures together', async () => {
+    const done: string[] = [];
+    const logged: string[] = [];
+    const stack = new TeardownStack((l) => logged.push(l));
+    stack.push('first', async () => done.push('first'));
+    stack.push('broken', async () => {
+      throw new Error('busy');
+    });
+    stack.push('last', async () => done.push('last'));
+    const first = stack.run();
+    await expect(first).rejects.toThrow('teardown incomplete: broken: busy');
+    await expect(stack.run()).rejects.toThrow('teardown incomplete');
+    expect(done).toEqual(['last', 'first']);
+    expect(logged).toEqual(['teardown: last', 'teardown: first']);
+    let late = false;
+    expect(() => stack.push('late', async () => void (late = true))).toThrow(/late: registered after teardown began; undone at once/);
+    await Promise.resolve();
+    expect(late).toBe(true);
+  });
+});
