@@ -183,10 +183,19 @@ export async function removeRunCgroups(runId: string): Promise<void> {
     if (!/^[a-z]/.test(node)) continue; // cgroup control files
     const procs = await readFile(`${dir}/cgroup.procs`, 'utf8').catch(() => '');
     killAll(procs.split('\n').filter(Boolean).map(Number));
-    await rmdir(dir).catch(() => {});
+    await rmdirWhenEmpty(dir);
   }
   await rmdir(runDir).catch(() => {});
   await rmdir(CGROUP_ROOT).catch(() => {});
+}
+
+/** A cgroup directory can only go once its killed processes have exited (EBUSY until then): retry for up to 2 s. */
+async function rmdirWhenEmpty(dir: string): Promise<void> {
+  for (let i = 0; i < 40; i++) {
+    const error = await rmdir(dir).then(() => undefined, (e: NodeJS.ErrnoException) => e);
+    if (!error || error.code === 'ENOENT' || error.code !== 'EBUSY') return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 /**
