@@ -42,6 +42,13 @@ export interface KubeProxyLayout {
   terminatingFallback: boolean;
   /** Start-up in iptables mode ran the IPVS cleanup, deleting the shared "kubernetes forwarding rules" jump (<= 1.14; removed with the start-up auto-cleanup, KEP "remove kube-proxy automatic clean up", 1.15). */
   ipvsCleanupAtStart: boolean;
+  /**
+   * UDP conntrack clean-up after a sync: `event` (<= 1.31: entries to each deleted endpoint are deleted, and every
+   * entry to the VIP when a service goes from no endpoints to some; pkg/proxy endpointschangetracker DeletedUDPEndpoints /
+   * NewlyActiveUDPServices) or `reconciler` (1.32, PR 127318: entries to the VIP whose DNAT target is no longer an
+   * endpoint are deleted, but services left with no endpoints are skipped: issue 139628, fixed by PR 139629 in 2026).
+   */
+  udpConntrack: 'event' | 'reconciler-skips-empty';
 }
 
 export const KUBE_PROXY_VERSION_PATTERN = /^1\.(\d+)$/;
@@ -75,5 +82,6 @@ export function kubeProxyLayout(version: string): KubeProxyLayout {
     internalTrafficPolicy: v >= 22,
     terminatingFallback: v >= 26,
     ipvsCleanupAtStart: v <= 14,
+    udpConntrack: v >= 32 ? 'reconciler-skips-empty' : 'event',
   };
 }

@@ -33,6 +33,8 @@ export class NetnsLab implements StartedCluster {
   /** Helper programs built for this lab (`{bin/inject-ahead}`), or why one could not be built. */
   readonly bins = new Map<string, { path?: string; error?: string }>();
   readonly agentCommand = ['node', packagePath('clusters/netns/agent/pod-agent.mjs')];
+  /** Node -> the kube-proxy release a `start` step put there (else the topology's). */
+  readonly kubeProxyVersions = new Map<string, string>();
   actionHandler?: ActionHandler;
   /** Traces a probe in this lab; set by provisioning (trace/lab-tracer.ts). */
   traceHandler?: (lab: NetnsLab, flows: TraceFlows, signal?: AbortSignal) => Promise<ProbeTraceSession>;
@@ -42,7 +44,8 @@ export class NetnsLab implements StartedCluster {
 
   constructor(
     readonly names: LabNames,
-    readonly topology: TopologySpec,
+    /** Services change with `endpoint` and `service` steps: the lab keeps its own copy. */
+    public topology: TopologySpec,
   ) {
     for (const s of topology.services) this.addresses.set(`svc/${s.name}`, s.clusterIP);
     this.teardown = new TeardownStack();

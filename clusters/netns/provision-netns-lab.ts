@@ -12,6 +12,7 @@ import { bootOps, bootOrder, componentStart, type NodeFacts } from './node-iptab
 import { labNames } from './lab-names.ts';
 import { ipBatch, NetnsLab } from './netns-lab.ts';
 import { runCommand } from '../command.ts';
+import { changeServices } from './service-change.ts';
 import { flannelDevice, flannelPeerEntries, FLANNEL_MTU, vtepMac, type FlannelNode } from './flannel-entries.ts';
 import { startNetnsTrace } from './trace/lab-tracer.ts';
 import { helperBinary, HELPERS } from './helper-build.ts';
@@ -110,6 +111,8 @@ async function createMachines(lab: NetnsLab, topology: TopologySpec): Promise<vo
     ...machines.map(async (m, i) => {
       const lines = ['link set lo up', `addr add ${m.ip}/24 dev eth0`, 'link set eth0 up'];
       const node = topology.nodes[i];
+      // `nodes[].defaultRoute`: the default route a real node has, via an outside host on the nodes' network
+      if (node?.defaultRoute) lines.push(`route add default via ${lab.address(node.defaultRoute)} dev eth0`);
       if (node && topology.cni === 'flannel') {
         // flannel's vxlan backend: the VTEP, then the routes, neighbours and FDB entries flanneld writes for its peers
         const self = flannel[i]!;
@@ -188,17 +191,20 @@ async function nodeFacts(lab: NetnsLab, nodeName: string): Promise<NodeFacts> {
 }
 
 async function performAction(lab: NetnsLab, action: LabAction): Promise<void> {
+  if (action.kind === 'endpoint' || action.kind === 'service') return changeServices(lab, action, podPlacements(lab, lab.topology));
   const node = lab.node(action.node);
   switch (action.kind) {
     case 'start':
       if (action.component !== 'kube-proxy' && action.component !== lab.topology.cni) {
         throw new HarnessError('UNSUPPORTED', `${action.component} runs only in the ${action.component} CNI shape`);
       }
+      if (action.component === 'kube-proxy') lab.kubeProxyVersions.set(action.node, action.version ?? lab.topology.kubeProxy);
       return applyOps(node, componentStart(lab.topology, action.node, action.component, await nodeFacts(lab, action.node), action.version));
     case 'reboot': {
       const order = action.order ?? lab.topology.startOrder;
       // rules and conntrack go with the reboot; be_liberal is a sysctl the node keeps (set at boot from its config)
       await node.exec(['conntrack', '-F'], { reject: false });
+      lab.kubeProxyVersions.delete(action.node);
       return applyOps(node, bootOps(lab.topology, action.node, await nodeFacts(lab, action.node), order));
     }
     case 'sock-lb-stale-program': {

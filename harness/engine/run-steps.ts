@@ -65,7 +65,7 @@ export async function runForegroundStep(cluster: StartedCluster, action: Expande
   if (action.kind !== 'command') {
     // a lab action proves itself: the provider throws when it could not do it
     await cluster.perform(action);
-    return { on: `node/${action.node}`, argv: describe(action), durationMs: Math.round(performance.now() - started), exit: 0 };
+    return { on: 'node' in action ? `node/${action.node}` : 'every node', argv: describe(action), durationMs: Math.round(performance.now() - started), exit: 0 };
   }
   const r = await cluster.target(action.on).exec(action.argv, { reject: false, signal, timeoutMs: action.timeoutMs });
   const result = judge(action, r, started);

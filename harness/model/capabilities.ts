@@ -7,7 +7,7 @@ import type { LabAction } from './lab-action.ts';
 export const PATH_KINDS = ['cgroup', 'bpffs', 'veth', 'port', 'bin'] as const;
 export type PathKind = (typeof PATH_KINDS)[number];
 
-export const LAB_ACTION_KINDS = ['start', 'reboot', 'sock-lb-stale-program', 'sock-lb-detach-stale'] as const satisfies readonly LabAction['kind'][];
+export const LAB_ACTION_KINDS = ['start', 'reboot', 'sock-lb-stale-program', 'sock-lb-detach-stale', 'endpoint', 'service'] as const satisfies readonly LabAction['kind'][];
 
 export type Capability =
   /** Commands in a node's own network namespace (sysctls, iptables, captures on a node). */
@@ -37,6 +37,8 @@ const MEANING: Record<string, string> = {
   'action/reboot': "reboot a node (empty its iptables and conntrack, then start its components in a chosen order)",
   'action/sock-lb-stale-program': "attach a BPF socket-LB program to a node's pod cgroup from a private bpffs",
   'action/sock-lb-detach-stale': 'detach a socket-LB program it attached',
+  'action/endpoint': "change a Service's endpoints and re-sync kube-proxy's rules on every node as kube-proxy does",
+  'action/service': "change a Service's type or traffic policies and re-sync kube-proxy's rules on every node",
   'path/cgroup': "resolve {cgroup/NODE} (a node's pod cgroup)",
   'path/bpffs': "resolve {bpffs/NODE} (a node's bpffs pin directory)",
   'path/veth': "resolve {veth/POD} (a pod's host-side interface)",

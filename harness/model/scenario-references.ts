@@ -37,6 +37,7 @@ export function checkReferences(s: Scenario): ReferenceIssue[] {
     if (!names.node.has(p.node)) issues.push({ path: ['topology', 'pods', i, 'node'], message: 'unknown node', received: p.node, expected: `one of: ${known('node')}` });
   });
   t.nodes.forEach((n, i) => {
+    if (n.defaultRoute && !names.host.has(n.defaultRoute.slice(5))) issues.push({ path: ['topology', 'nodes', i, 'defaultRoute'], message: 'unknown host', received: n.defaultRoute, expected: `one of: ${known('host')}` });
     const pods = t.pods.filter((p) => p.node === n.name).length;
     const size = 2 ** (32 - Number(n.podCIDR.split('/')[1]));
     if (pods > size - 3) issues.push({ path: ['topology', 'nodes', i, 'podCIDR'], message: `too small for ${pods} pods`, received: n.podCIDR });
@@ -65,7 +66,8 @@ export function checkReferences(s: Scenario): ReferenceIssue[] {
     if (!names[kind].has(name)) issues.push({ path, message: `unknown ${kind}`, received: name, expected: `one of: ${known(kind)}` });
   };
   s.probes.forEach((p, i) => {
-    if (!names.pod.has(p.from)) issues.push({ path: ['probes', i, 'from'], message: 'unknown pod', received: p.from, expected: `one of: ${known('pod')}` });
+    if (p.from.includes('/')) checkRef(p.from, ['probes', i, 'from']);
+    else if (!names.pod.has(p.from)) issues.push({ path: ['probes', i, 'from'], message: 'unknown pod', received: p.from, expected: `one of: ${known('pod')}` });
     if (p.http) checkRef(p.http.to, ['probes', i, 'http', 'to']);
     if (p.dns) checkRef(p.dns.server, ['probes', i, 'dns', 'server']);
     if (p.download) checkRef(p.download.to, ['probes', i, 'download', 'to']);
@@ -100,7 +102,7 @@ export function checkReferences(s: Scenario): ReferenceIssue[] {
     checks.forEach((c, i) => checkRef(c.on, [...base, 'checks', i, 'on']));
     duplicates(checks.map((c) => c.id), [...base, 'checks'], 'id', issues);
   };
-  checkPhase(s.baseline.expect, [], s.baseline.checks, ['baseline']);
+  checkPhase(s.baseline.expect, s.baseline.steps ?? [], s.baseline.checks, ['baseline']);
   checkPhase(s.fault.expect, s.fault.steps, s.fault.checks, ['fault']);
   s.fixes.forEach((f, i) => checkPhase(f.expect, f.steps, f.checks, ['fixes', i]));
   return issues;

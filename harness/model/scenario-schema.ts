@@ -23,6 +23,8 @@ const Node = z
       .describe('extra sysctls set in the node namespace at provisioning'),
     forwardPolicy: z.enum(['ACCEPT', 'DROP']).default('ACCEPT')
       .describe('policy of the FORWARD chain at boot: DROP as Docker sets it, so only rules (KUBE-FORWARD, FLANNEL-FWD, ...) let pod traffic through'),
+    defaultRoute: z.string().regex(/^host\/[a-z][a-z0-9-]*$/, 'host/NAME: an external host on the nodes\' network').optional()
+      .describe('a default route via this external host (a real node has one; without it a packet no route covers, such as a ClusterIP with no DNAT, gets ICMP net-unreachable from the node)'),
   })
   .strict();
 
@@ -113,7 +115,9 @@ const DnsProbe = z
     server: Ref,
     name: z.string().regex(/^[a-z0-9.-]+$/, 'a DNS name'),
     tool: z.enum(['agent', 'nslookup']).default('agent').describe('agent reads the reply source; nslookup is BIND'),
+    sourcePort: Port.optional().describe('agent only: send from this UDP port every time (a resolver or statsd client reusing its socket: one conntrack entry for every query)'),
   })
+  .refine((d) => d.sourcePort === undefined || d.tool === 'agent', 'sourcePort needs tool: agent')
   .strict();
 
 const DownloadProbe = z
@@ -126,7 +130,9 @@ const DownloadProbe = z
 export const Probe = z
   .object({
     id: Name,
-    from: Name.describe('pod the probe runs in'),
+    from: z
+      .union([Name, z.string().regex(/^(pod|node|host)\/[a-z][a-z0-9-]*$/, 'a pod name, pod/NAME, node/NAME (its host network) or host/NAME (outside the cluster)')])
+      .describe('where the probe runs: a pod (plain name or pod/NAME), a node\'s host network (node/NAME) or a host outside the cluster (host/NAME)'),
     timeout: Duration.default(800).describe('verdict deadline; a hang is called after this (conclusive evidence ends a probe sooner)'),
     repeat: z.number().int().min(1).max(1000).optional()
       .describe('run the probe N times and report the distribution of outcomes; expectations then hold for every run, or for a count/rate'),
@@ -234,7 +240,13 @@ export const ScenarioSchema = z
     description: z.string().optional(),
     topology: Topology,
     probes: z.array(Probe).min(1),
-    baseline: z.object({ expect: Expectations, checks: z.array(Check).default([]) }).strict(),
+    baseline: z
+      .object({
+        steps: z.array(Step).optional().describe('setup: steps that make the healthy cluster the incident starts from (run before the baseline probes, kept by every mutant)'),
+        expect: Expectations,
+        checks: z.array(Check).default([]),
+      })
+      .strict(),
     fault: Phase,
     fixes: z.array(Fix).min(1).describe('each fix runs on a fresh lab after baseline and fault'),
     evidence: z.array(z.enum(EVIDENCE_KINDS)).default([...EVIDENCE_KINDS]),

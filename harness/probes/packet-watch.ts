@@ -65,9 +65,9 @@ export class PacketWatch {
 
   private constructor(private readonly process: Spawned) {}
 
-  /** Starts tcpdump on the pod's eth0 and resolves once it is really listening. */
-  static async start(target: Target, filter: string[]): Promise<PacketWatch> {
-    const process = target.spawn(['tcpdump', '-i', 'eth0', '-nn', '-l', '--immediate-mode', '-p', ...filter]);
+  /** Starts tcpdump on the client's interface (a pod's or host's eth0; `any` on a node) and resolves once it is really listening. */
+  static async start(target: Target, filter: string[], iface = 'eth0'): Promise<PacketWatch> {
+    const process = target.spawn(['tcpdump', '-i', iface, '-nn', '-l', '--immediate-mode', '-p', ...filter]);
     const watch = new PacketWatch(process);
     try {
       await process.waitFor(/listening on/, 3000);

@@ -18,9 +18,14 @@ export async function runProbe(spec: ProbeSpec, cluster: StartedCluster, signal:
   return foldRuns(`${spec.from} -> ${to}`, runs, performance.now() - started);
 }
 
-/** The errno of one connect() from the pod, for a curl that failed with no packet on the wire. */
+/** Where a probe runs: a pod (a plain name), `pod/`, `node/` (its host network) or `host/` (outside the cluster). */
+export const clientRef = (from: string) => (from.includes('/') ? from : `pod/${from}`);
+/** A node reaches pods over cni0/flannel.1 and the fabric over eth0: watch every interface there. */
+const watchedInterface = (from: string) => (from.startsWith('node/') ? 'any' : 'eth0');
+
+/** The errno of one connect() from the client, for a curl that failed with no packet on the wire. */
 async function localErrno(cluster: StartedCluster, from: string, endpoint: Endpoint, signal: AbortSignal): Promise<string | undefined> {
-  const r = await cluster.pod(from).exec([...cluster.agentCommand, 'connect', `--server=${endpoint.ip}`, `--port=${endpoint.port}`, '--timeout=500'], { reject: false, signal, timeoutMs: 5000 });
+  const r = await cluster.target(clientRef(from)).exec([...cluster.agentCommand, 'connect', `--server=${endpoint.ip}`, `--port=${endpoint.port}`, '--timeout=500'], { reject: false, signal, timeoutMs: 5000 });
   try {
     return (JSON.parse(r.stdout) as { errno: string | null }).errno ?? undefined;
   } catch {
@@ -32,8 +37,8 @@ async function localErrno(cluster: StartedCluster, from: string, endpoint: Endpo
 async function runOnce(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSignal, dropped?: AbortSignal): Promise<Observation> {
   if (spec.download) return runDownload(spec, spec.download, cluster, signal);
   const started = performance.now();
-  const client = cluster.address(`pod/${spec.from}`);
-  const target = cluster.pod(spec.from);
+  const client = cluster.address(clientRef(spec.from));
+  const target = cluster.target(clientRef(spec.from));
   const timeoutMs = durationMs(spec.timeout);
   const endpoint: Endpoint = spec.http
     ? { ip: cluster.address(spec.http.to), port: spec.http.port }
@@ -43,7 +48,7 @@ async function runOnce(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSi
   const sourcePort = spec.http && spec.parallel > 1 ? nextSourcePort(cluster) : undefined;
   // ICMP too: an unreachable or a port-unreachable answering the client is what the application experienced
   const tcpFilter = sourcePort ? ['(tcp', 'port', `${sourcePort})`] : ['tcp'];
-  const watch = await PacketWatch.start(target, spec.http ? [...tcpFilter, 'or', 'icmp'] : ['(udp', 'port', '53)', 'or', 'icmp']);
+  const watch = await PacketWatch.start(target, spec.http ? [...tcpFilter, 'or', 'icmp'] : ['(udp', 'port', '53)', 'or', 'icmp'], watchedInterface(spec.from));
   // conclusive evidence ends the probe before its deadline: the client already RST a SYN-ACK from an
   // address it never contacted (TCP), or a DNS reply came from the wrong source (UDP)
   const early = new AbortController();
@@ -86,7 +91,7 @@ async function runOnce(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSi
     } else {
       const dns = spec.dns!;
       if (dns.tool === 'agent') {
-        const r = await target.exec([...cluster.agentCommand, 'dns-query', `--server=${endpoint.ip}`, '--port=53', `--qname=${dns.name}`, `--timeout=${timeoutMs}`], { signal, timeoutMs: timeoutMs + 5000 });
+        const r = await target.exec([...cluster.agentCommand, 'dns-query', `--server=${endpoint.ip}`, '--port=53', `--qname=${dns.name}`, `--timeout=${timeoutMs}`, ...(dns.sourcePort ? [`--sport=${dns.sourcePort}`] : [])], { signal, timeoutMs: timeoutMs + 5000 });
         packets = await watch.stop();
         const result = JSON.parse(r.stdout) as DnsAgentResult;
         classified = classifyDnsAgent(result, packets, client);
@@ -143,13 +148,13 @@ function nextSourcePort(cluster: StartedCluster): number {
 /** curl of GET /bytes/N from the pod agent; the packet watch keeps only what is not the normal stream. */
 async function runDownload(spec: ProbeSpec, download: NonNullable<ProbeSpec['download']>, cluster: StartedCluster, signal: AbortSignal): Promise<Observation> {
   const started = performance.now();
-  const client = cluster.address(`pod/${spec.from}`);
-  const target = cluster.pod(spec.from);
+  const client = cluster.address(clientRef(spec.from));
+  const target = cluster.target(clientRef(spec.from));
   const timeoutMs = durationMs(spec.timeout);
   const endpoint: Endpoint = { ip: cluster.address(download.to), port: download.port };
   // only segments from anywhere but the address the client connected to, the handshake, every RST and ICMP:
   // the stream itself is thousands of packets
-  const watch = await PacketWatch.start(target, ['-S', `icmp or (tcp and ((dst host ${client} and not src host ${endpoint.ip}) or (tcp[tcpflags] & (tcp-rst|tcp-syn) != 0)))`]);
+  const watch = await PacketWatch.start(target, ['-S', `icmp or (tcp and ((dst host ${client} and not src host ${endpoint.ip}) or (tcp[tcpflags] & (tcp-rst|tcp-syn) != 0)))`], watchedInterface(spec.from));
   const url = `http://${endpoint.ip}:${endpoint.port}/bytes/${download.bytes}`;
   let packets: Packet[] = [];
   let classified: Classified;

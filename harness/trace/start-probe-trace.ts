@@ -23,12 +23,12 @@ function untraced(reason: string): ProbeTraceSession {
   return { onDrop: () => {}, stop: async () => result };
 }
 
-/** The probe's addresses: its client pod and where it sends. */
+/** The probe's addresses: its client (a pod by plain name, or `pod/`, `node/`, `host/`) and where it sends. */
 export function probeFlows(spec: ProbeSpec, cluster: StartedCluster): TraceFlows {
   const to = spec.http ? { ref: spec.http.to, port: spec.http.port } : spec.download ? { ref: spec.download.to, port: spec.download.port } : { ref: spec.dns!.server, port: 53 };
   return {
     clientPod: spec.from,
-    client: cluster.address(`pod/${spec.from}`),
+    client: cluster.address(spec.from.includes('/') ? spec.from : `pod/${spec.from}`),
     target: { ip: cluster.address(to.ref), port: to.port },
   };
 }

@@ -31,7 +31,7 @@ describe('scenario loading', () => {
 
   it('reports unknown keys with the keys that are allowed', () => {
     const [issue] = issuesOf(seed.replace('    podCIDR: 10.244.1.0/24', '    podCIDR: 10.244.1.0/24\n      colour: red'));
-    expect(issue).toMatch(/bad\.yaml:\d+:\d+: topology\.nodes\[0\]\.colour: unknown key colour \(expected one of: name, podCIDR, sysctls, forwardPolicy\)/);
+    expect(issue).toMatch(/bad\.yaml:\d+:\d+: topology\.nodes\[0\]\.colour: unknown key colour \(expected one of: name, podCIDR, sysctls, forwardPolicy, defaultRoute\)/);
   });
 
   it('reports a wrong outcome inside an expectation object at its own line', () => {
@@ -45,6 +45,14 @@ describe('scenario loading', () => {
       expect.stringMatching(/probes\[0\]\.from: unknown pod \(received clinet, expected one of: client, web\)/),
       expect.stringMatching(/probes\[0\]\.http\.to: unknown svc \(received wbe, expected one of: web\)/),
     ]);
+  });
+
+  it('a probe runs from a pod, node/NAME or host/NAME; each must exist', () => {
+    expect(issuesOf(seed.replace('from: client\n    http: { to: svc/web', 'from: host/lb\n    http: { to: svc/web'))).toEqual([
+      expect.stringMatching(/probes\[0\]\.from: unknown host \(received lb, expected one of: none\)/),
+    ]);
+    expect(() => parseScenario(seed.replace('from: client\n    http: { to: svc/web', 'from: node/node-a\n    http: { to: svc/web'), 'ok.yaml')).not.toThrow();
+    expect(issuesOf(seed.replace('from: client\n    http: { to: svc/web', 'from: svc/web\n    http: { to: svc/web'))[0]).toMatch(/probes\[0\]\.from/);
   });
 
   it('rejects empty, non-mapping, binary and broken YAML with a line', () => {

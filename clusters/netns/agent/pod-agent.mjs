@@ -3,7 +3,7 @@
 // The one program the lab starts inside pods. Plain JavaScript so it starts in ~50 ms without a loader.
 //   http      --port P --name POD                      HTTP echo that answers with its pod name; GET /bytes/N streams N bytes
 //   dns       --port P --name POD --record NAME=IP ...  authoritative A-record server
-//   dns-query --server IP --port P --qname NAME --timeout MS
+//   dns-query --server IP --port P --qname NAME --timeout MS [--sport P]
 //             a resolver that reads the source of every reply (unconnected socket), so a reply from
 //             an unexpected source is observed exactly, like old nslookup's "reply from unexpected source".
 //   connect   --server IP --port P --timeout MS
@@ -24,6 +24,7 @@ const { values } = parseArgs({
     server: { type: 'string' },
     qname: { type: 'string' },
     timeout: { type: 'string' },
+    sport: { type: 'string' },
   },
 });
 const port = Number(values.port ?? 0);
@@ -86,7 +87,10 @@ if (command === 'http') {
     clearTimeout(timer);
     finish(peer.address === server && peer.port === port ? 'ok' : 'unexpected-source');
   });
-  socket.send(query(id, String(values.qname)), port, server);
+  const send = () => socket.send(query(id, String(values.qname)), port, server);
+  // a fixed source port: the same conntrack entry for every query, as a resolver reusing its socket
+  if (values.sport) socket.bind(Number(values.sport), '0.0.0.0', send);
+  else send();
 } else if (command === 'connect') {
   const started = performance.now();
   const socket = connect({ host: String(values.server), port });

@@ -4,9 +4,14 @@ import { placeholderNeeds, targetNeeds, type Capability } from '../capabilities.
 import { HarnessError } from '../errors.ts';
 import type { Expanded, LabAction } from '../lab-action.ts';
 import { brNetfilterStep } from './br-netfilter.ts';
+import { endpointStep } from './endpoint.ts';
+import { forwardPolicyStep } from './forward-policy.ts';
+import { hairpinStep } from './hairpin.ts';
 import { linkMtuStep } from './link-mtu.ts';
 import { rebootStep } from './reboot.ts';
+import { routeStep } from './route.ts';
 import { runStep } from './run.ts';
+import { serviceStep } from './service.ts';
 import { sockLbDetachStaleStep } from './sock-lb-detach-stale.ts';
 import { sockLbStaleProgramStep } from './sock-lb-stale-program.ts';
 import { startStep } from './start.ts';
@@ -22,6 +27,11 @@ export const STEP_KINDS = {
   'sock-lb-stale-program': sockLbStaleProgramStep,
   'sock-lb-detach-stale': sockLbDetachStaleStep,
   'link-mtu': linkMtuStep,
+  endpoint: endpointStep,
+  service: serviceStep,
+  hairpin: hairpinStep,
+  route: routeStep,
+  'forward-policy': forwardPolicyStep,
 } as const;
 
 type Kinds = typeof STEP_KINDS;

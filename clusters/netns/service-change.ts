@@ -1,0 +1,52 @@
+// A Service or EndpointSlice change in the netns lab: the lab's copy of the services changes, then
+// kube-proxy syncs on every node (kube-proxy-sync.ts) with the release it runs there. The sync is read back:
+// every rule it wrote must be in `iptables-save` and no stale service chain left, or the step fails.
+import { HarnessError } from '../../harness/model/errors.ts';
+import type { LabAction } from '../../harness/model/lab-action.ts';
+import { changedEndpoints } from '../../harness/model/steps/endpoint.ts';
+import { changedService } from '../../harness/model/steps/service.ts';
+import type { PodPlacement } from '../kube-objects.ts';
+import { applyOps } from './iptables-ops.ts';
+import { kubeProxyLayout } from './kube-proxy-layout.ts';
+import { kubeProxySyncOps, parseUdpFlows, rulesFor, udpConntrackDeletes } from './kube-proxy-sync.ts';
+import type { NetnsLab } from './netns-lab.ts';
+
+type ServiceChange = Extract<LabAction, { kind: 'endpoint' | 'service' }>;
+
+export async function changeServices(lab: NetnsLab, action: ServiceChange, placements: ReadonlyMap<string, PodPlacement>): Promise<void> {
+  const name = action.kind === 'endpoint' ? action.service : action.name;
+  const before = lab.topology.services;
+  if (!before.some((s) => s.name === name)) throw new HarnessError('LAB_FAILED', `no service ${name} in this lab`);
+  let after;
+  try {
+    after = before.map((s) => (s.name !== name ? s : action.kind === 'endpoint' ? { ...s, endpoints: changedEndpoints(s.endpoints, action) } : changedService(s, action)));
+  } catch (e) {
+    throw new HarnessError('STEP_FAILED', (e as Error).message, 'the change must fit the service as it is at that point of the scenario');
+  }
+  lab.topology = { ...lab.topology, services: after };
+  await Promise.all(
+    lab.nodeNames.map(async (nodeName) => {
+      const node = lab.node(nodeName);
+      const layout = kubeProxyLayout(lab.kubeProxyVersions.get(nodeName) ?? lab.topology.kubeProxy);
+      const liberal = (await node.exec(['sysctl', '-n', 'net.netfilter.nf_conntrack_tcp_be_liberal'])).stdout.trim() === '1';
+      const rules = rulesFor(lab.topology, layout, nodeName, placements, liberal);
+      await applyOps(node, kubeProxySyncOps(rules, (await node.exec(['iptables-save'])).stdout));
+      const missing = missingRules(rules.tables, (await node.exec(['iptables-save'])).stdout);
+      if (missing.length > 0) throw new HarnessError('STEP_FAILED', `kube-proxy's sync on ${nodeName} did not take: not in iptables-save: ${missing.slice(0, 3).join(' | ')}`);
+      const flows = layout.udpConntrack === 'event' ? [] : parseUdpFlows((await node.exec(['conntrack', '-L', '-p', 'udp'], { reject: false })).stdout);
+      // `conntrack -D` exits 1 when nothing matched: kube-proxy ignores that too
+      for (const argv of udpConntrackDeletes(layout, before, after, placements, flows)) await node.exec(argv, { reject: false });
+    }),
+  );
+}
+
+/** Rules of the sync that `iptables-save` does not show, by table. */
+function missingRules(tables: Record<'filter' | 'nat', { rules: string[] }>, save: string): string[] {
+  const byTable = new Map<string, Set<string>>();
+  let table = '';
+  for (const line of save.split('\n')) {
+    if (line.startsWith('*')) byTable.set((table = line.slice(1)), new Set());
+    else if (line.startsWith('-A ')) byTable.get(table)?.add(line);
+  }
+  return (['filter', 'nat'] as const).flatMap((t) => tables[t].rules.filter((r) => r.startsWith('-A ') && !byTable.get(t)?.has(r)));
+}

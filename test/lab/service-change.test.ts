@@ -1,0 +1,69 @@
+// Service and endpoint changes on a real lab: kube-proxy's sync rewrites the rules (read back) and its
+// UDP conntrack clean-up follows the node's release: <= 1.31 deletes the entry DNATed to a removed
+// endpoint, 1.32's reconciler leaves it when the service has no endpoint left (kubernetes#139628).
+import { describe, expect, it } from 'vitest';
+import { newRunId, runPrefix } from '../../clusters/run-id.ts';
+import { provisionNetnsLab } from '../../clusters/netns/provision-netns-lab.ts';
+import { parseScenario } from '../../harness/model/load-scenario.ts';
+import type { TopologySpec } from '../../harness/model/scenario-schema.ts';
+import { labSkipReason } from '../lab-support.ts';
+
+const topology = (kubeProxy: string): TopologySpec =>
+  parseScenario(
+    `
+id: t
+title: t
+topology:
+  cni: bridge
+  kubeProxy: "${kubeProxy}"
+  nodes: [{ name: a, podCIDR: 10.244.1.0/24 }]
+  pods:
+    - { name: client, node: a }
+    - { name: dns, node: a, serve: [{ dns: 53 }] }
+  services:
+    - { name: dns, clusterIP: 10.96.0.10, ports: [{ port: 53, targetPort: 53, protocol: UDP }], endpoints: [dns] }
+probes: [{ id: p, from: client, dns: { server: svc/dns, name: dns.default.svc.cluster.local } }]
+baseline: { expect: { p: ok } }
+fault: { steps: [{ endpoint: { service: dns, pod: dns, op: remove } }], expect: { p: refused } }
+fixes: [{ steps: [{ endpoint: { service: dns, pod: dns, op: add } }], expect: { p: ok } }]
+`,
+    't.yaml',
+  ).topology;
+
+const context = (runId: string) => ({ runId, prefix: runPrefix(runId), signal: new AbortController().signal, log: () => {} });
+
+async function entryAfterRemoval(kubeProxy: string): Promise<{ entries: string; save: string }> {
+  const lab = await provisionNetnsLab(topology(kubeProxy), context(newRunId()));
+  try {
+    const query = await lab.pod('client').exec([...lab.agentCommand, 'dns-query', '--server=10.96.0.10', '--port=53', '--qname=dns.default.svc.cluster.local', '--timeout=1000', '--sport=40000']);
+    expect(JSON.parse(query.stdout).outcome).toBe('ok');
+    await lab.perform({ kind: 'endpoint', service: 'dns', pod: 'dns', op: 'remove' });
+    const entries = (await lab.node('a').exec(['conntrack', '-L', '-p', 'udp', '--orig-dst', '10.96.0.10'], { reject: false })).stdout;
+    return { entries, save: (await lab.node('a').exec(['iptables-save'])).stdout };
+  } finally {
+    await lab.destroy();
+  }
+}
+
+describe.skipIf(labSkipReason)('service changes on the netns lab', () => {
+  it('kube-proxy 1.31: the removed endpoint\'s UDP entry is deleted, the REJECT written, its chains gone', async () => {
+    const { entries, save } = await entryAfterRemoval('1.31');
+    expect(entries).not.toMatch(/sport=40000/);
+    expect(save).toContain('default/dns has no endpoints');
+    expect(save).not.toMatch(/^:KUBE-(SVC|SEP)-/m);
+  });
+
+  it('kube-proxy 1.32: the entry stays, DNATed to the removed endpoint', async () => {
+    const { entries } = await entryAfterRemoval('1.32');
+    expect(entries).toMatch(/sport=40000 dport=53 .*src=10\.244\.1\.3 dst=10\.244\.1\.2 sport=53 dport=40000/);
+  });
+
+  it('an impossible change fails the step', async () => {
+    const lab = await provisionNetnsLab(topology('1.29'), context(newRunId()));
+    try {
+      await expect(lab.perform({ kind: 'endpoint', service: 'dns', pod: 'client', op: 'remove' })).rejects.toThrow(/not an endpoint/);
+    } finally {
+      await lab.destroy();
+    }
+  });
+});
