@@ -4,17 +4,15 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import type { TopologySpec } from '../../harness/model/scenario-schema.ts';
-import type { Availability, ClusterProvider, Misfit, RunContext, StartedCluster } from '../provider.ts';
-import type { Capability } from '../../harness/model/capabilities.ts';
+import type { Availability, ClusterProvider, RunContext, StartedCluster } from '../provider.ts';
 import { clientKubeApi } from '../real/client-kube-api.ts';
 import { CliNodeTarget, dockerNode } from '../real/cli-node-target.ts';
 import { detectTools, requireHelm, type ToolName } from '../real/cli-tools.ts';
 import { ciliumSettings, installCilium, waitNodesReady } from '../real/cni-install.ts';
 import { assertOwnedName } from '../real/context-guard.ts';
 import { clusterName, provisionRealCluster, type RealProviderDeps, type StandUpInput, type StoodUp } from '../real/provision-real-cluster.ts';
-import { asResolved, type RealClusterOptions, type RealCni, type ResolvedRealOptions } from '../real/real-options.ts';
-import { reapReal } from '../real/clean-real-leftovers.ts';
-import { realSupport } from '../real/real-support.ts';
+import { type RealClusterOptions, type RealCni, type ResolvedRealOptions } from '../real/real-options.ts';
+import { RealProvider } from '../real/real-provider.ts';
 import { prepareRunDir } from '../real/run-dir.ts';
 import { startK3sWithTestcontainers, type StartK3s } from './k3s-container.ts';
 
@@ -35,25 +33,12 @@ export function renameContext(kubeconfig: string, context: string): string {
   return stringify(doc);
 }
 
-export class K3sProvider implements ClusterProvider {
-  readonly name = 'k3s' as const;
-  readonly options: ResolvedRealOptions;
-  readonly capabilities: ReadonlySet<Capability>;
-
+export class K3sProvider extends RealProvider<'k3s'> implements ClusterProvider {
   constructor(
     options: RealClusterOptions | ResolvedRealOptions = {},
     private readonly deps: RealProviderDeps & { startK3s?: StartK3s } = {},
   ) {
-    this.options = asResolved(options);
-    this.capabilities = realSupport(this.name, this.options).capabilities;
-  }
-
-  fit(topology: TopologySpec): Misfit | undefined {
-    return realSupport(this.name, this.options).fit(topology);
-  }
-
-  reap({ force }: { force: boolean }): Promise<string[]> {
-    return reapReal(this.name, { force, workDir: this.options.workDir });
+    super('k3s', options);
   }
 
   detect(): Promise<Availability> {

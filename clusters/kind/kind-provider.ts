@@ -7,8 +7,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { TopologySpec } from '../../harness/model/scenario-schema.ts';
 import { runCommand } from '../command.ts';
-import type { Availability, ClusterProvider, Misfit, RunContext, StartedCluster } from '../provider.ts';
-import type { Capability } from '../../harness/model/capabilities.ts';
+import type { Availability, ClusterProvider, RunContext, StartedCluster } from '../provider.ts';
 import { configureBridge, installCniPlugins } from '../real/bridge-cni.ts';
 import { clientKubeApi } from '../real/client-kube-api.ts';
 import { CliNodeTarget, dockerNode } from '../real/cli-node-target.ts';
@@ -16,31 +15,17 @@ import { ciliumSettings, installCilium, installFlannel, waitNodesReady } from '.
 import { detectTools, requireHelm, type ToolName } from '../real/cli-tools.ts';
 import { assertOwnedName } from '../real/context-guard.ts';
 import { clusterName, provisionRealCluster, type RealProviderDeps, type StandUpInput, type StoodUp } from '../real/provision-real-cluster.ts';
-import { asResolved, type RealClusterOptions, type ResolvedRealOptions } from '../real/real-options.ts';
-import { reapReal } from '../real/clean-real-leftovers.ts';
-import { realSupport } from '../real/real-support.ts';
+import { type RealClusterOptions, type ResolvedRealOptions } from '../real/real-options.ts';
+import { RealProvider } from '../real/real-provider.ts';
 import { prepareRunDir } from '../real/run-dir.ts';
 import { kindConfig, kindNodeNames } from './kind-config.ts';
 
-export class KindProvider implements ClusterProvider {
-  readonly name = 'kind' as const;
-  readonly options: ResolvedRealOptions;
-  readonly capabilities: ReadonlySet<Capability>;
-
+export class KindProvider extends RealProvider<'kind'> implements ClusterProvider {
   constructor(
     options: RealClusterOptions | ResolvedRealOptions = {},
     private readonly deps: RealProviderDeps = {},
   ) {
-    this.options = asResolved(options);
-    this.capabilities = realSupport(this.name, this.options).capabilities;
-  }
-
-  fit(topology: TopologySpec): Misfit | undefined {
-    return realSupport(this.name, this.options).fit(topology);
-  }
-
-  reap({ force }: { force: boolean }): Promise<string[]> {
-    return reapReal(this.name, { force, workDir: this.options.workDir });
+    super('kind', options);
   }
 
   detect(): Promise<Availability> {

@@ -5,41 +5,26 @@
 import { join } from 'node:path';
 import type { TopologySpec } from '../../harness/model/scenario-schema.ts';
 import { runCommand } from '../command.ts';
-import type { Availability, ClusterProvider, Misfit, RunContext, StartedCluster } from '../provider.ts';
-import type { Capability } from '../../harness/model/capabilities.ts';
+import type { Availability, ClusterProvider, RunContext, StartedCluster } from '../provider.ts';
 import { clientKubeApi } from '../real/client-kube-api.ts';
 import { CliNodeTarget, minikubeNode } from '../real/cli-node-target.ts';
 import { detectTools } from '../real/cli-tools.ts';
 import { waitNodesReady } from '../real/cni-install.ts';
 import { assertOwnedName } from '../real/context-guard.ts';
 import { clusterName, provisionRealCluster, type RealProviderDeps, type StandUpInput, type StoodUp } from '../real/provision-real-cluster.ts';
-import { asResolved, type RealClusterOptions, type ResolvedRealOptions } from '../real/real-options.ts';
-import { reapReal } from '../real/clean-real-leftovers.ts';
-import { realSupport } from '../real/real-support.ts';
+import { type RealClusterOptions, type ResolvedRealOptions } from '../real/real-options.ts';
+import { RealProvider } from '../real/real-provider.ts';
 import { prepareRunDir } from '../real/run-dir.ts';
 
 export const minikubeNodeNames = (profile: string, count: number) =>
   Array.from({ length: count }, (_, i) => (i === 0 ? profile : `${profile}-m${String(i + 1).padStart(2, '0')}`));
 
-export class MinikubeProvider implements ClusterProvider {
-  readonly name = 'minikube' as const;
-  readonly options: ResolvedRealOptions;
-  readonly capabilities: ReadonlySet<Capability>;
-
+export class MinikubeProvider extends RealProvider<'minikube'> implements ClusterProvider {
   constructor(
     options: RealClusterOptions | ResolvedRealOptions = {},
     private readonly deps: RealProviderDeps = {},
   ) {
-    this.options = asResolved(options);
-    this.capabilities = realSupport(this.name, this.options).capabilities;
-  }
-
-  fit(topology: TopologySpec): Misfit | undefined {
-    return realSupport(this.name, this.options).fit(topology);
-  }
-
-  reap({ force }: { force: boolean }): Promise<string[]> {
-    return reapReal(this.name, { force, workDir: this.options.workDir });
+    super('minikube', options);
   }
 
   detect(): Promise<Availability> {
