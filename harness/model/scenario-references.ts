@@ -2,6 +2,7 @@
 // duplicate names, addresses that do not fit their subnets.
 import type { Scenario } from './scenario-schema.ts';
 import { stepKindOf } from './steps/registry.ts';
+import { probeDestination, probeKindOf } from './probes/registry.ts';
 
 /** The netns lab's node network (inside its fabric namespace): no scenario address may fall in it. */
 export const LAB_NODE_NETWORK = '172.18.0.0/24';
@@ -68,9 +69,8 @@ export function checkReferences(s: Scenario): ReferenceIssue[] {
   s.probes.forEach((p, i) => {
     if (p.from.includes('/')) checkRef(p.from, ['probes', i, 'from']);
     else if (!names.pod.has(p.from)) issues.push({ path: ['probes', i, 'from'], message: 'unknown pod', received: p.from, expected: `one of: ${known('pod')}` });
-    if (p.http) checkRef(p.http.to, ['probes', i, 'http', 'to']);
-    if (p.dns) checkRef(p.dns.server, ['probes', i, 'dns', 'server']);
-    if (p.download) checkRef(p.download.to, ['probes', i, 'download', 'to']);
+    const { ref, field } = probeDestination(p);
+    checkRef(ref, ['probes', i, probeKindOf(p)[0], field]);
   });
   const repeated = new Set(s.probes.filter((p) => p.repeat !== undefined).map((p) => p.id));
 

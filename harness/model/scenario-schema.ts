@@ -6,6 +6,9 @@ import { OUTCOMES } from './outcome.ts';
 export { Name, ScenarioId, Ipv4, Cidr, Port, Duration, Ref, TargetRef, CNI_SHAPES, COMPONENTS, KubeProxyVersion, CILIUM_VERSIONS, SOCK_LB_HOOKS } from './primitives.ts';
 import { Name, ScenarioId, Ipv4, Cidr, Port, Duration, Ref, TargetRef, CNI_SHAPES, COMPONENTS, KubeProxyVersion, CILIUM_VERSIONS } from './primitives.ts';
 import { Step } from './steps/registry.ts';
+import { PROBE_KINDS, probeKindFields, type ProbeKindName } from './probes/registry.ts';
+
+const PROBE_KIND_NAMES = Object.keys(PROBE_KINDS) as ProbeKindName[];
 
 const Program = z
   .object({
@@ -107,26 +110,6 @@ export const Topology = z
   })
   .strict();
 
-const HttpProbe = z
-  .object({ to: Ref, port: Port, path: z.string().regex(/^\/[\x21-\x7e]*$/, 'an absolute URL path').default('/') })
-  .strict();
-const DnsProbe = z
-  .object({
-    server: Ref,
-    name: z.string().regex(/^[a-z0-9.-]+$/, 'a DNS name'),
-    tool: z.enum(['agent', 'nslookup']).default('agent').describe('agent reads the reply source; nslookup is BIND'),
-    sourcePort: Port.optional().describe('agent only: send from this UDP port every time (a resolver or statsd client reusing its socket: one conntrack entry for every query)'),
-  })
-  .refine((d) => d.sourcePort === undefined || d.tool === 'agent', 'sourcePort needs tool: agent')
-  .strict();
-
-const DownloadProbe = z
-  .object({
-    to: Ref,
-    port: Port,
-    bytes: z.number().int().min(1).max(2 ** 40).describe('size the server streams (GET /bytes/N); ok only if every byte arrived'),
-  })
-  .strict();
 export const Probe = z
   .object({
     id: Name,
@@ -145,12 +128,10 @@ export const Probe = z
       })
       .optional()
       .describe('removed: use a background `run` step in the phase (validation says how)'),
-    http: HttpProbe.optional(),
-    dns: DnsProbe.optional(),
-    download: DownloadProbe.optional().describe('a large HTTP download from the pod agent; ok only with the full byte count, reset when the connection was reset'),
+    ...probeKindFields,
   })
   .strict()
-  .refine((p) => [p.http, p.dns, p.download].filter(Boolean).length === 1, 'a probe has exactly one kind: http, dns or download')
+  .refine((p) => PROBE_KIND_NAMES.filter((k) => p[k] !== undefined).length === 1, `a probe has exactly one kind: ${PROBE_KIND_NAMES.join(', ')}`)
   .refine((p) => p.parallel === 1 || p.repeat !== undefined, 'parallel needs repeat');
 
 const Expected = z.union([

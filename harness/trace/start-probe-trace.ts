@@ -3,6 +3,7 @@
 // cannot trace gets a session that records nothing and says why, so the probe runs as before.
 import type { StartedCluster } from '../../clusters/provider.ts';
 import type { ProbeSpec } from '../model/scenario-schema.ts';
+import { probeDestination } from '../model/probes/registry.ts';
 import type { ProbeTraceResult, ProbeTraceSession, TraceFlows } from '../model/trace-events.ts';
 
 /** Off with NETREPRO_TRACE=0 (for measuring what tracing costs); on otherwise. */
@@ -25,7 +26,7 @@ function untraced(reason: string): ProbeTraceSession {
 
 /** The probe's addresses: its client (a pod by plain name, or `pod/`, `node/`, `host/`) and where it sends. */
 export function probeFlows(spec: ProbeSpec, cluster: StartedCluster): TraceFlows {
-  const to = spec.http ? { ref: spec.http.to, port: spec.http.port } : spec.download ? { ref: spec.download.to, port: spec.download.port } : { ref: spec.dns!.server, port: 53 };
+  const to = probeDestination(spec);
   return {
     clientPod: spec.from,
     client: cluster.address(spec.from.includes('/') ? spec.from : `pod/${spec.from}`),

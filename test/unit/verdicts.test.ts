@@ -13,7 +13,7 @@ import { parseScenario } from '../../harness/model/load-scenario.ts';
 import type { CheckSpec, StepSpec } from '../../harness/model/scenario-schema.ts';
 import { classifyCurl, connectAnswer } from '../../harness/probes/classify.ts';
 import { parseTcpdumpLine } from '../../harness/probes/packet-watch.ts';
-import { nslookupAnswers } from '../../harness/probes/run-probe.ts';
+import { nslookupAnswers } from '../../harness/probes/kinds/dns.ts';
 import { swappedOutcomes } from '../../harness/mutate/mutate-scenario.ts';
 import type { ScenarioResult } from '../../harness/engine/results.ts';
 

@@ -1,0 +1,79 @@
+// What every probe runner gets and shares: where the client is, where it sends to, a packet watch on
+// the client's interface that ends the probe early on conclusive evidence, and how an Observation reads.
+import type { StartedCluster, Target } from '../../clusters/provider.ts';
+import type { Observation } from '../model/outcome.ts';
+import { probeDestination } from '../model/probes/registry.ts';
+import type { ProbeSpec } from '../model/scenario-schema.ts';
+import { durationMs } from '../model/duration.ts';
+import { foreignReply, type Classified, type Endpoint } from './classify.ts';
+import { PacketWatch, type Packet } from './packet-watch.ts';
+
+/** Where a probe runs: a pod (a plain name), `pod/`, `node/` (its host network) or `host/` (outside the cluster). */
+export const clientRef = (from: string) => (from.includes('/') ? from : `pod/${from}`);
+
+export interface ProbeRun {
+  spec: ProbeSpec;
+  cluster: StartedCluster;
+  signal: AbortSignal;
+  /** Probe trace: aborted, with the drop in words, when a packet the client sent was dropped deterministically. */
+  dropped?: AbortSignal;
+  /** The client's address and where its commands run. */
+  client: string;
+  target: Target;
+  endpoint: Endpoint;
+  timeoutMs: number;
+  started: number;
+}
+
+export function probeRun(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSignal, dropped?: AbortSignal): ProbeRun {
+  const to = probeDestination(spec);
+  return {
+    spec,
+    cluster,
+    signal,
+    dropped,
+    client: cluster.address(clientRef(spec.from)),
+    target: cluster.target(clientRef(spec.from)),
+    endpoint: { ip: cluster.address(to.ref), port: to.port },
+    timeoutMs: durationMs(spec.timeout),
+    started: performance.now(),
+  };
+}
+
+/** A node reaches pods over cni0/flannel.1 and the fabric over eth0: watch every interface there. */
+export function startWatch(run: ProbeRun, filter: string[]): Promise<PacketWatch> {
+  return PacketWatch.start(run.target, filter, run.spec.from.startsWith('node/') ? 'any' : 'eth0');
+}
+
+/**
+ * Conclusive evidence ends the probe before its deadline: the client already RST a SYN-ACK from an
+ * address it never contacted (TCP), or a DNS reply came from the wrong source (UDP).
+ */
+export function earlyVerdict(watch: PacketWatch, run: ProbeRun): AbortController {
+  const early = new AbortController();
+  watch.onPacket((seen) => {
+    const foreign = foreignReply(seen, run.client, run.endpoint);
+    if (foreign && (foreign.reply.proto === 'udp' || foreign.clientReset)) early.abort();
+  });
+  return early;
+}
+
+/** The Observation: one line a person reads, the outcome, and the evidence behind it. */
+export function observation(run: ProbeRun, classified: Classified, detail: Record<string, unknown>, packets: readonly Packet[], tcp?: { connected: boolean; sentTo?: string }): Observation {
+  const { endpoint } = run;
+  const rewritten = tcp?.sentTo && tcp.sentTo !== `${endpoint.ip}:${endpoint.port}` ? `; SYN sent to ${tcp.sentTo}` : '';
+  return {
+    outcome: classified.outcome,
+    summary: `${run.spec.from} -> ${endpoint.ip}:${endpoint.port} = ${classified.outcome} (${classified.reason}${rewritten})`,
+    ...tcp,
+    servedBy: classified.servedBy,
+    source: classified.source,
+    answers: classified.answers,
+    durationMs: Math.round(performance.now() - run.started),
+    detail: { ...detail, packets: packets.slice(0, 30).map((p) => p.line) },
+  };
+}
+
+export function lastLine(text: string): string {
+  return text.trim().split('\n').filter(Boolean).pop() ?? '';
+}
