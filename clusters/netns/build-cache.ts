@@ -3,6 +3,7 @@
 // the same time each write their own temporary file and rename it into place (atomic).
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 
 const building = new Map<string, Promise<string>>();
 
@@ -23,8 +24,13 @@ export function cachedBuild(cacheDir: string, name: string, source: string, ext:
 }
 
 async function build(cache: string, name: string, source: string, ext: string, compile: (output: string) => Promise<unknown>): Promise<string> {
-  const hash = createHash('sha256').update(await readFile(source)).digest('hex').slice(0, 12);
-  const output = `${cache}${name}-${hash}${ext}`;
+  // the source and every local header it includes (`#include "x.h"`): a changed header is a new version
+  const text = await readFile(source, 'utf8');
+  const headers = [...text.matchAll(/^#include "([^"]+)"/gm)].map((m) => join(dirname(source), m[1]!));
+  const hash = createHash('sha256').update(text);
+  for (const h of headers) hash.update(await readFile(h));
+  const version = hash.digest('hex').slice(0, 12);
+  const output = `${cache}${name}-${version}${ext}`;
   if (await stat(output).then(() => true, () => false)) return output;
   await mkdir(cache, { recursive: true });
   const partial = `${output}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;

@@ -25,3 +25,16 @@ describe('cachedBuild', () => {
     expect(await readFile(outputs[0]!, 'utf8')).toBe('built');
   });
 });
+
+describe('cachedBuild versions', () => {
+  it('a changed local header is a new version', async () => {
+    const source = join(dir, 'y.c');
+    await writeFile(join(dir, 'y.h'), 'struct a { int x; };\n');
+    await writeFile(source, '#include "y.h"\nint main(void) { return 0; }\n');
+    const compile = (output: string) => writeFile(output, 'built');
+    const first = await cachedBuild(`${dir}/cache-a/`, 'y', source, '.o', compile);
+    await writeFile(join(dir, 'y.h'), 'struct a { int x; int y; };\n');
+    const second = await cachedBuild(`${dir}/cache-b/`, 'y', source, '.o', compile);
+    expect(first.split('/').pop()).not.toBe(second.split('/').pop());
+  });
+});

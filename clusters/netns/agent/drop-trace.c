@@ -22,24 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-struct drop_cfg {
-	__u32 skb_dev, dev_nd_net, net_inum, dev_name, skb_head, skb_nh;
-};
-
-struct drop_event {
-	__u32 netns;
-	__u32 reason;
-	__u64 location;
-	__u32 saddr;
-	__u32 daddr;
-	__u16 sport;
-	__u16 dport;
-	__u8 proto;
-	__u8 tcp_flags;
-	__u16 pad;
-	char ifname[16];
-};
+#include "../bpf/drop-event.h"
 
 static struct btf *vmlinux;
 static volatile sig_atomic_t stop;

@@ -18,29 +18,7 @@
 #include <linux/tcp.h>
 #include <linux/udp.h>
 #include <bpf/bpf_helpers.h>
-
-struct drop_cfg {
-	__u32 skb_dev;        /* offsetof(struct sk_buff, dev) */
-	__u32 dev_nd_net;     /* offsetof(struct net_device, nd_net) (possible_net_t: one pointer) */
-	__u32 net_inum;       /* offsetof(struct net, ns) + offsetof(struct ns_common, inum) */
-	__u32 dev_name;       /* offsetof(struct net_device, name) */
-	__u32 skb_head;       /* offsetof(struct sk_buff, head) */
-	__u32 skb_nh;         /* offsetof(struct sk_buff, network_header) (u16) */
-};
-
-struct drop_event {
-	__u32 netns;
-	__u32 reason;
-	__u64 location;
-	__u32 saddr;
-	__u32 daddr;
-	__u16 sport;
-	__u16 dport;
-	__u8 proto;
-	__u8 tcp_flags;
-	__u16 pad;
-	char ifname[16];
-};
+#include "drop-event.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
