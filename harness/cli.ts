@@ -51,7 +51,7 @@ export function buildCli(): Command {
     .option('--markdown <file>', 'write a Markdown summary (also appended to $GITHUB_STEP_SUMMARY when set)')
     .option('--report-dir <dir>', 'write evidence (captures, iptables-save -c, conntrack, ip) per phase here, and report.html')
     .option('--html <file>', 'write a self-contained HTML report: per probe the diagnosis and the packet path')
-    .option('--parallel <n>', 'scenarios run at once, each in its own lab', positiveInt, 1)
+    .option('--parallel <n>', 'scenarios run at once; above 1, each also runs its fix variants side by side (a lab per variant)', positiveInt, 1)
     .option('--keep', 'leave the lab up after the run; `netrepro clean --force` removes it')
     .action(lazy(() => import('./commands/run.ts')));
 

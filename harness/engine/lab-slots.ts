@@ -1,6 +1,5 @@
-// At most N labs at once across a whole run. Scenarios and the fix variants inside them each take a
-// slot per lab, first come first served, so `--parallel N` bounds what loads the machine (labs),
-// while a scenario with three fix variants runs them side by side instead of one after another.
+// At most N labs at once, first come first served: a scenario's fix variants take a slot per lab
+// (one slot: one after another; as many as variants: side by side).
 import { HarnessError } from '../model/errors.ts';
 
 export class LabSlots {

@@ -31,7 +31,7 @@ export interface ScenarioRunOptions {
   keep?: boolean;
   /** Susceptibility: one lab, baseline and fault only, no fix (the regression gate). */
   faultOnly?: boolean;
-  /** Lab slots shared by the whole run (--parallel N); without, the fix variants run one at a time. */
+  /** How many of the scenario's fix variants run at once (each in its own lab); without, one at a time. */
   slots?: LabSlots;
 }
 
@@ -45,7 +45,7 @@ export async function runScenario({ file, scenario }: LoadedScenario, options: S
     // what the provider cannot do is known from the file: skipped at once, before any provisioning
     const skip = unsupported(options.provider, scenario);
     if (skip) throw new HarnessError('UNSUPPORTED', skip.reason, skip.hint);
-    // each fix variant builds its own lab: they run side by side, as many as the run's lab slots allow,
+    // each fix variant builds its own lab: they run side by side, as many as the slots allow,
     // each into its own part of the result, put together in the scenario's order
     const fixes = options.faultOnly ? scenario.fixes.slice(0, 1) : scenario.fixes;
     const parts = fixes.map(() => ({ ...result, phases: [] as PhaseResult[], labs: [] as ScenarioResult['labs'], log: [] as string[] }));

@@ -1,4 +1,7 @@
-// Runs a set of scenarios, `parallel` at a time, each in its own lab, and gathers the run result.
+// Runs a set of scenarios, `parallel` at a time, and gathers the run result. With parallel > 1 a
+// scenario also runs its fix variants side by side, each in its own lab: a lab spends most of its
+// time waiting on the wire (timeouts, series), so 2 scenarios of 4 variants keep 2 cores busier
+// than 2 labs would. parallel 1 runs everything one lab at a time (the mode to read a log in).
 import type { ClusterProvider } from '../../clusters/provider.ts';
 import type { LoadedScenario } from '../model/load-scenario.ts';
 import type { RunEvent, RunResult, ScenarioResult } from './results.ts';
@@ -19,9 +22,9 @@ export async function runSuite(scenarios: readonly LoadedScenario[], options: Su
   const started = performance.now();
   options.emit({ kind: 'run-start', provider: options.provider.name, scenarios: scenarios.map((s) => s.scenario.id) });
   const results: ScenarioResult[] = new Array(scenarios.length);
-  // at most `parallel` labs at once: scenarios and the fix variants inside them share the slots
-  const slots = new LabSlots(options.parallel ?? 1);
-  await runLimited(scenarios, options.parallel ?? 1, options.signal, async (scenario, i) => {
+  const parallel = options.parallel ?? 1;
+  await runLimited(scenarios, parallel, options.signal, async (scenario, i) => {
+    const slots = new LabSlots(parallel > 1 ? scenario.scenario.fixes.length : 1);
     results[i] = await runScenario(scenario, { ...options, slots });
   });
   const done = results.filter(Boolean);

@@ -1,4 +1,4 @@
-// LabSlots: --parallel N bounds labs across scenarios and their fix variants.
+// LabSlots: at most N labs at once, first come first served.
 import { describe, expect, it } from 'vitest';
 import { inSlots, LabSlots } from '../../harness/engine/lab-slots.ts';
 
