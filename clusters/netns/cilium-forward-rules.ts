@@ -11,10 +11,11 @@ const HOST = 'cilium_host';
 const accept = (dir: '-i' | '-o', dev: string, comment: string) => `-A CILIUM_FORWARD ${dir} ${dev} -m comment --comment "cilium: ${comment}" -j ACCEPT`;
 
 /**
- * - 1.7 and before: three rules on the delivery interface only (cilium_host, or lxc+ with
- *   enable-endpoint-routes), so with endpoint routes nothing matches traffic via cilium_host.
- * - 1.8 (cilium/cilium PR 11819) and later: the cilium_host rules always, cilium_net for proxy
- *   return traffic, and with endpoint routes two more on lxc+ (`-o lxc+` among them).
+ * - "1.7" (Cilium v1.6.2 - v1.7.4): three rules on the delivery interface only (cilium_host, or lxc+
+ *   with enable-endpoint-routes), so with endpoint routes nothing matches traffic via cilium_host.
+ * - "1.8" (cilium/cilium PR 11819: v1.8.0, backported to v1.7.5; unchanged through v1.19): the
+ *   cilium_host rules always, cilium_net for proxy return traffic, and with endpoint routes two more
+ *   on lxc+ (`-o lxc+` among them).
  */
 export function ciliumForwardRules(version: CiliumVersion, endpointRoutes: boolean): string[] {
   const delivery = endpointRoutes ? 'lxc+' : HOST;

@@ -18,8 +18,12 @@ export interface KubeProxyLayout {
   invalidDrop: 'never' | 'always' | 'unless-be-liberal';
   /** `-m nfacct --nfacct-name ct_state_invalid_dropped_pkts` on the DROP and the localhost NodePort rule, when the counters exist (1.30). */
   nfacct: boolean;
-  /** KUBE-FORWARD accepts established traffic by two -s/-d clusterCIDR rules (< 1.22) or one ctstate rule. */
-  forwardConntrack: 'cluster-cidr-pair' | 'single';
+  /**
+   * KUBE-FORWARD accepts established traffic by two rules "pod source/destination rule" with `-s/-d clusterCIDR`
+   * (< 1.18), the same two rules without the CIDR match (PR 87748, 1.18: local-traffic detection refactor), or one
+   * "kubernetes forwarding conntrack rule" (PR 97279, 1.23).
+   */
+  forwardConntrack: 'cluster-cidr-pair' | 'pair' | 'single';
   /** filter INPUT -> KUBE-SERVICES (ctstate NEW): 1.13 - 1.19, removed by PR 95252. */
   inputToServices: boolean;
   /** filter FORWARD -> KUBE-EXTERNAL-SERVICES (ctstate NEW): 1.20 (PR 95252). */
@@ -34,6 +38,8 @@ export interface KubeProxyLayout {
   masqueradeInServiceChain: boolean;
   /** Comments on KUBE-SVC->KUBE-SEP and KUBE-SEP rules: none (< 1.20, appendServiceCommentLocked dropped them), the service (1.20), "svc -> ip:port" (1.24). */
   endpointComments: 'none' | 'service' | 'service-to-endpoint';
+  /** KUBE-XLB: the "Redirect pods ... to clusterIP" rule comes before the "masquerade/route LOCAL traffic" rules (1.16) instead of after them. */
+  xlbRedirectFirst: boolean;
   /** externalTrafficPolicy Local: KUBE-XLB chains with KUBE-MARK-DROP (< 1.24) or KUBE-EXT/KUBE-SVL with a filter DROP (1.24). */
   externalChains: 'xlb' | 'ext';
   /** internalTrafficPolicy is honoured (beta, on by default, 1.22). */
@@ -70,7 +76,7 @@ export function kubeProxyLayout(version: string): KubeProxyLayout {
     randomFully: v >= 16,
     invalidDrop: v >= 29 ? 'unless-be-liberal' : v >= 15 ? 'always' : 'never',
     nfacct: v >= 30,
-    forwardConntrack: v >= 22 ? 'single' : 'cluster-cidr-pair',
+    forwardConntrack: v >= 23 ? 'single' : v >= 18 ? 'pair' : 'cluster-cidr-pair',
     inputToServices: v <= 19,
     forwardToExternalServices: v >= 20,
     inputToNodePorts: v >= 21,
@@ -78,6 +84,7 @@ export function kubeProxyLayout(version: string): KubeProxyLayout {
     localnetFirewall: v >= 27,
     masqueradeInServiceChain: v >= 24,
     endpointComments: v >= 24 ? 'service-to-endpoint' : v >= 20 ? 'service' : 'none',
+    xlbRedirectFirst: v >= 16,
     externalChains: v >= 24 ? 'ext' : 'xlb',
     internalTrafficPolicy: v >= 22,
     terminatingFallback: v >= 26,

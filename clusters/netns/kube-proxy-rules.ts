@@ -96,9 +96,10 @@ export function kubeProxyRules(input: RuleInput): KubeProxyRules {
   if (L.forwardConntrack === 'single') {
     filter.rules.push(`-A KUBE-FORWARD ${q('kubernetes forwarding conntrack rule')} -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT`);
   } else {
+    const [src, dst] = L.forwardConntrack === 'cluster-cidr-pair' ? [`-s ${input.clusterCIDR} `, `-d ${input.clusterCIDR} `] : ['', ''];
     filter.rules.push(
-      `-A KUBE-FORWARD -s ${input.clusterCIDR} ${q('kubernetes forwarding conntrack pod source rule')} -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT`,
-      `-A KUBE-FORWARD -d ${input.clusterCIDR} ${q('kubernetes forwarding conntrack pod destination rule')} -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT`,
+      `-A KUBE-FORWARD ${src}${q('kubernetes forwarding conntrack pod source rule')} -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT`,
+      `-A KUBE-FORWARD ${dst}${q('kubernetes forwarding conntrack pod destination rule')} -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT`,
     );
   }
   return { tables: { filter, nat }, jumps: kubeProxyJumps(L) };
@@ -152,13 +153,16 @@ function servicePortRules(input: RuleInput, svc: V1Service, port: NonNullable<No
     for (const e of clusterEps) writeEndpoint(input, nat, portName, proto, e, sep(e));
     if (etpLocal) {
       nat.chains.push(xlb);
-      if (L.minor >= 15) {
-        nat.rules.push(
-          `-A ${xlb} ${q(`masquerade LOCAL traffic for ${portName} LB IP`)} -m addrtype --src-type LOCAL -j KUBE-MARK-MASQ`,
-          `-A ${xlb} ${q(`route LOCAL traffic for ${portName} LB IP to service chain`)} -m addrtype --src-type LOCAL -j ${svcChain}`,
-        );
-      }
-      nat.rules.push(`-A ${xlb} -s ${input.clusterCIDR} ${q('Redirect pods trying to reach external loadbalancer VIP to clusterIP')} -j ${svcChain}`);
+      const redirectPods = `-A ${xlb} -s ${input.clusterCIDR} ${q('Redirect pods trying to reach external loadbalancer VIP to clusterIP')} -j ${svcChain}`;
+      // the LOCAL-traffic rules came with PR 77523 (1.15), written before the redirect rule in 1.15 and after it from 1.16
+      const localTraffic =
+        L.minor >= 15
+          ? [
+              `-A ${xlb} ${q(`masquerade LOCAL traffic for ${portName} LB IP`)} -m addrtype --src-type LOCAL -j KUBE-MARK-MASQ`,
+              `-A ${xlb} ${q(`route LOCAL traffic for ${portName} LB IP to service chain`)} -m addrtype --src-type LOCAL -j ${svcChain}`,
+            ]
+          : [];
+      nat.rules.push(...(L.xlbRedirectFirst ? [redirectPods, ...localTraffic] : [...localTraffic, redirectPods]));
       if (localEps.length === 0) nat.rules.push(`-A ${xlb} ${q(`${portName} has no local endpoints`)} -j KUBE-MARK-DROP`);
       localEps.forEach((e, i) => {
         const left = localEps.length - i;

@@ -28,7 +28,7 @@ export const KubeProxyVersion = z
   .string()
   .regex(/^1\.\d+$/, 'a kube-proxy release such as "1.29" (quoted in YAML)')
   .refine((v) => Number(v.split('.')[1]) >= 14, 'kube-proxy 1.14 or newer');
-/** CILIUM_FORWARD layouts: 1.7 and before, 1.8 (cilium/cilium PR 11819) and later. */
+/** CILIUM_FORWARD layouts: "1.7" for Cilium v1.6.2 - v1.7.4, "1.8" from v1.7.5 on (cilium/cilium PR 11819, backported to v1.7.5). */
 export const CILIUM_VERSIONS = ['1.7', '1.8'] as const;
 /** Socket-LB hooks a stale program may hold. */
 export const SOCK_LB_HOOKS = ['connect4', 'sendmsg4'] as const;

@@ -88,7 +88,7 @@ const Cilium = z
     bpfMasquerade: z.boolean().default(true).describe('SNAT pod -> node IP in tc BPF on the node device (reply bypasses netfilter)'),
     socketLB: z.boolean().default(false)
       .describe('cgroup connect4/sendmsg4/recvmsg4/getpeername4 programs rewriting ClusterIP <-> backend in the system calls'),
-    version: z.enum(CILIUM_VERSIONS).default('1.8').describe('the CILIUM_FORWARD rules the agent installs, by Cilium version'),
+    version: z.enum(CILIUM_VERSIONS).default('1.8').describe('the CILIUM_FORWARD rules the agent installs: "1.7" for Cilium v1.6.2 - v1.7.4, "1.8" for v1.7.5 and later'),
     endpointRoutes: z.boolean().default(false)
       .describe('enable-endpoint-routes as the agent sees it: changes the CILIUM_FORWARD rules only (the lab always routes each pod by its lxc)'),
     nativeRoutingCIDR: Cidr.optional().describe('ipv4-native-routing-cidr: never masqueraded, routed between nodes; default the cluster CIDR'),

@@ -1,8 +1,12 @@
 // Our cilium shape against Cilium's own sources. The facts below were read by hand in cilium/cilium
-// (the revisions named with each group) and written down in our words: struct layouts as byte
+// at the release tags named with each group and written down in our words: struct layouts as byte
 // offsets, map names and types, program names, CILIUM_FORWARD rule texts. The tests compile our C
 // (clusters/netns/bpf/*.c) and compare its BTF with these facts, and our rule writer with the rule
 // texts, so a change on either side that breaks the model shows up here. No upstream code is copied.
+//
+// cilium/cilium itself is larger than the fetch tool's limit; its forks carry the release tags. Each
+// tag below was read in the fork named with it, and its commit (`git rev-parse TAG^{commit}`) is the
+// same in every other fork that holds the tag (listed), so the content is the tag's, not a fork's.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -12,74 +16,72 @@ import { masqueradeConfig, SNAT_PORTS, socketLbEntries } from '../../clusters/ne
 
 interface Source {
   repo: 'cilium/cilium';
+  tag: string;
+  /** The tag's commit. */
+  commit: string;
   path: string;
-  /** The commit the file was read at; Cilium's release tags could not be resolved here (see README). */
-  commit?: string;
-  revision: string;
+  /** Forks the tag was read in, the first one for the content. */
+  readIn: string[];
 }
 
-const COMMON_H: Source = {
-  repo: 'cilium/cilium',
-  path: 'bpf/lib/common.h',
-  commit: '00155816a9e3176c3f7e916ef1e3125d0fef45fa',
-  revision: 'SPDX header era; lb4_service with flags2, ipv4_revnat_tuple keyed by __sock_cookie',
-};
-const NAT_H: Source = {
-  repo: 'cilium/cilium',
-  path: 'bpf/lib/nat.h',
-  commit: '00406651df54a3c4f910cc160d1b4baffc528266',
-  revision: 'copyright 2019-2020; SNAT_COLLISION_RETRIES 32 (128 with large insn limit)',
-};
-const NAT_H_NEW: Source = {
-  repo: 'cilium/cilium',
-  path: 'bpf/lib/nat.h',
-  revision: 'v1.16+ (ipv4_nat_target with ifindex): snat_v4_rev_nat_handle_icmp_error, RFC 5508',
-};
-const NODE_CONFIG_H: Source = { repo: 'cilium/cilium', path: 'bpf/node_config.h', commit: 'e61549c7b8fbbe9ee260197da430e2d493d17d82', revision: 'copyright 2016-2019' };
-const BPF_SOCK_C: Source = {
-  repo: 'cilium/cilium',
-  path: 'bpf/bpf_sock.c',
-  commit: '00c22b1c02ea528cfc8df82377c94d28543ffaff',
-  revision: 'sock4_* names; later revisions call them cil_sock4_* and reject with EHOSTUNREACH',
-};
+const V1_18_2 = { repo: 'cilium/cilium', tag: 'v1.18.2', commit: '5bd307a8f6fbf3489005944ded2ed085fc642cc2', readIn: ['Br1an67/cilium', 'sh1un/cilium'] } as const;
+// struct lb4_key, lb4_service, lb4_backend, lb4_reverse_nat, ipv4_revnat_tuple, ipv4_revnat_entry, ipv4_ct_tuple; TUPLE_F_*; SVC_FLAG_*
+// (the same structs, byte for byte, at v1.19.1, where lb4_* moved to bpf/lib/lb.h and the revnat structs to bpf/lib/sock.h)
+const COMMON_H: Source = { ...V1_18_2, readIn: [...V1_18_2.readIn], path: 'bpf/lib/common.h' };
+// cilium_lb4_services_v2, cilium_lb4_backends_v3, cilium_lb4_reverse_nat: BPF_MAP_TYPE_HASH
+const LB_H: Source = { ...V1_18_2, readIn: [...V1_18_2.readIn], path: 'bpf/lib/lb.h' };
+// struct nat_entry (created, needs_ct, pad1, pad2), ipv4_nat_entry; cilium_snat_v4_external (LRU, ipv4_ct_tuple -> ipv4_nat_entry);
+// reverse SNAT of ICMP errors (RFC 5508): ICMP_DEST_UNREACH with code <= NR_ICMP_UNREACH, ICMP_TIME_EXCEEDED with ICMP_EXC_TTL / ICMP_EXC_FRAGTIME
+const NAT_H: Source = { ...V1_18_2, readIn: [...V1_18_2.readIn], path: 'bpf/lib/nat.h' };
+// SNAT_COLLISION_RETRIES 32; NODEPORT_PORT_MIN_NAT (NODEPORT_PORT_MAX + 1 = 32768), NODEPORT_PORT_MAX_NAT 65535
+// (v1.16 and before: 43835, and SNAT_COLLISION_RETRIES in nat.h)
+const NODE_CONFIG_H: Source = { ...V1_18_2, readIn: [...V1_18_2.readIn], path: 'bpf/node_config.h' };
+// cil_sock4_connect/sendmsg/recvmsg/getpeername on cgroup/{connect4,sendmsg4,recvmsg4,getpeername4}; -EHOSTUNREACH for a
+// service without backends; cilium_lb4_reverse_sk (LRU, ipv4_revnat_tuple -> ipv4_revnat_entry)
+const BPF_SOCK_C: Source = { ...V1_18_2, readIn: [...V1_18_2.readIn], path: 'bpf/bpf_sock.c' };
+// installForwardChainRules before PR 11819: three rules on the delivery interface (v1.6.2 - v1.7.4; v1.6.0/v1.6.1 had two)
 const IPTABLES_GO_OLD: Source = {
   repo: 'cilium/cilium',
+  tag: 'v1.7.0',
+  commit: 'adeaf8c04371e7f1ab17379578a0b74814793587',
   path: 'pkg/datapath/iptables/iptables.go',
-  commit: '00035a78a43866cbe39dc6861fb1b86d6191e8fa',
-  revision: 'copyright 2016-2019, before PR 11819 (merged 2020-06-02): installForwardChainRules on the delivery interface only',
+  readIn: ['Br1an67/cilium', 'madhusudancs/cilium', 'sh1un/cilium', 'AritraDey-Dev/cilium', 'go-faster/cilium'],
 };
+// installForwardChainRules after PR 11819 (backported to v1.7.5): cilium_host rules, cilium_net, and with endpoint routes the
+// lxc+ pair; the same rules at v1.12.0, v1.16.0 and v1.19.1 (installForwardChainRulesIpX)
 const IPTABLES_GO_NEW: Source = {
   repo: 'cilium/cilium',
+  tag: 'v1.8.0',
+  commit: 'f455c7e6921d8907e6a6016411fc85e57919e3d1',
   path: 'pkg/datapath/iptables/iptables.go',
-  revision: 'v1.16+ (imports cilium/hive and cilium/statedb): cilium_host rules, cilium_net, lxc+ rules with endpoint routes',
+  readIn: ['Br1an67/cilium', 'madhusudancs/cilium', 'sh1un/cilium', 'AritraDey-Dev/cilium', 'go-faster/cilium'],
 };
 
 /** Byte offsets of the fields we use and the struct size, as read in `source`. */
 const LAYOUTS: { struct: string; size: number; fields: Record<string, number>; source: Source; object: 'masquerade' | 'sock-lb' }[] = [
   { struct: 'lb4_key', size: 12, fields: { address: 0, dport: 4, backend_slot: 6, proto: 8, scope: 9 }, source: COMMON_H, object: 'sock-lb' },
   { struct: 'lb4_service', size: 12, fields: { backend_id: 0, count: 4, rev_nat_index: 6, flags: 8, flags2: 9 }, source: COMMON_H, object: 'sock-lb' },
-  // later revisions split the trailing bytes as __u16 cluster_id, __u8 zone, __u8 pad: same size, same leading fields
+  // its trailing bytes are __u16 cluster_id, __u8 zone, __u8 pad at the tag: our model writes them 0
   { struct: 'lb4_backend', size: 12, fields: { address: 0, port: 4, proto: 6, flags: 7 }, source: COMMON_H, object: 'sock-lb' },
   { struct: 'lb4_reverse_nat', size: 6, fields: { address: 0, port: 4 }, source: COMMON_H, object: 'sock-lb' },
   { struct: 'ipv4_revnat_tuple', size: 16, fields: { cookie: 0, address: 8, port: 12, pad: 14 }, source: COMMON_H, object: 'sock-lb' },
   { struct: 'ipv4_revnat_entry', size: 8, fields: { address: 0, port: 4, rev_nat_index: 6 }, source: COMMON_H, object: 'sock-lb' },
   { struct: 'ipv4_ct_tuple', size: 14, fields: { daddr: 0, saddr: 4, dport: 8, sport: 10, nexthdr: 12, flags: 13 }, source: COMMON_H, object: 'masquerade' },
-  // nat_entry's second word is host_local in this revision, needs_ct in later ones
+  // nat_entry's second word (needs_ct) is not used by our model
   { struct: 'nat_entry', size: 32, fields: { created: 0, pad1: 16, pad2: 24 }, source: NAT_H, object: 'masquerade' },
   { struct: 'ipv4_nat_entry', size: 40, fields: { common: 0 }, source: NAT_H, object: 'masquerade' },
 ];
 
 /** Map name -> BPF map type number and key/value struct, as in the sources. */
 const MAPS: { name: string; type: number; key: string; value: string; source: Source; object: 'masquerade' | 'sock-lb' }[] = [
-  // node_config.h: #define SNAT_MAPPING_IPV4 cilium_snat_v4_external; nat.h: LRU hash of ipv4_ct_tuple -> ipv4_nat_entry
-  { name: 'cilium_snat_v4_external', type: 9 /* BPF_MAP_TYPE_LRU_HASH */, key: 'ipv4_ct_tuple', value: 'ipv4_nat_entry', source: NODE_CONFIG_H, object: 'masquerade' },
+  { name: 'cilium_snat_v4_external', type: 9 /* BPF_MAP_TYPE_LRU_HASH */, key: 'ipv4_ct_tuple', value: 'ipv4_nat_entry', source: NAT_H, object: 'masquerade' },
   { name: 'cilium_lb4_reverse_sk', type: 9, key: 'ipv4_revnat_tuple', value: 'ipv4_revnat_entry', source: BPF_SOCK_C, object: 'sock-lb' },
-  { name: 'cilium_lb4_services_v2', type: 1 /* BPF_MAP_TYPE_HASH */, key: 'lb4_key', value: 'lb4_service', source: COMMON_H, object: 'sock-lb' },
-  { name: 'cilium_lb4_backends_v3', type: 1, key: '', value: 'lb4_backend', source: COMMON_H, object: 'sock-lb' },
-  { name: 'cilium_lb4_reverse_nat', type: 1, key: '', value: 'lb4_reverse_nat', source: COMMON_H, object: 'sock-lb' },
+  { name: 'cilium_lb4_services_v2', type: 1 /* BPF_MAP_TYPE_HASH */, key: 'lb4_key', value: 'lb4_service', source: LB_H, object: 'sock-lb' },
+  { name: 'cilium_lb4_backends_v3', type: 1, key: '', value: 'lb4_backend', source: LB_H, object: 'sock-lb' },
+  { name: 'cilium_lb4_reverse_nat', type: 1, key: '', value: 'lb4_reverse_nat', source: LB_H, object: 'sock-lb' },
 ];
 
-/** Socket-LB entry points: the attach hook and the function name (later revisions' cil_ prefix). */
+/** Socket-LB entry points: the attach hook and the function name, as in BPF_SOCK_C. */
 const SOCK_PROGRAMS = { cil_sock4_connect: 'cgroup/connect4', cil_sock4_sendmsg: 'cgroup/sendmsg4', cil_sock4_recvmsg: 'cgroup/recvmsg4', cil_sock4_getpeername: 'cgroup/getpeername4' };
 
 /** Constants read in the sources. */
@@ -87,14 +89,11 @@ const CONSTANTS = {
   TUPLE_F_OUT: { value: 0, source: COMMON_H },
   TUPLE_F_IN: { value: 1, source: COMMON_H },
   SVC_FLAG_ROUTABLE: { value: 1 << 6, source: COMMON_H }, // "Not a surrogate/ClusterIP entry": we leave it unset
-  SNAT_COLLISION_RETRIES: { value: 32, source: NAT_H },
-  // NODEPORT_PORT_MIN_NAT = NODEPORT_PORT_MAX + 1 = 32768, NODEPORT_PORT_MAX_NAT = 65535: seen in Cilium's BPF
-  // test configs in the index, path not resolved; node_config.h at NODE_CONFIG_H still had 1024..65535
+  SNAT_COLLISION_RETRIES: { value: 32, source: NODE_CONFIG_H },
   SNAT_PORT_MIN: { value: 32768, source: NODE_CONFIG_H },
   SNAT_PORT_MAX: { value: 65535, source: NODE_CONFIG_H },
-  // nat.h (NAT_H_NEW): reverse SNAT of ICMP errors accepts ICMP_DEST_UNREACH with code <= NR_ICMP_UNREACH (15)
-  // and ICMP_TIME_EXCEEDED with ICMP_EXC_TTL / ICMP_EXC_FRAGTIME, found through the quoted packet
-  ICMP_ERRORS: { value: { destUnreachMaxCode: 15, timeExceededCodes: [0, 1] }, source: NAT_H_NEW },
+  // reverse SNAT of ICMP errors: NR_ICMP_UNREACH (15) and ICMP_EXC_TTL / ICMP_EXC_FRAGTIME (0, 1) are the kernel's values
+  ICMP_ERRORS: { value: { destUnreachMaxCode: 15, timeExceededCodes: [0, 1] }, source: NAT_H },
 };
 
 /** CILIUM_FORWARD rules as `iptables -S` prints them, by version and enable-endpoint-routes. */
@@ -181,7 +180,7 @@ function resolve(types: Map<number, BtfType>, id: number | undefined): BtfType |
 }
 
 describe.skipIf(tools)('cilium shape vs cilium/cilium sources', () => {
-  it.each(LAYOUTS)('$object: struct $struct has the layout of $source.path', async ({ struct: name, size, fields, object }) => {
+  it.each(LAYOUTS)('$object: struct $struct has the layout of $source.path at $source.tag', async ({ struct: name, size, fields, object }) => {
     const t = struct(await btf(object), name);
     expect(t, `struct ${name} in ${object}.c`).toBeDefined();
     expect(t!.size).toBe(size);
@@ -189,7 +188,7 @@ describe.skipIf(tools)('cilium shape vs cilium/cilium sources', () => {
     expect(offsets).toEqual(fields);
   });
 
-  it.each(MAPS)('$object: map $name is type $type with $key -> $value ($source.path)', async ({ name, type, key, value, object }) => {
+  it.each(MAPS)('$object: map $name is type $type with $key -> $value ($source.path at $source.tag)', async ({ name, type, key, value, object }) => {
     const types = await btf(object);
     const maps = [...types.values()].find((t) => t.kind === 'DATASEC' && t.name === '.maps')!;
     const variable = maps.vars!.map((v) => types.get(v.type_id)!).find((v) => v.name === name);
@@ -201,18 +200,18 @@ describe.skipIf(tools)('cilium shape vs cilium/cilium sources', () => {
     if (key) expect(resolve(types, member('key').type_id)?.name).toBe(key);
   });
 
-  it(`sock-lb: one program per socket hook, named as in ${BPF_SOCK_C.path}`, async () => {
+  it(`sock-lb: one program per socket hook, named as in ${BPF_SOCK_C.path} at ${BPF_SOCK_C.tag}`, async () => {
     const funcs = [...(await btf('sock-lb')).values()].filter((t) => t.kind === 'FUNC').map((t) => t.name);
     expect(funcs.sort()).toEqual(Object.keys(SOCK_PROGRAMS).sort());
   });
 });
 
 describe('cilium shape constants and rules vs cilium/cilium sources', () => {
-  it.each(FORWARD_RULES)('CILIUM_FORWARD for Cilium $version, endpoint routes $endpointRoutes ($source.path)', ({ version, endpointRoutes, rules }) => {
+  it.each(FORWARD_RULES)('CILIUM_FORWARD for Cilium $version, endpoint routes $endpointRoutes ($source.repo $source.tag $source.path)', ({ version, endpointRoutes, rules }) => {
     expect(ciliumForwardRules(version, endpointRoutes)).toEqual(rules);
   });
 
-  it(`masquerade.c's constants are the ones read in ${COMMON_H.path} and ${NAT_H.path}`, () => {
+  it(`masquerade.c's constants are the ones read in ${COMMON_H.path}, ${NAT_H.path} and ${NODE_CONFIG_H.path} at ${NAT_H.tag}`, () => {
     const source = readFileSync(new URL('../../clusters/netns/bpf/masquerade.c', import.meta.url), 'utf8');
     const define = (name: string) => Number(new RegExp(`#define ${name} (\\d+)`).exec(source)?.[1]);
     expect(define('TUPLE_F_OUT')).toBe(CONSTANTS.TUPLE_F_OUT.value);

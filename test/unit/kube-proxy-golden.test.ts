@@ -3,7 +3,17 @@
 // named in each test (expected dumps where upstream has one, else derived from that release's
 // syncProxyRules). Upstream's dumps are iptables-restore input; ours is iptables-save form, so both
 // sides go through `saveForm` (argument order, /32, --set-xmark, quoted comments) and are compared
-// chain by chain. Deliberate differences: docs/kube-proxy-fidelity.md.
+// chain by chain. Deliberate differences and the provenance of each version range:
+// docs/kube-proxy-fidelity.md.
+//
+// Where the sources were read. kubernetes/kubernetes itself is too large to fetch here, so:
+// - v1.20.2 (tag, commit faecb196815e248d3ecfb03c680a4507229c2a56): Debian bookworm's upstream tarball
+//   kubernetes_1.20.5+really1.20.2.orig.tar.gz (sha256 b83c0780efb182d928dc63d46488a847f161f04e40a94b96bf5247dd671ecdfc,
+//   as listed in bookworm's Sources index; `git get-tar-commit-id` on it prints that commit).
+// - v1.15.3 (tag): the copy vendored in ranjan008/kubeedge @ 56c37d5f59ca7720c90acd15976587f167732c77,
+//   vendor/k8s.io/kubernetes/pkg/proxy/iptables/proxier.go, whose go.mod requires `k8s.io/kubernetes v1.15.3`
+//   with no replace directive for it (vendor/modules.txt: `# k8s.io/kubernetes v1.15.3`).
+// - everything else at fork commits (no tagged source could be had): named in each test.
 import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { kubeProxyLayout, type KubeProxyLayout } from '../../clusters/netns/kube-proxy-layout.ts';
@@ -65,17 +75,19 @@ const slice = (ns: string, name: string, ip: string): V1EndpointSlice => ({
 const services = [svc('ns1', 'svc1', '172.30.0.41'), svc('ns3', 'svc3', '172.30.0.43', 3003), svc('ns6', 'svc6', '172.30.0.46')];
 const slices = [slice('ns1', 'svc1', '10.180.0.1'), slice('ns3', 'svc3', '10.180.0.3')];
 
-function ours(layout: KubeProxyLayout, nfacctCounters: boolean) {
-  const r = kubeProxyRules({ layout, services, slices, clusterCIDR: '10.0.0.0/8', nodeName: 'test-node', beLiberal: false, nfacctCounters });
+function ours(layout: KubeProxyLayout, nfacctCounters: boolean, input: { services: V1Service[]; slices: V1EndpointSlice[]; clusterCIDR: string } = { services, slices, clusterCIDR: '10.0.0.0/8' }) {
+  const r = kubeProxyRules({ layout, ...input, nodeName: 'test-node', beLiberal: false, nfacctCounters });
   return { filter: byChain(r.tables.filter.rules), nat: byChain(r.tables.nat.rules), chains: { filter: new Set(r.tables.filter.chains), nat: new Set(r.tables.nat.chains) } };
 }
 const count = (t: Record<string, string[]>) => Object.values(t).reduce((n, r) => n + r.length, 0);
 
 describe('kube-proxy rules against upstream', () => {
   it('newest layout (nfacct era): kubernetes TestOverallIPTablesRules', () => {
-    // aroradaman/kubernetes @ 4177b600d4b97a67b765a18ddeeb295ef757b212 (master after v1.31),
+    // Commit-pinned: aroradaman/kubernetes @ 4177b600d4b97a67b765a18ddeeb295ef757b212 (master after v1.31),
     // pkg/proxy/iptables/proxier_test.go, TestOverallIPTablesRules: the lines for svc1, svc3, svc6
-    // and the service-independent rules. The fake iptables there has no --random-fully.
+    // and the service-independent rules. The fake iptables there has no --random-fully. No tagged
+    // source of a 1.2x/1.3x release could be had here (kubernetes forks from 2019 on are over the
+    // fetch size limit, and no vendored copy pins a newer k8s.io/kubernetes without a replace).
     const filter = [
       '-A KUBE-SERVICES -m comment --comment "ns6/svc6:p80 has no endpoints" -m tcp -p tcp -d 172.30.0.46 --dport 80 -j REJECT',
       '-A KUBE-FIREWALL -m comment --comment "block incoming localnet connections" -d 127.0.0.0/8 ! -s 127.0.0.0/8 -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP',
@@ -117,22 +129,75 @@ describe('kube-proxy rules against upstream', () => {
     expect(plain.nat['KUBE-NODEPORTS']).toHaveLength(1);
   });
 
-  it('1.16 - 1.19: masquerade in KUBE-SERVICES, comment-less endpoint rules, --random-fully, two clusterCIDR conntrack rules', () => {
-    // Derived from syncProxyRules in generals-space/kubernetes @ 5593abf9773cf700c148bbceadf30597f078779e
-    // pkg/proxy/iptables/proxier.go (a 1.16 - 1.18 tree: MASQUERADE with --random-fully, KUBE-MARK-MASQ
-    // --set-xmark, cluster IP masquerade rule `! -s clusterCIDR` in KUBE-SERVICES, NodePorts
-    // KUBE-MARK-MASQ + KUBE-SVC), with appendServiceCommentLocked discarding its result (no
-    // comment on KUBE-SVC -> KUBE-SEP and KUBE-SEP rules), and KUBE-FORWARD as in
-    // CentaurusInfra/arktos @ 5035a932398fe30d83a6d36654a297b1bd34d7c5 pkg/proxy/iptables/proxier.go.
+  it('v1.20.2: kubernetes TestEndpointSliceE2E, the whole dump', () => {
+    // kubernetes/kubernetes v1.20.2, pkg/proxy/iptables/proxier_test.go, TestEndpointSliceE2E:
+    // expectedIPTablesWithSlice, every line. Inputs: ns1/svc1 (ClusterIP 172.20.1.1, an unnamed port
+    // with no port number, hence --dport 0), one EndpointSlice of three ready endpoints on port 80;
+    // NewFakeProxier detects local traffic by 10.0.0.0/24 and its fake iptables has no --random-fully.
     const filter = [
+      '-A KUBE-FORWARD -m conntrack --ctstate INVALID -j DROP',
+      '-A KUBE-FORWARD -m comment --comment "kubernetes forwarding rules" -m mark --mark 0x4000/0x4000 -j ACCEPT',
+      '-A KUBE-FORWARD -m comment --comment "kubernetes forwarding conntrack pod source rule" -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT',
+      '-A KUBE-FORWARD -m comment --comment "kubernetes forwarding conntrack pod destination rule" -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT',
+    ];
+    const nat = [
+      '-A KUBE-POSTROUTING -m mark ! --mark 0x4000/0x4000 -j RETURN',
+      '-A KUBE-POSTROUTING -j MARK --xor-mark 0x4000',
+      '-A KUBE-POSTROUTING -m comment --comment "kubernetes service traffic requiring SNAT" -j MASQUERADE',
+      '-A KUBE-MARK-MASQ -j MARK --or-mark 0x4000',
+      '-A KUBE-SERVICES -m comment --comment "ns1/svc1 cluster IP" -m tcp -p tcp -d 172.20.1.1/32 --dport 0 ! -s 10.0.0.0/24 -j KUBE-MARK-MASQ',
+      '-A KUBE-SERVICES -m comment --comment "ns1/svc1 cluster IP" -m tcp -p tcp -d 172.20.1.1/32 --dport 0 -j KUBE-SVC-AQI2S6QIMU7PVVRP',
+      '-A KUBE-SVC-AQI2S6QIMU7PVVRP -m comment --comment ns1/svc1 -m statistic --mode random --probability 0.3333333333 -j KUBE-SEP-3JOIVZTXZZRGORX4',
+      '-A KUBE-SEP-3JOIVZTXZZRGORX4 -m comment --comment ns1/svc1 -s 10.0.1.1/32 -j KUBE-MARK-MASQ',
+      '-A KUBE-SEP-3JOIVZTXZZRGORX4 -m comment --comment ns1/svc1 -m tcp -p tcp -j DNAT --to-destination 10.0.1.1:80',
+      '-A KUBE-SVC-AQI2S6QIMU7PVVRP -m comment --comment ns1/svc1 -m statistic --mode random --probability 0.5000000000 -j KUBE-SEP-IO5XOSKPAXIFQXAJ',
+      '-A KUBE-SEP-IO5XOSKPAXIFQXAJ -m comment --comment ns1/svc1 -s 10.0.1.2/32 -j KUBE-MARK-MASQ',
+      '-A KUBE-SEP-IO5XOSKPAXIFQXAJ -m comment --comment ns1/svc1 -m tcp -p tcp -j DNAT --to-destination 10.0.1.2:80',
+      '-A KUBE-SVC-AQI2S6QIMU7PVVRP -m comment --comment ns1/svc1 -j KUBE-SEP-XGJFVO3L2O5SRFNT',
+      '-A KUBE-SEP-XGJFVO3L2O5SRFNT -m comment --comment ns1/svc1 -s 10.0.1.3/32 -j KUBE-MARK-MASQ',
+      '-A KUBE-SEP-XGJFVO3L2O5SRFNT -m comment --comment ns1/svc1 -m tcp -p tcp -j DNAT --to-destination 10.0.1.3:80',
+      '-A KUBE-SERVICES -m comment --comment "kubernetes service nodeports; NOTE: this must be the last rule in this chain" -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS',
+    ];
+    const input = {
+      services: [{ metadata: { namespace: 'ns1', name: 'svc1' }, spec: { type: 'ClusterIP', clusterIP: '172.20.1.1', ports: [{ name: '', port: 0, protocol: 'TCP', targetPort: 80 }] } } as V1Service],
+      slices: [
+        {
+          addressType: 'IPv4',
+          metadata: { namespace: 'ns1', name: 'svc1-1', labels: { 'kubernetes.io/service-name': 'svc1' } },
+          endpoints: [
+            { addresses: ['10.0.1.1'], conditions: { ready: true }, nodeName: 'test-node' },
+            { addresses: ['10.0.1.2'], conditions: { ready: true }, nodeName: 'node2' },
+            { addresses: ['10.0.1.3'], conditions: { ready: true }, nodeName: 'node3' },
+          ],
+          ports: [{ name: '', port: 80, protocol: 'TCP' }],
+        } as V1EndpointSlice,
+      ],
+      clusterCIDR: '10.0.0.0/24',
+    };
+    const got = ours({ ...kubeProxyLayout('1.20'), randomFully: false }, false, input);
+    expect(got.filter).toEqual(byChain(filter));
+    expect(got.nat).toEqual(byChain(nat));
+    expect(count(got.filter) + count(got.nat)).toBe(20);
+    // the dump's chain lines
+    expect(got.chains.filter).toEqual(new Set(['KUBE-SERVICES', 'KUBE-EXTERNAL-SERVICES', 'KUBE-FORWARD']));
+    expect(got.chains.nat).toEqual(
+      new Set(['KUBE-SERVICES', 'KUBE-NODEPORTS', 'KUBE-POSTROUTING', 'KUBE-MARK-MASQ', 'KUBE-SVC-AQI2S6QIMU7PVVRP', 'KUBE-SEP-3JOIVZTXZZRGORX4', 'KUBE-SEP-IO5XOSKPAXIFQXAJ', 'KUBE-SEP-XGJFVO3L2O5SRFNT']),
+    );
+    // 1.21 and 1.22 write the same; from 1.23 one "kubernetes forwarding conntrack rule" (PR 97279)
+    expect(ours({ ...kubeProxyLayout('1.22'), randomFully: false }, false, input).filter).toEqual(byChain(filter));
+  });
+
+  // The services of TestOverallIPTablesRules as the older releases' syncProxyRules writes them.
+  const older = {
+    filter: [
       '-A KUBE-SERVICES -m comment --comment "ns6/svc6:p80 has no endpoints" -m tcp -p tcp -d 172.30.0.46/32 --dport 80 -j REJECT',
       '-A KUBE-FORWARD -m conntrack --ctstate INVALID -j DROP',
       '-A KUBE-FORWARD -m comment --comment "kubernetes forwarding rules" -m mark --mark 0x00004000/0x00004000 -j ACCEPT',
       '-A KUBE-FORWARD -s 10.0.0.0/8 -m comment --comment "kubernetes forwarding conntrack pod source rule" -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT',
       '-A KUBE-FORWARD -m comment --comment "kubernetes forwarding conntrack pod destination rule" -d 10.0.0.0/8 -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT',
-    ];
-    const nat = [
-      '-A KUBE-POSTROUTING -m comment --comment "kubernetes service traffic requiring SNAT" -m mark --mark 0x00004000/0x00004000 -j MASQUERADE --random-fully',
+    ],
+    nat: [
+      '-A KUBE-POSTROUTING -m comment --comment "kubernetes service traffic requiring SNAT" -m mark --mark 0x00004000/0x00004000 -j MASQUERADE',
       '-A KUBE-MARK-MASQ -j MARK --set-xmark 0x00004000/0x00004000',
       '-A KUBE-SERVICES -m comment --comment "ns1/svc1:p80 cluster IP" -m tcp -p tcp -d 172.30.0.41/32 --dport 80 ! -s 10.0.0.0/8 -j KUBE-MARK-MASQ',
       '-A KUBE-SERVICES -m comment --comment "ns1/svc1:p80 cluster IP" -m tcp -p tcp -d 172.30.0.41/32 --dport 80 -j KUBE-SVC-XPGD46QRK7WJZT7O',
@@ -147,30 +212,88 @@ describe('kube-proxy rules against upstream', () => {
       '-A KUBE-SEP-OYPFS5VJICHGATKP -s 10.180.0.3/32 -j KUBE-MARK-MASQ',
       '-A KUBE-SEP-OYPFS5VJICHGATKP -m tcp -p tcp -j DNAT --to-destination 10.180.0.3:80',
       '-A KUBE-SERVICES -m comment --comment "kubernetes service nodeports; NOTE: this must be the last rule in this chain" -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS',
-    ];
-    for (const v of ['1.16', '1.18', '1.19']) {
-      const got = ours(kubeProxyLayout(v), false);
-      expect(got.filter).toEqual(byChain(filter));
-      expect(got.nat).toEqual(byChain(nat));
-      expect(count(got.filter) + count(got.nat)).toBe(20);
-    }
-    // 1.15: the same without --random-fully (PR 78547 is 1.16); 1.14: also without the INVALID DROP (PR 74840 is 1.15)
-    const v15 = ours(kubeProxyLayout('1.15'), false);
-    expect(v15.nat['KUBE-POSTROUTING']).toEqual([saveForm(nat[0]!.replace(' --random-fully', ''))]);
-    expect(v15.filter).toEqual(byChain(filter));
+    ],
+  };
+
+  it('v1.15.3: derived from syncProxyRules at the tag', () => {
+    // kubernetes v1.15.3 pkg/proxy/iptables/proxier.go (vendored copy, see the top of this file), syncProxyRules:
+    // KUBE-POSTROUTING one marked MASQUERADE without --random-fully; KUBE-MARK-MASQ --set-xmark; the cluster IP
+    // masquerade rule `! -s clusterCIDR` in KUBE-SERVICES; NodePorts KUBE-MARK-MASQ + KUBE-SVC;
+    // appendServiceCommentLocked appends to a copy of its slice (no comment on KUBE-SVC/KUBE-SEP rules);
+    // KUBE-FORWARD: INVALID DROP, the mark rule, the two conntrack rules with -s/-d clusterCIDR.
+    const got = ours(kubeProxyLayout('1.15'), false);
+    expect(got.filter).toEqual(byChain(older.filter));
+    expect(got.nat).toEqual(byChain(older.nat));
+    expect(count(got.filter) + count(got.nat)).toBe(20);
+    // 1.14: the same without the INVALID DROP (PR 74840 is 1.15; no tagged 1.14 source could be had)
     const v14 = ours(kubeProxyLayout('1.14'), false);
-    expect(v14.filter['KUBE-FORWARD']).toEqual(byChain(filter.slice(2))['KUBE-FORWARD']);
+    expect(v14.filter['KUBE-FORWARD']).toEqual(byChain(older.filter.slice(2))['KUBE-FORWARD']);
+    expect(v14.nat).toEqual(byChain(older.nat));
+  });
+
+  it('1.16 - 1.19: --random-fully; the conntrack pair loses its clusterCIDR match in 1.18 (commit-pinned)', () => {
+    // Commit-pinned: generals-space/kubernetes @ 5593abf9773cf700c148bbceadf30597f078779e pkg/proxy/iptables/proxier.go,
+    // a 1.16/1.17 tree (IptablesRestoreFailuresTotal, no local-traffic detector): the v1.15.3 rules plus MASQUERADE
+    // --random-fully (PR 78547). 1.18 - 1.19: PR 87748 (local-traffic detector, 1.18) dropped `-s/-d clusterCIDR`
+    // from the conntrack pair; the v1.20.2 tag above shows the pair without it.
+    const nat = [`${older.nat[0]} --random-fully`, ...older.nat.slice(1)];
+    for (const v of ['1.16', '1.17']) {
+      const got = ours(kubeProxyLayout(v), false);
+      expect(got.filter).toEqual(byChain(older.filter));
+      expect(got.nat).toEqual(byChain(nat));
+    }
+    const unfiltered = older.filter.map((r) => r.replace(' -s 10.0.0.0/8', '').replace(' -d 10.0.0.0/8', ''));
+    for (const v of ['1.18', '1.19']) {
+      const got = ours(kubeProxyLayout(v), false);
+      expect(got.filter).toEqual(byChain(unfiltered));
+      expect(got.nat).toEqual(byChain(nat));
+    }
+  });
+
+  it('externalTrafficPolicy Local (KUBE-XLB): rule order at v1.15.3 and v1.20.2', () => {
+    // syncProxyRules at both tags, for a NodePort service with externalTrafficPolicy Local and one local endpoint.
+    // v1.15.3 writes "masquerade LOCAL traffic", "route LOCAL traffic", then the pod redirect; v1.20.2 (and the
+    // commit-pinned 1.16/1.17 tree above) writes the pod redirect first.
+    const input = {
+      services: [{ ...svc('ns4', 'svc4', '172.30.0.44', 3004), spec: { ...svc('ns4', 'svc4', '172.30.0.44', 3004).spec, externalTrafficPolicy: 'Local' } } as V1Service],
+      slices: [{ ...slice('ns4', 'svc4', '10.180.0.4'), endpoints: [{ addresses: ['10.180.0.4'], nodeName: 'test-node' }] } as V1EndpointSlice],
+      clusterCIDR: '10.0.0.0/8',
+    };
+    for (const [v, redirectFirst] of [['1.15', false], ['1.20', true]] as const) {
+      const got = ours(kubeProxyLayout(v), false, input);
+      const xlb = [...got.chains.nat].find((c) => c.startsWith('KUBE-XLB-'))!;
+      const svcChain = [...got.chains.nat].find((c) => c.startsWith('KUBE-SVC-'))!;
+      const sep = [...got.chains.nat].find((c) => c.startsWith('KUBE-SEP-'))!;
+      const redirect = `-A ${xlb} -m comment --comment "Redirect pods trying to reach external loadbalancer VIP to clusterIP" -s 10.0.0.0/8 -j ${svcChain}`;
+      const local = [
+        `-A ${xlb} -m comment --comment "masquerade LOCAL traffic for ns4/svc4:p80 LB IP" -m addrtype --src-type LOCAL -j KUBE-MARK-MASQ`,
+        `-A ${xlb} -m comment --comment "route LOCAL traffic for ns4/svc4:p80 LB IP to service chain" -m addrtype --src-type LOCAL -j ${svcChain}`,
+      ];
+      const balance = `-A ${xlb} -m comment --comment "Balancing rule 0 for ns4/svc4:p80" -j ${sep}`;
+      expect(got.nat[xlb]).toEqual((redirectFirst ? [redirect, ...local, balance] : [...local, redirect, balance]).map(saveForm));
+      expect(got.nat['KUBE-NODEPORTS']).toEqual(
+        byChain([
+          '-A KUBE-NODEPORTS -m comment --comment ns4/svc4:p80 -m tcp -p tcp --dport 3004 -s 127.0.0.0/8 -j KUBE-MARK-MASQ',
+          `-A KUBE-NODEPORTS -m comment --comment ns4/svc4:p80 -m tcp -p tcp --dport 3004 -j ${xlb}`,
+        ])['KUBE-NODEPORTS'],
+      );
+    }
   });
 
   it('jumps from built-in chains, in the order they end up (each prepended when missing)', () => {
-    // newest: iptablesJumpChains + iptablesKubeletJumpChains in aroradaman/kubernetes @ 4177b600, pkg/proxy/iptables/proxier.go
-    // 1.16 - 1.19: iptablesJumpChains in generals-space/kubernetes @ 5593abf9 (INPUT -> KUBE-SERVICES is listed as "Present in
-    // kube 1.13 - 1.19. Removed by #95252" in later releases' iptablesCleanupOnlyChains)
+    // v1.15.3 and v1.20.2 (tags): iptablesJumpChains in pkg/proxy/iptables/proxier.go; v1.20.2's iptablesCleanupOnlyChains
+    // lists INPUT -> KUBE-SERVICES as "Present in kube 1.13 - 1.19. Removed by #95252".
+    // newest (commit-pinned): iptablesJumpChains + iptablesKubeletJumpChains in aroradaman/kubernetes @ 4177b600;
+    // 1.18 (commit-pinned): iptablesJumpChains in generals-space/kubernetes @ 5593abf9 (a 1.16/1.17 tree).
     const order = (v: string, chain: string) =>
       kubeProxyJumps(kubeProxyLayout(v)).filter((j) => j.table === 'filter' && j.chain === chain).map((j) => /-j (\S+)$/.exec(j.spec)?.[1]).reverse();
     expect(order('1.34', 'FORWARD')).toEqual(['KUBE-PROXY-FIREWALL', 'KUBE-FORWARD', 'KUBE-SERVICES', 'KUBE-EXTERNAL-SERVICES']);
     expect(order('1.34', 'INPUT')).toEqual(['KUBE-FIREWALL', 'KUBE-PROXY-FIREWALL', 'KUBE-NODEPORTS', 'KUBE-EXTERNAL-SERVICES']);
     expect(order('1.34', 'OUTPUT')).toEqual(['KUBE-FIREWALL', 'KUBE-PROXY-FIREWALL', 'KUBE-SERVICES']);
+    expect(order('1.15', 'FORWARD')).toEqual(['KUBE-FORWARD', 'KUBE-SERVICES']);
+    expect(order('1.15', 'INPUT')).toEqual(['KUBE-SERVICES', 'KUBE-EXTERNAL-SERVICES']);
+    expect(order('1.15', 'OUTPUT')).toEqual(['KUBE-SERVICES']);
+    expect(order('1.20', 'OUTPUT')).toEqual(['KUBE-SERVICES']);
     expect(order('1.18', 'FORWARD')).toEqual(['KUBE-FORWARD', 'KUBE-SERVICES']);
     expect(order('1.18', 'INPUT')).toEqual(['KUBE-SERVICES', 'KUBE-EXTERNAL-SERVICES']);
     expect(order('1.20', 'FORWARD')).toEqual(['KUBE-FORWARD', 'KUBE-SERVICES', 'KUBE-EXTERNAL-SERVICES']);
