@@ -166,7 +166,7 @@ class LabTracer {
   }
 
   /** Sends markers in `node` until every source in `wanted` has seen one (or the deadline): returns the sources that did. */
-  private async barrier(node: string, wanted: Source[], deadlineMs: number, signal?: AbortSignal): Promise<Set<Source>> {
+  private async barrier(node: string, wanted: Source[], deadlineMs: number): Promise<Set<Source>> {
     const before = new Map(wanted.map((s) => [s, this.markers.get(`${node}/${s}`) ?? 0]));
     const seen = () => new Set(wanted.filter((s) => (this.markers.get(`${node}/${s}`) ?? 0) > before.get(s)!));
     const until = performance.now() + deadlineMs;
@@ -174,15 +174,15 @@ class LabTracer {
     // other sources have it, give conntrack 50 ms more, not the whole deadline
     const others = wanted.filter((s) => s !== 'conntrack');
     let othersAt: number | undefined;
-    while (performance.now() < until && !signal?.aborted) {
+    while (performance.now() < until) {
       await this.lab.node(node).exec(['bash', '-c', `echo > /dev/udp/127.0.0.1/${MARKER_PORT}`], { reject: false });
-      // a monitor that is running sees the marker within ms: resend only after 100 ms (a lost marker)
-      for (let i = 0; i < 20 && seen().size < wanted.length && !others.every((o) => seen().has(o)); i++) await new Promise((r) => setTimeout(r, 5));
-      if (seen().size === wanted.length) break;
-      if (others.every((o) => seen().has(o))) {
-        othersAt ??= performance.now();
-        if (performance.now() - othersAt > 50) break;
+      // a running monitor sees the marker within ms: send another only after 100 ms (one was lost)
+      const sent = performance.now();
+      while (performance.now() - sent < 100 && seen().size < wanted.length) {
+        if (others.every((o) => seen().has(o)) && performance.now() - (othersAt ??= performance.now()) > 50) return seen();
+        await new Promise((r) => setTimeout(r, 5));
       }
+      if (seen().size === wanted.length) break;
     }
     return seen();
   }
