@@ -98,7 +98,7 @@ function ruleDrop(ctx: Ctx): Found | undefined {
   const about = drop.packet.inner;
   const sentences = [
     about
-      ? `${drop.node}'s rule \`${text}\` (${drop.table}/${drop.chain}) dropped the ICMP error ${showPacket(drop.packet)} that ${drop.node} sent ${drop.packet.dst} about its packet ${showPacket(about)} to the client.`
+      ? `${drop.node}'s rule \`${text}\` (${drop.table}/${drop.chain}) dropped the ICMP error ${showPacket({ ...drop.packet, inner: undefined })} that ${drop.node} sent ${drop.packet.dst} about its packet ${showPacket(about)} to the client.`
       : `${drop.node}'s rule \`${text}\` (${drop.table}/${drop.chain}) dropped the client's packet ${showPacket(drop.packet)}.`,
   ];
   if (about && drop.packet.icmp?.type === 3 && drop.packet.icmp.code === 4) {
