@@ -63,6 +63,11 @@ export class NetnsLab implements StartedCluster {
     this.processes.push(process);
   }
 
+  /** Undone at teardown before the lab's processes and namespaces go (the probe trace's filter entries). */
+  atTeardown(what: string, undo: () => Promise<unknown>): void {
+    this.teardown.push(what, undo);
+  }
+
   /**
    * The namespaces and the processes are one entry each, over the lists as they are at teardown (removed
    * in one batch, killed at once), registered with the first namespace: processes go first, and killing

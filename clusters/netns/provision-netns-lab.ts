@@ -14,7 +14,7 @@ import { ipBatch, NetnsLab } from './netns-lab.ts';
 import { runCommand } from '../command.ts';
 import { changeServices } from './service-change.ts';
 import { flannelDevice, flannelPeerEntries, FLANNEL_MTU, vtepMac, type FlannelNode } from './flannel-entries.ts';
-import { startNetnsTrace } from './trace/lab-tracer.ts';
+import { prepareLabTrace, startNetnsTrace } from './trace/lab-tracer.ts';
 import { helperBinary, HELPERS } from './helper-build.ts';
 
 /** The network joining nodes and external hosts, inside the fabric namespace only (kind's docker network uses the same). */
@@ -62,6 +62,7 @@ export async function provisionNetnsLab(topology: TopologySpec, run: RunContext)
     await step('helper programs', () => buildHelpers(lab));
     // a fresh node boots: FORWARD policy as set at boot, then the components in the topology's order
     await step(`boot: ${bootOrder(topology).join(', ')}`, () => eachNode(async (n) => applyBoot(lab.node(n), bootOps(topology, n, await nodeFacts(lab, n)))));
+    prepareLabTrace(lab); // probe trace (issue 13): its monitors start while the pods get ready and the first steps run
     await step('pod programs ready', () => programs!);
     return lab;
   } catch (e) {

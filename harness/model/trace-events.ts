@@ -2,6 +2,9 @@
 // rule text, kernel drop reasons, conntrack state changes, the lab's BPF programs and settings that
 // decide a packet's path. Providers fill it (clusters/netns/trace/), harness/trace/ reads it.
 
+/** Off with NETREPRO_TRACE=0 (for measuring what tracing costs); on otherwise. */
+export const tracingEnabled = () => process.env.NETREPRO_TRACE !== '0';
+
 export interface TracePacket {
   proto: string;
   src: string;
@@ -10,6 +13,10 @@ export interface TracePacket {
   dport?: number;
   /** TCP flags as words (`SYN ACK`), when known. */
   flags?: string;
+  /** ICMP type and code (and, for fragmentation needed, the next hop's MTU), when known. */
+  icmp?: { type: number; code: number; mtu?: number };
+  /** An ICMP error's quoted header: the packet the error is about. */
+  inner?: TracePacket;
 }
 
 /** Milliseconds since the trace started. */

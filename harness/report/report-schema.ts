@@ -52,8 +52,13 @@ const ProbeDetail = z
   .catchall(z.unknown())
   .describe('what backs the outcome: exit codes, packets (`packets`), distributions of repeated probes (`distribution`); free-form beyond the named keys');
 
+const TracePacketFields = { proto: z.string(), src: z.string(), dst: z.string(), sport: z.number().optional(), dport: z.number().optional(), flags: z.string().optional().describe('TCP flags as words: `SYN ACK`') };
 const TracePacket = z
-  .object({ proto: z.string(), src: z.string(), dst: z.string(), sport: z.number().optional(), dport: z.number().optional(), flags: z.string().optional().describe('TCP flags as words: `SYN ACK`') })
+  .object({
+    ...TracePacketFields,
+    icmp: z.object({ type: z.number(), code: z.number(), mtu: z.number().optional().describe('fragmentation needed: the next hop MTU') }).optional().describe('ICMP type and code'),
+    inner: z.object(TracePacketFields).optional().describe("an ICMP error's quoted header: the packet the error is about"),
+  })
   .describe('a packet as the trace saw it');
 
 const PathStep = z

@@ -6,6 +6,7 @@ import type { Diagnosis } from '../model/diagnosis.ts';
 import type { ProbeTraceResult, TraceEvent, TraceFact, TracePacket } from '../model/trace-events.ts';
 import type { CheckResult } from '../expect/run-checks.ts';
 import { parseTcpdumpLine, type Packet } from '../probes/packet-watch.ts';
+import { packetWords } from './drop-verdict.ts';
 import { buildPath } from './packet-path.ts';
 
 export type { Diagnosis };
@@ -25,8 +26,9 @@ type Rule = Extract<TraceEvent, { kind: 'rule' }>;
 type Drop = Extract<TraceEvent, { kind: 'drop' }>;
 type Conntrack = Extract<TraceEvent, { kind: 'conntrack' }>;
 
-export const showPacket = (p: TracePacket) =>
-  `${p.proto} ${p.src}${p.sport !== undefined ? `:${p.sport}` : ''} > ${p.dst}${p.dport !== undefined ? `:${p.dport}` : ''}${p.flags ? ` [${p.flags}]` : ''}`;
+export const showPacket = packetWords;
+/** The packet concerns the client: it sent or receives it, or it is an ICMP error about such a packet. */
+const concerns = (p: TracePacket, client: string): boolean => p.src === client || p.dst === client || (p.inner !== undefined && concerns(p.inner, client));
 /** `-A KUBE-FORWARD -m conntrack --ctstate INVALID -j DROP`: the rule as iptables-save prints it. */
 const ruleText = (r: Rule) => (r.rule ?? `${r.chain} policy`).replace(/^-4 -t \S+ /, '');
 const endpoint = (ip: string, port?: number) => (port === undefined ? ip : `${ip}:${port}`);
@@ -90,10 +92,23 @@ const ctState = (c: Conntrack) => `${c.state ?? (c.unreplied ? 'NEW' : 'ESTABLIS
 
 /** A netfilter rule dropped (or rejected) a packet of this flow. */
 function ruleDrop(ctx: Ctx): Found | undefined {
-  const drop = ctx.events.find((e): e is Rule => e.kind === 'rule' && (e.verdict === 'DROP' || e.verdict === 'REJECT') && (e.packet.src === ctx.client || e.packet.dst === ctx.client));
+  const drop = ctx.events.find((e): e is Rule => e.kind === 'rule' && (e.verdict === 'DROP' || e.verdict === 'REJECT') && concerns(e.packet, ctx.client));
   if (!drop) return undefined;
   const text = ruleText(drop);
-  const sentences = [`${drop.node}'s rule \`${text}\` (${drop.table}/${drop.chain}) dropped the client's packet ${showPacket(drop.packet)}.`];
+  const about = drop.packet.inner;
+  const sentences = [
+    about
+      ? `${drop.node}'s rule \`${text}\` (${drop.table}/${drop.chain}) dropped the ICMP error ${showPacket({ ...drop.packet, inner: undefined })} that ${drop.node} sent ${drop.packet.dst} about its packet ${showPacket(about)} to the client.`
+      : `${drop.node}'s rule \`${text}\` (${drop.table}/${drop.chain}) dropped the client's packet ${showPacket(drop.packet)}.`,
+  ];
+  if (about && drop.packet.icmp?.type === 3 && drop.packet.icmp.code === 4) {
+    const tooBig = ctx.events.filter((e): e is Drop => e.kind === 'drop' && e.reason === 'PKT_TOO_BIG' && e.packet.src === about.src && e.packet.dst === about.dst);
+    sentences.push(
+      `${about.src} never learns the path MTU${drop.packet.icmp.mtu ? ` (${drop.packet.icmp.mtu})` : ''}, so it keeps sending full-size segments` +
+        (tooBig[0] ? `, which ${tooBig[0].where} drops (${tooBig.length}× PKT_TOO_BIG in ${tooBig[0].location} on ${tooBig[0].iface})` : '') +
+        ': an MTU black hole (the handshake and small packets pass, the transfer hangs).',
+    );
+  }
   if (/INVALID/.test(text)) {
     const ct = lastConntrack(ctx, drop.node);
     const synAck = ctx.packets.find((p) => p.dst === ctx.client && p.flags?.startsWith('S.'));

@@ -2,14 +2,23 @@
 // retransmission): the verdict is the timeout that would follow, called at once and saying why.
 import type { Classified, Endpoint } from '../probes/classify.ts';
 import type { Packet } from '../probes/packet-watch.ts';
-import type { TraceEvent } from '../model/trace-events.ts';
+import type { TraceEvent, TracePacket } from '../model/trace-events.ts';
 
 type Drop = Extract<TraceEvent, { kind: 'rule' | 'drop' }>;
 
+const ICMP_ERRORS: Record<string, string> = { '3/4': 'frag-needed', '3/1': 'host-unreachable', '3/3': 'port-unreachable', '11/0': 'ttl-exceeded' };
+
+/** `tcp 10.0.0.1:80 > 10.0.0.2:4000 [SYN]`; an ICMP error with what it is about: `icmp 10.244.2.1 > 10.244.2.2 [frag-needed mtu 1400, about tcp ...]`. */
+export function packetWords(p: TracePacket): string {
+  const icmp = p.icmp ? `${ICMP_ERRORS[`${p.icmp.type}/${p.icmp.code}`] ?? `type ${p.icmp.type}/${p.icmp.code}`}${p.icmp.mtu ? ` mtu ${p.icmp.mtu}` : ''}` : undefined;
+  const about = p.inner ? `about ${packetWords(p.inner)}` : undefined;
+  const bracket = [p.flags, icmp, about].filter(Boolean).join(', ');
+  return `${p.proto} ${p.src}${p.sport !== undefined ? `:${p.sport}` : ''} > ${p.dst}${p.dport !== undefined ? `:${p.dport}` : ''}${bracket ? ` [${bracket}]` : ''}`;
+}
+
 /** One line: `filter/KUBE-FORWARD DROP on node-a (-A KUBE-FORWARD -m conntrack --ctstate INVALID -j DROP)`. */
 export function describeDrop(drop: Drop): string {
-  const p = drop.packet;
-  const packet = `${p.proto} ${p.src}${p.sport ? `:${p.sport}` : ''} > ${p.dst}${p.dport ? `:${p.dport}` : ''}${p.flags ? ` [${p.flags}]` : ''}`;
+  const packet = packetWords(drop.packet);
   if (drop.kind === 'rule') return `${packet} dropped by ${drop.table}/${drop.chain} on node/${drop.node}${drop.rule ? ` (${drop.rule.replace(/^-4 -t \S+ /, '')})` : ''} at ${drop.at} ms`;
   return `${packet} dropped in ${drop.where} (${drop.reason} at ${drop.location}, ${drop.iface}) at ${drop.at} ms`;
 }

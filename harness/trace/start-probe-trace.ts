@@ -4,10 +4,7 @@
 import type { StartedCluster } from '../../clusters/provider.ts';
 import type { ProbeSpec } from '../model/scenario-schema.ts';
 import { probeDestination } from '../model/probes/registry.ts';
-import type { ProbeTraceResult, ProbeTraceSession, TraceFlows } from '../model/trace-events.ts';
-
-/** Off with NETREPRO_TRACE=0 (for measuring what tracing costs); on otherwise. */
-export const tracingEnabled = () => process.env.NETREPRO_TRACE !== '0';
+import { tracingEnabled, type ProbeTraceResult, type ProbeTraceSession, type TraceFlows } from '../model/trace-events.ts';
 
 export async function startProbeTrace(cluster: StartedCluster, flows: TraceFlows, signal?: AbortSignal): Promise<ProbeTraceSession> {
   if (!tracingEnabled()) return untraced('tracing is off (NETREPRO_TRACE=0)');

@@ -77,6 +77,15 @@ describe('diagnosis of the seed incidents (recorded traces)', () => {
     expect(diagnose({ probe: f.probe, phase: 'faulted', checks: [], trace })?.packet.sport).toBe(own);
   });
 
+  it('mtu-blackhole-vxlan-icmp-dropped: the OUTPUT rule that dropped the frag-needed about the server\'s segment to the client', () => {
+    const d = run('mtu-blackhole-vxlan-icmp-dropped--download');
+    expect(d.culprit).toEqual({ kind: 'rule', node: 'node-b', where: 'filter/OUTPUT', text: '-A OUTPUT -p icmp -m icmp --icmp-type 3/4 -j DROP' });
+    expect(d.packet).toMatchObject({ proto: 'icmp', icmp: { type: 3, code: 4, mtu: 1400 }, inner: { proto: 'tcp', src: '10.244.2.2', sport: 8080, dst: '10.244.1.2' } });
+    expect(d.reason).toContain('dropped the ICMP error icmp 10.244.2.1 > 10.244.2.2 [frag-needed mtu 1400] that node-b sent 10.244.2.2 about its packet tcp 10.244.2.2:8080 > 10.244.1.2:');
+    expect(d.reason).toMatch(/never learns the path MTU \(1400\).*\d+× PKT_TOO_BIG in ip_forward\+0x[0-9a-f]+ on cni0\): an MTU black hole/);
+    expect(d.path.find((s) => s.culprit)).toMatchObject({ where: 'node/node-b', kind: 'drop', action: 'filter/OUTPUT DROP' });
+  });
+
   it('finds no culprit in an empty trace', () => {
     const f = fixture('cilium-kube-proxy-forward-race--external');
     const trace = { ...f.probe.trace, events: [], facts: [] };

@@ -45,6 +45,20 @@ describe('drop tracer lines', () => {
     const tcp = parseDropLine('drop ns=1 reason=NETFILTER_DROP loc=nft_do_chain+0x3e8 if=lxc0 proto=6 10.244.1.2:46342 > 172.18.0.100:80 flags=0x10', 0, () => 'node/node-a');
     expect(tcp?.packet.flags).toBe('ACK');
   });
+
+  it('an ICMP error the node dropped in OUTPUT (no device yet): its type, the MTU, and the header it quotes', () => {
+    const line = 'drop ns=7 reason=NETFILTER_DROP loc=nft_do_chain+0x3e8 if=- proto=1 10.244.2.1:0 > 10.244.2.2:0 flags=0x00 icmp=3/4 mtu=1400 inner=6 10.244.2.2:8080 > 10.244.1.2:36238';
+    expect(parseDropLine(line, 0, () => 'node/node-b')?.packet).toEqual({
+      proto: 'icmp',
+      src: '10.244.2.1',
+      dst: '10.244.2.2',
+      sport: undefined,
+      dport: undefined,
+      flags: undefined,
+      icmp: { type: 3, code: 4, mtu: 1400 },
+      inner: { proto: 'tcp', src: '10.244.2.2', dst: '10.244.1.2', sport: 8080, dport: 36238 },
+    });
+  });
 });
 
 describe('conntrack -E', () => {

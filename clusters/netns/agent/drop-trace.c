@@ -1,16 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * netrepro drop tracer: loads bpf/drop-trace.o, attaches it to the kfree_skb raw tracepoint and
- * prints one line per packet the kernel dropped in one of the namespaces named on the command line:
+ * prints one line per packet the kernel dropped in one of the namespaces in its filter map:
  *
  *   drop ns=4026532301 reason=NO_SOCKET loc=__udp4_lib_rcv+0x4bc if=eth0 proto=17 10.244.1.3:53 > 10.244.1.2:41234 flags=0x00
+ *   drop ns=4026532388 reason=NETFILTER_DROP loc=nft_do_chain+0x3e8 if=- proto=1 10.244.2.1:0 > 10.244.2.2:0 flags=0x00 icmp=3/4 mtu=1400 inner=6 10.244.2.2:8080 > 10.244.1.2:36238
  *
+ * One loader serves every lab of a harness process: it starts with an empty filter and prints
+ * `ready map=ID`; the harness adds a lab's namespace inodes to map ID (bpftool map update id) when the
+ * lab starts and deletes them at its teardown.
  * Why a loader of our own: bpftool 7.1 cannot attach a raw tracepoint, and this kernel has neither
  * kprobe/eprobe events nor fentry. Everything lives as long as this process: no pin, no bpffs, no
- * tracefs instance; killing it (lab teardown, `netrepro clean`) detaches the program.
+ * tracefs instance; it ends at SIGTERM/SIGINT and when its parent (the harness) dies, however it dies
+ * (PR_SET_PDEATHSIG), and its end detaches the program.
  * Struct offsets and drop-reason names come from the running kernel's BTF (/sys/kernel/btf/vmlinux).
  *
- * usage: drop-trace OBJECT NETNS_INODE...
+ * usage: drop-trace OBJECT
  */
 #include <arpa/inet.h>
 #include <bpf/btf.h>
@@ -21,7 +26,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
+#include <unistd.h>
 #include "../bpf/drop-event.h"
 
 static struct btf *vmlinux;
@@ -139,8 +146,18 @@ static void print_event(struct drop_event *e)
 	inet_ntop(AF_INET, &e->saddr, src, sizeof(src));
 	inet_ntop(AF_INET, &e->daddr, dst, sizeof(dst));
 	e->ifname[15] = 0;
-	printf("drop ns=%u reason=%s loc=%s if=%s proto=%u %s:%u > %s:%u flags=0x%02x\n", e->netns, reason_name(e->reason),
+	printf("drop ns=%u reason=%s loc=%s if=%s proto=%u %s:%u > %s:%u flags=0x%02x", e->netns, reason_name(e->reason),
 	       symbol(e->location), e->ifname[0] ? e->ifname : "-", e->proto, src, ntohs(e->sport), dst, ntohs(e->dport), e->tcp_flags);
+	if (e->proto == IPPROTO_ICMP)
+		printf(" icmp=%u/%u", e->icmp_type, e->icmp_code);
+	if (e->icmp_mtu)
+		printf(" mtu=%u", e->icmp_mtu);
+	if (e->inner_proto) {
+		inet_ntop(AF_INET, &e->inner_saddr, src, sizeof(src));
+		inet_ntop(AF_INET, &e->inner_daddr, dst, sizeof(dst));
+		printf(" inner=%u %s:%u > %s:%u", e->inner_proto, src, ntohs(e->inner_sport), dst, ntohs(e->inner_dport));
+	}
+	printf("\n");
 	fflush(stdout);
 }
 
@@ -152,10 +169,14 @@ static void on_signal(int sig)
 
 int main(int argc, char **argv)
 {
-	if (argc < 3) {
-		fprintf(stderr, "usage: drop-trace OBJECT NETNS_INODE...\n");
+	if (argc != 2) {
+		fprintf(stderr, "usage: drop-trace OBJECT\n");
 		return 2;
 	}
+	/* the harness may die without a word (kill -9): end with it */
+	pid_t parent = getppid();
+	if (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() != parent)
+		return 3;
 	vmlinux = btf__load_vmlinux_btf();
 	if (!vmlinux) {
 		fprintf(stderr, "drop-trace: no kernel BTF (/sys/kernel/btf/vmlinux): %s\n", strerror(errno));
@@ -168,13 +189,15 @@ int main(int argc, char **argv)
 		.dev_name = offset_of("net_device", "name"),
 		.skb_head = offset_of("sk_buff", "head"),
 		.skb_nh = offset_of("sk_buff", "network_header"),
+		.skb_sk = offset_of("sk_buff", "sk"),
+		.sk_net = offset_of("sock_common", "skc_net"),
 	};
 	struct bpf_object *obj = bpf_object__open_file(argv[1], NULL);
 	if (!obj || bpf_object__load(obj)) {
 		fprintf(stderr, "drop-trace: cannot load %s: %s\n", argv[1], strerror(errno));
 		return 3;
 	}
-	__u32 zero = 0, one = 1;
+	__u32 zero = 0;
 	int cfg_fd = bpf_object__find_map_fd_by_name(obj, "nr_drop_cfg");
 	int ns_fd = bpf_object__find_map_fd_by_name(obj, "nr_drop_netns");
 	int events_fd = bpf_object__find_map_fd_by_name(obj, "nr_drop_events");
@@ -182,9 +205,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "drop-trace: maps missing in %s\n", argv[1]);
 		return 3;
 	}
-	for (int i = 2; i < argc; i++) {
-		__u32 inum = (__u32)strtoul(argv[i], NULL, 10);
-		bpf_map_update_elem(ns_fd, &inum, &one, BPF_ANY);
+	struct bpf_map_info info = {};
+	__u32 info_len = sizeof(info);
+	if (bpf_obj_get_info_by_fd(ns_fd, &info, &info_len)) {
+		fprintf(stderr, "drop-trace: no id for the filter map: %s\n", strerror(errno));
+		return 3;
 	}
 	struct bpf_program *prog = bpf_object__find_program_by_name(obj, "nr_drop");
 	struct bpf_link *link = prog ? bpf_program__attach(prog) : NULL;
@@ -194,7 +219,7 @@ int main(int argc, char **argv)
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	printf("ready\n");
+	printf("ready map=%u\n", info.id);
 	fflush(stdout);
 	/* a queue map, popped every 5 ms: perf/ring buffers need an mmap that faults on some VMs */
 	struct drop_event e;

@@ -13,6 +13,8 @@ struct drop_cfg {
 	__u32 dev_name;       /* offsetof(struct net_device, name) */
 	__u32 skb_head;       /* offsetof(struct sk_buff, head) */
 	__u32 skb_nh;         /* offsetof(struct sk_buff, network_header) (u16) */
+	__u32 skb_sk;         /* offsetof(struct sk_buff, sk) */
+	__u32 sk_net;         /* offsetof(struct sock_common, skc_net) (struct sock begins with it) */
 };
 
 struct drop_event {
@@ -25,8 +27,17 @@ struct drop_event {
 	__u16 dport;
 	__u8 proto;
 	__u8 tcp_flags;
-	__u16 pad;
+	__u8 icmp_type;       /* ICMP only */
+	__u8 icmp_code;
 	char ifname[16];
+	/* an ICMP error (destination unreachable, time exceeded): the header it quotes, the packet it is about */
+	__u32 inner_saddr;
+	__u32 inner_daddr;
+	__u16 inner_sport;
+	__u16 inner_dport;
+	__u8 inner_proto;
+	__u8 pad;
+	__u16 icmp_mtu;       /* fragmentation needed: the next hop's MTU */
 };
 
 #endif

@@ -3,17 +3,23 @@
 //    `xtables-monitor --trace`. They mark only the packets that decide a connection's fate (SYN, RST, UDP, ICMP,
 //    and, where conntrack runs, whatever it calls INVALID), never the data stream, so they stay for the lab's life and a probe
 //    costs no iptables call; each probe keeps the events of its own client;
-//  - kernel drop reasons: our kfree_skb program (bpf/drop-trace.c), which reports only the lab's namespaces;
+//  - kernel drop reasons: our kfree_skb program (bpf/drop-trace.c), which reports only the labs' namespaces;
+//    one loader per process serves every lab (shared-drop-trace.ts), the lab's namespaces in its filter;
 //  - conntrack state changes: `conntrack -E` in each node.
-// The monitors start once per lab (on the first traced probe) and end with it: they are lab processes
-// in lab namespaces, so teardown and `netrepro clean` end them, and the BPF program goes with its loader.
-// Readiness and flushing use a marker: a UDP datagram to 127.0.0.1:9 in the node, which each monitor
-// sees (traced on lo, a NEW conntrack entry, a NO_SOCKET drop). Never a sleep.
-import { stat } from 'node:fs/promises';
-import type { ProbeTraceResult, ProbeTraceSession, TraceEvent, TraceFact, TraceFlows } from '../../../harness/model/trace-events.ts';
-import { bpfObject } from '../bpf-build.ts';
-import { helperBinary } from '../helper-build.ts';
+// The monitors start once per lab, in the background as soon as the lab has booted (startLabTrace), so the
+// first probe finds them running; they end with the lab: lab processes in lab namespaces, so teardown and
+// `netrepro clean` end them. A monitor is ready when its netlink socket has joined the trace or conntrack
+// group (/proc/PID/net/netlink, no command); flushing uses a marker: a UDP datagram to 127.0.0.1:9 in
+// the node, which each monitor sees (traced on lo, a NEW conntrack entry, a NO_SOCKET drop). Never a sleep.
+//
+// An ICMP error the node sends and drops (frag-needed dropped in OUTPUT: an MTU black hole) is about
+// another packet: the kernel drop carries the header it quotes, and the rule verdicts of the same packet
+// (xtables-monitor prints no ICMP header for it) are given that header, so the drop is attributed to the
+// probe whose flow it is about, with the rule that dropped it.
+import { readFile, readlink, stat } from 'node:fs/promises';
+import { tracingEnabled, type ProbeTraceResult, type ProbeTraceSession, type TraceEvent, type TraceFact, type TraceFlows } from '../../../harness/model/trace-events.ts';
 import type { NetnsLab } from '../netns-lab.ts';
+import { watchDrops } from './shared-drop-trace.ts';
 import { readTraceFacts } from './trace-facts.ts';
 import { parseConntrackLine, parseDropLine, XtablesTraceParser } from './parse-trace-lines.ts';
 
@@ -25,15 +31,31 @@ export const DETERMINISTIC_DROPS = new Set(['NETFILTER_DROP', 'IP_OUTNOROUTES', 
 type Source = 'rules' | 'drops' | 'conntrack';
 type Stamped = TraceEvent & { stamp: number };
 
+/** nf_tables trace events (NFNLGRP_NFTRACE, group 9) and conntrack events (NFNLGRP_CONNTRACK_NEW..DESTROY, 1-3): the Groups bits a monitor's socket joins. */
+const NETLINK_NETFILTER = 12;
+const GROUPS = { rules: 1 << 8, conntrack: 0b111 };
+
 const tracers = new WeakMap<NetnsLab, Promise<LabTracer>>();
 
-export async function startNetnsTrace(lab: NetnsLab, flows: TraceFlows, signal?: AbortSignal): Promise<ProbeTraceSession> {
+/** Starts the lab's monitors in the background: provisioning calls it once the lab has booted (not with NETREPRO_TRACE=0). */
+export function prepareLabTrace(lab: NetnsLab): void {
+  if (tracingEnabled()) void startLabTrace(lab);
+}
+
+function startLabTrace(lab: NetnsLab): Promise<LabTracer> {
   let tracer = tracers.get(lab);
   if (!tracer) {
-    tracer = LabTracer.start(lab, signal);
+    tracer = LabTracer.start(lab);
+    tracer.catch(() => {}); // awaited by the first probe, which then runs untraced and says why
     tracers.set(lab, tracer);
   }
-  return (await tracer).startProbe(flows);
+  return tracer;
+}
+
+export async function startNetnsTrace(lab: NetnsLab, flows: TraceFlows): Promise<ProbeTraceSession> {
+  const t0 = performance.now();
+  const tracer = await startLabTrace(lab);
+  return tracer.startProbe(flows, Math.round(performance.now() - t0));
 }
 
 class LabTracer {
@@ -45,28 +67,16 @@ class LabTracer {
   private readonly live = new Map<string, Set<Source>>();
   readonly unavailable: string[] = [];
   private probes = 0;
-  /** ms the lab-wide monitors took to start (charged to the lab's first traced probe). */
-  startMs = 0;
 
   private constructor(private readonly lab: NetnsLab) {}
 
-  static async start(lab: NetnsLab, signal?: AbortSignal): Promise<LabTracer> {
+  static async start(lab: NetnsLab): Promise<LabTracer> {
     const tracer = new LabTracer(lab);
-    const t0 = performance.now();
     const nodeFailed = (node: string) => (e: unknown) => void tracer.unavailable.push(`rule verdicts and conntrack events on ${node}: ${(e as Error).message.split('\n')[0]}`);
     await Promise.all([tracer.startDrops(), ...lab.nodeNames.map((n) => tracer.startNode(n).catch(nodeFailed(n)))]);
-    for (const node of lab.nodeNames) {
-      const seen = await tracer.barrier(node, ['rules', 'drops', 'conntrack'], 1500, signal);
-      tracer.live.set(node, seen);
-      // INVALID is conntrack's word: traced only where conntrack already runs (the marker got an entry),
-      // since the match would otherwise switch conntrack on in a node that did without it
-      if (seen.has('conntrack')) await lab.node(node).exec(['iptables-restore', '-w', '--noflush'], { input: invalidTraceRule() });
-    }
     const anyNode = lab.nodeNames[0];
-    const seen = anyNode ? tracer.live.get(anyNode)! : new Set<Source>();
+    const seen = anyNode ? tracer.live.get(anyNode) ?? new Set<Source>() : new Set<Source>();
     if (!seen.has('rules')) tracer.unavailable.push('rule verdicts: xtables-monitor --trace printed nothing in the node (no nf_tables trace support?)');
-    if (!seen.has('drops') && !tracer.unavailable.some((u) => u.startsWith('kernel drop reasons'))) tracer.unavailable.push('kernel drop reasons: the kfree_skb program reported nothing');
-    tracer.startMs = Math.round(performance.now() - t0);
     return tracer;
   }
 
@@ -78,12 +88,26 @@ class LabTracer {
     }
     const stamped = { ...event, stamp: performance.now() };
     this.events.push(stamped);
+    this.quoteIcmpError(stamped);
     for (const l of this.listeners) l(stamped);
+  }
+
+  /**
+   * The same ICMP error seen by both: the kernel drop (with the header it quotes) and the rule verdicts
+   * (without). The verdicts of that packet get the drop's ICMP fields, whichever arrived first.
+   */
+  private quoteIcmpError(e: Stamped): void {
+    const recent = this.events.filter((x) => x !== e && Math.abs(x.stamp - e.stamp) < 250);
+    const sameIp = (a: TraceEvent['packet'], b: TraceEvent['packet']) => a.src === b.src && a.dst === b.dst;
+    const drop = e.kind === 'drop' && e.packet.inner ? e : e.kind === 'rule' && !e.packet.sport && !e.packet.inner ? recent.findLast((x) => x.kind === 'drop' && x.packet.inner && x.where === `node/${e.node}` && sameIp(x.packet, e.packet)) : undefined;
+    if (drop?.kind !== 'drop') return;
+    const verdict = [...recent, e].findLast((x) => x.kind === 'rule' && `node/${x.node}` === drop.where && x.verdict === 'DROP' && !x.packet.sport && sameIp(x.packet, drop.packet));
+    if (verdict?.kind !== 'rule') return;
+    for (const x of [...recent, e]) if (x.kind === 'rule' && x.node === verdict.node && x.id === verdict.id) x.packet = drop.packet;
   }
 
   private async startDrops(): Promise<void> {
     try {
-      const [bin, object] = await Promise.all([helperBinary('drop-trace'), bpfObject('drop-trace')]);
       const where = new Map<number, string>();
       const add = async (ns: string, ref: string) => where.set((await stat(this.lab.names.netnsPath(ns))).ino, ref);
       const names = this.lab.names;
@@ -94,17 +118,24 @@ class LabTracer {
         ...this.lab.topology.hosts.map((h) => add(names.host(h.name), `host/${h.name}`)),
       ]);
       const nodeOf = new Map([...where].map(([inum, ref]) => [inum, ref.startsWith('node/') ? ref.slice(5) : undefined]));
-      // runs in the fabric namespace: a lab process, ended by teardown and by `netrepro clean`
-      const loader = this.lab.namespaceTarget(names.fabric).spawn([bin, object, ...[...where.keys()].map(String)]);
-      this.lab.processes.push(loader);
-      loader.onLine((line) => {
+      const watching = watchDrops([...where.keys()], (line) => {
         const event = parseDropLine(line, 0, (inum) => where.get(inum));
         if (event) this.record(event, 'drops', nodeOf.get(Number(/ns=(\d+)/.exec(line)?.[1])));
       });
-      await loader.waitFor(/^ready$/, 10_000);
+      // registered before it resolves: a lab torn down meanwhile still takes its namespaces out of the filter
+      this.lab.atTeardown('probe trace: the drop filter entries', async () => (await watching.catch(() => undefined))?.());
+      await watching;
+      // the filter map is updated when bpftool returns: drops are traced from here on
+      for (const node of this.lab.nodeNames) this.liveSources(node).add('drops');
     } catch (e) {
       this.unavailable.push(`kernel drop reasons: ${(e as Error).message.split('\n')[0]}`);
     }
+  }
+
+  private liveSources(node: string): Set<Source> {
+    let set = this.live.get(node);
+    if (!set) this.live.set(node, (set = new Set()));
+    return set;
   }
 
   private async startNode(node: string): Promise<void> {
@@ -122,10 +153,20 @@ class LabTracer {
       if (event) this.record(event, 'conntrack', node);
     });
     await target.exec(['iptables-restore', '-w', '--noflush'], { input: labTraceRules() });
+    const inum = (await stat(target.netnsPath)).ino;
+    const [rules, events] = await Promise.all([subscribed(xtables.pid, inum, GROUPS.rules), subscribed(conntrack.pid, inum, GROUPS.conntrack)]);
+    if (rules) this.liveSources(node).add('rules');
+    if (!events) return;
+    // INVALID is conntrack's word: traced only where conntrack already runs (a marker gets an entry),
+    // since the match would otherwise switch conntrack on in a node that did without it
+    const seen = await this.barrier(node, ['conntrack', ...(rules ? (['rules'] as const) : [])], 1000);
+    if (!seen.has('conntrack')) return;
+    this.liveSources(node).add('conntrack');
+    await target.exec(['iptables-restore', '-w', '--noflush'], { input: invalidTraceRule() });
   }
 
   /** Sends markers in `node` until every source in `wanted` has seen one (or the deadline): returns the sources that did. */
-  private async barrier(node: string, wanted: Source[], deadlineMs: number, signal?: AbortSignal): Promise<Set<Source>> {
+  private async barrier(node: string, wanted: Source[], deadlineMs: number): Promise<Set<Source>> {
     const before = new Map(wanted.map((s) => [s, this.markers.get(`${node}/${s}`) ?? 0]));
     const seen = () => new Set(wanted.filter((s) => (this.markers.get(`${node}/${s}`) ?? 0) > before.get(s)!));
     const until = performance.now() + deadlineMs;
@@ -133,19 +174,21 @@ class LabTracer {
     // other sources have it, give conntrack 50 ms more, not the whole deadline
     const others = wanted.filter((s) => s !== 'conntrack');
     let othersAt: number | undefined;
-    while (performance.now() < until && !signal?.aborted) {
+    while (performance.now() < until) {
       await this.lab.node(node).exec(['bash', '-c', `echo > /dev/udp/127.0.0.1/${MARKER_PORT}`], { reject: false });
-      for (let i = 0; i < 5 && seen().size < wanted.length; i++) await new Promise((r) => setTimeout(r, 5));
-      if (seen().size === wanted.length) break;
-      if (others.every((o) => seen().has(o))) {
-        othersAt ??= performance.now();
-        if (performance.now() - othersAt > 50) break;
+      // a running monitor sees the marker within ms: send another only after 100 ms (one was lost)
+      const sent = performance.now();
+      while (performance.now() - sent < 100 && seen().size < wanted.length) {
+        if (others.every((o) => seen().has(o)) && performance.now() - (othersAt ??= performance.now()) > 50) return seen();
+        await new Promise((r) => setTimeout(r, 5));
       }
+      if (seen().size === wanted.length) break;
     }
     return seen();
   }
 
-  async startProbe(flows: TraceFlows): Promise<ProbeTraceSession> {
+  /** `waitedMs`: how long the probe waited for the lab's monitors (charged to it). */
+  async startProbe(flows: TraceFlows, waitedMs: number): Promise<ProbeTraceSession> {
     const t0 = performance.now();
     this.probes += 1;
     const start = performance.now();
@@ -155,11 +198,25 @@ class LabTracer {
     // a TCP drop counts only for a connection this probe opened: an earlier probe's connection may still
     // be retransmitting into the same DROP rule (its curl was stopped, its socket lingers)
     const opened = new Set<number>();
-    const onEvent = (e: Stamped) => {
-      if (e.kind === 'rule' && e.packet.src === flows.client && e.packet.flags === 'SYN' && e.packet.sport !== undefined) opened.add(e.packet.sport);
-      if (fired || !attributedDrop(e, flows) || (e.packet.proto === 'tcp' && !opened.has(e.packet.sport ?? -1))) return;
+    const fire = (e: Stamped) => {
+      if (fired) return;
       fired = true;
       for (const l of dropListeners) l(relative(e, start) as Extract<TraceEvent, { kind: 'rule' | 'drop' }>);
+    };
+    const onEvent = (e: Stamped) => {
+      if (e.kind === 'rule' && e.packet.src === flows.client && e.packet.flags === 'SYN' && e.packet.sport !== undefined) opened.add(e.packet.sport);
+      const flow = e.packet.inner ?? e.packet;
+      const clientPort = flow.src === flows.client ? flow.sport : flow.dport;
+      if (fired || !attributedDrop(e, flows) || (flow.proto === 'tcp' && !opened.has(clientPort ?? -1))) return;
+      if (e.kind === 'drop' && e.packet.inner) {
+        // an ICMP error dropped by a rule: name the rule (its verdict has the quoted header by now, or soon)
+        const verdict = () => this.events.findLast((x) => x.kind === 'rule' && x.verdict === 'DROP' && x.packet === e.packet);
+        const named = verdict();
+        if (named) return fire(named);
+        setTimeout(() => fire(verdict() ?? e), 30);
+        return;
+      }
+      fire(e);
     };
     this.listeners.add(onEvent);
     let stopped: Promise<ProbeTraceResult> | undefined;
@@ -175,7 +232,7 @@ class LabTracer {
           const events = this.events.filter((e) => e.stamp >= start && relevant(e, flows)).map((e) => relative(e, start));
           const t2 = performance.now();
           const facts: TraceFact[] = options?.facts ? await readTraceFacts(this.lab).catch(() => []) : [];
-          const lab = this.probes === 1 ? { lab: this.startMs } : {};
+          const lab = this.probes === 1 ? { lab: waitedMs } : {};
           const costMs = { ...lab, start: Math.round(start - t0), stop: Math.round(t2 - t1), ...(options?.facts ? { facts: Math.round(performance.now() - t2) } : {}) };
           return { startedAt, flows, events, facts, unavailable: [...this.unavailable], costMs };
         })()),
@@ -188,7 +245,7 @@ function relative(e: Stamped, start: number): TraceEvent {
   return { ...event, at: Math.round((stamp - start) * 10) / 10 } as TraceEvent;
 }
 
-const touches = (p: { src: string; dst: string }, flows: TraceFlows) => p.src === flows.client || p.dst === flows.client;
+const touches = (p: TraceEvent['packet'], flows: TraceFlows): boolean => p.src === flows.client || p.dst === flows.client || (p.inner !== undefined && touches(p.inner, flows));
 
 /** Events about this probe's packets (other probes of the lab do not overlap in time, but stray traffic might). */
 function relevant(e: TraceEvent, flows: TraceFlows): boolean {
@@ -196,12 +253,18 @@ function relevant(e: TraceEvent, flows: TraceFlows): boolean {
   return touches(e.packet, flows);
 }
 
-/** A packet the client sent, dropped by a rule or for a reason that repeats for every retransmission. */
+/**
+ * A packet the client sent, dropped by a rule or for a reason that repeats for every retransmission; or
+ * an ICMP error about the client's flow dropped that way (frag-needed dropped: every full-size segment
+ * the peer retransmits brings the same error, dropped again: an MTU black hole).
+ */
 function attributedDrop(e: TraceEvent, flows: TraceFlows): boolean {
+  if (e.kind === 'conntrack') return false;
+  const inner = e.packet.inner;
+  const ours = e.packet.src === flows.client || (inner !== undefined && (inner.src === flows.client || inner.dst === flows.client));
   // a REJECT answers the client (RST or ICMP): that answer decides the outcome, not a drop verdict
-  if (e.kind === 'rule') return e.verdict === 'DROP' && e.packet.src === flows.client;
-  if (e.kind === 'drop') return DETERMINISTIC_DROPS.has(e.reason) && e.packet.src === flows.client;
-  return false;
+  if (e.kind === 'rule') return e.verdict === 'DROP' && ours;
+  return DETERMINISTIC_DROPS.has(e.reason) && ours;
 }
 
 /**
@@ -220,6 +283,8 @@ export function labTraceRules(): string {
     // not VXLAN (flannel 8472, IANA 4789): its outer datagrams carry every inner packet, the data stream too
     rule('PREROUTING', '-p udp -m multiport ! --dports 4789,8472'),
     rule('PREROUTING', '-p icmp'),
+    // the ICMP errors the node itself sends (frag-needed from a forwarding path that is too narrow)
+    rule('OUTPUT', '! -o lo -p icmp'),
     'COMMIT',
     '',
   ].join('\n');
@@ -228,4 +293,25 @@ export function labTraceRules(): string {
 /** After conntrack: what it could not place (the ACK after a reply it never saw, a segment out of window). */
 export function invalidTraceRule(): string {
   return `*mangle\n-A PREROUTING -m conntrack --ctstate INVALID -m comment --comment ${COMMENT} -j TRACE\nCOMMIT\n`;
+}
+
+/**
+ * Whether the process `pid` (a monitor entered into the namespace `inum`) has a netfilter netlink socket
+ * in one of `groups`: then it receives every event from now on. Read from /proc, no command; up to 1 s.
+ */
+async function subscribed(pid: number | undefined, inum: number, groups: number): Promise<boolean> {
+  if (!pid) return false;
+  for (let i = 0; i < 200; i++) {
+    const ns = await readlink(`/proc/${pid}/ns/net`).catch(() => undefined);
+    if (ns === undefined) return false; // it ended
+    if (ns === `net:[${inum}]`) {
+      const table = await readFile(`/proc/${pid}/net/netlink`, 'utf8').catch(() => '');
+      for (const row of table.split('\n').slice(1)) {
+        const [, eth, , group] = row.trim().split(/\s+/);
+        if (Number(eth) === NETLINK_NETFILTER && (Number.parseInt(group ?? '0', 16) & groups) !== 0) return true;
+      }
+    }
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  return false;
 }

@@ -67,7 +67,11 @@ export class XtablesTraceParser {
   }
 }
 
-/** `drop ns=4026532246 reason=NETFILTER_DROP loc=nft_do_chain+0x3e8 if=vxb proto=6 10.250.0.1:50926 > 10.250.0.2:80 flags=0x02` */
+/**
+ * `drop ns=4026532246 reason=NETFILTER_DROP loc=nft_do_chain+0x3e8 if=vxb proto=6 10.250.0.1:50926 > 10.250.0.2:80 flags=0x02`;
+ * an ICMP error adds its type/code, the MTU of a fragmentation-needed and the header it quotes:
+ * `... proto=1 10.244.2.1:0 > 10.244.2.2:0 flags=0x00 icmp=3/4 mtu=1400 inner=6 10.244.2.2:8080 > 10.244.1.2:36238`
+ */
 export function parseDropLine(line: string, at: number, whereByNetns: (inum: number) => string | undefined): DropEvent | undefined {
   const m = /^drop ns=(\d+) reason=(\S+) loc=(\S+) if=(\S+) proto=(\d+) ([\d.]+):(\d+) > ([\d.]+):(\d+) flags=0x([0-9a-f]+)/.exec(line);
   if (!m) return undefined;
@@ -77,6 +81,8 @@ export function parseDropLine(line: string, at: number, whereByNetns: (inum: num
   const p = Number(proto);
   const bits = Number.parseInt(flags!, 16);
   const names = (['FIN', 'SYN', 'RST', 'PSH', 'ACK', 'URG'] as const).filter((_, i) => bits & (1 << i));
+  const icmp = / icmp=(\d+)\/(\d+)(?: mtu=(\d+))?/.exec(line);
+  const inner = / inner=(\d+) ([\d.]+):(\d+) > ([\d.]+):(\d+)/.exec(line);
   return {
     kind: 'drop',
     at,
@@ -91,8 +97,15 @@ export function parseDropLine(line: string, at: number, whereByNetns: (inum: num
       sport: p === 6 || p === 17 ? Number(sport) : undefined,
       dport: p === 6 || p === 17 ? Number(dport) : undefined,
       flags: p === 6 ? names.join(' ') : undefined,
+      ...(icmp ? { icmp: { type: Number(icmp[1]), code: Number(icmp[2]), ...(icmp[3] ? { mtu: Number(icmp[3]) } : {}) } } : {}),
+      ...(inner ? { inner: l4Packet(Number(inner[1]), inner[2]!, Number(inner[3]), inner[4]!, Number(inner[5])) } : {}),
     },
   };
+}
+
+function l4Packet(proto: number, src: string, sport: number, dst: string, dport: number): TracePacket {
+  const ports = proto === 6 || proto === 17;
+  return { proto: proto === 6 ? 'tcp' : proto === 17 ? 'udp' : proto === 1 ? 'icmp' : String(proto), src, dst, sport: ports ? sport : undefined, dport: ports ? dport : undefined };
 }
 
 /** `    [NEW] tcp      6 120 SYN_SENT src=10.244.1.2 dst=10.96.0.20 sport=40000 dport=80 [UNREPLIED] src=10.244.1.3 dst=10.244.1.2 sport=8080 dport=40000` */
