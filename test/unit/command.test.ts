@@ -1,0 +1,98 @@
+// The process runner every lab and cluster command goes through: output, exit codes, input and
+// environment, deadlines, cancellation, early stops, programs that cannot start, readiness lines.
+import { describe, expect, it } from 'vitest';
+import { runCommand, spawnCommand } from '../../clusters/command.ts';
+import { CommandFailedError, HarnessError } from '../../harness/model/errors.ts';
+
+describe('runCommand', () => {
+  it('collects stdout and stderr as printed (final newline kept)', async () => {
+    const r = await runCommand(['sh', '-c', 'echo out; echo err >&2']);
+    expect(r).toMatchObject({ exitCode: 0, stdout: 'out\n', stderr: 'err\n', timedOut: false, stopped: false });
+  });
+
+  it('a non-zero exit throws CommandFailedError with argv, code and the output tail; reject: false returns it', async () => {
+    const argv = ['sh', '-c', 'echo why >&2; exit 3'];
+    const error = await runCommand(argv, {}, 'node/a').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CommandFailedError);
+    expect(error).toMatchObject({ argv, exitCode: 3, stderr: 'why\n' });
+    expect((error as Error).message).toMatch(/on node\/a \(exit 3\).*\nwhy/s);
+    expect(await runCommand(argv, { reject: false })).toMatchObject({ exitCode: 3 });
+  });
+
+  it('feeds `input` on stdin; without it stdin is empty, so a reader does not wait', async () => {
+    expect((await runCommand(['sh', '-c', 'read a; read b; echo "$b $a"'], { input: 'a\nb\n' })).stdout).toBe('b a\n');
+    expect((await runCommand(['sh', '-c', 'read a; echo "[$a]"'], { timeoutMs: 2000, reject: false })).stdout).toBe('[]\n');
+  });
+
+  it('adds `env` to the environment it inherits', async () => {
+    const r = await runCommand(['sh', '-c', 'echo "$NR_TEST_VAR:${PATH:+path}"'], { env: { NR_TEST_VAR: 'x' } });
+    expect(r.stdout).toBe('x:path\n');
+  });
+
+  it('kills the command at its deadline: timedOut, no exit code, an error unless reject: false', async () => {
+    const started = performance.now();
+    const r = await runCommand(['sleep', '5'], { timeoutMs: 100, reject: false });
+    expect(r).toMatchObject({ timedOut: true, exitCode: undefined });
+    expect(performance.now() - started).toBeLessThan(2000);
+    await expect(runCommand(['sleep', '5'], { timeoutMs: 100 })).rejects.toThrow(/timed out after 100 ms/);
+  });
+
+  it('an abort ends the command and throws ABORTED, also when aborted before the start', async () => {
+    const controller = new AbortController();
+    const run = runCommand(['sleep', '5'], { signal: controller.signal });
+    setTimeout(() => controller.abort(), 50);
+    await expect(run).rejects.toMatchObject({ code: 'ABORTED' });
+    await expect(runCommand(['sleep', '5'], { signal: AbortSignal.abort() })).rejects.toBeInstanceOf(HarnessError);
+  });
+
+  it('stopWhen ends the command without an error, whatever its exit', async () => {
+    const controller = new AbortController();
+    const run = runCommand(['sh', '-c', 'echo started; exec sleep 5'], { stopWhen: controller.signal });
+    setTimeout(() => controller.abort(), 100);
+    expect(await run).toMatchObject({ stopped: true, stdout: 'started\n', exitCode: undefined });
+  });
+
+  // a path, not a bare name: test/unit/lab-requirements.test.ts asks for a package for every program name
+  it('a program that does not exist is a CommandFailedError without exit code', async () => {
+    const error = await runCommand(['/nonexistent/netrepro-no-such-program', 'x'], { reject: false }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CommandFailedError);
+    expect(error).toMatchObject({ exitCode: undefined });
+    expect((error as Error).message).toMatch(/exit signal\).*ENOENT/s);
+  });
+});
+
+describe('spawnCommand', () => {
+  it('readiness is a printed line (stdout or stderr); stop() signals and returns every line', async () => {
+    const p = spawnCommand(['sh', '-c', 'echo starting; echo "ready 1" >&2; exec sleep 5']);
+    expect(p.pid).toBeGreaterThan(0);
+    const seen: string[] = [];
+    p.onLine((l) => seen.push(l));
+    expect(await p.waitFor(/^ready /, 2000)).toBe('ready 1');
+    const r = await p.stop();
+    expect(r.exitCode).toBeUndefined();
+    expect(r.stdout.split('\n').sort()).toEqual(['ready 1', 'starting']);
+    expect(p.lines()).toHaveLength(2);
+  });
+
+  it('waitFor rejects when the process exits first, or when the line does not come in time', async () => {
+    const gone = spawnCommand(['sh', '-c', 'echo nope; exit 4']);
+    await expect(gone.waitFor(/^ready/, 2000)).rejects.toThrow(/exit 4.*exited before it was ready/s);
+    const slow = spawnCommand(['sleep', '5']);
+    await expect(slow.waitFor(/^ready/, 100)).rejects.toThrow(/not ready after 100 ms/);
+    await slow.stop('SIGKILL');
+  });
+
+  it('a program that does not exist: no pid, waitFor rejects, stop() returns', async () => {
+    const p = spawnCommand(['/nonexistent/netrepro-no-such-program']);
+    expect(p.pid).toBeUndefined();
+    await expect(p.waitFor(/x/, 2000)).rejects.toThrow(/exited before it was ready/);
+    expect((await p.stop()).exitCode).toBeUndefined();
+  });
+
+  it('an abort signal ends the process', async () => {
+    const controller = new AbortController();
+    const p = spawnCommand(['sleep', '5'], { signal: controller.signal });
+    controller.abort();
+    await expect(p.waitFor(/x/, 2000)).rejects.toThrow(/exited before it was ready/);
+  });
+});
