@@ -24,86 +24,43 @@ const BUILTINS: Record<Table, string[]> = {
   nat: ['PREROUTING', 'INPUT', 'OUTPUT', 'POSTROUTING'],
 };
 
-/** Runs the operations on a real node, with the iptables tools. */
-export async function applyOps(node: Target, ops: readonly IptablesOp[]): Promise<void> {
-  for (const o of ops) {
-    switch (o.op) {
-      case 'ensure-first':
-      case 'ensure-last': {
-        const spec = specArgs(o.spec);
-        const present = await node.exec(['iptables', '-w', '-t', o.table, '-C', o.chain, ...spec], { reject: false });
-        if (present.exitCode === 0) break;
-        const add = o.op === 'ensure-first' ? ['-I', o.chain, '1'] : ['-A', o.chain];
-        await node.exec(['iptables', '-w', '-t', o.table, ...add, ...spec]);
-        break;
-      }
-      case 'delete': {
-        await node.exec(['iptables', '-w', '-t', o.table, '-D', o.chain, ...specArgs(o.spec)], { reject: false });
-        break;
-      }
-      case 'delete-jumps': {
-        const save = await node.exec(['iptables-save']);
-        await node.exec(['iptables-restore', '--noflush'], { input: deleteJumpsPayload(save.stdout, o.prefix) });
-        break;
-      }
-      case 'restore':
-        await node.exec(['iptables-restore', '--noflush'], { input: o.payload });
-        break;
-      case 'reset':
-        await node.exec(['iptables-restore'], { input: resetPayload(o.forwardPolicy) });
-        break;
-    }
-  }
-}
-
 /**
- * A fresh node's boot (operations that begin with a reset) in two iptables-restore calls instead of a
- * process or two per operation. After the reset the node's tables are exactly the model's, so whether
- * an ensured or deleted rule is there (what `iptables -C` would answer) is read from the model, and
- * every operation becomes restore lines, applied in order. What the node ends up with is still
- * compared with the render on real nodes (test/lab/render-matches-lab.test.ts).
+ * Runs the operations on a real node in at most three processes, where one `iptables` call per
+ * check and per insert took 10-20 for a kube-proxy start: the node's tables are read once
+ * (`iptables-save`, or `save` when the caller has just read it; not needed after a reset), loaded
+ * into the model, and each operation becomes restore lines decided on the model (an ensured rule
+ * already there, what `iptables -C` answers, is the same rule text in save form), all applied in
+ * order by one `iptables-restore --noflush`. A reset is its own plain `iptables-restore` (it empties
+ * the tables). Components write only filter and nat, the tables the model holds. That the model's
+ * answers are the kernel's is checked on real nodes: test/lab/render-matches-lab.test.ts (a boot is
+ * the render, a second start changes nothing).
  */
-export async function applyBoot(node: Target, ops: readonly IptablesOp[]): Promise<void> {
-  const [reset, ...rest] = ops;
-  if (reset?.op !== 'reset' || rest.some((o) => o.op === 'reset' || o.op === 'delete-jumps')) return applyOps(node, ops);
-  const model = new IptablesModel().apply([reset]);
-  const blocks: string[] = [];
-  for (const o of rest) {
-    if (o.op === 'ensure-first' || o.op === 'ensure-last') {
-      if (!model.has(o.table, o.chain, o.spec)) blocks.push(`*${o.table}\n${o.op === 'ensure-first' ? `-I ${o.chain} 1` : `-A ${o.chain}`} ${o.spec}\nCOMMIT\n`);
-    } else if (o.op === 'delete') {
-      if (model.has(o.table, o.chain, o.spec)) blocks.push(`*${o.table}\n-D ${o.chain} ${o.spec}\nCOMMIT\n`);
-    } else if (o.op === 'restore') {
-      blocks.push(o.payload.endsWith('\n') ? o.payload : `${o.payload}\n`);
+export async function applyOps(node: Target, ops: readonly IptablesOp[], save?: string): Promise<void> {
+  let model: IptablesModel | undefined;
+  let blocks: string[] = [];
+  const flush = async () => {
+    if (blocks.length > 0) await node.exec(['iptables-restore', '--noflush'], { input: blocks.join('') });
+    blocks = [];
+  };
+  for (const o of ops) {
+    if (o.op === 'reset') {
+      await flush();
+      await node.exec(['iptables-restore'], { input: resetPayload(o.forwardPolicy) });
+      model = new IptablesModel().apply([o]);
+      continue;
     }
+    model ??= IptablesModel.fromSave(save ?? (await node.exec(['iptables-save'])).stdout);
+    const block = model.restoreLines(o);
+    if (block.length > 0) blocks.push(block);
     model.apply([o]);
   }
-  await node.exec(['iptables-restore'], { input: resetPayload(reset.forwardPolicy) });
-  if (blocks.length > 0) await node.exec(['iptables-restore', '--noflush'], { input: blocks.join('') });
+  await flush();
 }
 
 function resetPayload(forwardPolicy: 'ACCEPT' | 'DROP'): string {
   return (['filter', 'nat'] as const)
     .map((t) => [`*${t}`, ...BUILTINS[t].map((c) => `:${c} ${t === 'filter' && c === 'FORWARD' ? forwardPolicy : 'ACCEPT'} [0:0]`), 'COMMIT'].join('\n'))
     .join('\n') + '\n';
-}
-
-/** A restore payload deleting every rule of a built-in chain that jumps to a chain named `prefix...`. */
-export function deleteJumpsPayload(save: string, prefix: string): string {
-  const out: string[] = [];
-  const jump = new RegExp(` -j ${prefix.replace(/[-_]/g, '\\$&')}`);
-  for (const line of save.split('\n')) {
-    if (line.startsWith('*') || line === 'COMMIT') out.push(line);
-    else if (/^-A (PREROUTING|INPUT|FORWARD|OUTPUT|POSTROUTING) /.test(line) && jump.test(line)) out.push(line.replace(/^-A /, '-D '));
-  }
-  return out.join('\n') + '\n';
-}
-
-/** A rule spec in save form as argv (quoted comments become one word). */
-export function specArgs(spec: string): string[] {
-  const words: string[] = [];
-  for (const m of spec.matchAll(/"([^"]*)"|(\S+)/g)) words.push(m[1] ?? m[2] ?? '');
-  return words;
 }
 
 interface ModelTable {
@@ -117,6 +74,55 @@ export class IptablesModel {
 
   constructor() {
     this.apply([{ op: 'reset', forwardPolicy: 'ACCEPT' }]);
+  }
+
+  /** A node's filter and nat tables as `iptables-save` printed them (other tables left out). */
+  static fromSave(save: string): IptablesModel {
+    const model = new IptablesModel();
+    let table: ModelTable | undefined;
+    for (const line of save.split('\n')) {
+      if (line.startsWith('*')) {
+        const name = line.slice(1);
+        table = name === 'filter' || name === 'nat' ? { policies: new Map(), chains: new Map() } : undefined;
+        if (table) model.tables.set(name as Table, table);
+      } else if (!table) continue;
+      else if (line.startsWith(':')) {
+        const [chain = '', policy = '-'] = line.slice(1).split(' ');
+        table.chains.set(chain, []);
+        if (policy !== '-') table.policies.set(chain, policy);
+      } else if (line.startsWith('-A ')) {
+        const [, chain = '', spec = ''] = /^-A (\S+) (.*)$/.exec(line) ?? [];
+        table.chains.get(chain)?.push(spec);
+      }
+    }
+    return model;
+  }
+
+  /**
+   * What `o` does to these tables as iptables-restore --noflush lines (one block per table; empty when
+   * it changes nothing): ensures and deletes decided here, as the check before each would decide.
+   */
+  restoreLines(o: IptablesOp): string {
+    const block = (table: Table, lines: string[]) => (lines.length > 0 ? `*${table}\n${lines.join('\n')}\nCOMMIT\n` : '');
+    switch (o.op) {
+      case 'ensure-first':
+      case 'ensure-last':
+        return this.has(o.table, o.chain, o.spec) ? '' : block(o.table, [`${o.op === 'ensure-first' ? `-I ${o.chain} 1` : `-A ${o.chain}`} ${o.spec}`]);
+      case 'delete':
+        return this.has(o.table, o.chain, o.spec) ? block(o.table, [`-D ${o.chain} ${o.spec}`]) : '';
+      case 'delete-jumps':
+        return (['filter', 'nat'] as const).map((t) => block(t, this.jumpsTo(t, o.prefix).map(([chain, spec]) => `-D ${chain} ${spec}`))).join('');
+      case 'restore':
+        return o.payload.endsWith('\n') ? o.payload : `${o.payload}\n`;
+      case 'reset':
+        throw new Error('a reset is a plain iptables-restore, not --noflush lines');
+    }
+  }
+
+  /** Rules of built-in chains that jump to a chain named `prefix...`, in order. */
+  private jumpsTo(table: Table, prefix: string): [string, string][] {
+    const jump = new RegExp(`(^| )-j ${prefix}`);
+    return BUILTINS[table].flatMap((c) => this.chain(table, c).filter((r) => jump.test(r)).map((r): [string, string] => [c, r]));
   }
 
   apply(ops: readonly IptablesOp[]): this {
@@ -138,11 +144,7 @@ export class IptablesModel {
         }
         case 'delete-jumps':
           for (const t of this.tables.keys()) {
-            for (const b of BUILTINS[t]) {
-              const rules = this.chain(t, b);
-              const kept = rules.filter((r) => !new RegExp(`(^| )-j ${o.prefix}`).test(r));
-              rules.splice(0, rules.length, ...kept);
-            }
+            for (const [chain, spec] of this.jumpsTo(t, o.prefix)) this.chain(t, chain).splice(this.chain(t, chain).indexOf(spec), 1);
           }
           break;
         case 'restore':
@@ -193,6 +195,8 @@ export class IptablesModel {
       else if (line.startsWith(':')) {
         const name = line.slice(1).split(' ')[0]!;
         this.chain(table, name).length = 0;
+      } else if (/^-X \S+$/.test(line)) {
+        this.tables.get(table)!.chains.delete(line.slice(3));
       } else {
         const m = /^-([AID]) (\S+)(?: (\d+))? (.*)$/.exec(line);
         if (!m) continue;

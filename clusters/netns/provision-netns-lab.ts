@@ -7,7 +7,7 @@ import type { PodPlacement } from '../kube-objects.ts';
 import type { LabAction, RunContext } from '../provider.ts';
 import { attachedHooks, attachSocketLb, createCiliumEndpoints, createSocketLbCgroup, detachSocketLb, loadCiliumDatapath, loadSocketLb } from './cilium-datapath.ts';
 import { invokeCni } from './cni-plugin.ts';
-import { applyBoot, applyOps } from './iptables-ops.ts';
+import { applyOps } from './iptables-ops.ts';
 import { bootOps, bootOrder, componentStart, type NodeFacts } from './node-iptables.ts';
 import { labNames } from './lab-names.ts';
 import { ipBatch, NetnsLab } from './netns-lab.ts';
@@ -61,7 +61,7 @@ export async function provisionNetnsLab(topology: TopologySpec, run: RunContext)
     if (topology.cni === 'cilium') await step('cilium datapath: BPF masquerade, socket LB', () => eachNode((n) => loadCiliumDatapath(lab, topology, n)));
     await step('helper programs', () => buildHelpers(lab));
     // a fresh node boots: FORWARD policy as set at boot, then the components in the topology's order
-    await step(`boot: ${bootOrder(topology).join(', ')}`, () => eachNode(async (n) => applyBoot(lab.node(n), bootOps(topology, n, await nodeFacts(lab, n)))));
+    await step(`boot: ${bootOrder(topology).join(', ')}`, () => eachNode(async (n) => applyOps(lab.node(n), bootOps(topology, n, await nodeFacts(lab, n)))));
     prepareLabTrace(lab); // probe trace (issue 13): its monitors start while the pods get ready and the first steps run
     await step('pod programs ready', () => programs!);
     return lab;

@@ -30,7 +30,8 @@ export async function changeServices(lab: NetnsLab, action: ServiceChange, place
       const layout = kubeProxyLayout(lab.kubeProxyVersions.get(nodeName) ?? lab.topology.kubeProxy);
       const liberal = (await node.exec(['sysctl', '-n', 'net.netfilter.nf_conntrack_tcp_be_liberal'])).stdout.trim() === '1';
       const rules = rulesFor(lab.topology, layout, nodeName, placements, liberal);
-      await applyOps(node, kubeProxySyncOps(rules, (await node.exec(['iptables-save'])).stdout));
+      const save = (await node.exec(['iptables-save'])).stdout;
+      await applyOps(node, kubeProxySyncOps(rules, save), save);
       const missing = missingRules(rules.tables, (await node.exec(['iptables-save'])).stdout);
       if (missing.length > 0) throw new HarnessError('STEP_FAILED', `kube-proxy's sync on ${nodeName} did not take: not in iptables-save: ${missing.slice(0, 3).join(' | ')}`);
       const flows = layout.udpConntrack === 'event' ? [] : parseUdpFlows((await node.exec(['conntrack', '-L', '-p', 'udp'], { reject: false })).stdout);
