@@ -163,10 +163,20 @@ export class NetnsLab implements StartedCluster {
     await runCommand(['ip', '-batch', '-'], { input: namespaces.map((ns) => `netns add ${ns}\n`).join('') });
   }
 
-  /** Sets `sysctls` in `ns` and, as in every lab namespace, switches IPv6 off: the incidents are IPv4, and IPv6 neighbour and router chatter would only clutter captures. */
-  async namespaceSysctls(ns: string, sysctls: Record<string, string | number> = {}): Promise<void> {
+  /**
+   * Sets `sysctls` in `ns` and, as in every lab namespace, switches IPv6 off: the incidents are IPv4, and
+   * IPv6 neighbour and router chatter would only clutter captures. Then reads the keys in `read`, in the
+   * same process (sysctl writes `key=value` arguments and prints plain keys, in order).
+   */
+  async namespaceSysctls(ns: string, sysctls: Record<string, string | number> = {}, read: readonly string[] = []): Promise<Map<string, string>> {
     const all = { 'net.ipv6.conf.all.disable_ipv6': 1, 'net.ipv6.conf.default.disable_ipv6': 1, ...sysctls };
-    await this.namespaceTarget(ns).exec(['sysctl', '-q', '-w', ...Object.entries(all).map(([k, v]) => `${k}=${v}`)]);
+    const r = await this.namespaceTarget(ns).exec(['sysctl', '-q', ...Object.entries(all).map(([k, v]) => `${k}=${v}`), ...read]);
+    const values = new Map<string, string>();
+    for (const line of r.stdout.split('\n')) {
+      const m = /^(\S+) = (.*)$/.exec(line);
+      if (m) values.set(m[1]!, m[2]!);
+    }
+    return values;
   }
 
   destroy(): Promise<void> {

@@ -47,7 +47,7 @@ export async function provisionNetnsLab(topology: TopologySpec, run: RunContext)
     programs = startPrograms(lab, topology, run);
     programs.catch(() => {}); // awaited below; a failure elsewhere first must not leave it unhandled
     const sysctls = new Map([
-      ...topology.nodes.map((n) => [names.node(n.name), lab.namespaceSysctls(names.node(n.name), nodeSysctls(n).early)] as const),
+      ...topology.nodes.map((n) => [names.node(n.name), lab.namespaceSysctls(names.node(n.name), nodeSysctls(n).early, [BE_LIBERAL])] as const),
       ...topology.pods.map((p) => [names.pod(p.name), lab.namespaceSysctls(names.pod(p.name))] as const),
     ]);
     for (const pending of sysctls.values()) pending.catch(() => {});
@@ -61,7 +61,9 @@ export async function provisionNetnsLab(topology: TopologySpec, run: RunContext)
     if (topology.cni === 'cilium') await step('cilium datapath: BPF masquerade, socket LB', () => eachNode((n) => loadCiliumDatapath(lab, topology, n)));
     await step('helper programs', () => buildHelpers(lab));
     // a fresh node boots: FORWARD policy as set at boot, then the components in the topology's order
-    await step(`boot: ${bootOrder(topology).join(', ')}`, () => eachNode(async (n) => applyOps(lab.node(n), bootOps(topology, n, await nodeFacts(lab, n)))));
+    // be_liberal as kube-proxy reads it at boot: read where the node's sysctls were set (nothing else sets it since)
+    const bootFacts = async (n: string) => factsWith(lab, (await sysctls.get(names.node(n))!).get(BE_LIBERAL));
+    await step(`boot: ${bootOrder(topology).join(', ')}`, () => eachNode(async (n) => applyOps(lab.node(n), bootOps(topology, n, await bootFacts(n)))));
     prepareLabTrace(lab); // probe trace (issue 13): its monitors start while the pods get ready and the first steps run
     await step('pod programs ready', () => programs!);
     return lab;
@@ -185,10 +187,16 @@ export function podPlacements(lab: NetnsLab, topology: TopologySpec): Map<string
   return new Map(topology.pods.map((p) => [p.name, { ip: lab.address(`pod/${p.name}`), node: p.node }]));
 }
 
+const BE_LIBERAL = 'net.netfilter.nf_conntrack_tcp_be_liberal';
+
 /** What the node's components read at start: pod placements, be_liberal (kube-proxy >= 1.29 reads it then), no nfacct counters (no nfacct tool here). */
 async function nodeFacts(lab: NetnsLab, nodeName: string): Promise<NodeFacts> {
-  const liberal = await lab.node(nodeName).exec(['sysctl', '-n', 'net.netfilter.nf_conntrack_tcp_be_liberal']);
-  return { placements: podPlacements(lab, lab.topology), beLiberal: liberal.stdout.trim() === '1', nfacctCounters: false };
+  return factsWith(lab, (await lab.node(nodeName).exec(['sysctl', '-n', BE_LIBERAL])).stdout.trim());
+}
+
+function factsWith(lab: NetnsLab, beLiberal: string | undefined): NodeFacts {
+  if (beLiberal === undefined) throw new HarnessError('LAB_FAILED', `${BE_LIBERAL} could not be read`);
+  return { placements: podPlacements(lab, lab.topology), beLiberal: beLiberal.trim() === '1', nfacctCounters: false };
 }
 
 async function performAction(lab: NetnsLab, action: LabAction): Promise<void> {
