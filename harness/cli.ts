@@ -1,6 +1,6 @@
 // netrepro's command line: options and help only. Each command's code is imported when that command
 // runs (harness/commands/<name>.ts, default export), so `--help` and `list` load no engine, no
-// execa, no lab. A new command is one file in harness/commands/ plus its registration here.
+// process runner, no lab. A new command is one file in harness/commands/ plus its registration here.
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { PROVIDER_NAMES } from '../clusters/provider-names.ts';
 import { colorsFor } from './report/colors.ts';

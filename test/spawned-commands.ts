@@ -1,5 +1,5 @@
 // Which programs the code, the tests and the scenarios start, found by reading the sources: the
-// first word of every argv literal handed to a process runner (runCommand, spawnCommand, execa,
+// first word of every argv literal handed to a process runner (runCommand, spawnCommand, runProcess,
 // execFileSync, spawnSync, Target.exec/spawn, ...), of the constants and fields such a call names,
 // of local wrappers around those runners, of `sh -c` scripts, and of every `cmd:` in scenarios/*.yaml.
 // test/unit/lab-requirements.test.ts checks each against clusters/netns/lab-requirements.json.
@@ -22,7 +22,7 @@ export interface SpawnScan {
 }
 
 /** Functions and methods that start a process with the program named by their first argument. */
-const RUNNERS = new Set(['runCommand', 'spawnCommand', 'execa', 'execaSync', 'execFile', 'execFileSync', 'spawn', 'spawnSync', 'exec', 'execSync']);
+const RUNNERS = new Set(['runCommand', 'spawnCommand', 'runProcess', 'execFile', 'execFileSync', 'spawn', 'spawnSync', 'exec', 'execSync']);
 
 /**
  * Files whose runner calls pass their caller's argv through, putting a fixed prefix in front: the

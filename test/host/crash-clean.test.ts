@@ -1,6 +1,6 @@
 // kill -9 in the middle of a run, then `netrepro clean`: nothing of that run may remain (namespaces,
 // their processes, the bpffs holders with their pins, cgroups, state), and nothing else is touched.
-import { execa } from 'execa';
+import { runProcess } from '../child-process.ts';
 import { existsSync, readFileSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
@@ -35,7 +35,7 @@ const namespacesOf = async (runId: string) => (await readdir('/run/netns').catch
 
 describe.skipIf(labSkipReason)('crash, then clean', () => {
   it('kill -9 mid-run leaves a lab behind; netrepro clean removes all of it', async () => {
-    const run = execa('node', ['bin/netrepro.js', 'run', 'stale-sock-lb-program'], { cwd: ROOT, reject: false });
+    const run = runProcess('node', ['bin/netrepro.js', 'run', 'stale-sock-lb-program'], { cwd: ROOT });
     const pid = run.pid!;
     // wait until the lab is really up: the socket-LB cgroup has the pods' programs in it and the node
     // its bpffs holder (the lab builds these side by side, so each is waited for)
@@ -55,7 +55,7 @@ describe.skipIf(labSkipReason)('crash, then clean', () => {
     await run;
     expect((await namespacesOf(runId!)).length).toBe(4); // the crash really left the lab behind
 
-    const clean = await execa('node', ['bin/netrepro.js', 'clean'], { cwd: ROOT });
+    const clean = await runProcess('node', ['bin/netrepro.js', 'clean'], { cwd: ROOT });
     expect(clean.stdout).toContain(`removed netns nr-${runId}-n-node-a`);
     expect(await namespacesOf(runId!)).toEqual([]);
     for (const p of pids) expect(await ended(p), `process ${p} of the crashed run`).toBe(true);

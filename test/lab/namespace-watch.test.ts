@@ -5,7 +5,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { execa } from 'execa';
+import { runProcess } from '../child-process.ts';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { labSkipReason } from '../lab-support.ts';
 import { namespacesCreatedDuring } from '../namespace-watch.ts';
@@ -20,7 +20,7 @@ describe.skipIf(labSkipReason)('namespace watch', () => {
     const source = readFileSync(join(ROOT, 'test/bad-input/20-missing-required-fixes.yaml'), 'utf8');
     await writeFile(valid, `${source}fixes:\n  - name: load\n    steps:\n      - br-netfilter: { node: node-a, enabled: true }\n    expect:\n      clusterip: ok\n`);
     const { value: run, created } = await namespacesCreatedDuring(async () => {
-      const child = execa('node', ['bin/netrepro.js', 'run', valid], { cwd: ROOT, reject: false, timeout: 120_000 });
+      const child = runProcess('node', ['bin/netrepro.js', 'run', valid], { cwd: ROOT, timeout: 120_000 });
       const r = await child;
       return { exitCode: r.exitCode, stderr: String(r.stderr), pid: child.pid };
     });

@@ -1,6 +1,6 @@
 // One resolved run configuration reaches the real providers: a gate under two profiles whose `real`
 // versions differ creates its clusters with different Kubernetes releases (recorded by the fake CLIs).
-import { execa } from 'execa';
+import { runProcess } from '../child-process.ts';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -79,11 +79,10 @@ describe('a scenario kind cannot run', () => {
   it('`run --provider kind` skips it at once: nothing but detect reaches the CLIs', async () => {
     fakes = fakeTools();
     const root = join(import.meta.dirname, '../..');
-    const r = await execa('node', ['bin/netrepro.js', 'run', '--provider', 'kind', 'stale-sock-lb-program', '--json', `${fakes.dir}/report.json`], {
+    const r = await runProcess('node', ['bin/netrepro.js', 'run', '--provider', 'kind', 'stale-sock-lb-program', '--json', `${fakes.dir}/report.json`], {
       cwd: root,
       // the fakes first on PATH, then node's own directory only
       env: { ...process.env, PATH: `${FAKES}:${dirname(process.execPath)}`, NETREPRO_WORK_DIR: `${fakes.dir}/work` },
-      reject: false,
     });
     expect(r.exitCode).toBe(0);
     expect(fakes.lines()).toEqual(['docker info --format {{.ServerVersion}}']);

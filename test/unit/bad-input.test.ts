@@ -11,7 +11,7 @@
 // lab is shown in test/lab/namespace-watch.test.ts (this file builds no lab).
 // Timings are reported (console table), never asserted: validation time is measured in-process
 // with loadScenarioFile, since the CLI's own start-up would dominate.
-import { execa } from 'execa';
+import { runProcess } from '../child-process.ts';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -123,7 +123,7 @@ const generated: (Case & { content: () => string | Buffer })[] = [
 
 /** The CLI as a process: `node bin/netrepro.js ARGS`. */
 async function cliProcess(args: string[]) {
-  const child = execa('node', ['bin/netrepro.js', ...args], { cwd: ROOT, reject: false, timeout: 120_000 });
+  const child = runProcess('node', ['bin/netrepro.js', ...args], { cwd: ROOT, timeout: 120_000 });
   const r = await child;
   return { exitCode: r.exitCode, stderr: stripAnsi(String(r.stderr)), pid: child.pid };
 }

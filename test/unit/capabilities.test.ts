@@ -2,7 +2,7 @@
 // each provider declares, and that the engine skips at once without provisioning anything.
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { execa } from 'execa';
+import { runProcess } from '../child-process.ts';
 import { describe, expect, it } from 'vitest';
 import { providerSupport } from '../../clusters/create-provider.ts';
 import type { ClusterProvider } from '../../clusters/provider.ts';
@@ -98,7 +98,7 @@ describe('the engine skips before provisioning', () => {
 
 describe('validate --provider', () => {
   it('reports the skip and exits 0; a supported file is ok', async () => {
-    const r = await execa('node', ['bin/netrepro.js', 'validate', '--provider', 'kind', 'scenarios/stale-sock-lb-program.yaml', 'scenarios/br-netfilter-clusterip-same-node.yaml'], { cwd: ROOT, reject: false });
+    const r = await runProcess('node', ['bin/netrepro.js', 'validate', '--provider', 'kind', 'scenarios/stale-sock-lb-program.yaml', 'scenarios/br-netfilter-clusterip-same-node.yaml'], { cwd: ROOT });
     expect(r.exitCode).toBe(0);
     expect(r.stdout.split('\n')).toEqual([
       expect.stringMatching(/^scenarios\/stale-sock-lb-program.yaml: skipped on kind: kind cannot attach a BPF socket-LB program .* \(hint: run it with --provider netns\)$/),
@@ -107,7 +107,7 @@ describe('validate --provider', () => {
   });
 
   it('with a profile, its versions decide the fit', async () => {
-    const r = await execa('node', ['bin/netrepro.js', 'validate', '--provider', 'kind', '--profile', 'kube-proxy-1.14', 'scenarios/br-netfilter-clusterip-same-node.yaml'], { cwd: ROOT, reject: false });
+    const r = await runProcess('node', ['bin/netrepro.js', 'validate', '--provider', 'kind', '--profile', 'kube-proxy-1.14', 'scenarios/br-netfilter-clusterip-same-node.yaml'], { cwd: ROOT });
     expect([r.exitCode, r.stdout]).toEqual([0, 'scenarios/br-netfilter-clusterip-same-node.yaml: ok']);
   });
 });

@@ -1,6 +1,6 @@
 // Reports for CI tools: JUnit with properties, skip reasons, failure bodies and files; Markdown;
 // and a report even when the environment cannot run a lab (exit 3).
-import { execa } from 'execa';
+import { runProcess } from '../child-process.ts';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -99,8 +99,8 @@ describe('reports on exit 3', () => {
     const dir = await tempDir();
     const [junit, json, md, summary] = ['r.xml', 'r.json', 'r.md', 'summary.md'].map((f) => join(dir, f));
     // minikube: absent on a lab machine, and detect() needs no daemon to say so
-    const r = await execa('node', ['bin/netrepro.js', 'run', 'br-netfilter-clusterip-same-node', '--provider', 'minikube', '--junit', junit!, '--json', json!, '--markdown', md!], {
-      cwd: PACKAGE_ROOT, reject: false, env: { PATH: '/usr/bin:/bin', GITHUB_STEP_SUMMARY: summary },
+    const r = await runProcess('node', ['bin/netrepro.js', 'run', 'br-netfilter-clusterip-same-node', '--provider', 'minikube', '--junit', junit!, '--json', json!, '--markdown', md!], {
+      cwd: PACKAGE_ROOT, env: { PATH: '/usr/bin:/bin', GITHUB_STEP_SUMMARY: summary },
     });
     expect(r.exitCode, r.stderr).toBe(3);
     expect(await readFile(junit!, 'utf8')).toMatch(/<error message="provider minikube cannot run here: [^"]+" type="ENVIRONMENT">/);

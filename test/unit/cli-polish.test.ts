@@ -1,6 +1,6 @@
 // Command-line conventions: colour per stream, did-you-mean, the environment knobs in --help,
 // unreadable files, GitHub annotations, optional real-cluster libraries.
-import { execa } from 'execa';
+import { runProcess } from '../child-process.ts';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -15,7 +15,7 @@ import { PACKAGE_ROOT } from '../../harness/package-root.ts';
 import { importOptional, requireInstalled } from '../../clusters/real/optional-module.ts';
 import { tempDir } from '../lab-support.ts';
 
-const cli = (args: string[], env: Record<string, string> = {}) => execa('node', ['bin/netrepro.js', ...args], { cwd: PACKAGE_ROOT, reject: false, env });
+const cli = (args: string[], env: Record<string, string> = {}) => runProcess('node', ['bin/netrepro.js', ...args], { cwd: PACKAGE_ROOT, env });
 
 describe('colour', () => {
   const tty = { isTTY: true };

@@ -1,11 +1,11 @@
 // The CLI contract: exit codes and messages other tools rely on.
-import { execa } from 'execa';
+import { runProcess } from '../child-process.ts';
 import { writeFile } from 'node:fs/promises';
 import { tempDir } from '../lab-support.ts';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-const cli = (...args: string[]) => execa('node', ['bin/netrepro.js', ...args], { reject: false });
+const cli = (...args: string[]) => runProcess('node', ['bin/netrepro.js', ...args]);
 
 describe('netrepro CLI', () => {
   it('lists the seed scenarios', async () => {
