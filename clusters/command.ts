@@ -84,6 +84,23 @@ function start(argv: readonly string[], stdin: 'pipe' | 'ignore', env?: Record<s
   return { child, ended };
 }
 
+/** Callbacks per signal, behind one listener each: many commands share the run's signal (no MaxListeners warning). */
+const abortCallbacks = new WeakMap<AbortSignal, Set<() => void>>();
+
+/** Calls `f` when `signal` aborts (at once if it has); returns the undo. */
+function onAbort(signal: AbortSignal | undefined, f: () => void): () => void {
+  if (!signal) return () => {};
+  if (signal.aborted) return f(), () => {};
+  let callbacks = abortCallbacks.get(signal);
+  if (!callbacks) {
+    const all = (callbacks = new Set());
+    abortCallbacks.set(signal, all);
+    signal.addEventListener('abort', () => [...all].forEach((g) => g()), { once: true });
+  }
+  callbacks.add(f);
+  return () => callbacks.delete(f);
+}
+
 /** Sends `signal`; a SIGTERM is followed by SIGKILL if the process is still there after FORCE_KILL_AFTER_MS. */
 function kill(child: ChildProcess, signal: NodeJS.Signals): void {
   if (child.exitCode !== null || child.signalCode !== null) return;
@@ -108,14 +125,10 @@ export async function runCommand(argv: readonly string[], options: ExecOptions =
   const stop = () => ((stopped = true), kill(child, 'SIGTERM'));
   const cancel = () => ((canceled = true), kill(child, 'SIGTERM'));
   const timer = options.timeoutMs !== undefined && options.timeoutMs > 0 ? setTimeout(() => ((timedOut = true), kill(child, 'SIGTERM')), options.timeoutMs) : undefined;
-  if (options.signal?.aborted) cancel();
-  else options.signal?.addEventListener('abort', cancel, { once: true });
-  if (options.stopWhen?.aborted) stop();
-  else options.stopWhen?.addEventListener('abort', stop, { once: true });
+  const undo = [onAbort(options.signal, cancel), onAbort(options.stopWhen, stop)];
   const { exitCode, error } = await ended;
   clearTimeout(timer);
-  options.signal?.removeEventListener('abort', cancel);
-  options.stopWhen?.removeEventListener('abort', stop);
+  for (const f of undo) f();
   const out: ExecResult = {
     argv,
     exitCode,
@@ -187,10 +200,7 @@ export function spawnCommand(argv: readonly string[], options: SpawnOptions = {}
   const exited = ended.then((r) => r.exitCode);
   const log = new LineLog(argv, exited);
   for (const stream of [child.stdout!, child.stderr!]) createInterface({ input: stream }).on('line', log.push);
-  const cancel = () => kill(child, 'SIGTERM');
-  if (options.signal?.aborted) cancel();
-  else options.signal?.addEventListener('abort', cancel, { once: true });
-  void exited.then(() => options.signal?.removeEventListener('abort', cancel));
+  void exited.then(onAbort(options.signal, () => kill(child, 'SIGTERM')));
   return {
     argv,
     pid: child.pid,

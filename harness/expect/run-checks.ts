@@ -73,10 +73,23 @@ export class PhaseChecks {
     private readonly resolve: (ref: string) => string,
   ) {}
 
-  private async output(check: CheckSpec): Promise<Output> {
-    const argv = substitute(commandArgv(check.cmd), this.resolve);
-    const r = await this.cluster.target(check.on).exec(argv, { timeoutMs: 10_000, reject: false });
-    return { argv, text: r.stdout, failure: failureOf(r) };
+  /**
+   * The outputs of `checks` at one moment: their commands run side by side, and checks naming the same
+   * command on the same machine share one run of it (a table read once, not once per check).
+   */
+  private async outputs(checks: readonly CheckSpec[]): Promise<Map<CheckSpec, Output>> {
+    const runs = new Map<string, Promise<Output>>();
+    const byCheck = checks.map((check) => {
+      const argv = substitute(commandArgv(check.cmd), this.resolve);
+      const key = JSON.stringify([check.on, argv]);
+      if (!runs.has(key)) {
+        const run = async () => this.cluster.target(check.on).exec(argv, { timeoutMs: 10_000, reject: false });
+        runs.set(key, run().then((r) => ({ argv, text: r.stdout, failure: failureOf(r) })));
+      }
+      return [check, runs.get(key)!] as const;
+    });
+    await Promise.allSettled(runs.values()); // none left running if one fails
+    return new Map(await Promise.all(byCheck.map(async ([check, out]) => [check, await out] as const)));
   }
 
   /** A counter's value, or why it cannot be read. */
@@ -87,17 +100,27 @@ export class PhaseChecks {
     return check.absentIsZero ? { value: 0 } : { failure: `no line matched /${check.counter}/` };
   }
 
-  /** Reads every counter and starts every background command; call right before the probes. */
+  /**
+   * Reads every counter and starts every background command, in the checks' order; call right before
+   * the probes. Counters between two background commands are read together.
+   */
   async start(): Promise<void> {
+    let counters: CheckSpec[] = [];
+    const readCounters = async () => {
+      for (const [check, out] of await this.outputs(counters)) this.before.set(check.id, this.counter(check, out));
+      counters = [];
+    };
     try {
       for (const check of this.checks) {
         if (check.background) {
+          await readCounters();
           const argv = substitute(commandArgv(check.cmd), this.resolve);
           const process = this.cluster.target(check.on).spawn(argv);
           this.running.set(check.id, { argv, process });
           if (check.ready) await process.waitFor(new RegExp(check.ready), 3000);
-        } else if (check.counter) this.before.set(check.id, this.counter(check, await this.output(check)));
+        } else if (check.counter) counters.push(check);
       }
+      await readCounters();
     } catch (e) {
       await this.stopAll();
       throw e;
@@ -113,12 +136,13 @@ export class PhaseChecks {
     const results: CheckResult[] = [];
     const exits = new Map([...this.running.keys()].map((id, i) => [id, i]));
     const codes = await this.stopAll();
+    const read = await this.outputs(this.checks.filter((c) => !this.running.has(c.id)));
     for (const check of this.checks) {
       const background = this.running.get(check.id);
       const code = background ? codes[exits.get(check.id)!] : undefined;
       const out: Output = background
         ? { argv: background.argv, text: printableStrings(background.process.lines()).join('\n'), failure: code === 0 ? undefined : `exit ${code ?? 'signal'}: ${background.process.lines().slice(-2).join(' / ')}` }
-        : await this.output(check);
+        : read.get(check)!;
       const base = { id: check.id, on: check.on, argv: out.argv };
       if (check.counter) {
         const range = check.expect.delta!;

@@ -45,6 +45,19 @@ describe('runCommand', () => {
     await expect(runCommand(['sleep', '5'], { signal: AbortSignal.abort() })).rejects.toBeInstanceOf(HarnessError);
   });
 
+  it('many commands can share one signal (the run\'s): all end on abort, no MaxListeners warning', async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.name);
+    process.on('warning', onWarning);
+    const controller = new AbortController();
+    const runs = Array.from({ length: 15 }, () => runCommand(['sleep', '5'], { signal: controller.signal }).catch((e: unknown) => e));
+    setTimeout(() => controller.abort(), 100);
+    expect((await Promise.all(runs)).every((e) => e instanceof HarnessError && e.code === 'ABORTED')).toBe(true);
+    await new Promise((r) => setImmediate(r));
+    process.off('warning', onWarning);
+    expect(warnings).toEqual([]);
+  });
+
   it('stopWhen ends the command without an error, whatever its exit', async () => {
     const controller = new AbortController();
     const run = runCommand(['sh', '-c', 'echo started; exec sleep 5'], { stopWhen: controller.signal });

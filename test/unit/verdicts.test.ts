@@ -89,6 +89,37 @@ describe('checks cannot hold vacuously', () => {
     const r = await finish(cluster, check({ cmd: 'iptables -S KUBE-FORWARD', matches: 'ctstate INVALID -j DROP', expect: { count: 0 } }));
     expect(r).toMatchObject({ matched: false, observed: 'command failed (exit 1: iptables: No chain/target/match by that name.)' });
   });
+
+  it('checks naming the same command on the same machine share one read per moment; each is judged on its own', async () => {
+    const calls: string[] = [];
+    const drops = new Map<string, number>();
+    const base = scriptedCluster({});
+    const cluster = {
+      ...base,
+      target: (ref: string) => ({
+        ...base.target(ref),
+        async exec(argv: readonly string[]) {
+          calls.push(`${ref} ${argv.join(' ')}`);
+          drops.set(ref, (drops.get(ref) ?? 1) + 2); // +2 between two reads of a machine
+          const stdout = `    ${drops.get(ref)}   180 DROP       0    --  *      *       0.0.0.0/0   0.0.0.0/0   ctstate INVALID\n`;
+          return { argv, exitCode: 0, stdout, stderr: '', timedOut: false, durationMs: 1 };
+        },
+      }),
+    } as StartedCluster;
+    const checks = new PhaseChecks(
+      [
+        check({ id: 'drops', counter: '^\\s*(\\d+)\\s.*DROP', expect: { delta: 2 } }),
+        check({ id: 'rule', matches: 'ctstate INVALID', expect: { count: 1 } }),
+        check({ id: 'drops-b', on: 'node/b', counter: '^\\s*(\\d+)\\s.*DROP', expect: { delta: 2 } }),
+      ],
+      cluster,
+      (r) => r,
+    );
+    await checks.start();
+    const results = await checks.finish();
+    expect(calls.sort()).toEqual(['node/a iptables -L KUBE-FORWARD -v -x -n', 'node/a iptables -L KUBE-FORWARD -v -x -n', 'node/b iptables -L KUBE-FORWARD -v -x -n', 'node/b iptables -L KUBE-FORWARD -v -x -n']);
+    expect(results.map((r) => [r.id, r.matched])).toEqual([['drops', true], ['rule', true], ['drops-b', true]]);
+  });
 });
 
 describe('outcomes from the wire', () => {
