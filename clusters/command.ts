@@ -76,7 +76,7 @@ function start(argv: readonly string[], stdin: 'pipe' | 'ignore', env?: Record<s
   running.add(child);
   const ended = new Promise<{ exitCode: number | undefined; error?: Error }>((resolve) => {
     // 'close' follows 'exit' once stdout and stderr are drained; a child that never started gets 'error' (and maybe 'close')
-    child.once('error', (error) => child.pid === undefined && (running.delete(child), resolve({ exitCode: undefined, error })));
+    child.on('error', (error) => child.pid === undefined && (running.delete(child), resolve({ exitCode: undefined, error })));
     child.once('close', (code) => (running.delete(child), resolve({ exitCode: code ?? undefined })));
   });
   // a child that exits without reading its input must not crash us with EPIPE
