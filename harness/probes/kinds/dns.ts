@@ -32,7 +32,7 @@ export async function runDns(run: ProbeRun, dns: NonNullable<ProbeSpec['dns']>):
   try {
     if (dns.tool === 'agent') {
       // the resolver ends by itself at its first reply (from the server or not), so only the ICMP stops it
-      const r = await target.exec([...cluster.agentCommand, 'dns-query', `--server=${endpoint.ip}`, '--port=53', `--qname=${dns.name}`, `--timeout=${timeoutMs}`, ...(dns.sourcePort ? [`--sport=${dns.sourcePort}`] : [])], { signal, timeoutMs: timeoutMs + 5000, stopWhen: icmp.signal });
+      const r = await target.exec([...(cluster.dnsQueryCommand ?? [...cluster.agentCommand, 'dns-query']), `--server=${endpoint.ip}`, '--port=53', `--qname=${dns.name}`, `--timeout=${timeoutMs}`, ...(dns.sourcePort ? [`--sport=${dns.sourcePort}`] : [])], { signal, timeoutMs: timeoutMs + 5000, stopWhen: icmp.signal });
       const packets = await watch.stop();
       // stopped before it printed: the ICMP answered the query (a reply it printed first still decides)
       const result: DnsAgentResult = r.stopped && !r.stdout.trim() ? { outcome: 'unreachable', server: `${endpoint.ip}#53`, replies: [] } : (JSON.parse(r.stdout) as DnsAgentResult);
