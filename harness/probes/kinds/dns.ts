@@ -3,7 +3,7 @@
 import type { Observation } from '../../model/outcome.ts';
 import type { ProbeSpec } from '../../model/scenario-schema.ts';
 import { classifyDnsAgent, dnsReplyOnWire, foreignReply, icmpAboutQuery, icmpInsteadOfReply, type Classified, type DnsAgentResult } from '../classify.ts';
-import type { PacketWatch } from '../packet-watch.ts';
+import type { PacketView } from '../packet-watch.ts';
 import { earlyVerdict, lastLine, observation, startWatch, type ProbeRun } from '../probe-run.ts';
 
 /** The addresses nslookup printed for the name (after its "Name:" line; the server's own address comes before). */
@@ -16,7 +16,7 @@ export function nslookupAnswers(stdout: string): string[] {
  * Aborted when an ICMP destination-unreachable about the query reaches the client: UDP has no other
  * answer to wait for (an unconnected socket, like our resolver's, is never told of it by the kernel).
  */
-function icmpAnswered(watch: PacketWatch, run: ProbeRun): AbortController {
+function icmpAnswered(watch: PacketView, run: ProbeRun): AbortController {
   const answered = new AbortController();
   watch.onPacket((seen) => {
     if (!answered.signal.aborted && icmpAboutQuery(seen, run.client, run.endpoint)) answered.abort();
