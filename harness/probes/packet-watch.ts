@@ -101,13 +101,25 @@ class PacketList {
   }
 }
 
+/** A packet line (it starts with tcpdump's timestamp), parsed or not; tcpdump prints one per packet it captured. */
+const PACKET_LINE = /^\d\d:\d\d:\d\d\.\d+ /;
+/** tcpdump's statistics at exit, printed after its last packet line. */
+const CAPTURED = /^(\d+) packets? captured/;
+
 export class PacketWatch implements PacketView {
   private stopped?: Promise<Packet[]>;
   private readonly all = new PacketList(() => true);
   private readonly windows = new Set<PacketList>();
+  /** Packet lines read so far, and who waits for a count of them. */
+  private printed = 0;
+  private readonly printedWaiters = new Set<{ count: number; resolve: () => void }>();
 
   private constructor(private readonly process: Spawned) {
     process.onLine((line) => {
+      if (PACKET_LINE.test(line)) {
+        this.printed++;
+        for (const w of this.printedWaiters) if (this.printed >= w.count) (this.printedWaiters.delete(w), w.resolve());
+      }
       const packet = parseTcpdumpLine(line);
       if (!packet) return;
       this.all.add(packet);
@@ -151,9 +163,21 @@ export class PacketWatch implements PacketView {
     };
   }
 
-  /** Idempotent: the first call stops tcpdump, every call returns the same packets. */
+  /**
+   * Idempotent: the first call stops tcpdump, every call returns the same packets: all of them once the
+   * lines it counts in its statistics (printed after its last packet line, on stderr) have been read, or at
+   * its exit. Its exit comes ~20 ms later (closing a packet socket waits for an RCU grace period); nothing
+   * is left to read by then, so the verdict does not wait for it.
+   */
   stop(): Promise<Packet[]> {
-    this.stopped ??= this.process.stop('SIGINT').then(() => [...this.all.packets]);
+    this.stopped ??= (async () => {
+      const exited = this.process.stop('SIGINT').then(() => undefined, () => undefined);
+      const stats = await Promise.race([this.process.waitFor(CAPTURED, 5000).catch(() => undefined), exited]);
+      const captured = Number(CAPTURED.exec(stats ?? '')?.[1] ?? NaN);
+      if (!Number.isFinite(captured)) await exited;
+      else if (captured > this.printed) await Promise.race([new Promise<void>((resolve) => this.printedWaiters.add({ count: captured, resolve })), exited]);
+      return [...this.all.packets];
+    })();
     return this.stopped;
   }
 }

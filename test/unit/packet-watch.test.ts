@@ -5,21 +5,30 @@ import type { ExecResult, Spawned } from '../../clusters/command.ts';
 import type { Target } from '../../clusters/provider.ts';
 import { PacketWatch } from '../../harness/probes/packet-watch.ts';
 
-/** A tcpdump that is listening at once and prints what the test hands it. */
-function fakeTcpdump(): { target: Target; print: (line: string) => void; started: () => number } {
+/** A tcpdump that is listening at once and prints what the test hands it; `exit` ends it. */
+function fakeTcpdump(): { target: Target; print: (line: string) => void; started: () => number; exit: () => void } {
   const listeners: ((line: string) => void)[] = [];
   const lines = ['listening on eth0, link-type EN10MB'];
   let spawns = 0;
+  let exit = () => {};
+  const exited = new Promise<void>((resolve) => (exit = resolve));
+  const result = { argv: ['tcpdump'], exitCode: 0, stdout: '', stderr: '', timedOut: false, durationMs: 1 } as ExecResult;
   const process: Spawned = {
     argv: ['tcpdump'],
     pid: 1,
-    waitFor: async () => lines[0]!,
+    waitFor: (pattern) =>
+      new Promise((resolve, reject) => {
+        const seen = lines.find((l) => pattern.test(l));
+        if (seen) return resolve(seen);
+        listeners.push((l) => pattern.test(l) && resolve(l));
+        void exited.then(() => reject(new Error('exited')));
+      }),
     lines: () => [...lines],
     onLine: (l) => void listeners.push(l),
-    stop: async () => ({ argv: ['tcpdump'], exitCode: 0, stdout: '', stderr: '', timedOut: false, durationMs: 1 }) as ExecResult,
+    stop: () => exited.then(() => result),
   };
   const target: Target = { ref: 'pod/client', exec: () => Promise.reject(new Error('no exec')), spawn: () => (spawns++, process) };
-  return { target, print: (line) => (lines.push(line), listeners.forEach((l) => l(line))), started: () => spawns };
+  return { target, print: (line) => (lines.push(line), [...listeners].forEach((l) => l(line))), started: () => spawns, exit };
 }
 
 const syn = (port: number) => `12:00:00.000001 IP 10.244.1.2.${port} > 10.96.0.23.80: Flags [S], seq 1, win 64240, length 0`;
@@ -47,6 +56,7 @@ describe('a packet watch shared by a series', () => {
     expect((await b.stop()).map((p) => p.line)).toEqual([syn(20002), synAck(20002), icmp]);
     expect(early).toEqual([1, 2, 3]);
     expect(tcpdump.started()).toBe(1);
+    tcpdump.exit();
     expect((await watch.stop()).length).toBe(6);
   });
 
@@ -61,5 +71,32 @@ describe('a packet watch shared by a series', () => {
     const started = performance.now();
     await run.until(() => false, 20);
     expect(performance.now() - started).toBeGreaterThanOrEqual(15);
+  });
+
+  it('stop() returns once the lines tcpdump counts in its statistics are read, before it exits', async () => {
+    const tcpdump = fakeTcpdump();
+    const watch = await PacketWatch.start(tcpdump.target, ['tcp']);
+    tcpdump.print(syn(20001));
+    const stopped = watch.stop();
+    // statistics can be read before the last packet line (two pipes): stop() waits for the line
+    tcpdump.print('2 packets captured');
+    let done = false;
+    void stopped.then(() => (done = true));
+    await new Promise((r) => setTimeout(r, 10));
+    expect(done).toBe(false);
+    tcpdump.print(synAck(20001));
+    expect((await stopped).map((p) => p.flags)).toEqual(['S', 'S.']);
+    tcpdump.exit();
+  });
+
+  it('stop() waits for the exit when tcpdump prints no statistics', async () => {
+    const tcpdump = fakeTcpdump();
+    const watch = await PacketWatch.start(tcpdump.target, ['tcp']);
+    let done = false;
+    const stopped = watch.stop().then(() => (done = true));
+    await new Promise((r) => setTimeout(r, 10));
+    expect(done).toBe(false);
+    tcpdump.exit();
+    await stopped;
   });
 });
