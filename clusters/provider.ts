@@ -65,6 +65,8 @@ export interface StartedCluster extends AsyncDisposable {
   address(ref: string): string;
   /** argv prefix that runs our pod agent (clusters/netns/agent/pod-agent.mjs) inside a pod. */
   readonly agentCommand: readonly string[];
+  /** argv of a native resolver taking the agent's `dns-query` arguments and printing its JSON (no Node start per query); absent: the agent's. */
+  readonly dnsQueryCommand?: readonly string[];
   /** Resolve `pod/x` or `node/x` to its Target. */
   target(ref: string): Target;
   /** Performs a lab action its provider declares (`action/KIND`); throws HarnessError UNSUPPORTED for any other. */

@@ -33,6 +33,8 @@ export class NetnsLab implements StartedCluster {
   /** Helper programs built for this lab (`{bin/inject-ahead}`), or why one could not be built. */
   readonly bins = new Map<string, { path?: string; error?: string }>();
   readonly agentCommand = ['node', packagePath('clusters/netns/agent/pod-agent.mjs')];
+  /** agent/dns-query.c, once built (provisioning). */
+  dnsQueryCommand?: string[];
   /** Node -> the kube-proxy release a `start` step put there (else the topology's). */
   readonly kubeProxyVersions = new Map<string, string>();
   actionHandler?: ActionHandler;

@@ -172,15 +172,20 @@ async function createBridgePods(lab: NetnsLab, topology: TopologySpec, nodeName:
   await loopbacks;
 }
 
-/** Helper programs commands may name as `{bin/NAME}`; a missing compiler only matters to scenarios that use them. */
+/**
+ * Helper programs commands may name as `{bin/NAME}`; a missing compiler only matters to scenarios that use
+ * them. The native dns-query spares a Node start per DNS probe; without it probes run the agent's.
+ */
 async function buildHelpers(lab: NetnsLab): Promise<void> {
-  for (const name of HELPERS) {
+  const bins = HELPERS.map(async (name) => {
     try {
       lab.bins.set(name, { path: await helperBinary(name) });
     } catch (e) {
       lab.bins.set(name, { error: (e as Error).message.split('\n')[0] });
     }
-  }
+  });
+  const dnsQuery = helperBinary('dns-query').then((path) => (lab.dnsQueryCommand = [path]), () => {});
+  await Promise.all([...bins, dnsQuery]);
 }
 
 export function podPlacements(lab: NetnsLab, topology: TopologySpec): Map<string, PodPlacement> {

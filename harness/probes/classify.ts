@@ -113,7 +113,8 @@ export function classifyCurl(curl: CurlResult, packets: readonly Packet[], clien
 }
 
 export interface DnsAgentResult {
-  outcome: 'ok' | 'timeout' | 'unexpected-source';
+  /** `unreachable`: an ICMP destination-unreachable about the query reached the client first (the probe stopped the resolver). */
+  outcome: 'ok' | 'timeout' | 'unexpected-source' | 'unreachable';
   server: string;
   replies: { from: string; rcode: number; answers: string[] }[];
 }
@@ -121,6 +122,21 @@ export interface DnsAgentResult {
 /** The first DNS reply to the client on the wire (UDP from port 53 or the server's port). */
 export function dnsReplyOnWire(packets: readonly Packet[], client: string, server: Endpoint): Packet | undefined {
   return packets.find((p) => p.proto === 'udp' && p.dst === client && (p.sport === server.port || p.sport === 53));
+}
+
+/**
+ * An ICMP destination-unreachable to the client about the server's address (and, for port-unreachable, its
+ * UDP port): nothing will answer this query any more; with a connected socket the kernel reports it as
+ * ECONNREFUSED/EHOSTUNREACH at once.
+ */
+export function icmpAboutQuery(packets: readonly Packet[], client: string, server: Endpoint): Packet | undefined {
+  return packets.find((p) => p.icmp && p.dst === client && p.icmp.about === server.ip && (!p.icmp.port || (p.icmp.port.proto === 'udp' && p.icmp.port.port === server.port)));
+}
+
+/** A query answered by an ICMP destination-unreachable: port-unreachable is `refused`, any other code `unreachable`. */
+export function icmpInsteadOfReply(p: Packet, server: string): Classified {
+  const code = p.icmp?.code;
+  return { outcome: code === 3 ? 'refused' : 'unreachable', reason: `ICMP ${p.icmp?.name} (type 3 code ${code}) from ${p.src}; no reply from ${server}`, source: p.src };
 }
 
 /** The agent's resolver reads every reply's source (unconnected socket); the capture backs it when it has the packet. */
@@ -131,9 +147,10 @@ export function classifyDnsAgent(result: DnsAgentResult, packets: readonly Packe
   if (result.outcome === 'unexpected-source' && first) {
     return { outcome: 'unexpected-source', reason: `reply from unexpected source: ${first.from}, expected ${result.server}${seen}`, source: first.from.replace('#', ':') };
   }
-  if (result.outcome === 'timeout') {
+  if (result.outcome === 'timeout' || result.outcome === 'unreachable') {
     const icmp = packets.find((p) => p.icmp && p.dst === client);
-    if (icmp?.icmp) return { outcome: icmp.icmp.code === 3 ? 'refused' : 'unreachable', reason: `ICMP ${icmp.icmp.name} (type 3 code ${icmp.icmp.code}) from ${icmp.src}; no reply from ${result.server}`, source: icmp.src };
+    if (icmp?.icmp) return icmpInsteadOfReply(icmp, result.server);
+    if (result.outcome === 'unreachable') return { outcome: 'error', reason: `the query was stopped at an ICMP error the capture does not hold; no reply from ${result.server}` };
     return { outcome: 'timeout', reason: `no reply from ${result.server}` };
   }
   const reply = result.replies.find((r) => r.from === result.server)!;

@@ -60,10 +60,72 @@ export function parseTcpdumpLine(line: string): Packet | undefined {
   return { src: src!, sport: Number(sport), dst: dst!, dport: Number(dport), proto: flags ? 'tcp' : 'udp', flags, line: line.trim() };
 }
 
-export class PacketWatch {
-  private stopped?: Promise<Packet[]>;
+/** What a probe run reads its packets from: its own packet watch, or its window on the one its series shares. */
+export interface PacketView {
+  /** Called with every packet seen so far, each time one arrives: lets a probe call its verdict early. */
+  onPacket(listener: (packets: readonly Packet[]) => void): void;
+  /**
+   * Waits until the packets seen satisfy `done`, at most `maxMs`: a connection that failed at once (a RST,
+   * an ICMP error) ends curl in the same instant the packet arrives, and tcpdump may not have printed it yet.
+   */
+  until(done: (packets: readonly Packet[]) => boolean, maxMs: number): Promise<void>;
+  /** Idempotent: the first call ends the view, every call returns the same packets. */
+  stop(): Promise<Packet[]>;
+}
 
-  private constructor(private readonly process: Spawned) {}
+/** The packets `keep` selects, as they arrive, until stopped. */
+class PacketList {
+  readonly packets: Packet[] = [];
+  private readonly listeners: ((packets: readonly Packet[]) => void)[] = [];
+
+  constructor(private readonly keep: (p: Packet) => boolean) {}
+
+  add(packet: Packet): void {
+    if (!this.keep(packet)) return;
+    this.packets.push(packet);
+    for (const listener of [...this.listeners]) listener(this.packets);
+  }
+
+  onPacket(listener: (packets: readonly Packet[]) => void): void {
+    this.listeners.push(listener);
+  }
+
+  async until(done: (packets: readonly Packet[]) => boolean, maxMs: number): Promise<void> {
+    if (done(this.packets)) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, maxMs);
+      this.onPacket((seen) => {
+        if (done(seen)) (clearTimeout(timer), resolve());
+      });
+    });
+  }
+}
+
+/** A packet line (it starts with tcpdump's timestamp), parsed or not; tcpdump prints one per packet it captured. */
+const PACKET_LINE = /^\d\d:\d\d:\d\d\.\d+ /;
+/** tcpdump's statistics at exit, printed after its last packet line. */
+const CAPTURED = /^(\d+) packets? captured/;
+
+export class PacketWatch implements PacketView {
+  private stopped?: Promise<Packet[]>;
+  private readonly all = new PacketList(() => true);
+  private readonly windows = new Set<PacketList>();
+  /** Packet lines read so far, and who waits for a count of them. */
+  private printed = 0;
+  private readonly printedWaiters = new Set<{ count: number; resolve: () => void }>();
+
+  private constructor(private readonly process: Spawned) {
+    process.onLine((line) => {
+      if (PACKET_LINE.test(line)) {
+        this.printed++;
+        for (const w of this.printedWaiters) if (this.printed >= w.count) (this.printedWaiters.delete(w), w.resolve());
+      }
+      const packet = parseTcpdumpLine(line);
+      if (!packet) return;
+      this.all.add(packet);
+      for (const w of this.windows) w.add(packet);
+    });
+  }
 
   /** Starts tcpdump on the client's interface (a pod's or host's eth0; `any` on a node) and resolves once it is really listening. */
   static async start(target: Target, filter: string[], iface = 'eth0'): Promise<PacketWatch> {
@@ -78,35 +140,44 @@ export class PacketWatch {
     return watch;
   }
 
-  /** Called with every packet seen so far, each time one arrives: lets a probe call its verdict early. */
   onPacket(listener: (packets: readonly Packet[]) => void): void {
-    const seen: Packet[] = [];
-    this.process.onLine((line) => {
-      const packet = parseTcpdumpLine(line);
-      if (!packet) return;
-      seen.push(packet);
-      listener(seen);
-    });
+    this.all.onPacket(listener);
+  }
+
+  until(done: (packets: readonly Packet[]) => boolean, maxMs: number): Promise<void> {
+    return this.all.until(done, maxMs);
   }
 
   /**
-   * Waits until the packets seen satisfy `done`, at most `maxMs`: a connection that failed at once (a RST,
-   * an ICMP error) ends curl in the same instant the packet arrives, and tcpdump may not have printed it yet.
+   * One run's share of a watch a repeated probe's runs share: the packets `keep` selects (its connection's
+   * own) from now until its stop, as a watch of its own would have seen them.
    */
-  async until(done: (packets: readonly Packet[]) => boolean, maxMs: number): Promise<void> {
-    const seen = () => this.process.lines().flatMap((l) => parseTcpdumpLine(l) ?? []);
-    if (done(seen())) return;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, maxMs);
-      this.process.onLine(() => {
-        if (done(seen())) (clearTimeout(timer), resolve());
-      });
-    });
+  window(keep: (p: Packet) => boolean): PacketView {
+    const list = new PacketList(keep);
+    this.windows.add(list);
+    let packets: Promise<Packet[]> | undefined;
+    return {
+      onPacket: (listener) => list.onPacket(listener),
+      until: (done, maxMs) => list.until(done, maxMs),
+      stop: () => (packets ??= (this.windows.delete(list), Promise.resolve([...list.packets]))),
+    };
   }
 
-  /** Idempotent: the first call stops tcpdump, every call returns the same packets. */
+  /**
+   * Idempotent: the first call stops tcpdump, every call returns the same packets: all of them once the
+   * lines it counts in its statistics (printed after its last packet line, on stderr) have been read, or at
+   * its exit. Its exit comes ~20 ms later (closing a packet socket waits for an RCU grace period); nothing
+   * is left to read by then, so the verdict does not wait for it.
+   */
   stop(): Promise<Packet[]> {
-    this.stopped ??= this.process.stop('SIGINT').then(() => this.process.lines().flatMap((l) => parseTcpdumpLine(l) ?? []));
+    this.stopped ??= (async () => {
+      const exited = this.process.stop('SIGINT').then(() => undefined, () => undefined);
+      const stats = await Promise.race([this.process.waitFor(CAPTURED, 5000).catch(() => undefined), exited]);
+      const captured = Number(CAPTURED.exec(stats ?? '')?.[1] ?? NaN);
+      if (!Number.isFinite(captured)) await exited;
+      else if (captured > this.printed) await Promise.race([new Promise<void>((resolve) => this.printedWaiters.add({ count: captured, resolve })), exited]);
+      return [...this.all.packets];
+    })();
     return this.stopped;
   }
 }

@@ -6,7 +6,7 @@ import { probeDestination } from '../model/probes/registry.ts';
 import type { ProbeSpec } from '../model/scenario-schema.ts';
 import { durationMs } from '../model/duration.ts';
 import { foreignReply, type Classified, type Endpoint } from './classify.ts';
-import { PacketWatch, type Packet } from './packet-watch.ts';
+import { PacketWatch, type Packet, type PacketView } from './packet-watch.ts';
 
 /** Where a probe runs: a pod (a plain name), `pod/`, `node/` (its host network) or `host/` (outside the cluster). */
 export const clientRef = (from: string) => (from.includes('/') ? from : `pod/${from}`);
@@ -23,9 +23,27 @@ export interface ProbeRun {
   endpoint: Endpoint;
   timeoutMs: number;
   started: number;
+  /** A run of a repeated probe: the packet watch its series shares. */
+  series?: SeriesWatch;
 }
 
-export function probeRun(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSignal, dropped?: AbortSignal): ProbeRun {
+/**
+ * The one packet watch the runs of a repeated probe share (one tcpdump per series instead of one per run),
+ * started by the first run: a kind's filter is the same for every run, each run keeps its own packets.
+ */
+export class SeriesWatch {
+  private watch?: Promise<PacketWatch>;
+
+  open(target: Target, filter: string[], iface: string): Promise<PacketWatch> {
+    return (this.watch ??= PacketWatch.start(target, filter, iface));
+  }
+
+  async stop(): Promise<void> {
+    await (await this.watch?.catch(() => undefined))?.stop();
+  }
+}
+
+export function probeRun(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSignal, dropped?: AbortSignal, series?: SeriesWatch): ProbeRun {
   const to = probeDestination(spec);
   return {
     spec,
@@ -37,19 +55,27 @@ export function probeRun(spec: ProbeSpec, cluster: StartedCluster, signal: Abort
     endpoint: { ip: cluster.address(to.ref), port: to.port },
     timeoutMs: durationMs(spec.timeout),
     started: performance.now(),
+    series,
   };
 }
 
-/** A node reaches pods over cni0/flannel.1 and the fabric over eth0: watch every interface there. */
-export function startWatch(run: ProbeRun, filter: string[]): Promise<PacketWatch> {
-  return PacketWatch.start(run.target, filter, run.spec.from.startsWith('node/') ? 'any' : 'eth0');
+/**
+ * The run's packets: those `keep` selects of a watch on the client's interface with `filter` (its own, or its
+ * series'). A node reaches pods over cni0/flannel.1 and the fabric over eth0: watch every interface there.
+ */
+export async function startWatch(run: ProbeRun, filter: string[], keep: (p: Packet) => boolean = () => true): Promise<PacketView> {
+  const iface = run.spec.from.startsWith('node/') ? 'any' : 'eth0';
+  if (run.series) return (await run.series.open(run.target, filter, iface)).window(keep);
+  const watch = await PacketWatch.start(run.target, filter, iface);
+  const mine = watch.window(keep);
+  return { ...mine, stop: () => watch.stop().then(() => mine.stop()) };
 }
 
 /**
  * Conclusive evidence ends the probe before its deadline: the client already RST a SYN-ACK from an
  * address it never contacted (TCP), or a DNS reply came from the wrong source (UDP).
  */
-export function earlyVerdict(watch: PacketWatch, run: ProbeRun): AbortController {
+export function earlyVerdict(watch: PacketView, run: ProbeRun): AbortController {
   const early = new AbortController();
   watch.onPacket((seen) => {
     const foreign = foreignReply(seen, run.client, run.endpoint);

@@ -8,7 +8,7 @@ import type { ProbeSpec } from '../model/scenario-schema.ts';
 import { runDns } from './kinds/dns.ts';
 import { runDownload } from './kinds/download.ts';
 import { runHttp } from './kinds/http.ts';
-import { probeRun, type ProbeRun } from './probe-run.ts';
+import { probeRun, SeriesWatch, type ProbeRun } from './probe-run.ts';
 import { foldRuns, pooled } from './repeat-stats.ts';
 
 
@@ -19,19 +19,21 @@ const RUNNERS: { [K in ProbeKindName]: (run: ProbeRun, spec: NonNullable<ProbeSp
   download: runDownload,
 };
 
-function runOnce(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSignal, dropped?: AbortSignal): Promise<Observation> {
+function runOnce(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSignal, dropped?: AbortSignal, series?: SeriesWatch): Promise<Observation> {
   const [kind, kindSpec] = probeKindOf(spec);
-  return (RUNNERS[kind] as (run: ProbeRun, s: unknown) => Promise<Observation>)(probeRun(spec, cluster, signal, dropped), kindSpec);
+  return (RUNNERS[kind] as (run: ProbeRun, s: unknown) => Promise<Observation>)(probeRun(spec, cluster, signal, dropped, series), kindSpec);
 }
 
 /**
- * Runs the probe once, or `repeat` times (`parallel` at a time) folded into one Observation with the
- * distribution of outcomes. `dropped` (probe trace): aborted when a packet the client sent was dropped.
+ * Runs the probe once, or `repeat` times (`parallel` at a time, sharing one packet watch) folded into one
+ * Observation with the distribution of outcomes. `dropped` (probe trace): aborted when a packet the client sent was dropped.
  */
 export async function runProbe(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSignal, dropped?: AbortSignal): Promise<Observation> {
   if (spec.repeat === undefined) return runOnce(spec, cluster, signal, dropped);
   const started = performance.now();
-  const runs = await pooled(spec.repeat, spec.parallel, () => runOnce(spec, cluster, signal));
+  // one packet watch for the series; each run reads its own connection's packets from it
+  const series = new SeriesWatch();
+  const runs = await pooled(spec.repeat, spec.parallel, () => runOnce(spec, cluster, signal, undefined, series)).finally(() => series.stop());
   const { endpoint } = probeRun(spec, cluster, signal);
   return foldRuns(`${spec.from} -> ${endpoint.ip}:${endpoint.port}`, runs, performance.now() - started);
 }

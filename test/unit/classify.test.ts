@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifyCurl, classifyDnsAgent } from '../../harness/probes/classify.ts';
+import { classifyCurl, classifyDnsAgent, icmpAboutQuery } from '../../harness/probes/classify.ts';
 import { parseTcpdumpLine, type Packet } from '../../harness/probes/packet-watch.ts';
 
 const vip = { ip: '10.96.0.20', port: 80 };
@@ -46,5 +46,18 @@ describe('DNS agent classification', () => {
   it('no reply is a timeout; an answer is recorded for the expectation to compare', () => {
     expect(classifyDnsAgent({ outcome: 'timeout', server, replies: [] }).outcome).toBe('timeout');
     expect(classifyDnsAgent({ outcome: 'ok', server, replies: [{ from: server, rcode: 0, answers: ['1.2.3.4'] }] })).toMatchObject({ outcome: 'ok', answers: ['1.2.3.4'] });
+  });
+  it('an ICMP port-unreachable about the query ends it as refused, another unreachable code as unreachable', () => {
+    const refused = packets(['12:00:00.000001 IP 10.96.0.10 > 10.244.1.2: ICMP 10.96.0.10 udp port 53 unreachable, length 68']);
+    expect(icmpAboutQuery(refused, client, { ip: '10.96.0.10', port: 53 })).toBeDefined();
+    expect(classifyDnsAgent({ outcome: 'unreachable', server, replies: [] }, refused, client)).toMatchObject({ outcome: 'refused', source: '10.96.0.10' });
+    const host = packets(['12:00:00.000001 IP 10.244.1.1 > 10.244.1.2: ICMP host 10.96.0.10 unreachable, length 68']);
+    expect(classifyDnsAgent({ outcome: 'unreachable', server, replies: [] }, host, client).outcome).toBe('unreachable');
+    // stopped without the ICMP in the capture: no verdict from a guess
+    expect(classifyDnsAgent({ outcome: 'unreachable', server, replies: [] }, [], client).outcome).toBe('error');
+  });
+  it('an ICMP about another address or port does not end the query', () => {
+    const other = packets(['12:00:00.000001 IP 10.96.0.11 > 10.244.1.2: ICMP 10.96.0.11 udp port 53 unreachable, length 68', '12:00:00.000002 IP 10.96.0.10 > 10.244.1.2: ICMP 10.96.0.10 udp port 5353 unreachable, length 68']);
+    expect(icmpAboutQuery(other, client, { ip: '10.96.0.10', port: 53 })).toBeUndefined();
   });
 });

@@ -6,6 +6,7 @@
 //   dns-query --server IP --port P --qname NAME --timeout MS [--sport P]
 //             a resolver that reads the source of every reply (unconnected socket), so a reply from
 //             an unexpected source is observed exactly, like old nslookup's "reply from unexpected source".
+//             The netns lab runs its native twin, dns-query.c (same arguments, same JSON; test/lab/dns-query.test.ts).
 //   connect   --server IP --port P --timeout MS
 //             one TCP connect(); prints the errno it failed with (curl 7.88 does not name it when no
 //             packet left the pod: a local EHOSTUNREACH/ENETUNREACH/ECONNREFUSED)

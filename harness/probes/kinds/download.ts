@@ -16,6 +16,8 @@ export async function runDownload(run: ProbeRun, download: NonNullable<ProbeSpec
     const [code = '0', size = '0', connect = '0', total = '0', localPort = '0', servedBy = ''] = r.stdout.trim().split(' ');
     // parallel runs share the pod's interface: keep only this connection's packets
     const port = Number(localPort);
+    // reset: the RST that ended curl may still be on its way through tcpdump
+    if (port && /reset/i.test(r.stderr)) await watch.until((seen) => seen.some((p) => p.flags?.startsWith('R') && (p.dport === port || p.sport === port)), 100);
     const packets = (await watch.stop()).filter((p) => port === 0 || (p.dst === client && p.dport === port) || (p.src === client && p.sport === port));
     const classified = classifyDownload({ exitCode: r.exitCode, stderr: r.stderr, httpCode: Number(code), body: '', connectSeconds: Number(connect), bytes: download.bytes, sizeDownload: Number(size), servedBy }, packets, client, endpoint);
     const connectMs = Math.round(Number(connect) * 1e4) / 10;

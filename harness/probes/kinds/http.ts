@@ -30,11 +30,11 @@ function nextSourcePort(cluster: StartedCluster): number {
 
 export async function runHttp(run: ProbeRun, http: NonNullable<ProbeSpec['http']>): Promise<Observation> {
   const { spec, cluster, client, target, endpoint, signal, dropped, timeoutMs } = run;
-  // concurrent runs of a repeated probe share the pod's interface: each connects from its own source
-  // port and watches only that port, so no run calls its verdict on another run's packets
+  // concurrent runs of a repeated probe share the pod's interface (and its packet watch): each connects from
+  // its own source port and keeps only that port's packets, so no run calls its verdict on another run's
   const sourcePort = spec.parallel > 1 ? nextSourcePort(cluster) : undefined;
   // ICMP too: an unreachable or a port-unreachable answering the client is what the application experienced
-  const watch = await startWatch(run, [...(sourcePort ? ['(tcp', 'port', `${sourcePort})`] : ['tcp']), 'or', 'icmp']);
+  const watch = await startWatch(run, ['tcp', 'or', 'icmp'], sourcePort ? (p) => p.proto === 'icmp' || p.sport === sourcePort || p.dport === sourcePort : undefined);
   const early = earlyVerdict(watch, run);
   try {
     const url = `http://${endpoint.ip}:${endpoint.port}${http.path}`;
