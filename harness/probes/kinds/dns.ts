@@ -4,6 +4,7 @@ import type { Observation } from '../../model/outcome.ts';
 import type { ProbeSpec } from '../../model/scenario-schema.ts';
 import { classifyDnsAgent, dnsReplyOnWire, foreignReply, icmpAboutQuery, icmpInsteadOfReply, type Classified, type DnsAgentResult } from '../classify.ts';
 import type { PacketView } from '../packet-watch.ts';
+import { dropVerdict } from '../../trace/drop-verdict.ts';
 import { earlyVerdict, lastLine, observation, startWatch, type ProbeRun } from '../probe-run.ts';
 
 /** The addresses nslookup printed for the name (after its "Name:" line; the server's own address comes before). */
@@ -25,15 +26,19 @@ function icmpAnswered(watch: PacketView, run: ProbeRun): AbortController {
 }
 
 export async function runDns(run: ProbeRun, dns: NonNullable<ProbeSpec['dns']>): Promise<Observation> {
-  const { cluster, client, target, endpoint, signal, timeoutMs } = run;
+  const { cluster, client, target, endpoint, signal, dropped, timeoutMs } = run;
   const watch = await startWatch(run, ['(udp', 'port', '53)', 'or', 'icmp']);
   const early = earlyVerdict(watch, run);
   const icmp = icmpAnswered(watch, run);
   try {
     if (dns.tool === 'agent') {
-      // the resolver ends by itself at its first reply (from the server or not), so only the ICMP stops it
-      const r = await target.exec([...(cluster.dnsQueryCommand ?? [...cluster.agentCommand, 'dns-query']), `--server=${endpoint.ip}`, '--port=53', `--qname=${dns.name}`, `--timeout=${timeoutMs}`, ...(dns.sourcePort ? [`--sport=${dns.sourcePort}`] : [])], { signal, timeoutMs: timeoutMs + 5000, stopWhen: icmp.signal });
+      // the resolver ends by itself at its first reply (from the server or not); an ICMP about the query or
+      // a drop the trace attributed (the query dropped on its way, e.g. to a deleted pod) stops it earlier
+      const r = await target.exec([...(cluster.dnsQueryCommand ?? [...cluster.agentCommand, 'dns-query']), `--server=${endpoint.ip}`, '--port=53', `--qname=${dns.name}`, `--timeout=${timeoutMs}`, ...(dns.sourcePort ? [`--sport=${dns.sourcePort}`] : [])], { signal, timeoutMs: timeoutMs + 5000, stopWhen: dropped ? AbortSignal.any([icmp.signal, dropped]) : icmp.signal });
       const packets = await watch.stop();
+      if (r.stopped && !r.stdout.trim() && !icmp.signal.aborted && dropped?.aborted) {
+        return observation(run, dropVerdict(packets, client, endpoint, String(dropped.reason)).classified, { qname: dns.name, replies: [] }, packets);
+      }
       // stopped before it printed: the ICMP answered the query (a reply it printed first still decides)
       const result: DnsAgentResult = r.stopped && !r.stdout.trim() ? { outcome: 'unreachable', server: `${endpoint.ip}#53`, replies: [] } : (JSON.parse(r.stdout) as DnsAgentResult);
       return observation(run, classifyDnsAgent(result, packets, client), { qname: dns.name, replies: result.replies }, packets);
