@@ -97,7 +97,13 @@ class LabTracer {
    * (without). The verdicts of that packet get the drop's ICMP fields, whichever arrived first.
    */
   private quoteIcmpError(e: Stamped): void {
-    const recent = this.events.filter((x) => x !== e && Math.abs(x.stamp - e.stamp) < 250);
+    // only an ICMP error's drop or a verdict of a port-less packet can pair up; anything else (a bulk
+    // download's qdisc drops, thousands a second) returns at once instead of scanning every event
+    const candidate = (e.kind === 'drop' && e.packet.inner) || (e.kind === 'rule' && !e.packet.sport && !e.packet.inner);
+    if (!candidate) return;
+    const recent: Stamped[] = [];
+    // stamps rise with arrival: the events of the last 250 ms are at the end
+    for (let i = this.events.length - 1; i >= 0 && e.stamp - this.events[i]!.stamp < 250; i--) if (this.events[i] !== e) recent.unshift(this.events[i]!);
     const sameIp = (a: TraceEvent['packet'], b: TraceEvent['packet']) => a.src === b.src && a.dst === b.dst;
     const drop = e.kind === 'drop' && e.packet.inner ? e : e.kind === 'rule' && !e.packet.sport && !e.packet.inner ? recent.findLast((x) => x.kind === 'drop' && x.packet.inner && x.where === `node/${e.node}` && sameIp(x.packet, e.packet)) : undefined;
     if (drop?.kind !== 'drop') return;
