@@ -15,6 +15,8 @@ export interface CheckResult {
   matched: boolean;
   /** Matching output lines, so the report shows the evidence itself. */
   evidence: string[];
+  /** The check could not be read at all (its command failed, its counter matched no line): no evidence either way. */
+  unreadable?: true;
 }
 
 type Range = NonNullable<CheckSpec['expect']['delta']>;
@@ -151,7 +153,7 @@ export class PhaseChecks {
         const expected = `delta ${describeRange(range)}`;
         if ('failure' in before || 'failure' in after) {
           const why = 'failure' in before ? `before the probes: ${before.failure}` : `after the probes: ${(after as { failure: string }).failure}`;
-          results.push({ ...base, expected, observed: `cannot be read ${why}`, matched: false, evidence: [] });
+          results.push({ ...base, expected, observed: `cannot be read ${why}`, matched: false, evidence: [], unreadable: true });
           continue;
         }
         const delta = after.value - before.value;
@@ -165,7 +167,7 @@ export class PhaseChecks {
       } else {
         const expected = `lines matching /${check.matches}/ ${describeRange(check.expect.count!)}`;
         if (out.failure) {
-          results.push({ ...base, expected, observed: `command failed (${out.failure})`, matched: false, evidence: [] });
+          results.push({ ...base, expected, observed: `command failed (${out.failure})`, matched: false, evidence: [], unreadable: true });
           continue;
         }
         const re = new RegExp(check.matches!);

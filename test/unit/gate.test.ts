@@ -31,6 +31,12 @@ describe('gate', () => {
     expect(assess(result([], { verdict: 'skipped', skipReason: 'needs Docker' }))).toEqual({ verdict: 'not-applicable', reason: 'needs Docker' });
   });
 
+  it('unjudged, not immune, when a faulted check could not be read (a counter for a rule this profile writes otherwise)', () => {
+    const r = result([['baseline', true], ['faulted', true]]);
+    r.phases[1]!.checks.push({ id: 'drops', on: 'node/a', argv: [], expected: 'delta >= 1', observed: 'cannot be read before the probes: no line matched /DROP/', matched: false, evidence: [], unreadable: true });
+    expect(assess(r)).toEqual({ verdict: 'unjudged', reason: "the faulted phase's evidence could not be read under this profile: check drops: cannot be read before the probes: no line matched /DROP/" });
+  });
+
   it('a profile rewrites the topology: kube-proxy version and node sysctls', async () => {
     const race = (await loadAllScenarios()).find((s) => s.scenario.id === 'cilium-kube-proxy-forward-race')!.scenario;
     const applied = applyProfile(race, await loadProfile('kube-proxy-1.29-be-liberal'));
