@@ -24,9 +24,12 @@ export function assess(result: ScenarioResult): Assessment {
   if (!baseline || !faulted) return { verdict: 'unjudged', reason: 'the run did not reach the faulted phase' };
   const baselineMisses = [...baseline.probes.filter((p) => !p.matched).map((p) => p.mismatch), ...baseline.checks.filter((c) => !c.matched).map((c) => `${c.id}: ${c.observed}`)];
   if (baselineMisses.length > 0) return { verdict: 'unjudged', reason: `the healthy baseline did not hold: ${baselineMisses.join('; ')}` };
-  // a check that could not be read says nothing about the symptom: not a reason to call it immune
+  // the symptom did not show on the wire: immune, whatever the checks could read
+  const absent = faulted.probes.filter((p) => !p.matched).map((p) => p.summary);
+  if (absent.length > 0) return { verdict: 'immune', reason: absent.join('; ') };
+  // the symptom showed, but a check that could not be read says nothing either way: not immune
   const unreadable = faulted.checks.filter((c) => c.unreadable).map((c) => `check ${c.id}: ${c.observed}`);
-  if (unreadable.length > 0) return { verdict: 'unjudged', reason: `the faulted phase's evidence could not be read under this profile: ${unreadable.join('; ')}` };
+  if (unreadable.length > 0) return { verdict: 'unjudged', reason: `the symptom showed, but the faulted phase's evidence could not be read under this profile: ${unreadable.join('; ')}` };
   const misses = [...faulted.probes.filter((p) => !p.matched).map((p) => p.summary), ...faulted.checks.filter((c) => !c.matched).map((c) => `check ${c.id}: ${c.observed}`)];
   if (misses.length === 0) return { verdict: 'susceptible', reason: faulted.probes.map((p) => p.summary).join('; ') };
   return { verdict: 'immune', reason: misses.join('; ') };

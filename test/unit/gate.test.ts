@@ -31,10 +31,14 @@ describe('gate', () => {
     expect(assess(result([], { verdict: 'skipped', skipReason: 'needs Docker' }))).toEqual({ verdict: 'not-applicable', reason: 'needs Docker' });
   });
 
-  it('unjudged, not immune, when a faulted check could not be read (a counter for a rule this profile writes otherwise)', () => {
-    const r = result([['baseline', true], ['faulted', true]]);
-    r.phases[1]!.checks.push({ id: 'drops', on: 'node/a', argv: [], expected: 'delta >= 1', observed: 'cannot be read before the probes: no line matched /DROP/', matched: false, evidence: [], unreadable: true });
-    expect(assess(r)).toEqual({ verdict: 'unjudged', reason: "the faulted phase's evidence could not be read under this profile: check drops: cannot be read before the probes: no line matched /DROP/" });
+  it('a faulted check that could not be read: unjudged when the symptom showed, immune when the probes saw none', () => {
+    const unreadable = { id: 'drops', on: 'node/a', argv: [], expected: 'delta >= 1', observed: 'cannot be read before the probes: no line matched /DROP/', matched: false, evidence: [], unreadable: true as const };
+    const shown = result([['baseline', true], ['faulted', true]]);
+    shown.phases[1]!.checks.push(unreadable);
+    expect(assess(shown)).toEqual({ verdict: 'unjudged', reason: "the symptom showed, but the faulted phase's evidence could not be read under this profile: check drops: cannot be read before the probes: no line matched /DROP/" });
+    const absent = result([['baseline', true], ['faulted', false]]);
+    absent.phases[1]!.checks.push(unreadable);
+    expect(assess(absent)).toEqual({ verdict: 'immune', reason: 'faulted summary' });
   });
 
   it('a profile rewrites the topology: kube-proxy version and node sysctls', async () => {
