@@ -63,10 +63,11 @@ export interface StartedCluster extends AsyncDisposable {
   pod(name: string): Target;
   /** pod/x, svc/y, node/z -> IPv4 address. */
   address(ref: string): string;
-  /** argv prefix that runs our pod agent (clusters/netns/agent/pod-agent.mjs) inside a pod. */
+  /**
+   * argv prefix that runs our pod agent inside a pod: clusters/netns/agent/pod-agent.mjs, or (netns lab)
+   * its native twin pod-agent.c, with the same subcommands, arguments and output.
+   */
   readonly agentCommand: readonly string[];
-  /** argv of a native resolver taking the agent's `dns-query` arguments and printing its JSON (no Node start per query); absent: the agent's. */
-  readonly dnsQueryCommand?: readonly string[];
   /** Resolve `pod/x` or `node/x` to its Target. */
   target(ref: string): Target;
   /** Performs a lab action its provider declares (`action/KIND`); throws HarnessError UNSUPPORTED for any other. */

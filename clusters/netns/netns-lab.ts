@@ -32,9 +32,10 @@ export class NetnsLab implements StartedCluster {
   readonly fabricPorts = new Map<string, string>();
   /** Helper programs built for this lab (`{bin/inject-ahead}`), or why one could not be built. */
   readonly bins = new Map<string, { path?: string; error?: string }>();
-  readonly agentCommand = ['node', packagePath('clusters/netns/agent/pod-agent.mjs')];
-  /** agent/dns-query.c, once built (provisioning). */
-  dnsQueryCommand?: string[];
+  /** pod-agent.mjs, as real clusters run it: the lab's fallback, and what test/lab/native-agent.test.ts compares the native agent with. */
+  readonly nodeAgentCommand = ['node', packagePath('clusters/netns/agent/pod-agent.mjs')];
+  /** Its native twin agent/pod-agent.c once built (provisioning, before the pods' programs start), else pod-agent.mjs. */
+  agentCommand: readonly string[] = this.nodeAgentCommand;
   /** Node -> the kube-proxy release a `start` step put there (else the topology's). */
   readonly kubeProxyVersions = new Map<string, string>();
   actionHandler?: ActionHandler;

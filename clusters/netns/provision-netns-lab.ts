@@ -172,10 +172,7 @@ async function createBridgePods(lab: NetnsLab, topology: TopologySpec, nodeName:
   await loopbacks;
 }
 
-/**
- * Helper programs commands may name as `{bin/NAME}`; a missing compiler only matters to scenarios that use
- * them. The native dns-query spares a Node start per DNS probe; without it probes run the agent's.
- */
+/** Helper programs commands may name as `{bin/NAME}`; a missing compiler only matters to scenarios that use them. */
 async function buildHelpers(lab: NetnsLab): Promise<void> {
   const bins = HELPERS.map(async (name) => {
     try {
@@ -184,8 +181,7 @@ async function buildHelpers(lab: NetnsLab): Promise<void> {
       lab.bins.set(name, { error: (e as Error).message.split('\n')[0] });
     }
   });
-  const dnsQuery = helperBinary('dns-query').then((path) => (lab.dnsQueryCommand = [path]), () => {});
-  await Promise.all([...bins, dnsQuery]);
+  await Promise.all(bins);
 }
 
 export function podPlacements(lab: NetnsLab, topology: TopologySpec): Map<string, PodPlacement> {
@@ -239,7 +235,16 @@ async function performAction(lab: NetnsLab, action: LabAction): Promise<void> {
   }
 }
 
+/**
+ * The native pod agent (agent/pod-agent.c) spares a Node start (~0.1-0.2 s of CPU) per pod server and
+ * per probe that runs the agent; where it cannot be built the lab runs pod-agent.mjs.
+ */
+async function useNativeAgent(lab: NetnsLab): Promise<void> {
+  await helperBinary('pod-agent').then((path) => (lab.agentCommand = [path]), () => {});
+}
+
 async function startPrograms(lab: NetnsLab, topology: TopologySpec, run: RunContext): Promise<void> {
+  await useNativeAgent(lab);
   const records = topology.services.map((s) => `--record=${s.name}.${s.namespace}.svc.cluster.local=${s.clusterIP}`);
   const machines = [
     ...topology.pods.map((p) => ({ name: p.name, serve: p.serve, target: () => lab.pod(p.name) })),

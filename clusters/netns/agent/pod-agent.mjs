@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 // @ts-check
 // The one program the lab starts inside pods. Plain JavaScript so it starts in ~50 ms without a loader.
+// Real clusters run it; the netns lab runs its native twin, pod-agent.c (same subcommands, arguments and
+// output; test/lab/native-agent.test.ts), and this one only where gcc cannot build that.
 //   http      --port P --name POD                      HTTP echo that answers with its pod name; GET /bytes/N streams N bytes
 //   dns       --port P --name POD --record NAME=IP ...  authoritative A-record server
 //   dns-query --server IP --port P --qname NAME --timeout MS [--sport P]
 //             a resolver that reads the source of every reply (unconnected socket), so a reply from
 //             an unexpected source is observed exactly, like old nslookup's "reply from unexpected source".
-//             The netns lab runs its native twin, dns-query.c (same arguments, same JSON; test/lab/dns-query.test.ts).
 //   connect   --server IP --port P --timeout MS
 //             one TCP connect(); prints the errno it failed with (curl 7.88 does not name it when no
 //             packet left the pod: a local EHOSTUNREACH/ENETUNREACH/ECONNREFUSED)

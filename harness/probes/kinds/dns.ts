@@ -34,7 +34,7 @@ export async function runDns(run: ProbeRun, dns: NonNullable<ProbeSpec['dns']>):
     if (dns.tool === 'agent') {
       // the resolver ends by itself at its first reply (from the server or not); an ICMP about the query or
       // a drop the trace attributed (the query dropped on its way, e.g. to a deleted pod) stops it earlier
-      const r = await target.exec([...(cluster.dnsQueryCommand ?? [...cluster.agentCommand, 'dns-query']), `--server=${endpoint.ip}`, '--port=53', `--qname=${dns.name}`, `--timeout=${timeoutMs}`, ...(dns.sourcePort ? [`--sport=${dns.sourcePort}`] : [])], { signal, timeoutMs: timeoutMs + 5000, stopWhen: dropped ? AbortSignal.any([icmp.signal, dropped]) : icmp.signal });
+      const r = await target.exec([...cluster.agentCommand, 'dns-query', `--server=${endpoint.ip}`, '--port=53', `--qname=${dns.name}`, `--timeout=${timeoutMs}`, ...(dns.sourcePort ? [`--sport=${dns.sourcePort}`] : [])], { signal, timeoutMs: timeoutMs + 5000, stopWhen: dropped ? AbortSignal.any([icmp.signal, dropped]) : icmp.signal });
       const packets = await watch.stop();
       if (r.stopped && !r.stdout.trim() && !icmp.signal.aborted && dropped?.aborted) {
         return observation(run, dropVerdict(packets, client, endpoint, String(dropped.reason)).classified, { qname: dns.name, replies: [] }, packets);

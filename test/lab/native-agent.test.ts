@@ -1,0 +1,150 @@
+// The netns lab runs the native pod agent (clusters/netns/agent/pod-agent.c) where real clusters run
+// pod-agent.mjs: both must serve the same HTTP and DNS answers and print the same JSON for the same probe.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newRunId, runPrefix } from '../../clusters/run-id.ts';
+import type { NetnsLab } from '../../clusters/netns/netns-lab.ts';
+import { provisionNetnsLab } from '../../clusters/netns/provision-netns-lab.ts';
+import { parseScenario } from '../../harness/model/load-scenario.ts';
+import { labSkipReason } from '../lab-support.ts';
+
+const { topology } = parseScenario(
+  `
+id: t
+title: t
+topology:
+  cni: bridge
+  nodes: [{ name: a, podCIDR: 10.244.1.0/24 }]
+  pods:
+    - { name: client, node: a }
+    - { name: web, node: a, serve: [{ http: 8080 }] }
+    - { name: dns, node: a, serve: [{ dns: 53 }] }
+  services:
+    - { name: dns, clusterIP: 10.96.0.10, ports: [{ port: 53, targetPort: 53, protocol: UDP }], endpoints: [dns] }
+probes: [{ id: p, from: client, dns: { server: svc/dns, name: dns.default.svc.cluster.local } }]
+baseline: { expect: { p: ok } }
+fault: { steps: [{ endpoint: { service: dns, pod: dns, op: remove } }], expect: { p: refused } }
+fixes: [{ steps: [{ endpoint: { service: dns, pod: dns, op: add } }], expect: { p: ok } }]
+`,
+  't.yaml',
+);
+
+/** The lab's servers run natively on the topology's ports; the Node agent's twins beside them on these. */
+const NODE_HTTP = 8081;
+const NODE_DNS = 54;
+/** Routed nowhere from the client (an `unreachable` route there): connect() fails locally. */
+const UNREACHABLE = '192.0.2.1';
+
+describe.skipIf(labSkipReason)('native pod agent', () => {
+  let lab: NetnsLab;
+  beforeAll(async () => {
+    const runId = newRunId();
+    lab = await provisionNetnsLab(topology, { runId, prefix: runPrefix(runId), signal: new AbortController().signal, log: () => {} });
+    const twins = [
+      lab.pod('web').spawn([...lab.nodeAgentCommand, 'http', `--port=${NODE_HTTP}`, '--name=web']),
+      lab.pod('dns').spawn([...lab.nodeAgentCommand, 'dns', `--port=${NODE_DNS}`, '--name=dns', '--record=dns.default.svc.cluster.local=10.96.0.10']),
+    ];
+    for (const twin of twins) lab.track(twin);
+    await Promise.all(twins.map((twin) => twin.waitFor(/^ready /, 5000)));
+    await lab.pod('client').exec(['ip', 'route', 'add', 'unreachable', `${UNREACHABLE}/32`]);
+  }, 60_000);
+  afterAll(() => lab?.destroy());
+
+  const client = async (argv: string[]) => (await lab.pod('client').exec(argv, { reject: false })).stdout;
+  /** The same command against the native server and its Node twin; `{port}` is the server's port. */
+  const servers = async (native: number, node: number, argv: string[], normalize: (out: string) => string) => {
+    const at = (port: number) => argv.map((a) => a.replaceAll('{port}', String(port)));
+    return { native: normalize(await client(at(native))), agent: normalize(await client(at(node))) };
+  };
+  /** The same agent subcommand run natively and by pod-agent.mjs, durations aside. */
+  const agents = async (args: string[]) => {
+    const run = async (argv: readonly string[]) => {
+      const { durationMs: _varies, ...json } = JSON.parse(await client([...argv, ...args])) as Record<string, unknown>;
+      return json;
+    };
+    return { native: await run(lab.agentCommand), agent: await run(lab.nodeAgentCommand) };
+  };
+
+  it('is built with the lab and runs its servers', () => {
+    expect(lab.agentCommand).toEqual([expect.stringMatching(/pod-agent-[0-9a-f]{12}$/)]);
+  });
+
+  it('serves HTTP as the agent does: body and headers, /bytes/N, keep-alive, connections at once', async () => {
+    const web = lab.address('pod/web');
+    const withoutDate = (out: string) => out.replace(/^Date: .*\r\n/m, '');
+    const root = await servers(8080, NODE_HTTP, ['curl', '-sS', '-D', '-', `http://${web}:{port}/`], withoutDate);
+    expect(root.native).toEqual(root.agent);
+    expect(root.native).toMatch(/^HTTP\/1\.1 200 OK\r\nx-served-by: web\r\n/);
+    expect(root.native).toMatch(/\r\n\r\nweb\n$/);
+    for (const argv of [
+      ['curl', '-sS', '-D', '-', '-o', '/dev/null', '-w', '%{size_download}', `http://${web}:{port}/bytes/3000000`],
+      ['curl', '-sS', '-D', '-', '-H', 'Connection: close', `http://${web}:{port}/other`],
+      ['curl', '-sS', '-D', '-', '-0', `http://${web}:{port}/`],
+      // a second request on the same connection: no new connect
+      ['curl', '-sS', '-o', '/dev/null', '-o', '/dev/null', '-w', '%{num_connects} %{size_download}\n', `http://${web}:{port}/`, `http://${web}:{port}/bytes/10`],
+      ['curl', '-sS', '-Z', '-o', '/dev/null', '-o', '/dev/null', '-w', '%{size_download}\n', `http://${web}:{port}/bytes/2000000`, `http://${web}:{port}/bytes/2000000`],
+    ]) {
+      const { native, agent } = await servers(8080, NODE_HTTP, argv, withoutDate);
+      expect(native, argv.join(' ')).toEqual(agent);
+    }
+    expect((await client(['curl', '-sS', '-o', '/dev/null', '-w', '%{size_download}', `http://${web}:8080/bytes/3000000`]))).toBe('3000000');
+  });
+
+  it('closes an idle keep-alive connection when the agent does', async () => {
+    const web = lab.address('pod/web');
+    // one request, then the seconds until the server closes the connection
+    const idle = async (port: number) => {
+      const script = `exec 3<>/dev/tcp/${web}/${port}; printf 'GET / HTTP/1.1\\r\\nHost: web\\r\\n\\r\\n' >&3; s=$EPOCHREALTIME; cat <&3 >/dev/null; echo "$s $EPOCHREALTIME"`;
+      const [start = 0, end = 0] = (await client(['bash', '-c', script])).trim().split(' ').map(Number);
+      return end - start;
+    };
+    const [native, agent] = await Promise.all([idle(8080), idle(NODE_HTTP)]);
+    expect(agent).toBeGreaterThan(1.8);
+    expect(agent).toBeLessThan(2.5);
+    expect(Math.abs(native - agent)).toBeLessThan(0.3);
+  });
+
+  it('answers DNS as the agent does: an A record with TTL 5, NXDOMAIN, NODATA', async () => {
+    const dns = lab.address('pod/dns');
+    // the server's own address and port, and the query id, differ by design
+    const answerOnly = (out: string) => out.replace(/^(Server:|Address:\t|\s*id = ).*\n/gm, '');
+    const outputs: string[] = [];
+    for (const query of [['-type=A', 'dns.default.svc.cluster.local'], ['-type=A', 'nothing.default.svc.cluster.local'], ['-type=AAAA', 'dns.default.svc.cluster.local']]) {
+      const { native, agent } = await servers(53, NODE_DNS, ['nslookup', '-debug', '-port={port}', ...query, dns], answerOnly);
+      expect(native, query.join(' ')).toEqual(agent);
+      outputs.push(native);
+    }
+    expect(outputs[0]).toMatch(/internet address = 10\.96\.0\.10\n\s*ttl = 5\n/);
+    expect(outputs[1]).toContain('NXDOMAIN');
+    expect(outputs[2]).toContain('No answer');
+  });
+
+  it('resolves as the agent does: an answer through the Service, NXDOMAIN, a fixed source port, no reply', async () => {
+    for (const args of [
+      ['--server=10.96.0.10', '--port=53', '--qname=dns.default.svc.cluster.local', '--timeout=1000'],
+      ['--server=10.96.0.10', '--port=53', '--qname=nothing.default.svc.cluster.local', '--timeout=1000'],
+      ['--server=10.96.0.10', '--port=53', '--qname=dns.default.svc.cluster.local', '--timeout=1000', '--sport=40000'],
+      // nothing listens there: the port-unreachable never reaches an unconnected socket
+      [`--server=${lab.address('pod/dns')}`, '--port=55', '--qname=dns.default.svc.cluster.local', '--timeout=300'],
+    ]) {
+      const { native, agent } = await agents(['dns-query', ...args]);
+      expect(native, args.join(' ')).toEqual(agent);
+    }
+    expect((await agents(['dns-query', '--server=10.96.0.10', '--port=53', '--qname=dns.default.svc.cluster.local', '--timeout=1000'])).native).toMatchObject({ outcome: 'ok', replies: [{ from: '10.96.0.10#53', rcode: 0, answers: ['10.96.0.10'] }] });
+  });
+
+  it('names the errno of a connect() as the agent does: connected, a closed port, an unreachable route, no answer', async () => {
+    const web = lab.address('pod/web');
+    const cases: [string[], string | null][] = [
+      [[`--server=${web}`, '--port=8080'], null],
+      [[`--server=${web}`, '--port=9'], 'ECONNREFUSED'],
+      [[`--server=${UNREACHABLE}`, '--port=80'], 'EHOSTUNREACH'],
+      // no pod has this address: neighbour resolution outlasts the timeout
+      [['--server=10.244.1.200', '--port=80'], 'ETIMEDOUT'],
+    ];
+    for (const [args, errno] of cases) {
+      const { native, agent } = await agents(['connect', ...args, '--timeout=300']);
+      expect(native, args.join(' ')).toEqual(agent);
+      expect(native).toEqual({ errno });
+    }
+  });
+});
