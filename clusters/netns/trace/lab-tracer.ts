@@ -269,7 +269,8 @@ function attributedDrop(e: TraceEvent, flows: TraceFlows): boolean {
   const inner = e.packet.inner;
   const ours = e.packet.src === flows.client || (inner !== undefined && (inner.src === flows.client || inner.dst === flows.client));
   // a REJECT answers the client (RST or ICMP): that answer decides the outcome, not a drop verdict
-  if (e.kind === 'rule') return e.verdict === 'DROP' && ours;
+  // (nf_tables traces a REJECT rule with a drop verdict: its target says what it is)
+  if (e.kind === 'rule') return e.verdict === 'DROP' && e.target !== 'REJECT' && !/ -j REJECT\b/.test(e.rule ?? '') && ours;
   return DETERMINISTIC_DROPS.has(e.reason) && ours;
 }
 
