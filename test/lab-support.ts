@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { onTestFinished } from 'vitest';
 import { netnsAvailability } from '../clusters/netns/netns-provider.ts';
+import { parseScenario } from '../harness/model/load-scenario.ts';
+import type { TopologySpec } from '../harness/model/scenario-schema.ts';
 
 /** A temporary directory (e.g. for evidence: pcaps of MBs) removed when the test ends, pass or fail. */
 export async function tempDir(prefix = 'netrepro-test-'): Promise<string> {
@@ -21,3 +23,29 @@ if (labSkipReason && process.env.CI === 'true') {
   throw new Error(`CI=true but the netns lab cannot run here: ${labSkipReason}`);
 }
 if (labSkipReason) console.warn(`netns lab tests skipped: ${labSkipReason}`);
+
+/**
+ * The lab tests' small topology: one bridge node, a client, a DNS pod behind the ClusterIP 10.96.0.10
+ * (and a web pod serving 8080 when asked), on the given kube-proxy release.
+ */
+export function dnsServiceTopology(options: { kubeProxy?: string; web?: boolean } = {}): TopologySpec {
+  return parseScenario(
+    `
+id: t
+title: t
+topology:
+  cni: bridge
+${options.kubeProxy ? `  kubeProxy: "${options.kubeProxy}"\n` : ''}  nodes: [{ name: a, podCIDR: 10.244.1.0/24 }]
+  pods:
+    - { name: client, node: a }
+${options.web ? '    - { name: web, node: a, serve: [{ http: 8080 }] }\n' : ''}    - { name: dns, node: a, serve: [{ dns: 53 }] }
+  services:
+    - { name: dns, clusterIP: 10.96.0.10, ports: [{ port: 53, targetPort: 53, protocol: UDP }], endpoints: [dns] }
+probes: [{ id: p, from: client, dns: { server: svc/dns, name: dns.default.svc.cluster.local } }]
+baseline: { expect: { p: ok } }
+fault: { steps: [{ endpoint: { service: dns, pod: dns, op: remove } }], expect: { p: refused } }
+fixes: [{ steps: [{ endpoint: { service: dns, pod: dns, op: add } }], expect: { p: ok } }]
+`,
+    't.yaml',
+  ).topology;
+}

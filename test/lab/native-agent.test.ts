@@ -4,29 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newRunId, runPrefix } from '../../clusters/run-id.ts';
 import type { NetnsLab } from '../../clusters/netns/netns-lab.ts';
 import { provisionNetnsLab } from '../../clusters/netns/provision-netns-lab.ts';
-import { parseScenario } from '../../harness/model/load-scenario.ts';
-import { labSkipReason } from '../lab-support.ts';
+import { dnsServiceTopology, labSkipReason } from '../lab-support.ts';
 
-const { topology } = parseScenario(
-  `
-id: t
-title: t
-topology:
-  cni: bridge
-  nodes: [{ name: a, podCIDR: 10.244.1.0/24 }]
-  pods:
-    - { name: client, node: a }
-    - { name: web, node: a, serve: [{ http: 8080 }] }
-    - { name: dns, node: a, serve: [{ dns: 53 }] }
-  services:
-    - { name: dns, clusterIP: 10.96.0.10, ports: [{ port: 53, targetPort: 53, protocol: UDP }], endpoints: [dns] }
-probes: [{ id: p, from: client, dns: { server: svc/dns, name: dns.default.svc.cluster.local } }]
-baseline: { expect: { p: ok } }
-fault: { steps: [{ endpoint: { service: dns, pod: dns, op: remove } }], expect: { p: refused } }
-fixes: [{ steps: [{ endpoint: { service: dns, pod: dns, op: add } }], expect: { p: ok } }]
-`,
-  't.yaml',
-);
+const topology = dnsServiceTopology({ web: true });
 
 /** The lab's servers run natively on the topology's ports; the Node agent's twins beside them on these. */
 const NODE_HTTP = 8081;

@@ -4,31 +4,9 @@
 import { describe, expect, it } from 'vitest';
 import { newRunId, runPrefix } from '../../clusters/run-id.ts';
 import { provisionNetnsLab } from '../../clusters/netns/provision-netns-lab.ts';
-import { parseScenario } from '../../harness/model/load-scenario.ts';
-import type { TopologySpec } from '../../harness/model/scenario-schema.ts';
-import { labSkipReason } from '../lab-support.ts';
+import { dnsServiceTopology, labSkipReason } from '../lab-support.ts';
 
-const topology = (kubeProxy: string): TopologySpec =>
-  parseScenario(
-    `
-id: t
-title: t
-topology:
-  cni: bridge
-  kubeProxy: "${kubeProxy}"
-  nodes: [{ name: a, podCIDR: 10.244.1.0/24 }]
-  pods:
-    - { name: client, node: a }
-    - { name: dns, node: a, serve: [{ dns: 53 }] }
-  services:
-    - { name: dns, clusterIP: 10.96.0.10, ports: [{ port: 53, targetPort: 53, protocol: UDP }], endpoints: [dns] }
-probes: [{ id: p, from: client, dns: { server: svc/dns, name: dns.default.svc.cluster.local } }]
-baseline: { expect: { p: ok } }
-fault: { steps: [{ endpoint: { service: dns, pod: dns, op: remove } }], expect: { p: refused } }
-fixes: [{ steps: [{ endpoint: { service: dns, pod: dns, op: add } }], expect: { p: ok } }]
-`,
-    't.yaml',
-  ).topology;
+const topology = (kubeProxy: string) => dnsServiceTopology({ kubeProxy });
 
 const context = (runId: string) => ({ runId, prefix: runPrefix(runId), signal: new AbortController().signal, log: () => {} });
 
