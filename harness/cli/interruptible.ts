@@ -1,6 +1,7 @@
 // Ctrl-C / SIGTERM abort the run; teardown still runs, then we exit 130 / 143. The handlers stay
 // installed for the whole run: with `once`, Node restores the default action and the process can
 // die mid-teardown. A third signal exits at once (then `netrepro clean` removes what is left).
+// A reader that went away (`netrepro run ... | head`) is handled like SIGPIPE, teardown first: exit 141.
 import { colorsFor } from '../report/colors.ts';
 
 export function interruptible(): { signal: AbortSignal; exitCode: () => number | undefined } {
@@ -19,5 +20,13 @@ export function interruptible(): { signal: AbortSignal; exitCode: () => number |
     });
   on('SIGINT', 130);
   on('SIGTERM', 143);
+  // without a listener, EPIPE on a write is an uncaught error: the process dies and leaves its labs up
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (e: NodeJS.ErrnoException) => {
+      if (e.code !== 'EPIPE' && e.code !== 'ERR_STREAM_DESTROYED') throw e;
+      code ??= 141;
+      controller.abort();
+    });
+  }
   return { signal: controller.signal, exitCode: () => code };
 }

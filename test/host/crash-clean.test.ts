@@ -1,5 +1,6 @@
 // kill -9 in the middle of a run, then `netrepro clean`: nothing of that run may remain (namespaces,
 // their processes, the bpffs holders with their pins, cgroups, state), and nothing else is touched.
+import { spawn } from 'node:child_process';
 import { runProcess } from '../child-process.ts';
 import { existsSync, readFileSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
@@ -60,6 +61,24 @@ describe.skipIf(labSkipReason)('crash, then clean', () => {
     expect(await namespacesOf(runId!)).toEqual([]);
     for (const p of pids) expect(await ended(p), `process ${p} of the crashed run`).toBe(true);
     expect(existsSync(`/sys/fs/cgroup/unified/netrepro/${runId}`)).toBe(false);
+    expect(existsSync(`/run/netrepro/${runId}`)).toBe(false);
+  });
+
+  it('a reader that goes away mid-run (`run ... | head`): the lab is torn down, then exit 141', async () => {
+    const child = spawn('node', ['bin/netrepro.js', 'run', 'br-netfilter-clusterip-same-node'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
+    let runId: string | undefined;
+    for (let i = 0; i < 400 && !runId; i++) {
+      const [id] = await runsOf(child.pid!);
+      if (id && (await namespacesOf(id)).length === 4) runId = id;
+      else await new Promise((r) => setTimeout(r, 25));
+    }
+    expect(runId, 'the run never brought its lab up').toBeDefined();
+    // the reader closes its end, as `head` does once it has its lines
+    child.stdout.destroy();
+    child.stderr.destroy();
+    expect(await exited).toBe(141);
+    expect(await namespacesOf(runId!)).toEqual([]);
     expect(existsSync(`/run/netrepro/${runId}`)).toBe(false);
   });
 });
