@@ -24,38 +24,29 @@ interface Source {
   readIn: string[];
 }
 
-const V1_18_2 = { repo: 'cilium/cilium', tag: 'v1.18.2', commit: '5bd307a8f6fbf3489005944ded2ed085fc642cc2', readIn: ['Br1an67/cilium', 'sh1un/cilium'] } as const;
+/** A file of cilium/cilium at a release tag, read in the forks named. */
+const atTag = (tag: string, commit: string, readIn: string[]) => (path: string): Source => ({ repo: 'cilium/cilium', tag, commit, path, readIn });
+const V1_18_2 = atTag('v1.18.2', '5bd307a8f6fbf3489005944ded2ed085fc642cc2', ['Br1an67/cilium', 'sh1un/cilium']);
+const FIVE_FORKS = ['Br1an67/cilium', 'madhusudancs/cilium', 'sh1un/cilium', 'AritraDey-Dev/cilium', 'go-faster/cilium'];
 // struct lb4_key, lb4_service, lb4_backend, lb4_reverse_nat, ipv4_revnat_tuple, ipv4_revnat_entry, ipv4_ct_tuple; TUPLE_F_*; SVC_FLAG_*
 // (the same structs, byte for byte, at v1.19.1, where lb4_* moved to bpf/lib/lb.h and the revnat structs to bpf/lib/sock.h)
-const COMMON_H: Source = { ...V1_18_2, readIn: [...V1_18_2.readIn], path: 'bpf/lib/common.h' };
+const COMMON_H = V1_18_2('bpf/lib/common.h');
 // cilium_lb4_services_v2, cilium_lb4_backends_v3, cilium_lb4_reverse_nat: BPF_MAP_TYPE_HASH
-const LB_H: Source = { ...V1_18_2, readIn: [...V1_18_2.readIn], path: 'bpf/lib/lb.h' };
+const LB_H = V1_18_2('bpf/lib/lb.h');
 // struct nat_entry (created, needs_ct, pad1, pad2), ipv4_nat_entry; cilium_snat_v4_external (LRU, ipv4_ct_tuple -> ipv4_nat_entry);
 // reverse SNAT of ICMP errors (RFC 5508): ICMP_DEST_UNREACH with code <= NR_ICMP_UNREACH, ICMP_TIME_EXCEEDED with ICMP_EXC_TTL / ICMP_EXC_FRAGTIME
-const NAT_H: Source = { ...V1_18_2, readIn: [...V1_18_2.readIn], path: 'bpf/lib/nat.h' };
+const NAT_H = V1_18_2('bpf/lib/nat.h');
 // SNAT_COLLISION_RETRIES 32; NODEPORT_PORT_MIN_NAT (NODEPORT_PORT_MAX + 1 = 32768), NODEPORT_PORT_MAX_NAT 65535
 // (v1.16 and before: 43835, and SNAT_COLLISION_RETRIES in nat.h)
-const NODE_CONFIG_H: Source = { ...V1_18_2, readIn: [...V1_18_2.readIn], path: 'bpf/node_config.h' };
+const NODE_CONFIG_H = V1_18_2('bpf/node_config.h');
 // cil_sock4_connect/sendmsg/recvmsg/getpeername on cgroup/{connect4,sendmsg4,recvmsg4,getpeername4}; -EHOSTUNREACH for a
 // service without backends; cilium_lb4_reverse_sk (LRU, ipv4_revnat_tuple -> ipv4_revnat_entry)
-const BPF_SOCK_C: Source = { ...V1_18_2, readIn: [...V1_18_2.readIn], path: 'bpf/bpf_sock.c' };
+const BPF_SOCK_C = V1_18_2('bpf/bpf_sock.c');
 // installForwardChainRules before PR 11819: three rules on the delivery interface (v1.6.2 - v1.7.4; v1.6.0/v1.6.1 had two)
-const IPTABLES_GO_OLD: Source = {
-  repo: 'cilium/cilium',
-  tag: 'v1.7.0',
-  commit: 'adeaf8c04371e7f1ab17379578a0b74814793587',
-  path: 'pkg/datapath/iptables/iptables.go',
-  readIn: ['Br1an67/cilium', 'madhusudancs/cilium', 'sh1un/cilium', 'AritraDey-Dev/cilium', 'go-faster/cilium'],
-};
+const IPTABLES_GO_OLD = atTag('v1.7.0', 'adeaf8c04371e7f1ab17379578a0b74814793587', FIVE_FORKS)('pkg/datapath/iptables/iptables.go');
 // installForwardChainRules after PR 11819 (backported to v1.7.5): cilium_host rules, cilium_net, and with endpoint routes the
 // lxc+ pair; the same rules at v1.12.0, v1.16.0 and v1.19.1 (installForwardChainRulesIpX)
-const IPTABLES_GO_NEW: Source = {
-  repo: 'cilium/cilium',
-  tag: 'v1.8.0',
-  commit: 'f455c7e6921d8907e6a6016411fc85e57919e3d1',
-  path: 'pkg/datapath/iptables/iptables.go',
-  readIn: ['Br1an67/cilium', 'madhusudancs/cilium', 'sh1un/cilium', 'AritraDey-Dev/cilium', 'go-faster/cilium'],
-};
+const IPTABLES_GO_NEW = atTag('v1.8.0', 'f455c7e6921d8907e6a6016411fc85e57919e3d1', FIVE_FORKS)('pkg/datapath/iptables/iptables.go');
 
 /** Byte offsets of the fields we use and the struct size, as read in `source`. */
 const LAYOUTS: { struct: string; size: number; fields: Record<string, number>; source: Source; object: 'masquerade' | 'sock-lb' }[] = [
