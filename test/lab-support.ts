@@ -25,27 +25,36 @@ if (labSkipReason && process.env.CI === 'true') {
 if (labSkipReason) console.warn(`netns lab tests skipped: ${labSkipReason}`);
 
 /**
+ * A topology for a lab test, written as the YAML lines under `topology:` (indented two spaces). The rest
+ * of the scenario it is parsed in (one probe, no-op fault and fix) only makes it valid.
+ */
+export function labTopology(body: string, probe = '{ id: p, from: client, http: { to: svc/web, port: 80 } }'): TopologySpec {
+  const scenario = `id: t
+title: t
+topology:
+${body.replace(/^\n+|\n+$/g, '')}
+probes: [${probe}]
+baseline: { expect: { p: ok } }
+fault: { steps: [{ run: { on: node/a, cmd: "true" } }], expect: { p: ok } }
+fixes: [{ steps: [{ run: { on: node/a, cmd: "true" } }], expect: { p: ok } }]
+`;
+  return parseScenario(scenario, 't.yaml').topology;
+}
+
+/**
  * The lab tests' small topology: one bridge node, a client, a DNS pod behind the ClusterIP 10.96.0.10
  * (and a web pod serving 8080 when asked), on the given kube-proxy release.
  */
 export function dnsServiceTopology(options: { kubeProxy?: string; web?: boolean } = {}): TopologySpec {
-  return parseScenario(
+  return labTopology(
     `
-id: t
-title: t
-topology:
   cni: bridge
 ${options.kubeProxy ? `  kubeProxy: "${options.kubeProxy}"\n` : ''}  nodes: [{ name: a, podCIDR: 10.244.1.0/24 }]
   pods:
     - { name: client, node: a }
 ${options.web ? '    - { name: web, node: a, serve: [{ http: 8080 }] }\n' : ''}    - { name: dns, node: a, serve: [{ dns: 53 }] }
   services:
-    - { name: dns, clusterIP: 10.96.0.10, ports: [{ port: 53, targetPort: 53, protocol: UDP }], endpoints: [dns] }
-probes: [{ id: p, from: client, dns: { server: svc/dns, name: dns.default.svc.cluster.local } }]
-baseline: { expect: { p: ok } }
-fault: { steps: [{ endpoint: { service: dns, pod: dns, op: remove } }], expect: { p: refused } }
-fixes: [{ steps: [{ endpoint: { service: dns, pod: dns, op: add } }], expect: { p: ok } }]
-`,
-    't.yaml',
-  ).topology;
+    - { name: dns, clusterIP: 10.96.0.10, ports: [{ port: 53, targetPort: 53, protocol: UDP }], endpoints: [dns] }`,
+    '{ id: p, from: client, dns: { server: svc/dns, name: dns.default.svc.cluster.local } }',
+  );
 }

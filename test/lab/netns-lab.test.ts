@@ -4,17 +4,11 @@ import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { newRunId, runPrefix } from '../../clusters/run-id.ts';
 import { provisionNetnsLab } from '../../clusters/netns/provision-netns-lab.ts';
-import { parseScenario } from '../../harness/model/load-scenario.ts';
-import type { TopologySpec } from '../../harness/model/scenario-schema.ts';
 import { labNamespaces } from '../host-snapshot.ts';
-import { labSkipReason } from '../lab-support.ts';
+import { labSkipReason, labTopology } from '../lab-support.ts';
 
-const topology = (extra = ''): TopologySpec =>
-  parseScenario(
-    `
-id: t
-title: t
-topology:
+const topology = (extra = '') =>
+  labTopology(`
   cni: bridge
   nodes:
     - { name: a, podCIDR: 10.244.1.0/24${extra} }
@@ -23,14 +17,7 @@ topology:
     - { name: client, node: a }
     - { name: web, node: b, serve: [{ http: 8080 }] }
   services:
-    - { name: web, clusterIP: 10.96.0.20, ports: [{ port: 80, targetPort: 8080 }], endpoints: [web] }
-probes: [{ id: p, from: client, http: { to: svc/web, port: 80 } }]
-baseline: { expect: { p: ok } }
-fault: { steps: [{ run: { on: node/a, cmd: "true" } }], expect: { p: ok } }
-fixes: [{ steps: [{ run: { on: node/a, cmd: "true" } }], expect: { p: ok } }]
-`,
-    't.yaml',
-  ).topology;
+    - { name: web, clusterIP: 10.96.0.20, ports: [{ port: 80, targetPort: 8080 }], endpoints: [web] }`);
 
 const context = (runId: string, signal = new AbortController().signal) => ({ runId, prefix: runPrefix(runId), signal, log: () => {} });
 const mine = async (runId: string) => (await labNamespaces()).filter((n) => n.startsWith(runPrefix(runId)));

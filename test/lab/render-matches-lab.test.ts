@@ -5,15 +5,10 @@ import { describe, expect, it } from 'vitest';
 import { newRunId, runPrefix } from '../../clusters/run-id.ts';
 import { provisionNetnsLab } from '../../clusters/netns/provision-netns-lab.ts';
 import { renderIptables } from '../../clusters/netns/render-node.ts';
-import { parseScenario } from '../../harness/model/load-scenario.ts';
-import { labSkipReason } from '../lab-support.ts';
+import { labSkipReason, labTopology } from '../lab-support.ts';
 
 const topology = (cni: string, kubeProxy: string, services: string, extraNode = '') =>
-  parseScenario(
-    `
-id: t
-title: t
-topology:
+  labTopology(`
   cni: ${cni}
   kubeProxy: "${kubeProxy}"
   hosts: [{ name: ext }]
@@ -25,14 +20,7 @@ topology:
     - { name: web, node: a, serve: [{ http: 8080 }] }
     - { name: web2, node: b, serve: [{ http: 8080 }] }
   services:
-${services}
-probes: [{ id: p, from: client, http: { to: svc/web, port: 80 } }]
-baseline: { expect: { p: ok } }
-fault: { steps: [{ run: { on: node/a, cmd: "true" } }], expect: { p: ok } }
-fixes: [{ steps: [{ run: { on: node/a, cmd: "true" } }], expect: { p: ok } }]
-`,
-    't.yaml',
-  ).topology;
+${services}`);
 
 const SERVICES = `
     - { name: web, clusterIP: 10.96.0.20, ports: [{ name: http, port: 80, targetPort: 8080 }], endpoints: [web, web2] }
