@@ -47,6 +47,13 @@ const IPTABLES_GO_OLD = atTag('v1.7.0', 'adeaf8c04371e7f1ab17379578a0b7481479358
 // installForwardChainRules after PR 11819 (backported to v1.7.5): cilium_host rules, cilium_net, and with endpoint routes the
 // lxc+ pair; the same rules at v1.12.0, v1.16.0 and v1.19.1 (installForwardChainRulesIpX)
 const IPTABLES_GO_NEW = atTag('v1.8.0', 'f455c7e6921d8907e6a6016411fc85e57919e3d1', FIVE_FORKS)('pkg/datapath/iptables/iptables.go');
+/** The four 1.8 rules without endpoint routes; with them, the lxc+ pair follows. */
+const V1_8_RULES = [
+  '-A CILIUM_FORWARD -o cilium_host -m comment --comment "cilium: any->cluster on cilium_host forward accept" -j ACCEPT',
+  '-A CILIUM_FORWARD -i cilium_host -m comment --comment "cilium: cluster->any on cilium_host forward accept (nodeport)" -j ACCEPT',
+  '-A CILIUM_FORWARD -i lxc+ -m comment --comment "cilium: cluster->any on lxc+ forward accept" -j ACCEPT',
+  '-A CILIUM_FORWARD -i cilium_net -m comment --comment "cilium: cluster->any on cilium_net forward accept (nodeport)" -j ACCEPT',
+];
 
 /** Byte offsets of the fields we use and the struct size, as read in `source`. */
 const LAYOUTS: { struct: string; size: number; fields: Record<string, number>; source: Source; object: 'masquerade' | 'sock-lb' }[] = [
@@ -115,10 +122,7 @@ const FORWARD_RULES: { version: '1.7' | '1.8'; endpointRoutes: boolean; rules: s
     endpointRoutes: false,
     source: IPTABLES_GO_NEW,
     rules: [
-      '-A CILIUM_FORWARD -o cilium_host -m comment --comment "cilium: any->cluster on cilium_host forward accept" -j ACCEPT',
-      '-A CILIUM_FORWARD -i cilium_host -m comment --comment "cilium: cluster->any on cilium_host forward accept (nodeport)" -j ACCEPT',
-      '-A CILIUM_FORWARD -i lxc+ -m comment --comment "cilium: cluster->any on lxc+ forward accept" -j ACCEPT',
-      '-A CILIUM_FORWARD -i cilium_net -m comment --comment "cilium: cluster->any on cilium_net forward accept (nodeport)" -j ACCEPT',
+      ...V1_8_RULES,
     ],
   },
   {
@@ -126,10 +130,8 @@ const FORWARD_RULES: { version: '1.7' | '1.8'; endpointRoutes: boolean; rules: s
     endpointRoutes: true,
     source: IPTABLES_GO_NEW,
     rules: [
-      '-A CILIUM_FORWARD -o cilium_host -m comment --comment "cilium: any->cluster on cilium_host forward accept" -j ACCEPT',
-      '-A CILIUM_FORWARD -i cilium_host -m comment --comment "cilium: cluster->any on cilium_host forward accept (nodeport)" -j ACCEPT',
-      '-A CILIUM_FORWARD -i lxc+ -m comment --comment "cilium: cluster->any on lxc+ forward accept" -j ACCEPT',
-      '-A CILIUM_FORWARD -i cilium_net -m comment --comment "cilium: cluster->any on cilium_net forward accept (nodeport)" -j ACCEPT',
+      ...V1_8_RULES,
+      // with endpoint routes, the lxc+ pair too
       '-A CILIUM_FORWARD -o lxc+ -m comment --comment "cilium: any->cluster on lxc+ forward accept" -j ACCEPT',
       '-A CILIUM_FORWARD -i lxc+ -m comment --comment "cilium: cluster->any on lxc+ forward accept (nodeport)" -j ACCEPT',
     ],
