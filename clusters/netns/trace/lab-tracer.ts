@@ -222,6 +222,13 @@ class LabTracer {
         setTimeout(() => fire(verdict() ?? e), 30);
         return;
       }
+      if (e.kind === 'drop' && e.reason === 'NETFILTER_DROP' && e.where.startsWith('node/')) {
+        // a node's rule did it: its verdict names the rule (and fires by itself when it is a DROP), or it
+        // was a REJECT, whose RST or ICMP answers the client: then there is no drop to call
+        const rejected = () => this.events.some((x) => x.kind === 'rule' && `node/${x.node}` === e.where && isReject(x) && samePacket(x.packet, e.packet));
+        setTimeout(() => !rejected() && fire(e), 30);
+        return;
+      }
       fire(e);
     };
     this.listeners.add(onEvent);
@@ -269,10 +276,16 @@ function attributedDrop(e: TraceEvent, flows: TraceFlows): boolean {
   const inner = e.packet.inner;
   const ours = e.packet.src === flows.client || (inner !== undefined && (inner.src === flows.client || inner.dst === flows.client));
   // a REJECT answers the client (RST or ICMP): that answer decides the outcome, not a drop verdict
-  // (nf_tables traces a REJECT rule with a drop verdict: its target says what it is)
-  if (e.kind === 'rule') return e.verdict === 'DROP' && e.target !== 'REJECT' && !/ -j REJECT\b/.test(e.rule ?? '') && ours;
+  if (e.kind === 'rule') return e.verdict === 'DROP' && !isReject(e) && ours;
   return DETERMINISTIC_DROPS.has(e.reason) && ours;
 }
+
+/** nf_tables traces a REJECT rule with a drop verdict (and the kernel frees the packet as NETFILTER_DROP): its target says what it is. */
+function isReject(e: Extract<TraceEvent, { kind: 'rule' }>): boolean {
+  return e.target === 'REJECT' || / -j REJECT\b/.test(e.rule ?? '');
+}
+
+const samePacket = (a: TraceEvent['packet'], b: TraceEvent['packet']): boolean => a.proto === b.proto && a.src === b.src && a.dst === b.dst && a.sport === b.sport && a.dport === b.dport;
 
 /**
  * iptables-restore input for the lab's TRACE rules (one node). Each marks a packet for nf_tables tracing

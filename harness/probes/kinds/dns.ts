@@ -35,10 +35,8 @@ export async function runDns(run: ProbeRun, dns: NonNullable<ProbeSpec['dns']>):
       // the resolver ends by itself at its first reply (from the server or not); an ICMP about the query or
       // a drop the trace attributed (the query dropped on its way, e.g. to a deleted pod) stops it earlier
       const r = await target.exec([...cluster.agentCommand, 'dns-query', `--server=${endpoint.ip}`, '--port=53', `--qname=${dns.name}`, `--timeout=${timeoutMs}`, ...(dns.sourcePort ? [`--sport=${dns.sourcePort}`] : [])], { signal, timeoutMs: timeoutMs + 5000, stopWhen: dropped ? AbortSignal.any([icmp.signal, dropped]) : icmp.signal });
-      // a REJECT is a drop the kernel also reports, with an answer: its ICMP may still be on its way
-      if (r.stopped && !icmp.signal.aborted && dropped?.aborted) await watch.until((seen) => icmpAboutQuery(seen, client, endpoint) !== undefined, 100);
       const packets = await watch.stop();
-      if (r.stopped && !r.stdout.trim() && !icmpAboutQuery(packets, client, endpoint) && dropped?.aborted) {
+      if (r.stopped && !r.stdout.trim() && !icmp.signal.aborted && dropped?.aborted) {
         return observation(run, dropVerdict(packets, client, endpoint, String(dropped.reason)).classified, { qname: dns.name, replies: [] }, packets);
       }
       // stopped before it printed: the ICMP answered the query (a reply it printed first still decides)
