@@ -5,9 +5,13 @@
 // of this process's CPU per call against 2.4 ms for a plain spawn collecting the same output (200
 // sequential `nsenter --net=NS -- true`): ~7 s of CPU per `run --all`. What execa gave us is kept
 // here: SIGKILL 5 s after a SIGTERM that was ignored, and children killed when this process exits.
-import { spawn, type ChildProcess } from 'node:child_process';
+// Once a lab has started the native spawner (useSpawner), commands go through it instead: this process
+// then never forks (native-spawner.ts says why that matters).
+import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { CommandFailedError, HarnessError } from '../harness/model/errors.ts';
+import { enterArgv, type NamespaceEntry } from './namespace-entry.ts';
+import type { ChildLike, NativeSpawner } from './native-spawner.ts';
 
 export interface ExecOptions {
   timeoutMs?: number;
@@ -19,6 +23,8 @@ export interface ExecOptions {
   env?: Record<string, string>;
   /** Ends the command (SIGTERM) without it being an error: the caller has seen enough (an early verdict). */
   stopWhen?: AbortSignal;
+  /** Run it inside these namespaces (results and errors show the equivalent nsenter argv). */
+  enter?: NamespaceEntry;
 }
 
 export interface ExecResult {
@@ -34,11 +40,13 @@ export interface ExecResult {
 
 export interface SpawnOptions {
   signal?: AbortSignal;
+  enter?: NamespaceEntry;
 }
 
 /** A long-running process: readiness is a line it prints, never a sleep. */
 export interface Spawned {
   readonly argv: readonly string[];
+  /** Known once it started: at once through node:child_process, a moment later through the spawner. */
   readonly pid: number | undefined;
   /** Resolves with the first stdout/stderr line matching `pattern`; rejects if the process exits first. */
   waitFor(pattern: RegExp, timeoutMs: number): Promise<string>;
@@ -53,26 +61,38 @@ export interface Spawned {
 /** A SIGTERM that is ignored this long is followed by SIGKILL. */
 const FORCE_KILL_AFTER_MS = 5000;
 
-/** Children still running: killed (SIGTERM) if this process exits first, as on a third Ctrl-C. */
-const running = new Set<ChildProcess>();
+/** Children still running: killed (SIGTERM) if this process exits first, as on a third Ctrl-C (the spawner's own end SIGTERMs its children). */
+const running = new Set<ChildLike>();
 let exitHookInstalled = false;
 
+let spawner: NativeSpawner | undefined;
+
+/** Every command from now on goes through `native` (undefined: back to node:child_process). */
+export function useSpawner(native: NativeSpawner | undefined): void {
+  spawner = native;
+}
+
 interface Started {
-  child: ChildProcess;
+  child: ChildLike;
+  /** What ran, as a pasteable argv (nsenter in front when it ran in a namespace). */
+  argv: readonly string[];
   /** Settles once, after the exit and the end of its output; `error` when it could not start. */
   ended: Promise<{ exitCode: number | undefined; error?: Error }>;
 }
 
-function start(argv: readonly string[], stdin: 'pipe' | 'ignore', env?: Record<string, string>): Started {
+function start(inner: readonly string[], stdin: 'pipe' | 'ignore', env?: Record<string, string>, enter?: NamespaceEntry): Started {
+  const argv = enterArgv(enter, inner);
   const [file, ...args] = argv;
-  if (!file) throw new HarnessError('USAGE', 'empty command');
+  if (!file || inner.length === 0) throw new HarnessError('USAGE', 'empty command');
   if (!exitHookInstalled) {
     exitHookInstalled = true;
     process.on('exit', () => {
       for (const c of running) c.kill('SIGTERM');
     });
   }
-  const child = spawn(file, args, { stdio: [stdin, 'pipe', 'pipe'], env: env ? { ...process.env, ...env } : undefined });
+  const child: ChildLike = spawner
+    ? spawner.spawn(inner, { stdin: stdin === 'pipe', env, enter })
+    : spawn(file, args, { stdio: [stdin, 'pipe', 'pipe'], env: env ? { ...process.env, ...env } : undefined });
   running.add(child);
   const ended = new Promise<{ exitCode: number | undefined; error?: Error }>((resolve) => {
     // 'close' follows 'exit' once stdout and stderr are drained; a child that never started gets 'error' (and maybe 'close')
@@ -81,7 +101,7 @@ function start(argv: readonly string[], stdin: 'pipe' | 'ignore', env?: Record<s
   });
   // a child that exits without reading its input must not crash us with EPIPE
   child.stdin?.on('error', () => {});
-  return { child, ended };
+  return { child, argv, ended };
 }
 
 /** Callbacks per signal, behind one listener each: many commands share the run's signal (no MaxListeners warning). */
@@ -102,7 +122,7 @@ function onAbort(signal: AbortSignal | undefined, f: () => void): () => void {
 }
 
 /** Sends `signal`; a SIGTERM is followed by SIGKILL if the process is still there after FORCE_KILL_AFTER_MS. */
-function kill(child: ChildProcess, signal: NodeJS.Signals): void {
+function kill(child: ChildLike, signal: NodeJS.Signals): void {
   if (child.exitCode !== null || child.signalCode !== null) return;
   child.kill(signal);
   if (signal !== 'SIGTERM') return;
@@ -111,9 +131,9 @@ function kill(child: ChildProcess, signal: NodeJS.Signals): void {
   child.once('exit', () => clearTimeout(force));
 }
 
-export async function runCommand(argv: readonly string[], options: ExecOptions = {}, where?: string): Promise<ExecResult> {
+export async function runCommand(command: readonly string[], options: ExecOptions = {}, where?: string): Promise<ExecResult> {
   const started = performance.now();
-  const { child, ended } = start(argv, options.input === undefined ? 'ignore' : 'pipe', options.env);
+  const { child, argv, ended } = start(command, options.input === undefined ? 'ignore' : 'pipe', options.env, options.enter);
   const stdout: Buffer[] = [];
   const stderr: Buffer[] = [];
   child.stdout!.on('data', (b: Buffer) => stdout.push(b));
@@ -194,16 +214,18 @@ export class LineLog {
   }
 }
 
-export function spawnCommand(argv: readonly string[], options: SpawnOptions = {}): Spawned {
+export function spawnCommand(command: readonly string[], options: SpawnOptions = {}): Spawned {
   const started = performance.now();
-  const { child, ended } = start(argv, 'ignore');
+  const { child, argv, ended } = start(command, 'ignore', undefined, options.enter);
   const exited = ended.then((r) => r.exitCode);
   const log = new LineLog(argv, exited);
   for (const stream of [child.stdout!, child.stderr!]) createInterface({ input: stream }).on('line', log.push);
   void exited.then(onAbort(options.signal, () => kill(child, 'SIGTERM')));
   return {
     argv,
-    pid: child.pid,
+    get pid() {
+      return child.pid;
+    },
     lines: () => log.lines(),
     onLine: (listener) => log.onLine(listener),
     waitFor: (pattern, timeoutMs) => log.waitFor(pattern, timeoutMs),

@@ -30,7 +30,7 @@ const RUNNERS = new Set(['runCommand', 'spawnCommand', 'runProcess', 'execFile',
  */
 export const PASS_THROUGH: Record<string, string> = {
   'clusters/command.ts': 'the one process runner: argv comes from its callers',
-  'clusters/netns/netns-target.ts': 'puts nsenter (and sh, to join a cgroup) in front of its caller\'s argv',
+  'clusters/namespace-entry.ts': 'puts nsenter (and sh, to join a cgroup) in front of its caller\'s argv',
   'clusters/real/cli-node-target.ts': 'puts docker exec / docker run / minikube ssh in front of its caller\'s argv',
 };
 

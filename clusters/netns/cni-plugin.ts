@@ -23,8 +23,8 @@ export interface CniResult {
 
 export async function invokeCni(call: CniInvocation): Promise<CniResult> {
   const type = String(call.config.type);
-  const argv = ['nsenter', `--net=${call.nodeNetnsPath}`, '--', `${CNI_PATH}/${type}`];
-  const result = await runCommand(argv, {
+  const result = await runCommand([`${CNI_PATH}/${type}`], {
+    enter: { net: call.nodeNetnsPath },
     input: JSON.stringify(call.config),
     reject: false,
     timeoutMs: 10_000,

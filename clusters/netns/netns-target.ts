@@ -1,6 +1,7 @@
-// A node, pod or host of the lab: commands run in its network namespace through nsenter, which,
-// unlike `ip netns exec`, keeps the host's /sys (and so its cgroup mount).
+// A node, pod or host of the lab: commands run in its network namespace (and, for a Cilium node, its
+// bpffs holder's mount namespace and the node's cgroup), entered as namespace-entry.ts describes.
 import { runCommand, spawnCommand, type ExecOptions, type SpawnOptions } from '../command.ts';
+import type { NamespaceEntry } from '../namespace-entry.ts';
 import type { Target } from '../provider.ts';
 
 export interface NetnsTargetOptions {
@@ -11,24 +12,21 @@ export interface NetnsTargetOptions {
 }
 
 export class NetnsTarget implements Target {
+  private readonly enter: NamespaceEntry;
+
   constructor(
     readonly ref: string,
     readonly netnsPath: string,
-    private readonly options: NetnsTargetOptions = {},
-  ) {}
-
-  argv(argv: readonly string[]): string[] {
-    const enter = ['nsenter', ...(this.options.mountNs ? [`--mount=${this.options.mountNs}`] : []), `--net=${this.netnsPath}`, '--', ...argv];
-    if (!this.options.cgroup) return enter;
-    // join the cgroup first (a constant script; the path and argv are passed as arguments, never spliced in)
-    return ['sh', '-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', this.options.cgroup, ...enter];
+    options: NetnsTargetOptions = {},
+  ) {
+    this.enter = { net: netnsPath, mount: options.mountNs, cgroup: options.cgroup };
   }
 
   exec(argv: readonly string[], options?: ExecOptions) {
-    return runCommand(this.argv(argv), options, this.ref);
+    return runCommand(argv, { ...options, enter: this.enter }, this.ref);
   }
 
   spawn(argv: readonly string[], options?: SpawnOptions) {
-    return spawnCommand(this.argv(argv), options);
+    return spawnCommand(argv, { ...options, enter: this.enter });
   }
 }

@@ -15,6 +15,7 @@ import { runCommand } from '../command.ts';
 import { changeServices } from './service-change.ts';
 import { flannelDevice, flannelPeerEntries, FLANNEL_MTU, vtepMac, type FlannelNode } from './flannel-entries.ts';
 import { prepareLabTrace, startNetnsTrace } from './trace/lab-tracer.ts';
+import { useNativeSpawner } from './native-commands.ts';
 import { helperBinary, HELPERS } from './helper-build.ts';
 
 /** The network joining nodes and external hosts, inside the fabric namespace only (kind's docker network uses the same). */
@@ -35,6 +36,7 @@ export async function provisionNetnsLab(topology: TopologySpec, run: RunContext)
   const eachNode = (f: (node: string) => Promise<void>) => settleAll(topology.nodes.map((n) => f(n.name)));
   let programs: Promise<void> | undefined;
   try {
+    await useNativeSpawner();
     await step('state directory', async () => {
       await mkdir(`${names.stateDir}/ipam`, { recursive: true });
       await writeFile(`${names.stateDir}/owner.json`, JSON.stringify({ pid: process.pid, started: new Date().toISOString() }));

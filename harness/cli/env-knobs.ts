@@ -14,6 +14,7 @@ export const ENV_KNOBS: readonly (readonly [name: string, meaning: string])[] = 
   ['NETREPRO_ALLOW_CONTEXT', 'kube contexts a run may touch although it did not create them (comma-separated)'],
   ['NETREPRO_WORK_DIR', 'where real-cluster runs keep kubeconfigs (default $TMPDIR/netrepro)'],
   ['NETREPRO_TRACE', '0: no packet trace per probe (no diagnosis, no early verdict at a drop); for measuring what tracing costs'],
+  ['NETREPRO_SPAWNER', '0: lab commands start through node:child_process, not the native spawner (agent/spawner.c); for comparing'],
   ['NO_COLOR', 'non-empty: no colour'],
   ['FORCE_COLOR', '1/2/3/true: colour even when not a terminal; 0/false: no colour'],
   ['CI', 'set: plain progress lines instead of a spinner'],

@@ -1,8 +1,17 @@
 // The process runner every lab and cluster command goes through: output, exit codes, input and
 // environment, deadlines, cancellation, early stops, programs that cannot start, readiness lines.
-import { describe, expect, it } from 'vitest';
-import { runCommand, spawnCommand } from '../../clusters/command.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCommand, spawnCommand, useSpawner } from '../../clusters/command.ts';
+import { NativeSpawner } from '../../clusters/native-spawner.ts';
+import { helperBinary } from '../../clusters/netns/helper-build.ts';
 import { CommandFailedError, HarnessError } from '../../harness/model/errors.ts';
+
+// every behaviour holds whichever way the process starts: node:child_process, or the native spawner
+describe.each(['node:child_process', 'native spawner'])('through %s', (how) => {
+beforeAll(async () => {
+  if (how === 'native spawner') useSpawner(new NativeSpawner(await helperBinary('spawner'), () => {}));
+});
+afterAll(() => useSpawner(undefined));
 
 describe('runCommand', () => {
   it('collects stdout and stderr as printed (final newline kept)', async () => {
@@ -77,10 +86,10 @@ describe('runCommand', () => {
 describe('spawnCommand', () => {
   it('readiness is a printed line (stdout or stderr); stop() signals and returns every line', async () => {
     const p = spawnCommand(['sh', '-c', 'echo starting; echo "ready 1" >&2; exec sleep 5']);
-    expect(p.pid).toBeGreaterThan(0);
     const seen: string[] = [];
     p.onLine((l) => seen.push(l));
     expect(await p.waitFor(/^ready /, 2000)).toBe('ready 1');
+    expect(p.pid).toBeGreaterThan(0);
     const r = await p.stop();
     expect(r.exitCode).toBeUndefined();
     expect(r.stdout.split('\n').sort()).toEqual(['ready 1', 'starting']);
@@ -97,8 +106,8 @@ describe('spawnCommand', () => {
 
   it('a program that does not exist: no pid, waitFor rejects, stop() returns', async () => {
     const p = spawnCommand(['/nonexistent/netrepro-no-such-program']);
-    expect(p.pid).toBeUndefined();
     await expect(p.waitFor(/x/, 2000)).rejects.toThrow(/exited before it was ready/);
+    expect(p.pid).toBeUndefined();
     expect((await p.stop()).exitCode).toBeUndefined();
   });
 
@@ -108,4 +117,31 @@ describe('spawnCommand', () => {
     controller.abort();
     await expect(p.waitFor(/x/, 2000)).rejects.toThrow(/exited before it was ready/);
   });
+});
+
+describe('in a namespace', () => {
+  // this process's own network namespace: entering it is harmless, and the argv shown is nsenter's
+  const net = `/proc/${process.pid}/ns/net`;
+
+  it('runs the command there and reports the pasteable nsenter argv', async () => {
+    const r = await runCommand(['sh', '-c', 'echo in'], { enter: { net } });
+    expect(r).toMatchObject({ exitCode: 0, stdout: 'in\n', argv: ['nsenter', `--net=${net}`, '--', 'sh', '-c', 'echo in'] });
+  });
+
+  it('a namespace that cannot be entered, or a program that is not there: nsenter\'s message and exit code', async () => {
+    expect(await runCommand(['true'], { enter: { net: '/nonexistent/ns' }, reject: false })).toMatchObject({
+      exitCode: 1,
+      stderr: 'nsenter: cannot open /nonexistent/ns: No such file or directory\n',
+    });
+    expect(await runCommand(['/nonexistent/netrepro-no-such-program'], { enter: { net }, reject: false })).toMatchObject({
+      exitCode: 127,
+      stderr: expect.stringMatching(/^nsenter: failed to execute \/nonexistent\/netrepro-no-such-program: No such file or directory\n$/),
+    });
+  });
+});
+
+it('moves more than a pipe holds both ways (input 300 kB, output 1 MB)', async () => {
+  expect((await runCommand(['wc', '-c'], { input: 'x'.repeat(300_000) })).stdout.trim()).toBe('300000');
+  expect((await runCommand(['head', '-c', '1000000', '/dev/zero'])).stdout).toHaveLength(1_000_000);
+});
 });

@@ -17,7 +17,7 @@ const root = normalize(join(import.meta.dirname, '../..'));
 
 const LAYERS: [RegExp, number, string][] = [
   [/^harness\/(model\/|version\.ts|package-root\.ts)/, 0, 'model'],
-  [/^clusters\/(provider|provider-names|provider-support|teardown-stack|command|run-id|kube-objects)\.ts$/, 1, 'contract'],
+  [/^clusters\/(provider|provider-names|provider-support|teardown-stack|command|namespace-entry|native-spawner|run-id|kube-objects)\.ts$/, 1, 'contract'],
   [/^clusters\//, 2, 'providers'],
   [/^harness\/(probes|expect|evidence|trace|diagnosis)\//, 3, 'observation'],
   [/^harness\/(engine|gate|mutate)\//, 4, 'engine'],

@@ -1,0 +1,33 @@
+// The native spawner's own promises, beyond what command.test.ts checks through runCommand: it never
+// leaves a child behind when the harness goes, however it goes (its stdin closes: SIGTERM to each).
+import * as childProcess from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { helperBinary } from '../../clusters/netns/helper-build.ts';
+
+/** A request frame: u32 length, u8 type, u32 id, payload (see spawner.c). */
+function frame(type: string, id: number, payload: Buffer): Buffer {
+  const head = Buffer.alloc(9);
+  head.writeUInt32LE(5 + payload.length, 0);
+  head.write(type, 4, 'latin1');
+  head.writeUInt32LE(id, 5);
+  return Buffer.concat([head, payload]);
+}
+
+describe('native spawner', () => {
+  it('at EOF on its stdin (the harness died) it SIGTERMs every child it started and exits', async () => {
+    const spawner = childProcess.spawn(await helperBinary('spawner'), [], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const strings = ['', '', '', '0', 'sleep', '30'].join('\0') + '\0';
+    spawner.stdin.write(frame('S', 1, Buffer.concat([Buffer.from([0]), Buffer.from(strings)])));
+    const [started] = (await once(spawner.stdout, 'data')) as [Buffer];
+    expect(started.toString('latin1', 4, 5)).toBe('P');
+    const pid = started.readInt32LE(9);
+    expect(existsSync(`/proc/${pid}`)).toBe(true);
+    spawner.stdin.end();
+    await once(spawner, 'exit');
+    // the sleep was its child: reaped by init once the spawner is gone, or by the spawner's exit path
+    for (let i = 0; i < 50 && existsSync(`/proc/${pid}`); i++) await new Promise((r) => setTimeout(r, 20));
+    expect(existsSync(`/proc/${pid}`)).toBe(false);
+  });
+});
