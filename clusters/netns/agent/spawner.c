@@ -110,11 +110,13 @@ static void close_fd(int *fd)
 /* In the child: enter what was asked, as `sh -c 'echo $$ > CG/cgroup.procs'` and nsenter would, then exec. */
 static void child_exec(const char *net, const char *mnt, const char *cgroup, char **env, int nenv, char **argv, int errpipe)
 {
+	/* what main() changed, back to what the harness's children get: default dispositions, nothing blocked */
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	for (int s = 1; s < NSIG; s++)
-		signal(s, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGQUIT, SIG_DFL);
+	signal(SIGPIPE, SIG_DFL);
 	int entering = *net || *mnt;
 	if (*cgroup) {
 		char path[4096];

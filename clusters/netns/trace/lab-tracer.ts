@@ -238,14 +238,18 @@ class LabTracer {
       stop: (options) =>
         (stopped ??= (async () => {
           const t1 = performance.now();
+          // the facts (settings and programs: what the phase's steps made, not the traffic) are read
+          // while the barrier waits, not after it
+          const reading = options?.facts ? readTraceFacts(this.lab).catch((): TraceFact[] => []) : undefined;
           // flush: whatever the monitors still had in flight arrives before the marker. Only for a probe
           // whose trace is kept: a probe that ended well drops its trace, so it skips the wait.
           if (options?.facts) await Promise.all(this.lab.nodeNames.map((n) => this.barrier(n, [...(this.live.get(n) ?? [])], 500)));
           this.listeners.delete(onEvent);
           const events = this.events.filter((e) => e.stamp >= start && relevant(e, flows)).map((e) => relative(e, start));
           const t2 = performance.now();
-          const facts: TraceFact[] = options?.facts ? await readTraceFacts(this.lab).catch(() => []) : [];
+          const facts: TraceFact[] = (await reading) ?? [];
           const lab = this.probes === 1 ? { lab: waitedMs } : {};
+          // facts: how much longer than the barrier the facts took
           const costMs = { ...lab, start: Math.round(start - t0), stop: Math.round(t2 - t1), ...(options?.facts ? { facts: Math.round(performance.now() - t2) } : {}) };
           return { startedAt, flows, events, facts, unavailable: [...this.unavailable], costMs };
         })()),
