@@ -11,6 +11,7 @@ import { HarnessError } from '../model/errors.ts';
 import type { LoadedScenario } from '../model/load-scenario.ts';
 import type { Observation } from '../model/outcome.ts';
 import type { CheckSpec, ExpectedSpec, Scenario, StepSpec } from '../model/scenario-schema.ts';
+import { AheadWatches } from '../probes/ahead-watches.ts';
 import { runProbe } from '../probes/run-probe.ts';
 import { attachDiagnoses, probeFlows, startProbeTrace, traceProbe } from './probe-trace-hooks.ts'; // probe-trace (issue 13)
 import type { Command } from '../model/lab-action.ts';
@@ -165,22 +166,28 @@ async function runPhase(p: PhaseInput): Promise<void> {
         }
       }
       const checks = new PhaseChecks(p.checks, cluster, resolve);
-      await checks.start();
+      // the probes' packet watches start now, after the steps (which may replace an interface), while the checks read
+      const ahead = new AheadWatches(Object.keys(p.expect).map((id) => scenario.probes.find((x) => x.id === id)!), cluster);
+      await checks.start().catch(async (e: unknown) => {
+        await ahead.stop();
+        throw e;
+      });
       const running = p.background.map((command) => startBackgroundStep(cluster, command, options.signal));
       try {
         if (running.length > 0) await sleep(Math.max(...running.map((r) => r.command.background!.leadMs)));
-        // probes run one at a time so each one's packet watch sees only its own traffic
+        // probes run one at a time; each keeps the packets captured from its own start on
         for (const [id, expected] of Object.entries(p.expect)) {
           const spec = scenario.probes.find((x) => x.id === id)!;
           // probe-trace (issue 13): trace this probe's packets; an attributed drop ends it early
           const trace = traceProbe(await startProbeTrace(cluster, probeFlows(spec, cluster), options.signal));
-          const observation = await trace.run((dropped) => runProbe(spec, cluster, options.signal, dropped));
+          const observation = await trace.run((dropped) => runProbe(spec, cluster, options.signal, dropped, ahead));
           const probe = probeResult(id, expected, observation, (ref) => ((p.result.addresses ??= {})[ref] = cluster.address(ref)));
           await trace.finish(probe); // probe-trace (issue 13): keeps the trace of a faulted or failing probe
           phase.probes.push(probe);
           options.emit({ kind: 'probe', id: scenario.id, phase: p.name, probe });
         }
       } finally {
+        await ahead.stop();
         // every background step is awaited (and judged) even when a probe threw
         const judged = await Promise.allSettled(running.map((r) => r.finish()));
         for (const j of judged) if (j.status === 'fulfilled') stepDone(j.value);

@@ -60,6 +60,26 @@ export function parseTcpdumpLine(line: string): Packet | undefined {
   return { src: src!, sport: Number(sport), dst: dst!, dport: Number(dport), proto: flags ? 'tcp' : 'udp', flags, line: line.trim() };
 }
 
+/** The capture time of a packet line, as seconds of the day (tcpdump prints local time, HH:MM:SS.micro). */
+function secondOfDay(line: string): number | undefined {
+  const m = /^(\d\d):(\d\d):(\d\d\.\d+) /.exec(line);
+  return m ? Number(m[1]) * 3600 + Number(m[2]) * 60 + Number(m[3]) : undefined;
+}
+
+/**
+ * Packets captured at or after `sinceMs` (epoch ms): a watch started ahead of its probe also printed what
+ * went before, and a line may be printed a moment after the packet was captured.
+ */
+export function capturedSince(sinceMs: number): (p: Packet) => boolean {
+  const d = new Date(sinceMs);
+  const since = d.getHours() * 3600 + d.getMinutes() * 60 + d.getSeconds() + d.getMilliseconds() / 1000;
+  return (p) => {
+    const at = secondOfDay(p.line);
+    // across midnight too: at most half a day later counts as after
+    return at === undefined || (at - since + 86_400) % 86_400 < 43_200;
+  };
+}
+
 /** What a probe run reads its packets from: its own packet watch, or its window on the one its series shares. */
 export interface PacketView {
   /** Called with every packet seen so far, each time one arrives: lets a probe call its verdict early. */

@@ -6,7 +6,8 @@ import { probeDestination } from '../model/probes/registry.ts';
 import type { ProbeSpec } from '../model/scenario-schema.ts';
 import { durationMs } from '../model/duration.ts';
 import { foreignReply, type Classified, type Endpoint } from './classify.ts';
-import { PacketWatch, type Packet, type PacketView } from './packet-watch.ts';
+import { AheadWatches, watchInterface } from './ahead-watches.ts';
+import { capturedSince, PacketWatch, type Packet, type PacketView } from './packet-watch.ts';
 
 /** Where a probe runs: a pod (a plain name), `pod/`, `node/` (its host network) or `host/` (outside the cluster). */
 export const clientRef = (from: string) => (from.includes('/') ? from : `pod/${from}`);
@@ -25,6 +26,8 @@ export interface ProbeRun {
   started: number;
   /** A run of a repeated probe: the packet watch its series shares. */
   series?: SeriesWatch;
+  /** The phase's watches started ahead: a single probe takes its own from there. */
+  ahead?: AheadWatches;
 }
 
 /**
@@ -43,7 +46,7 @@ export class SeriesWatch {
   }
 }
 
-export function probeRun(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSignal, dropped?: AbortSignal, series?: SeriesWatch): ProbeRun {
+export function probeRun(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSignal, dropped?: AbortSignal, series?: SeriesWatch, ahead?: AheadWatches): ProbeRun {
   const to = probeDestination(spec);
   return {
     spec,
@@ -56,18 +59,22 @@ export function probeRun(spec: ProbeSpec, cluster: StartedCluster, signal: Abort
     timeoutMs: durationMs(spec.timeout),
     started: performance.now(),
     series,
+    ahead,
   };
 }
 
 /**
- * The run's packets: those `keep` selects of a watch on the client's interface with `filter` (its own, or its
- * series'). A node reaches pods over cni0/flannel.1 and the fabric over eth0: watch every interface there.
+ * The run's packets: those `keep` selects of a watch on the client's interface with `filter` (its own,
+ * started ahead or now, or its series').
  */
 export async function startWatch(run: ProbeRun, filter: string[], keep: (p: Packet) => boolean = () => true): Promise<PacketView> {
-  const iface = run.spec.from.startsWith('node/') ? 'any' : 'eth0';
+  const iface = watchInterface(run.spec.from);
   if (run.series) return (await run.series.open(run.target, filter, iface)).window(keep);
-  const watch = await PacketWatch.start(run.target, filter, iface);
-  const mine = watch.window(keep);
+  const ahead = run.ahead?.take(run.spec.id, run.target, iface, filter);
+  const watch = (await ahead?.catch(() => undefined)) ?? (await PacketWatch.start(run.target, filter, iface));
+  // started ahead: it has also seen what went before this run
+  const since = ahead ? capturedSince(Date.now()) : () => true;
+  const mine = watch.window((p) => since(p) && keep(p));
   return { ...mine, stop: () => watch.stop().then(() => mine.stop()) };
 }
 

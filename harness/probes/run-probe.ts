@@ -8,6 +8,7 @@ import type { ProbeSpec } from '../model/scenario-schema.ts';
 import { runDns } from './kinds/dns.ts';
 import { runDownload } from './kinds/download.ts';
 import { runHttp } from './kinds/http.ts';
+import type { AheadWatches } from './ahead-watches.ts';
 import { probeRun, SeriesWatch, type ProbeRun } from './probe-run.ts';
 import { foldRuns, pooled } from './repeat-stats.ts';
 
@@ -19,17 +20,18 @@ const RUNNERS: { [K in ProbeKindName]: (run: ProbeRun, spec: NonNullable<ProbeSp
   download: runDownload,
 };
 
-function runOnce(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSignal, dropped?: AbortSignal, series?: SeriesWatch): Promise<Observation> {
+function runOnce(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSignal, dropped?: AbortSignal, series?: SeriesWatch, ahead?: AheadWatches): Promise<Observation> {
   const [kind, kindSpec] = probeKindOf(spec);
-  return (RUNNERS[kind] as (run: ProbeRun, s: unknown) => Promise<Observation>)(probeRun(spec, cluster, signal, dropped, series), kindSpec);
+  return (RUNNERS[kind] as (run: ProbeRun, s: unknown) => Promise<Observation>)(probeRun(spec, cluster, signal, dropped, series, ahead), kindSpec);
 }
 
 /**
  * Runs the probe once, or `repeat` times (`parallel` at a time, sharing one packet watch) folded into one
  * Observation with the distribution of outcomes. `dropped` (probe trace): aborted when a packet the client sent was dropped.
+ * `ahead`: the phase's packet watches, started before its probes ran.
  */
-export async function runProbe(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSignal, dropped?: AbortSignal): Promise<Observation> {
-  if (spec.repeat === undefined) return runOnce(spec, cluster, signal, dropped);
+export async function runProbe(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSignal, dropped?: AbortSignal, ahead?: AheadWatches): Promise<Observation> {
+  if (spec.repeat === undefined) return runOnce(spec, cluster, signal, dropped, undefined, ahead);
   const started = performance.now();
   // one packet watch for the series; each run reads its own connection's packets from it
   const series = new SeriesWatch();

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ExecResult, Spawned } from '../../clusters/command.ts';
 import type { Target } from '../../clusters/provider.ts';
-import { PacketWatch } from '../../harness/probes/packet-watch.ts';
+import { capturedSince, PacketWatch, type Packet } from '../../harness/probes/packet-watch.ts';
 
 /** A tcpdump that is listening at once and prints what the test hands it; `exit` ends it. */
 function fakeTcpdump(): { target: Target; print: (line: string) => void; started: () => number; exit: () => void } {
@@ -98,5 +98,24 @@ describe('a packet watch shared by a series', () => {
     expect(done).toBe(false);
     tcpdump.exit();
     await stopped;
+  });
+});
+
+describe('capturedSince: a watch started ahead of its probe keeps what was captured from the probe\'s start on', () => {
+  const at = (hms: string): Packet => ({ src: '10.244.1.2', sport: 1, dst: '10.96.0.20', dport: 80, proto: 'tcp', flags: 'S', line: `${hms} IP 10.244.1.2.1 > 10.96.0.20.80: Flags [S]` });
+  const local = (h: number, m: number, s: number, ms: number) => new Date(2026, 10, 23, h, m, s, ms).getTime();
+
+  it('by the time tcpdump stamped on the packet, not when the line was printed', () => {
+    const keep = capturedSince(local(16, 22, 1, 500));
+    expect(keep(at('16:22:01.499999'))).toBe(false);
+    expect(keep(at('16:22:01.500000'))).toBe(true);
+    expect(keep(at('16:23:00.000001'))).toBe(true);
+  });
+
+  it('across midnight, and a line without a time is kept', () => {
+    const keep = capturedSince(local(23, 59, 59, 900));
+    expect(keep(at('23:59:59.800000'))).toBe(false);
+    expect(keep(at('00:00:00.100000'))).toBe(true);
+    expect(keep({ ...at('x'), line: 'IP 10.244.1.2.1 > 10.96.0.20.80' })).toBe(true);
   });
 });

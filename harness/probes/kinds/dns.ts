@@ -6,6 +6,7 @@ import { classifyDnsAgent, dnsReplyOnWire, foreignReply, icmpAboutQuery, icmpIns
 import type { PacketView } from '../packet-watch.ts';
 import { dropVerdict } from '../../trace/drop-verdict.ts';
 import { earlyVerdict, lastLine, observation, startWatch, type ProbeRun } from '../probe-run.ts';
+import { DNS_WATCH } from '../watch-filters.ts';
 
 /** The addresses nslookup printed for the name (after its "Name:" line; the server's own address comes before). */
 export function nslookupAnswers(stdout: string): string[] {
@@ -27,7 +28,7 @@ function icmpAnswered(watch: PacketView, run: ProbeRun): AbortController {
 
 export async function runDns(run: ProbeRun, dns: NonNullable<ProbeSpec['dns']>): Promise<Observation> {
   const { cluster, client, target, endpoint, signal, dropped, timeoutMs } = run;
-  const watch = await startWatch(run, ['(udp', 'port', '53)', 'or', 'icmp']);
+  const watch = await startWatch(run, DNS_WATCH);
   const early = earlyVerdict(watch, run);
   const icmp = icmpAnswered(watch, run);
   try {

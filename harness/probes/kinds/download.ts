@@ -5,10 +5,11 @@ import type { ProbeSpec } from '../../model/scenario-schema.ts';
 import { classifyDownload } from '../classify.ts';
 import { dropVerdict } from '../../trace/drop-verdict.ts';
 import { observation, startWatch, type ProbeRun } from '../probe-run.ts';
+import { downloadWatch } from '../watch-filters.ts';
 
 export async function runDownload(run: ProbeRun, download: NonNullable<ProbeSpec['download']>): Promise<Observation> {
   const { client, target, endpoint, signal, dropped, timeoutMs } = run;
-  const watch = await startWatch(run, ['-S', `icmp or (tcp and ((dst host ${client} and not src host ${endpoint.ip}) or (tcp[tcpflags] & (tcp-rst|tcp-syn) != 0)))`]);
+  const watch = await startWatch(run, downloadWatch(client, endpoint.ip));
   const url = `http://${endpoint.ip}:${endpoint.port}/bytes/${download.bytes}`;
   try {
     // keepalive after 1 s idle: a connection reset while nothing was in flight (the server app-limited, say)

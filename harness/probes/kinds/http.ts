@@ -6,6 +6,7 @@ import type { ProbeSpec } from '../../model/scenario-schema.ts';
 import { dropVerdict } from '../../trace/drop-verdict.ts'; // probe-trace (issue 13): early verdict at an attributed drop
 import { classifyCurl, connectAnswer, synDestination, type Endpoint } from '../classify.ts';
 import { clientRef, earlyVerdict, observation, startWatch, type ProbeRun } from '../probe-run.ts';
+import { HTTP_WATCH } from '../watch-filters.ts';
 
 /** The errno of one connect() from the client, for a curl that failed with no packet on the wire. */
 async function localErrno(cluster: StartedCluster, from: string, endpoint: Endpoint, signal: AbortSignal): Promise<string | undefined> {
@@ -34,7 +35,7 @@ export async function runHttp(run: ProbeRun, http: NonNullable<ProbeSpec['http']
   // its own source port and keeps only that port's packets, so no run calls its verdict on another run's
   const sourcePort = spec.parallel > 1 ? nextSourcePort(cluster) : undefined;
   // ICMP too: an unreachable or a port-unreachable answering the client is what the application experienced
-  const watch = await startWatch(run, ['tcp', 'or', 'icmp'], sourcePort ? (p) => p.proto === 'icmp' || p.sport === sourcePort || p.dport === sourcePort : undefined);
+  const watch = await startWatch(run, HTTP_WATCH, sourcePort ? (p) => p.proto === 'icmp' || p.sport === sourcePort || p.dport === sourcePort : undefined);
   const early = earlyVerdict(watch, run);
   try {
     const url = `http://${endpoint.ip}:${endpoint.port}${http.path}`;
