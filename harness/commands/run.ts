@@ -30,6 +30,9 @@ export interface RunOptions {
 
 export default async function run(ids: string[], options: RunOptions): Promise<number> {
   if (ids.length === 0 && !options.all) throw new HarnessError('USAGE', 'name scenario ids or files, or pass --all', 'netrepro list shows the ids');
+  // the provider's checks (programs, kernel features: processes, mostly waiting) run while the scenarios parse
+  const usable = usableProvider(resolveRunConfig({ provider: options.provider }));
+  usable.catch(() => {}); // awaited below, after the scenarios: a bad scenario file is reported first
   const scenarios = options.all ? await loadAllScenarios() : await selectScenarios(ids);
   const context = reportContext(scenarios);
   const files: Reporter[] = [];
@@ -42,7 +45,7 @@ export default async function run(ids: string[], options: RunOptions): Promise<n
 
   let provider;
   try {
-    provider = await usableProvider(resolveRunConfig({ provider: options.provider }));
+    provider = await usable;
   } catch (e) {
     // exit 3 still leaves CI a report: every scenario errored with the reason
     if (e instanceof HarnessError && e.code === 'ENVIRONMENT') await combineReporters(files).onRunEnd(unusableRun(scenarios, options.provider, e));
