@@ -6,7 +6,12 @@ type RuleEvent = Extract<TraceEvent, { kind: 'rule' }>;
 type DropEvent = Extract<TraceEvent, { kind: 'drop' }>;
 type ConntrackEvent = Extract<TraceEvent, { kind: 'conntrack' }>;
 
-const field = (line: string, name: string) => new RegExp(`(?:^|\\s)${name}=(\\S+)`).exec(line)?.[1];
+const fieldPatterns = new Map<string, RegExp>(); // compiled once per name: these run for every traced line
+const field = (line: string, name: string) => {
+  let pattern = fieldPatterns.get(name);
+  if (!pattern) fieldPatterns.set(name, (pattern = new RegExp(`(?:^|\\s)${name}=(\\S+)`)));
+  return pattern.exec(line)?.[1];
+};
 const TCP_FLAGS = ['SYN', 'ACK', 'FIN', 'RST', 'PSH', 'URG'];
 
 /** `PACKET: 2 4e9da03f IN=vxb ... SRC=10.250.0.1 DST=10.250.0.2 ... SPORT=44586 DPORT=80 SYN` */
