@@ -89,7 +89,7 @@ export function parseDropLine(line: string, at: number, whereByNetns: (inum: num
   const names = (['FIN', 'SYN', 'RST', 'PSH', 'ACK', 'URG'] as const).filter((_, i) => bits & (1 << i));
   const icmp = / icmp=(\d+)\/(\d+)(?: mtu=(\d+))?/.exec(line);
   const inner = / inner=(\d+) ([\d.]+):(\d+) > ([\d.]+):(\d+)/.exec(line);
-  const repeat = / repeat=(\d+)$/.exec(line);
+  const repeat = / repeat=(\d+)/.exec(line);
   return {
     kind: 'drop',
     at,
