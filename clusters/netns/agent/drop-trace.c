@@ -179,8 +179,8 @@ static void print_event(struct drop_event *e, unsigned repeat)
  * A bulk transfer through a full qdisc has thousands of its segments dropped a second, each the same
  * line; the harness would parse every one and learn nothing new. So each poll prints every distinct
  * event it popped once, where it first occurred, and appends ` repeat=N` when N identical events came
- * in that poll (identical in every field: the same line N times). Nothing is held back longer than
- * before: the first drop of a flow is printed in the poll it arrived in (early verdicts wait for it),
+ * in that poll (identical in every field: the same line N times). Nothing waits for a later poll: a
+ * flow's first drop is printed at the end of the poll that popped it (early verdicts wait for it),
  * and counts stay exact (the harness sums them). ICMP errors are printed one by one: each pairs with
  * its own rule verdicts. Done here rather than in the BPF program: the program would need a map of
  * recent flows, and a poll (5 ms) is already the finest time the harness sees.
