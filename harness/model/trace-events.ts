@@ -25,8 +25,11 @@ type At = { at: number };
 export type TraceEvent =
   /** A netfilter rule or policy a packet hit, with the verdict (xtables-monitor --trace). */
   | (At & { kind: 'rule'; node: string; table: string; chain: string; verdict: string; target?: string; rule?: string; iif?: string; oif?: string; packet: TracePacket; id: string })
-  /** The kernel freed a packet with a drop reason (kfree_skb). `where` is `node/x`, `pod/y`, `host/z` or `fabric`. */
-  | (At & { kind: 'drop'; where: string; reason: string; location: string; iface: string; packet: TracePacket })
+  /**
+   * The kernel freed a packet with a drop reason (kfree_skb). `where` is `node/x`, `pod/y`, `host/z` or `fabric`.
+   * `repeat`: this drop stands for that many identical ones that came within a few ms (a bulk transfer's qdisc drops); absent: one.
+   */
+  | (At & { kind: 'drop'; where: string; reason: string; location: string; iface: string; packet: TracePacket; repeat?: number })
   /** A conntrack state change (conntrack -E): NEW, UPDATE, DESTROY. */
   | (At & { kind: 'conntrack'; node: string; event: string; state?: string; packet: TracePacket; reply: TracePacket; unreplied: boolean; line: string });
 

@@ -105,7 +105,7 @@ function ruleDrop(ctx: Ctx): Found | undefined {
     const tooBig = ctx.events.filter((e): e is Drop => e.kind === 'drop' && e.reason === 'PKT_TOO_BIG' && e.packet.src === about.src && e.packet.dst === about.dst);
     sentences.push(
       `${about.src} never learns the path MTU${drop.packet.icmp.mtu ? ` (${drop.packet.icmp.mtu})` : ''}, so it keeps sending full-size segments` +
-        (tooBig[0] ? `, which ${tooBig[0].where} drops (${tooBig.length}× PKT_TOO_BIG in ${tooBig[0].location} on ${tooBig[0].iface})` : '') +
+        (tooBig[0] ? `, which ${tooBig[0].where} drops (${tooBig.reduce((n, e) => n + (e.repeat ?? 1), 0)}× PKT_TOO_BIG in ${tooBig[0].location} on ${tooBig[0].iface})` : '') +
         ': an MTU black hole (the handshake and small packets pass, the transfer hangs).',
     );
   }

@@ -10,6 +10,8 @@ export type { PathStep };
 
 
 type Rule = Extract<TraceEvent, { kind: 'rule' }>;
+/** `times`: how many identical events the step stands for (a drop's `repeat`). */
+type Step = PathStep & { times?: number };
 
 interface PathInput {
   client: string;
@@ -39,7 +41,7 @@ function flagKey(flags: string | undefined): string {
 }
 
 export function buildPath({ client, packets, trace, culprit }: PathInput): PathStep[] {
-  const steps: PathStep[] = [];
+  const steps: Step[] = [];
   // traced events are stamped when the harness reads them (ms late, unevenly); the client's capture has
   // the kernel's times. A traced packet that the client sent or received is placed next to that capture.
   const captured = packets.slice(0, 16).map((p) => ({ p, at: captureAt(p.line, trace.startedAt) }));
@@ -77,7 +79,7 @@ export function buildPath({ client, packets, trace, culprit }: PathInput): PathS
     if (e.kind === 'drop' && e.reason !== 'NOT_SPECIFIED') {
       const isCulprit = (culprit.culprit.kind === 'socket' || culprit.culprit.kind === 'kernel') && culprit.culprit.node === e.where && sameTuple(e.packet, culprit.packet) && flagKey(e.packet.flags) === flagKey(culprit.packet.flags);
       const inClient = e.where === 'pod/client';
-      steps.push({ at: anchor(e.packet, inClient ? 0.01 : 0.03) ?? e.at, where: e.where, hook: `kernel ${e.location}`, packet: short(e.packet), action: `dropped: ${e.reason}`, kind: 'drop', culprit: isCulprit || undefined });
+      steps.push({ at: anchor(e.packet, inClient ? 0.01 : 0.03) ?? e.at, where: e.where, hook: `kernel ${e.location}`, packet: short(e.packet), action: `dropped: ${e.reason}`, kind: 'drop', culprit: isCulprit || undefined, times: e.repeat });
     }
   }
   const received = (pred: (s: PathStep) => boolean) => steps.find((s) => s.kind === 'receive' && pred(s));
@@ -98,15 +100,13 @@ export function buildPath({ client, packets, trace, culprit }: PathInput): PathS
   return collapse(steps.sort((a, b) => a.at - b.at));
 }
 
-/** Repeats in a row (the same RST five times) become one step marked `×5`. */
-function collapse(steps: PathStep[]): PathStep[] {
-  const out: (PathStep & { times?: number })[] = [];
+/** Repeats in a row (the same RST five times, a drop the tracer counted five times) become one step marked `×5`. */
+function collapse(steps: Step[]): PathStep[] {
+  const out: Step[] = [];
   for (const s of steps) {
     const last = out.at(-1);
-    if (last && last.where === s.where && last.hook === s.hook && last.packet === s.packet && last.action.replace(/ ×\d+$/, '') === s.action) {
-      last.times = (last.times ?? 1) + 1;
-      last.action = `${s.action} ×${last.times}`;
-    } else out.push({ ...s });
+    if (last && last.where === s.where && last.hook === s.hook && last.packet === s.packet && last.action === s.action) last.times = (last.times ?? 1) + (s.times ?? 1);
+    else out.push({ ...s });
   }
-  return out.map(({ times: _, ...s }) => s);
+  return out.map(({ times, ...s }) => (times && times > 1 ? { ...s, action: `${s.action} ×${times}` } : s));
 }

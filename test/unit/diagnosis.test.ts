@@ -86,6 +86,21 @@ describe('diagnosis of the seed incidents (recorded traces)', () => {
     expect(d.path.find((s) => s.culprit)).toMatchObject({ where: 'node/node-b', kind: 'drop', action: 'filter/OUTPUT DROP' });
   });
 
+  it('counts a drop the tracer reported once for several identical ones (repeat) as that many', () => {
+    const f = fixture('mtu-blackhole-vxlan-icmp-dropped--download');
+    const tooBig = (e: ProbeTraceResult['events'][number]) => e.kind === 'drop' && e.reason === 'PKT_TOO_BIG';
+    const drops = f.probe.trace.events.filter(tooBig);
+    expect(drops.length).toBeGreaterThan(1);
+    const folded = { ...f.probe.trace, events: f.probe.trace.events.flatMap((e) => (e === drops[0] ? [{ ...e, repeat: drops.length }] : tooBig(e) ? [] : [e])) };
+    const original = run('mtu-blackhole-vxlan-icmp-dropped--download');
+    const d = diagnose({ probe: f.probe, phase: f.phase, steps: f.steps, checks: f.checks, trace: folded })!;
+    expect(d.reason).toBe(original.reason);
+    expect(d.reason).toContain(`${drops.length}× PKT_TOO_BIG`);
+    const shown = (path: typeof d.path) => path.filter((s) => s.action.startsWith('dropped: PKT_TOO_BIG')).reduce((n, s) => n + Number(/ ×(\d+)$/.exec(s.action)?.[1] ?? 1), 0);
+    expect(shown(d.path)).toBe(drops.length);
+    expect(shown(original.path)).toBe(drops.length);
+  });
+
   it('finds no culprit in an empty trace', () => {
     const f = fixture('cilium-kube-proxy-forward-race--external');
     const trace = { ...f.probe.trace, events: [], facts: [] };

@@ -59,6 +59,12 @@ describe('drop tracer lines', () => {
       inner: { proto: 'tcp', src: '10.244.2.2', dst: '10.244.1.2', sport: 8080, dport: 36238 },
     });
   });
+
+  it('identical drops the tracer counted in one poll: one event with their number; a single drop has none', () => {
+    const line = 'drop ns=9 reason=QDISC_DROP loc=__dev_queue_xmit+0x8a4 if=eth0 proto=6 10.244.1.3:8080 > 10.244.1.2:40000 flags=0x10';
+    expect(parseDropLine(`${line} repeat=37`, 0, () => 'node/node-a')).toEqual({ ...parseDropLine(line, 0, () => 'node/node-a'), repeat: 37 });
+    expect(parseDropLine(line, 0, () => 'node/node-a')).not.toHaveProperty('repeat');
+  });
 });
 
 describe('conntrack -E', () => {

@@ -6,7 +6,12 @@ type RuleEvent = Extract<TraceEvent, { kind: 'rule' }>;
 type DropEvent = Extract<TraceEvent, { kind: 'drop' }>;
 type ConntrackEvent = Extract<TraceEvent, { kind: 'conntrack' }>;
 
-const field = (line: string, name: string) => new RegExp(`(?:^|\\s)${name}=(\\S+)`).exec(line)?.[1];
+const fieldPatterns = new Map<string, RegExp>(); // compiled once per name: these run for every traced line
+const field = (line: string, name: string) => {
+  let pattern = fieldPatterns.get(name);
+  if (!pattern) fieldPatterns.set(name, (pattern = new RegExp(`(?:^|\\s)${name}=(\\S+)`)));
+  return pattern.exec(line)?.[1];
+};
 const TCP_FLAGS = ['SYN', 'ACK', 'FIN', 'RST', 'PSH', 'URG'];
 
 /** `PACKET: 2 4e9da03f IN=vxb ... SRC=10.250.0.1 DST=10.250.0.2 ... SPORT=44586 DPORT=80 SYN` */
@@ -70,7 +75,8 @@ export class XtablesTraceParser {
 /**
  * `drop ns=4026532246 reason=NETFILTER_DROP loc=nft_do_chain+0x3e8 if=vxb proto=6 10.250.0.1:50926 > 10.250.0.2:80 flags=0x02`;
  * an ICMP error adds its type/code, the MTU of a fragmentation-needed and the header it quotes:
- * `... proto=1 10.244.2.1:0 > 10.244.2.2:0 flags=0x00 icmp=3/4 mtu=1400 inner=6 10.244.2.2:8080 > 10.244.1.2:36238`
+ * `... proto=1 10.244.2.1:0 > 10.244.2.2:0 flags=0x00 icmp=3/4 mtu=1400 inner=6 10.244.2.2:8080 > 10.244.1.2:36238`;
+ * identical drops that came in one poll of the tracer are one line, counted at its end: `... flags=0x10 repeat=37`
  */
 export function parseDropLine(line: string, at: number, whereByNetns: (inum: number) => string | undefined): DropEvent | undefined {
   const m = /^drop ns=(\d+) reason=(\S+) loc=(\S+) if=(\S+) proto=(\d+) ([\d.]+):(\d+) > ([\d.]+):(\d+) flags=0x([0-9a-f]+)/.exec(line);
@@ -83,6 +89,7 @@ export function parseDropLine(line: string, at: number, whereByNetns: (inum: num
   const names = (['FIN', 'SYN', 'RST', 'PSH', 'ACK', 'URG'] as const).filter((_, i) => bits & (1 << i));
   const icmp = / icmp=(\d+)\/(\d+)(?: mtu=(\d+))?/.exec(line);
   const inner = / inner=(\d+) ([\d.]+):(\d+) > ([\d.]+):(\d+)/.exec(line);
+  const repeat = / repeat=(\d+)/.exec(line);
   return {
     kind: 'drop',
     at,
@@ -100,6 +107,7 @@ export function parseDropLine(line: string, at: number, whereByNetns: (inum: num
       ...(icmp ? { icmp: { type: Number(icmp[1]), code: Number(icmp[2]), ...(icmp[3] ? { mtu: Number(icmp[3]) } : {}) } } : {}),
       ...(inner ? { inner: l4Packet(Number(inner[1]), inner[2]!, Number(inner[3]), inner[4]!, Number(inner[5])) } : {}),
     },
+    ...(repeat ? { repeat: Number(repeat[1]) } : {}),
   };
 }
 
