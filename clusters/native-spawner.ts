@@ -101,6 +101,7 @@ export class NativeSpawner {
   private readonly children = new Map<number, RemoteChild>();
   private nextId = 1;
   private pending: Buffer = Buffer.alloc(0);
+  private readonly outbox: Buffer[] = [];
   /** Set when the spawner died: the caller goes back to node:child_process. */
   lost: string | undefined;
 
@@ -128,12 +129,13 @@ export class NativeSpawner {
     return child;
   }
 
+  /** Frames go out together at the end of the current task: commands started side by side wake the spawner once. */
   send(type: 'S' | 'I' | 'K', id: number, payload: Buffer): void {
     const head = Buffer.alloc(9);
     head.writeUInt32LE(5 + payload.length, 0);
     head.write(type, 4, 'latin1');
     head.writeUInt32LE(id, 5);
-    this.process.stdin!.write(payload.length ? Buffer.concat([head, payload]) : head);
+    if (this.outbox.push(head, payload) === 2) queueMicrotask(() => this.process.stdin!.write(Buffer.concat(this.outbox.splice(0))));
   }
 
   forget(id: number): void {
