@@ -14,7 +14,6 @@ export async function readTraceFacts(lab: NetnsLab): Promise<TraceFact[]> {
 
 async function nodeFacts(lab: NetnsLab, node: string): Promise<TraceFact[]> {
   const target = lab.node(node);
-  const facts: TraceFact[] = [];
   const json = async <T>(argv: string[]): Promise<T | undefined> => {
     const r = await target.exec(argv, { reject: false, timeoutMs: 5000 });
     try {
@@ -23,27 +22,44 @@ async function nodeFacts(lab: NetnsLab, node: string): Promise<TraceFact[]> {
       return undefined;
     }
   };
+  // every read runs side by side: each is a process in the node, and the probe's verdict waits for them all
+  const [settings, tc, cgroup] = await Promise.all([settingFacts(target, node), tcFacts(lab, json, node), cgroupFacts(lab, json, node)]);
+  return [...settings, ...tc, ...cgroup];
+}
+
+type Json = <T>(argv: string[]) => Promise<T | undefined>;
+
+async function settingFacts(target: ReturnType<NetnsLab['node']>, node: string): Promise<TraceFact[]> {
   const settings = await target.exec(['sysctl', '-e', ...SETTINGS], { reject: false });
-  for (const m of settings.stdout.matchAll(/^(\S+) = (\S+)$/gm)) facts.push({ kind: 'setting', node, name: m[1]!, value: m[2]! });
-  if (lab.mountNamespaces.has(node)) {
-    const net = await json<{ tc?: { devname: string; kind: string; name: string; id: number }[] }[]>(['bpftool', '-j', '--nomount', 'net', 'show', 'dev', 'eth0']);
-    for (const p of net?.[0]?.tc ?? []) facts.push({ kind: 'tc-program', node, dev: p.devname, hook: p.kind.endsWith('egress') ? 'egress' : 'ingress', name: p.name.replace(/:\[.*\]$/, ''), id: p.id }); // bpftool appends `:[*fsobj]` for pinned programs
-  }
+  return [...settings.stdout.matchAll(/^(\S+) = (\S+)$/gm)].map((m) => ({ kind: 'setting', node, name: m[1]!, value: m[2]! }));
+}
+
+async function tcFacts(lab: NetnsLab, json: Json, node: string): Promise<TraceFact[]> {
+  if (!lab.mountNamespaces.has(node)) return [];
+  const net = await json<{ tc?: { devname: string; kind: string; name: string; id: number }[] }[]>(['bpftool', '-j', '--nomount', 'net', 'show', 'dev', 'eth0']);
+  // bpftool appends `:[*fsobj]` for pinned programs
+  return (net?.[0]?.tc ?? []).map((p) => ({ kind: 'tc-program', node, dev: p.devname, hook: p.kind.endsWith('egress') ? 'egress' : 'ingress', name: p.name.replace(/:\[.*\]$/, ''), id: p.id }));
+}
+
+async function cgroupFacts(lab: NetnsLab, json: Json, node: string): Promise<TraceFact[]> {
   const cgroup = lab.cgroups.get(node);
-  if (cgroup) {
-    const attached = (await json<{ id: number; attach_type: string; name: string }[]>(['bpftool', '-j', '--nomount', 'cgroup', 'show', cgroup])) ?? [];
-    const progs = (await json<{ id: number; pinned?: string[] }[]>(['bpftool', '-j', '--nomount', '-f', 'prog', 'show'])) ?? [];
-    for (const p of attached) {
-      // run order is attach order among the programs of one attach type (BPF_F_ALLOW_MULTI)
-      const sameType = attached.filter((x) => x.attach_type === p.attach_type);
-      const pinned = progs.find((x) => x.id === p.id)?.pinned?.[0];
-      // an instance's maps are pinned beside it: <instance>-maps, the instance being the program's pin or its directory
-      let mappings: Mapping[] = [];
-      for (const dir of pinned ? [`${pinned}-maps`, `${dirname(pinned)}-maps`] : []) if (!mappings.length) mappings = await serviceMappings(json, dir);
-      facts.push({ kind: 'cgroup-program', node, cgroup, attach: p.attach_type, order: sameType.indexOf(p) + 1, of: sameType.length, name: p.name, id: p.id, pinned, mappings });
-    }
-  }
-  return facts;
+  if (!cgroup) return [];
+  const [attached = [], progs = []] = await Promise.all([
+    json<{ id: number; attach_type: string; name: string }[]>(['bpftool', '-j', '--nomount', 'cgroup', 'show', cgroup]),
+    json<{ id: number; pinned?: string[] }[]>(['bpftool', '-j', '--nomount', '-f', 'prog', 'show']),
+  ]);
+  // an instance's maps are pinned beside it: <instance>-maps, the instance being the program's pin or its
+  // directory; each directory is read once, whichever programs share it
+  const pins = new Map(attached.map((p) => [p, progs.find((x) => x.id === p.id)?.pinned?.[0]]));
+  const dirs = [...new Set([...pins.values()].flatMap((pinned) => (pinned ? [`${pinned}-maps`, `${dirname(pinned)}-maps`] : [])))];
+  const mappings = new Map(await Promise.all(dirs.map(async (dir) => [dir, await serviceMappings(json, dir)] as const)));
+  return attached.map((p) => {
+    // run order is attach order among the programs of one attach type (BPF_F_ALLOW_MULTI)
+    const sameType = attached.filter((x) => x.attach_type === p.attach_type);
+    const pinned = pins.get(p);
+    const own = pinned ? [mappings.get(`${pinned}-maps`), mappings.get(`${dirname(pinned)}-maps`)].find((m) => m?.length) ?? [] : [];
+    return { kind: 'cgroup-program', node, cgroup, attach: p.attach_type, order: sameType.indexOf(p) + 1, of: sameType.length, name: p.name, id: p.id, pinned, mappings: own };
+  });
 }
 
 type Dump = { key: string[]; value: string[] }[];
@@ -56,9 +72,11 @@ const le32 = (b: number[], at: number) => (b[at]! | (b[at + 1]! << 8) | (b[at + 
 /** `10.96.0.30:80 -> 10.244.1.99:8080` from a socket-LB instance's maps (Cilium's lb4_key / lb4_service / lb4_backend layout). */
 type Mapping = { frontend: string; backends: string[] };
 
-async function serviceMappings(json: <T>(argv: string[]) => Promise<T | undefined>, dir: string): Promise<Mapping[]> {
-  const services = (await json<Dump>(['bpftool', '-j', '--nomount', 'map', 'dump', 'pinned', `${dir}/cilium_lb4_services_v2`])) ?? [];
-  const backends = (await json<Dump>(['bpftool', '-j', '--nomount', 'map', 'dump', 'pinned', `${dir}/cilium_lb4_backends_v3`])) ?? [];
+async function serviceMappings(json: Json, dir: string): Promise<Mapping[]> {
+  const [services = [], backends = []] = await Promise.all([
+    json<Dump>(['bpftool', '-j', '--nomount', 'map', 'dump', 'pinned', `${dir}/cilium_lb4_services_v2`]),
+    json<Dump>(['bpftool', '-j', '--nomount', 'map', 'dump', 'pinned', `${dir}/cilium_lb4_backends_v3`]),
+  ]);
   const backendById = new Map(backends.map((e) => [le32(bytes(e.key), 0), bytes(e.value)]));
   const out = new Map<string, string[]>();
   for (const e of services) {
