@@ -28,8 +28,9 @@ export type TraceEvent =
   /**
    * The kernel freed a packet with a drop reason (kfree_skb). `where` is `node/x`, `pod/y`, `host/z` or `fabric`.
    * `repeat`: this drop stands for that many identical ones that came within a few ms (a bulk transfer's qdisc drops); absent: one.
+   * `dmac`: the frame's Ethernet destination, when it had a MAC header.
    */
-  | (At & { kind: 'drop'; where: string; reason: string; location: string; iface: string; packet: TracePacket; repeat?: number })
+  | (At & { kind: 'drop'; where: string; reason: string; location: string; iface: string; packet: TracePacket; repeat?: number; dmac?: string })
   /** A conntrack state change (conntrack -E): NEW, UPDATE, DESTROY. */
   | (At & { kind: 'conntrack'; node: string; event: string; state?: string; packet: TracePacket; reply: TracePacket; unreplied: boolean; line: string });
 

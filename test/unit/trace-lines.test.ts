@@ -42,6 +42,10 @@ describe('drop tracer lines', () => {
       packet: { proto: 'udp', src: '10.244.1.3', dst: '10.244.1.2', sport: 53, dport: 54661, flags: undefined },
     });
     expect(parseDropLine(line, 3, () => undefined)).toBeUndefined();
+    // a frame with a MAC header ends with its Ethernet destination (a bridge drop is explained by it)
+    const bridged = parseDropLine(`${line} dmac=92:c8:22:cd:fd:4b`, 3, () => 'node/node-a');
+    expect(bridged).toMatchObject({ reason: 'NO_SOCKET', dmac: '92:c8:22:cd:fd:4b' });
+    expect(parseDropLine(line, 3, () => 'pod/client')).not.toHaveProperty('dmac');
     const tcp = parseDropLine('drop ns=1 reason=NETFILTER_DROP loc=nft_do_chain+0x3e8 if=lxc0 proto=6 10.244.1.2:46342 > 172.18.0.100:80 flags=0x10', 0, () => 'node/node-a');
     expect(tcp?.packet.flags).toBe('ACK');
   });

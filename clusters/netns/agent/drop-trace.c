@@ -6,7 +6,9 @@
  *   drop ns=4026532301 reason=NO_SOCKET loc=__udp4_lib_rcv+0x4bc if=eth0 proto=17 10.244.1.3:53 > 10.244.1.2:41234 flags=0x00
  *   drop ns=4026532388 reason=NETFILTER_DROP loc=nft_do_chain+0x3e8 if=- proto=1 10.244.2.1:0 > 10.244.2.2:0 flags=0x00 icmp=3/4 mtu=1400 inner=6 10.244.2.2:8080 > 10.244.1.2:36238
  *
+ * A frame that has a MAC header adds its Ethernet destination, ` dmac=0a:58:0a:f4:01:02`
  * (identical drops that come in one poll are one line ending in ` repeat=N`: see drain()).
+ *
  * One loader serves every lab of a harness process: it starts with an empty filter and prints
  * `ready map=ID`; the harness adds a lab's namespace inodes to map ID (bpftool map update id) when the
  * lab starts and deletes them at its teardown.
@@ -170,6 +172,9 @@ static void print_event(struct drop_event *e, unsigned repeat)
 		inet_ntop(AF_INET, &e->inner_daddr, dst, sizeof(dst));
 		printf(" inner=%u %s:%u > %s:%u", e->inner_proto, src, ntohs(e->inner_sport), dst, ntohs(e->inner_dport));
 	}
+	static const __u8 none[6];
+	if (memcmp(e->dmac, none, sizeof(none)))
+		printf(" dmac=%02x:%02x:%02x:%02x:%02x:%02x", e->dmac[0], e->dmac[1], e->dmac[2], e->dmac[3], e->dmac[4], e->dmac[5]);
 	if (repeat > 1)
 		printf(" repeat=%u", repeat);
 	printf("\n");
@@ -248,6 +253,7 @@ int main(int argc, char **argv)
 		.skb_nh = offset_of("sk_buff", "network_header"),
 		.skb_sk = offset_of("sk_buff", "sk"),
 		.sk_net = offset_of("sock_common", "skc_net"),
+		.skb_mac = offset_of("sk_buff", "mac_header"),
 	};
 	load_reason_names();
 	struct bpf_object *obj = bpf_object__open_file(argv[1], NULL);

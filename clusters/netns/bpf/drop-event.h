@@ -15,6 +15,7 @@ struct drop_cfg {
 	__u32 skb_nh;         /* offsetof(struct sk_buff, network_header) (u16) */
 	__u32 skb_sk;         /* offsetof(struct sk_buff, sk) */
 	__u32 sk_net;         /* offsetof(struct sock_common, skc_net) (struct sock begins with it) */
+	__u32 skb_mac;        /* offsetof(struct sk_buff, mac_header) (u16) */
 };
 
 struct drop_event {
@@ -38,6 +39,9 @@ struct drop_event {
 	__u8 inner_proto;
 	__u8 pad;
 	__u16 icmp_mtu;       /* fragmentation needed: the next hop's MTU */
+	/* the Ethernet destination of a frame that has a MAC header (a bridge drops by it: which port it is behind) */
+	__u8 dmac[6];
+	__u16 pad2;
 };
 
 #endif

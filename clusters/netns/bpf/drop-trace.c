@@ -126,6 +126,10 @@ int nr_drop(struct bpf_raw_tracepoint_args *ctx)
 			}
 		}
 	}
+	/* a frame's Ethernet destination, where it has a MAC header (~0: none, e.g. a packet the namespace sent itself) */
+	__u16 mac = 0xffff;
+	if (dev && head && cfg->skb_mac && !READ(mac, skb, cfg->skb_mac) && mac != 0xffff)
+		bpf_probe_read_kernel(ev.dmac, sizeof(ev.dmac), head + mac);
 	bpf_map_push_elem(&nr_drop_events, &ev, BPF_ANY);
 	return 0;
 }

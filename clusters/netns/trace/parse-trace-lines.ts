@@ -76,7 +76,8 @@ export class XtablesTraceParser {
  * `drop ns=4026532246 reason=NETFILTER_DROP loc=nft_do_chain+0x3e8 if=vxb proto=6 10.250.0.1:50926 > 10.250.0.2:80 flags=0x02`;
  * an ICMP error adds its type/code, the MTU of a fragmentation-needed and the header it quotes:
  * `... proto=1 10.244.2.1:0 > 10.244.2.2:0 flags=0x00 icmp=3/4 mtu=1400 inner=6 10.244.2.2:8080 > 10.244.1.2:36238`;
- * identical drops that came in one poll of the tracer are one line, counted at its end: `... flags=0x10 repeat=37`
+ * identical drops that came in one poll of the tracer are one line, counted at its end: `... flags=0x10 repeat=37`;
+ * a frame with a MAC header adds its Ethernet destination (before any repeat=): `... dmac=0a:58:0a:f4:01:02`
  */
 export function parseDropLine(line: string, at: number, whereByNetns: (inum: number) => string | undefined): DropEvent | undefined {
   const m = /^drop ns=(\d+) reason=(\S+) loc=(\S+) if=(\S+) proto=(\d+) ([\d.]+):(\d+) > ([\d.]+):(\d+) flags=0x([0-9a-f]+)/.exec(line);
@@ -90,6 +91,7 @@ export function parseDropLine(line: string, at: number, whereByNetns: (inum: num
   const icmp = / icmp=(\d+)\/(\d+)(?: mtu=(\d+))?/.exec(line);
   const inner = / inner=(\d+) ([\d.]+):(\d+) > ([\d.]+):(\d+)/.exec(line);
   const repeat = / repeat=(\d+)/.exec(line);
+  const dmac = / dmac=([0-9a-f:]{17})/.exec(line)?.[1];
   return {
     kind: 'drop',
     at,
@@ -108,6 +110,7 @@ export function parseDropLine(line: string, at: number, whereByNetns: (inum: num
       ...(inner ? { inner: l4Packet(Number(inner[1]), inner[2]!, Number(inner[3]), inner[4]!, Number(inner[5])) } : {}),
     },
     ...(repeat ? { repeat: Number(repeat[1]) } : {}),
+    ...(dmac ? { dmac } : {}),
   };
 }
 
