@@ -28,11 +28,19 @@ export type TraceEvent =
   /**
    * The kernel freed a packet with a drop reason (kfree_skb). `where` is `node/x`, `pod/y`, `host/z` or `fabric`.
    * `repeat`: this drop stands for that many identical ones that came within a few ms (a bulk transfer's qdisc drops); absent: one.
-   * `dmac`: the frame's Ethernet destination, when it had a MAC header.
+   * `dmac`: the frame's Ethernet destination, when it had a MAC header; `cause`: what the namespace's state
+   * showed about the drop when it happened.
    */
-  | (At & { kind: 'drop'; where: string; reason: string; location: string; iface: string; packet: TracePacket; repeat?: number; dmac?: string })
+  | (At & { kind: 'drop'; where: string; reason: string; location: string; iface: string; packet: TracePacket; repeat?: number; dmac?: string; cause?: DropCause })
   /** A conntrack state change (conntrack -E): NEW, UPDATE, DESTROY. */
   | (At & { kind: 'conntrack'; node: string; event: string; state?: string; packet: TracePacket; reply: TracePacket; unreplied: boolean; line: string });
+
+/** A drop explained by the kernel's state in its namespace, read at the drop. */
+export type DropCause =
+  /** NEIGH_FAILED: the neighbour that never answered ARP, as the neighbour table shows it (FAILED). */
+  | { kind: 'neighbour'; neighbour: string; state: string }
+  /** A bridge does not send a frame back out the port it came in on: the destination MAC is behind that port (its FDB), whose hairpin mode is off. */
+  | { kind: 'hairpin-off'; bridge: string; port: string; mac: string };
 
 /** Facts read once the probe is over, only when it did not end well: what a packet's path depended on. */
 export type TraceFact =

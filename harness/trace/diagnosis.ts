@@ -49,7 +49,7 @@ export function diagnose(input: DiagnosisInput): Diagnosis | undefined {
   const client = input.trace.flows?.client ?? clientAddress(input, packets, target);
   if (!client) return undefined;
   const ctx: Ctx = { ...input, target, client, packets, events: ownConnections(input.trace.events, client, packets), facts: input.trace.facts };
-  const found = ruleDrop(ctx) ?? socketLbRewrite(ctx) ?? invalidUnNated(ctx) ?? bridgedReply(ctx) ?? kernelDrop(ctx);
+  const found = ruleDrop(ctx) ?? socketLbRewrite(ctx) ?? hairpinDrop(ctx) ?? invalidUnNated(ctx) ?? bridgedReply(ctx) ?? kernelDrop(ctx);
   if (!found) return undefined;
   return { ...found, path: buildPath({ client, target, packets, trace: input.trace, culprit: found }) };
 }
@@ -143,11 +143,47 @@ function socketLbRewrite(ctx: Ctx): Found | undefined {
       (o) =>
         `The ${ordinal(o.order)} program (id ${o.id}${o.pinned ? `, ${o.pinned}` : ''}) maps ${frontend} to ${o.mappings.find((m) => m.frontend === frontend)?.backends.join(', ') || 'nothing'}, but ${o.order > culprit.order ? 'runs after it and no longer sees the ClusterIP' : 'ran first without rewriting it'}.`,
     ),
-    `The ${syn.proto === 'udp' ? 'datagram' : 'SYN'} went to ${sentTo} and was never answered.`,
+    fateAtDeadBackend(ctx, syn),
   ];
   return {
     culprit: { kind: 'bpf-program', node: culprit.node, where: `${culprit.attach} ${culprit.cgroup} (${ordinal(culprit.order)} of ${culprit.of})`, text: `${culprit.name} id ${culprit.id}: ${frontend} -> ${sentTo}` },
     packet: { proto: syn.proto, src: syn.src, dst: syn.dst, sport: syn.sport, dport: syn.dport, flags: syn.proto === 'tcp' ? 'SYN' : undefined },
+    reason: sentences.join(' '),
+  };
+}
+
+/**
+ * What became of the packet sent to the rewritten destination: a node whose ARP for it got no answer
+ * dropped it (NEIGH_FAILED) and, where the capture shows it, answered the client with an ICMP error.
+ */
+function fateAtDeadBackend(ctx: Ctx, sent: Packet): string {
+  const what = sent.proto === 'udp' ? 'datagram' : 'SYN';
+  const to = endpoint(sent.dst, sent.dport);
+  const failed = ctx.events.find((e): e is Drop => e.kind === 'drop' && e.reason === 'NEIGH_FAILED' && e.packet.src === ctx.client && e.packet.dst === sent.dst);
+  const icmp = ctx.packets.find((p) => p.dst === ctx.client && p.icmp?.about === sent.dst);
+  const answered = icmp?.icmp ? ` and answered the client with ICMP ${icmp.icmp.name} from ${icmp.src}` : '';
+  if (!failed) return icmp?.icmp ? `The ${what} went to ${to}; ICMP ${icmp.icmp.name} from ${icmp.src} answered it.` : `The ${what} went to ${to} and was never answered.`;
+  const node = failed.where.replace(/^node\//, '');
+  const neighbour = failed.cause?.kind === 'neighbour' ? `its ARP for ${failed.cause.neighbour} on ${failed.iface} got no answer (${failed.cause.state} in its neighbour table)` : `its neighbour resolution on ${failed.iface} failed`;
+  return `The ${what} went to ${to}, which nobody holds: ${node} queued it while ${neighbour}, then dropped it (NEIGH_FAILED in ${failed.location})${answered}.`;
+}
+
+/** A bridge port with hairpin off got a frame back for the MAC behind itself: the bridge dropped it (kernel state read at the drop). */
+function hairpinDrop(ctx: Ctx): Found | undefined {
+  const drop = ctx.events.find((e): e is Drop & { cause: { kind: 'hairpin-off' } } => e.kind === 'drop' && e.cause?.kind === 'hairpin-off' && concerns(e.packet, ctx.client));
+  if (!drop) return undefined;
+  const { bridge, port, mac } = drop.cause;
+  const node = drop.where.replace(/^node\//, '');
+  const dnat = ctx.events.find((e): e is Rule => e.kind === 'rule' && e.table === 'nat' && /-j DNAT/.test(e.rule ?? ''));
+  const to = endpoint(drop.packet.dst, drop.packet.dport);
+  const sentences = [
+    `${dnat ? `The SYN to ${endpoint(ctx.target.ip, ctx.target.port)} was DNATed on ${dnat.node} by ${dnat.table}/${dnat.chain} to ${to}` : `The SYN was sent on to ${to}`}${drop.packet.dst === ctx.client ? ', the client itself' : ''}.`,
+    `The bridge ${bridge} would have to send it back out ${port}, the port it came in on: its destination ${mac} is behind that port in ${bridge}'s FDB, and the port's hairpin mode is off, so ${node} dropped it (${drop.reason} at ${drop.location}).`,
+    'Every retransmission meets the same port: the connection hangs.',
+  ];
+  return {
+    culprit: { kind: 'kernel', node: drop.where, where: `${port} on bridge ${bridge} (hairpin off)`, text: `${showPacket(drop.packet)} not sent back out its ingress port ${port}` },
+    packet: drop.packet,
     reason: sentences.join(' '),
   };
 }
@@ -258,6 +294,6 @@ function kernelDrop(ctx: Ctx): Found | undefined {
   return {
     culprit: { kind: drop.reason === 'NO_SOCKET' ? 'socket' : 'kernel', node: drop.where, where: drop.location, text: `${drop.reason} on ${drop.iface}` },
     packet: drop.packet,
-    reason: `The kernel in ${drop.where} dropped ${showPacket(drop.packet)}: ${drop.reason} in ${drop.location} (${drop.iface}).`,
+    reason: `The kernel in ${drop.where} dropped ${showPacket(drop.packet)}: ${drop.reason} in ${drop.location} (${drop.iface}${drop.cause?.kind === 'neighbour' ? `: no ARP answer for ${drop.cause.neighbour}` : ''}).`,
   };
 }

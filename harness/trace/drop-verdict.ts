@@ -2,7 +2,7 @@
 // retransmission): the verdict is the timeout that would follow, called at once and saying why.
 import type { Classified, Endpoint } from '../probes/classify.ts';
 import type { Packet } from '../probes/packet-watch.ts';
-import type { TraceEvent, TracePacket } from '../model/trace-events.ts';
+import type { DropCause, TraceEvent, TracePacket } from '../model/trace-events.ts';
 
 type Drop = Extract<TraceEvent, { kind: 'rule' | 'drop' }>;
 
@@ -20,7 +20,15 @@ export function packetWords(p: TracePacket): string {
 export function describeDrop(drop: Drop): string {
   const packet = packetWords(drop.packet);
   if (drop.kind === 'rule') return `${packet} dropped by ${drop.table}/${drop.chain} on node/${drop.node}${drop.rule ? ` (${drop.rule.replace(/^-4 -t \S+ /, '')})` : ''} at ${drop.at} ms`;
+  const cause = drop.cause;
+  if (cause?.kind === 'neighbour') return `${packet} dropped in ${drop.where}: ${drop.reason} on ${drop.iface}, no ARP answer for ${cause.neighbour} (${drop.location}) at ${drop.at} ms`;
+  if (cause?.kind === 'hairpin-off') return `${packet} dropped in ${drop.where} by the bridge ${cause.bridge}: ${hairpinWords(cause)} (${drop.reason} at ${drop.location}) at ${drop.at} ms`;
   return `${packet} dropped in ${drop.where} (${drop.reason} at ${drop.location}, ${drop.iface}) at ${drop.at} ms`;
+}
+
+/** Why a bridge dropped a frame with hairpin off, from its FDB and port flags. */
+export function hairpinWords(cause: Extract<DropCause, { kind: 'hairpin-off' }>): string {
+  return `its destination ${cause.mac} is behind ${cause.port}, the port it came in on, and that port's hairpin mode is off`;
 }
 
 /** Whether the client completed the handshake with the endpoint, from its own interface. */

@@ -76,10 +76,12 @@ export function buildPath({ client, packets, trace, culprit }: PathInput): PathS
   }
   for (const e of trace.events) {
     if (e.kind === 'conntrack') steps.push({ at: (e.event === 'NEW' ? anchor(e.packet, 0.025, true) : undefined) ?? e.at, where: `node/${e.node}`, hook: 'conntrack', packet: short(e.packet), action: `${e.event} ${e.state ?? ''}${e.unreplied ? ' [UNREPLIED]' : ''}`.replace(/\s+/g, ' ').trim(), kind: 'conntrack' });
-    if (e.kind === 'drop' && e.reason !== 'NOT_SPECIFIED') {
+    // a drop without a reason is shown only where the node's state explained it (drop-cause.ts)
+    if (e.kind === 'drop' && (e.reason !== 'NOT_SPECIFIED' || e.cause)) {
       const isCulprit = (culprit.culprit.kind === 'socket' || culprit.culprit.kind === 'kernel') && culprit.culprit.node === e.where && sameTuple(e.packet, culprit.packet) && flagKey(e.packet.flags) === flagKey(culprit.packet.flags);
       const inClient = e.where === 'pod/client';
-      steps.push({ at: anchor(e.packet, inClient ? 0.01 : 0.03) ?? e.at, where: e.where, hook: `kernel ${e.location}`, packet: short(e.packet), action: `dropped: ${e.reason}`, kind: 'drop', culprit: isCulprit || undefined, times: e.repeat });
+      const action = e.cause?.kind === 'hairpin-off' ? `dropped by ${e.cause.bridge}: not sent back out ${e.cause.port} (hairpin off)` : `dropped: ${e.reason}`;
+      steps.push({ at: anchor(e.packet, inClient ? 0.01 : 0.03) ?? e.at, where: e.where, hook: `kernel ${e.location}`, packet: short(e.packet), action, kind: 'drop', culprit: isCulprit || undefined, times: e.repeat });
     }
   }
   const received = (pred: (s: PathStep) => boolean) => steps.find((s) => s.kind === 'receive' && pred(s));

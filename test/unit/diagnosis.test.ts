@@ -51,6 +51,21 @@ describe('diagnosis of the seed incidents (recorded traces)', () => {
     expect(d.packet).toMatchObject({ dst: '10.244.1.99', dport: 8080, flags: 'SYN' });
   });
 
+  it('hairpin-off-pod-to-own-service: the bridge port the SYN came in on, its hairpin off and the MAC behind it', () => {
+    const d = run('hairpin-off-pod-to-own-service--self-via-service');
+    expect(d.culprit).toMatchObject({ kind: 'kernel', node: 'node/node-a', where: expect.stringMatching(/^veth\w+ on bridge cni0 \(hairpin off\)$/) });
+    expect(d.packet).toMatchObject({ src: '10.244.1.2', dst: '10.244.1.2', dport: 8080, flags: 'SYN' });
+    expect(d.reason).toMatch(/^The SYN to 10\.96\.0\.20:80 was DNATed on node-a by nat\/KUBE-SEP-\w+ to 10\.244\.1\.2:8080, the client itself\./);
+    expect(d.reason).toMatch(/its destination ([0-9a-f]{2}:){5}[0-9a-f]{2} is behind that port in cni0's FDB, and the port's hairpin mode is off/);
+    expect(d.path.find((s) => s.culprit)).toMatchObject({ where: 'node/node-a', kind: 'drop', action: expect.stringMatching(/^dropped by cni0: not sent back out veth\w+ \(hairpin off\)$/) });
+  });
+
+  it('a bridge drop without the state that explains it names no culprit (NOT_SPECIFIED alone is no evidence)', () => {
+    const f = fixture('hairpin-off-pod-to-own-service--self-via-service');
+    const events = f.probe.trace.events.map((e) => (e.kind === 'drop' ? { ...e, cause: undefined } : e));
+    expect(diagnose({ probe: f.probe, phase: 'faulted', checks: [], trace: { ...f.probe.trace, events } })).toBeUndefined();
+  });
+
   it('br-netfilter-clusterip-same-node: the SYN-ACK bridged without passing the nat table kept the pod IP', () => {
     const d = run('br-netfilter-clusterip-same-node--clusterip');
     expect(d.culprit).toMatchObject({ kind: 'kernel', node: 'node-a', where: 'bridge (net.bridge.bridge-nf-call-iptables=0)' });

@@ -21,6 +21,7 @@ import { tracingEnabled, type ProbeTraceResult, type ProbeTraceSession, type Tra
 import type { NetnsLab } from '../netns-lab.ts';
 import { watchDrops } from './shared-drop-trace.ts';
 import { readTraceFacts } from './trace-facts.ts';
+import { explainable, readDropCause } from './drop-cause.ts';
 import { parseConntrackLine, parseDropLine, XtablesTraceParser } from './parse-trace-lines.ts';
 
 const COMMENT = 'netrepro-trace';
@@ -193,6 +194,15 @@ class LabTracer {
     return seen();
   }
 
+  /**
+   * Whether the node that dropped `drop` sent its source an ICMP error about then: its raw OUTPUT traces
+   * only the ICMP the node sends (labTraceRules; xtables-monitor prints no ICMP header for it, so: no ports).
+   */
+  private answeredByIcmp(drop: Stamped & { kind: 'drop' }): boolean {
+    const icmp = (x: Stamped) => x.kind === 'rule' && `node/${x.node}` === drop.where && x.table === 'raw' && x.chain === 'OUTPUT' && x.packet.sport === undefined;
+    return this.events.some((x) => icmp(x) && x.packet.dst === drop.packet.src && x.stamp >= drop.stamp - 50);
+  }
+
   /** `waitedMs`: how long the probe waited for the lab's monitors (charged to it). */
   async startProbe(flows: TraceFlows, waitedMs: number): Promise<ProbeTraceSession> {
     const t0 = performance.now();
@@ -204,6 +214,8 @@ class LabTracer {
     // a TCP drop counts only for a connection this probe opened: an earlier probe's connection may still
     // be retransmitting into the same DROP rule (its curl was stopped, its socket lingers)
     const opened = new Set<number>();
+    let explaining = false;
+    const causes: Promise<unknown>[] = [];
     const fire = (e: Stamped) => {
       if (fired) return;
       fired = true;
@@ -220,6 +232,24 @@ class LabTracer {
         const named = verdict();
         if (named) return fire(named);
         setTimeout(() => fire(verdict() ?? e), 30);
+        return;
+      }
+      if (e.kind === 'drop' && explainable(e)) {
+        // the node's state says why: read it right now, one read at a time (a retransmission brings the same drop again)
+        if (explaining) return;
+        explaining = true;
+        const explained = readDropCause(this.lab.node(e.where.slice('node/'.length)), e)
+          .catch(() => undefined)
+          .then((cause) => {
+            explaining = false;
+            if (cause) e.cause = cause;
+            // a bridge drop is called only when the state explains it
+            if (e.reason === 'NOT_SPECIFIED') return cause && fire(e);
+            // a failed neighbour is answered as a REJECT is: the node sends the source an ICMP host-unreachable
+            // (unless rate-limited), which decides; only a drop nobody answered is a hang
+            setTimeout(() => !this.answeredByIcmp(e) && fire(e), Math.max(0, 30 - (performance.now() - e.stamp)));
+          });
+        causes.push(explained);
         return;
       }
       if (e.kind === 'drop' && e.reason === 'NETFILTER_DROP' && e.where.startsWith('node/')) {
@@ -245,6 +275,7 @@ class LabTracer {
           // whose trace is kept: a probe that ended well drops its trace, so it skips the wait.
           if (options?.facts) await Promise.all(this.lab.nodeNames.map((n) => this.barrier(n, [...(this.live.get(n) ?? [])], 500)));
           this.listeners.delete(onEvent);
+          await Promise.all(causes); // a drop's cause, read from the node, belongs to the events kept
           const events = this.events.filter((e) => e.stamp >= start && relevant(e, flows)).map((e) => relative(e, start));
           const t2 = performance.now();
           const facts: TraceFact[] = (await reading) ?? [];
@@ -271,8 +302,8 @@ function relevant(e: TraceEvent, flows: TraceFlows): boolean {
 }
 
 /**
- * A packet the client sent, dropped by a rule or for a reason that repeats for every retransmission; or
- * an ICMP error about the client's flow dropped that way (frag-needed dropped: every full-size segment
+ * A packet the client sent, dropped by a rule or for a reason that repeats for every retransmission (or
+ * a node's drop its state may explain: drop-cause.ts); or an ICMP error about the client's flow dropped that way (frag-needed dropped: every full-size segment
  * the peer retransmits brings the same error, dropped again: an MTU black hole).
  */
 function attributedDrop(e: TraceEvent, flows: TraceFlows): boolean {
@@ -281,7 +312,7 @@ function attributedDrop(e: TraceEvent, flows: TraceFlows): boolean {
   const ours = e.packet.src === flows.client || (inner !== undefined && (inner.src === flows.client || inner.dst === flows.client));
   // a REJECT answers the client (RST or ICMP): that answer decides the outcome, not a drop verdict
   if (e.kind === 'rule') return e.verdict === 'DROP' && !isReject(e) && ours;
-  return DETERMINISTIC_DROPS.has(e.reason) && ours;
+  return (DETERMINISTIC_DROPS.has(e.reason) || explainable(e)) && ours;
 }
 
 /** nf_tables traces a REJECT rule with a drop verdict (and the kernel frees the packet as NETFILTER_DROP): its target says what it is. */
