@@ -5,12 +5,12 @@ import type { PhaseResult, ProbeResult } from './results.ts';
 import type { Observation } from '../model/outcome.ts';
 import type { ProbeTraceResult, ProbeTraceSession } from '../model/trace-events.ts';
 import { diagnose } from '../trace/diagnosis.ts';
-import { describeDrop } from '../trace/drop-verdict.ts';
+import { AttributedDrop } from '../trace/drop-verdict.ts';
 
 export { probeFlows, startProbeTrace } from '../trace/start-probe-trace.ts';
 
 export interface TracedProbe {
-  /** Runs the probe; `dropped` aborts (reason: the drop, in words) when the trace attributes a drop of the client's packet. */
+  /** Runs the probe; `dropped` aborts (reason: an AttributedDrop, the drop in words) when the trace attributes a drop of the client's packet. */
   run(probe: (dropped: AbortSignal) => Promise<Observation>): Promise<Observation>;
   /** Stops the trace; returns it when `keep` (a faulted or failing probe), else undefined. */
   stop(keep: boolean): Promise<ProbeTraceResult | undefined>;
@@ -23,7 +23,7 @@ export interface TracedProbe {
 export function traceProbe(session: ProbeTraceSession): TracedProbe {
   const dropped = new AbortController();
   let cost: number | undefined;
-  session.onDrop((drop) => dropped.abort(describeDrop(drop)));
+  session.onDrop((drop) => dropped.abort(new AttributedDrop(drop)));
   return {
     async run(probe) {
       try {

@@ -26,6 +26,19 @@ export function describeDrop(drop: Drop): string {
   return `${packet} dropped in ${drop.where} (${drop.reason} at ${drop.location}, ${drop.iface}) at ${drop.at} ms`;
 }
 
+/** What a probe's `dropped` signal is aborted with: the drop in words (as a string) and the packet dropped. */
+export class AttributedDrop {
+  readonly packet: TracePacket;
+  private readonly words: string;
+  constructor(drop: Drop) {
+    this.packet = drop.packet;
+    this.words = describeDrop(drop);
+  }
+  toString(): string {
+    return this.words;
+  }
+}
+
 /** Why a bridge dropped a frame with hairpin off, from its FDB and port flags. */
 export function hairpinWords(cause: Extract<DropCause, { kind: 'hairpin-off' }>): string {
   return `its destination ${cause.mac} is behind ${cause.port}, the port it came in on, and that port's hairpin mode is off`;
