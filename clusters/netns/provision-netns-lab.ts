@@ -17,6 +17,7 @@ import { flannelDevice, flannelPeerEntries, FLANNEL_MTU, vtepMac, type FlannelNo
 import { prepareLabTrace, startNetnsTrace } from './trace/lab-tracer.ts';
 import { useNativeSpawner } from './native-commands.ts';
 import { helperBinary, HELPERS } from './helper-build.ts';
+import { fastNeighbourFailure } from './neighbour-timing.ts';
 
 /** The network joining nodes and external hosts, inside the fabric namespace only (kind's docker network uses the same). */
 export const FABRIC_NET = '172.18.0';
@@ -65,7 +66,8 @@ export async function provisionNetnsLab(topology: TopologySpec, run: RunContext)
     // a fresh node boots: FORWARD policy as set at boot, then the components in the topology's order
     // be_liberal as kube-proxy reads it at boot: read where the node's sysctls were set (nothing else sets it since)
     const bootFacts = async (n: string) => factsWith(lab, (await sysctls.get(names.node(n))!).get(BE_LIBERAL));
-    await step(`boot: ${bootOrder(topology).join(', ')}`, () => eachNode(async (n) => applyOps(lab.node(n), bootOps(topology, n, await bootFacts(n)))));
+    // every device of the node exists by now: its neighbour timing is set beside the boot (neighbour-timing.ts)
+    await step(`boot: ${bootOrder(topology).join(', ')}`, () => eachNode(async (n) => settleAll([applyOps(lab.node(n), bootOps(topology, n, await bootFacts(n))), fastNeighbourFailure(lab.node(n))])));
     prepareLabTrace(lab); // probe trace (issue 13): its monitors start while the pods get ready and the first steps run
     await step('pod programs ready', () => programs!);
     return lab;

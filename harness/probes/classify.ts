@@ -126,17 +126,22 @@ export function dnsReplyOnWire(packets: readonly Packet[], client: string, serve
 
 /**
  * An ICMP destination-unreachable to the client about the server's address (and, for port-unreachable, its
- * UDP port): nothing will answer this query any more; with a connected socket the kernel reports it as
+ * UDP port), or about where the client's query actually went (socket LB rewrites it in sendmsg()):
+ * nothing will answer this query any more; with a connected socket the kernel reports it as
  * ECONNREFUSED/EHOSTUNREACH at once.
  */
 export function icmpAboutQuery(packets: readonly Packet[], client: string, server: Endpoint): Packet | undefined {
-  return packets.find((p) => p.icmp && p.dst === client && p.icmp.about === server.ip && (!p.icmp.port || (p.icmp.port.proto === 'udp' && p.icmp.port.port === server.port)));
+  const sentTo = [server, ...packets.filter((p) => p.proto === 'udp' && p.src === client && p.dport !== undefined).map((p) => ({ ip: p.dst, port: p.dport! }))];
+  const about = (p: Packet, to: Endpoint) => p.icmp!.about === to.ip && (!p.icmp!.port || (p.icmp!.port.proto === 'udp' && p.icmp!.port.port === to.port));
+  return packets.find((p) => p.icmp && p.dst === client && sentTo.some((to) => about(p, to)));
 }
 
 /** A query answered by an ICMP destination-unreachable: port-unreachable is `refused`, any other code `unreachable`. */
 export function icmpInsteadOfReply(p: Packet, server: string): Classified {
   const code = p.icmp?.code;
-  return { outcome: code === 3 ? 'refused' : 'unreachable', reason: `ICMP ${p.icmp?.name} (type 3 code ${code}) from ${p.src}; no reply from ${server}`, source: p.src };
+  // about where the query went, when that was not the server (socket LB rewrote it)
+  const about = p.icmp && p.icmp.about !== server.split('#')[0] ? ` about ${p.icmp.about}` : '';
+  return { outcome: code === 3 ? 'refused' : 'unreachable', reason: `ICMP ${p.icmp?.name} (type 3 code ${code}) from ${p.src}${about}; no reply from ${server}`, source: p.src };
 }
 
 /** The agent's resolver reads every reply's source (unconnected socket); the capture backs it when it has the packet. */

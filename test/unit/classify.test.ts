@@ -56,6 +56,18 @@ describe('DNS agent classification', () => {
     // stopped without the ICMP in the capture: no verdict from a guess
     expect(classifyDnsAgent({ outcome: 'unreachable', server, replies: [] }, [], client).outcome).toBe('error');
   });
+  it('under socket LB, an ICMP about where the query actually went answers it too', () => {
+    const rewritten = packets([
+      '12:00:00.000001 IP 10.244.1.2.54899 > 10.244.1.99.53: 7766+ A? web.default.svc.cluster.local. (47)',
+      '12:00:00.150000 IP 172.18.0.2 > 10.244.1.2: ICMP host 10.244.1.99 unreachable, length 68',
+    ]);
+    expect(icmpAboutQuery(rewritten, client, { ip: '10.96.0.10', port: 53 })).toBeDefined();
+    expect(icmpAboutQuery(rewritten.slice(1), client, { ip: '10.96.0.10', port: 53 })).toBeUndefined(); // no query went there
+    expect(classifyDnsAgent({ outcome: 'unreachable', server, replies: [] }, rewritten, client)).toMatchObject({
+      outcome: 'unreachable',
+      reason: 'ICMP host-unreachable (type 3 code 1) from 172.18.0.2 about 10.244.1.99; no reply from 10.96.0.10#53',
+    });
+  });
   it('an ICMP about another address or port does not end the query', () => {
     const other = packets(['12:00:00.000001 IP 10.96.0.11 > 10.244.1.2: ICMP 10.96.0.11 udp port 53 unreachable, length 68', '12:00:00.000002 IP 10.96.0.10 > 10.244.1.2: ICMP 10.96.0.10 udp port 5353 unreachable, length 68']);
     expect(icmpAboutQuery(other, client, { ip: '10.96.0.10', port: 53 })).toBeUndefined();

@@ -49,6 +49,8 @@ describe('diagnosis of the seed incidents (recorded traces)', () => {
     expect(d.culprit.text).toMatch(/^cil_sock4_connect id \d+: 10\.96\.0\.30:80 -> 10\.244\.1\.99:8080$/);
     expect(d.reason).toContain('pinned /sys/fs/bpf/netrepro/sock-stale');
     expect(d.packet).toMatchObject({ dst: '10.244.1.99', dport: 8080, flags: 'SYN' });
+    // what became of the SYN: the node's neighbour table (read at the drop) and the ICMP the client got
+    expect(d.reason).toMatch(/The SYN went to 10\.244\.1\.99:8080, which nobody holds: node-a queued it while its ARP for 10\.244\.1\.99 on cilium_host got no answer \(FAILED in its neighbour table\), then dropped it \(NEIGH_FAILED in neigh_invalidate\+0x[0-9a-f]+\) and answered the client with ICMP host-unreachable from 172\.18\.0\.2\./);
   });
 
   it('hairpin-off-pod-to-own-service: the bridge port the SYN came in on, its hairpin off and the MAC behind it', () => {

@@ -37,7 +37,8 @@ export async function runDns(run: ProbeRun, dns: NonNullable<ProbeSpec['dns']>):
       // a drop the trace attributed (the query dropped on its way, e.g. to a deleted pod) stops it earlier
       const r = await target.exec([...cluster.agentCommand, 'dns-query', `--server=${endpoint.ip}`, '--port=53', `--qname=${dns.name}`, `--timeout=${timeoutMs}`, ...(dns.sourcePort ? [`--sport=${dns.sourcePort}`] : [])], { signal, timeoutMs: timeoutMs + 5000, stopWhen: dropped ? AbortSignal.any([icmp.signal, dropped]) : icmp.signal });
       const packets = await watch.stop();
-      if (r.stopped && !r.stdout.trim() && !icmp.signal.aborted && dropped?.aborted) {
+      // an ICMP about the query that reached the client decides, whichever signal stopped the resolver first
+      if (r.stopped && !r.stdout.trim() && !icmp.signal.aborted && dropped?.aborted && !icmpAboutQuery(packets, client, endpoint)) {
         return observation(run, dropVerdict(packets, client, endpoint, String(dropped.reason)).classified, { qname: dns.name, replies: [] }, packets);
       }
       // stopped before it printed: the ICMP answered the query (a reply it printed first still decides)
