@@ -1,7 +1,8 @@
 // A lab's nodes give up on a neighbour that does not answer ARP after 3 probes 50 ms apart (150 ms),
 // where a real node waits 3 x 1 s (mcast_solicit x retrans_time_ms). A packet to an address nobody
-// holds (a stale socket-LB backend, say) is then freed with NEIGH_FAILED while its probe still runs,
-// and that drop names the hang instead of an 800 ms deadline. A live neighbour answers ARP in softirq,
+// holds (a stale socket-LB backend, say) is then freed with NEIGH_FAILED and its sender answered with
+// ICMP host-unreachable ("No route to host") while the probe still runs, instead of after its 800 ms
+// deadline; the trace names the neighbour for the diagnosis. A live neighbour answers ARP in softirq,
 // well under a millisecond even under load, so nothing else changes (README: "How the netns lab is
 // built"). Set per device, in the node's own namespace: net.ipv4.neigh.default exists only in the
 // root namespace (a new device copies the root's values), which a lab never changes. Pods keep the

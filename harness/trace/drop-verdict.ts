@@ -21,7 +21,6 @@ export function describeDrop(drop: Drop): string {
   const packet = packetWords(drop.packet);
   if (drop.kind === 'rule') return `${packet} dropped by ${drop.table}/${drop.chain} on node/${drop.node}${drop.rule ? ` (${drop.rule.replace(/^-4 -t \S+ /, '')})` : ''} at ${drop.at} ms`;
   const cause = drop.cause;
-  if (cause?.kind === 'neighbour') return `${packet} dropped in ${drop.where}: ${drop.reason} on ${drop.iface}, no ARP answer for ${cause.neighbour} (${drop.location}) at ${drop.at} ms`;
   if (cause?.kind === 'hairpin-off') return `${packet} dropped in ${drop.where} by the bridge ${cause.bridge}: ${hairpinWords(cause)} (${drop.reason} at ${drop.location}) at ${drop.at} ms`;
   return `${packet} dropped in ${drop.where} (${drop.reason} at ${drop.location}, ${drop.iface}) at ${drop.at} ms`;
 }

@@ -26,8 +26,13 @@ import { parseConntrackLine, parseDropLine, XtablesTraceParser } from './parse-t
 
 const COMMENT = 'netrepro-trace';
 const MARKER_PORT = 9;
-/** Drop reasons that repeat for every retransmission of the same packet: a probe may conclude at once. */
-export const DETERMINISTIC_DROPS = new Set(['NETFILTER_DROP', 'IP_OUTNOROUTES', 'IP_INNOROUTES', 'NEIGH_FAILED', 'IP_RPFILTER', 'IP_INVALID_SOURCE']);
+/**
+ * Drop reasons that repeat for every retransmission of the same packet: a probe may conclude at once. Not
+ * NEIGH_FAILED: before the kernel frees a packet whose neighbour never answered it sends the sender ICMP
+ * host-unreachable (arp_error_report -> ipv4_link_failure), and that answer, on the client's own wire,
+ * decides; a verdict called at the drop would race it (the ICMP's trace can lag the drop's by 100 ms).
+ */
+export const DETERMINISTIC_DROPS = new Set(['NETFILTER_DROP', 'IP_OUTNOROUTES', 'IP_INNOROUTES', 'IP_RPFILTER', 'IP_INVALID_SOURCE']);
 
 type Source = 'rules' | 'drops' | 'conntrack';
 type Stamped = TraceEvent & { stamp: number };
@@ -194,15 +199,6 @@ class LabTracer {
     return seen();
   }
 
-  /**
-   * Whether the node that dropped `drop` sent its source an ICMP error about then: its raw OUTPUT traces
-   * only the ICMP the node sends (labTraceRules; xtables-monitor prints no ICMP header for it, so: no ports).
-   */
-  private answeredByIcmp(drop: Stamped & { kind: 'drop' }): boolean {
-    const icmp = (x: Stamped) => x.kind === 'rule' && `node/${x.node}` === drop.where && x.table === 'raw' && x.chain === 'OUTPUT' && x.packet.sport === undefined;
-    return this.events.some((x) => icmp(x) && x.packet.dst === drop.packet.src && x.stamp >= drop.stamp - 50);
-  }
-
   /** `waitedMs`: how long the probe waited for the lab's monitors (charged to it). */
   async startProbe(flows: TraceFlows, waitedMs: number): Promise<ProbeTraceSession> {
     const t0 = performance.now();
@@ -243,11 +239,9 @@ class LabTracer {
           .then((cause) => {
             explaining = false;
             if (cause) e.cause = cause;
-            // a bridge drop is called only when the state explains it
-            if (e.reason === 'NOT_SPECIFIED') return cause && fire(e);
-            // a failed neighbour is answered as a REJECT is: the node sends the source an ICMP host-unreachable
-            // (unless rate-limited), which decides; only a drop nobody answered is a hang
-            setTimeout(() => !this.answeredByIcmp(e) && fire(e), Math.max(0, 30 - (performance.now() - e.stamp)));
+            // a bridge drop is called only when the state explains it; a failed neighbour is named for the
+            // diagnosis, never called: it is no silent drop (DETERMINISTIC_DROPS)
+            if (e.reason === 'NOT_SPECIFIED' && cause) fire(e);
           });
         causes.push(explained);
         return;
