@@ -217,11 +217,26 @@ class LabTracer {
       fired = true;
       for (const l of dropListeners) l(relative(e, start) as Extract<TraceEvent, { kind: 'rule' | 'drop' }>);
     };
+    // a kernel drop can arrive before the trace of its connection's SYN (two monitors, two pipes): it waits for that SYN
+    const beforeItsSyn = new Map<number, Stamped>();
     const onEvent = (e: Stamped) => {
-      if (e.kind === 'rule' && e.packet.src === flows.client && e.packet.flags === 'SYN' && e.packet.sport !== undefined) opened.add(e.packet.sport);
+      if (e.kind === 'rule' && e.packet.src === flows.client && e.packet.flags === 'SYN' && e.packet.sport !== undefined) {
+        opened.add(e.packet.sport);
+        const early = beforeItsSyn.get(e.packet.sport);
+        beforeItsSyn.delete(e.packet.sport);
+        if (early && !fired) consider(early);
+      }
       const flow = e.packet.inner ?? e.packet;
       const clientPort = flow.src === flows.client ? flow.sport : flow.dport;
-      if (fired || !attributedDrop(e, flows) || (flow.proto === 'tcp' && !opened.has(clientPort ?? -1))) return;
+      if (fired || !attributedDrop(e, flows)) return;
+      if (flow.proto === 'tcp' && !opened.has(clientPort ?? -1)) {
+        if (e.kind === 'drop' && clientPort !== undefined && !beforeItsSyn.has(clientPort)) beforeItsSyn.set(clientPort, e);
+        return;
+      }
+      consider(e);
+    };
+    /** An attributed drop of this probe's own flow: call it now, after its rule verdict or state, or not at all. */
+    const consider = (e: Stamped) => {
       if (e.kind === 'drop' && e.packet.inner) {
         // an ICMP error dropped by a rule: name the rule (its verdict has the quoted header by now, or soon)
         const verdict = () => this.events.findLast((x) => x.kind === 'rule' && x.verdict === 'DROP' && x.packet === e.packet);
