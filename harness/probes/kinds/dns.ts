@@ -46,6 +46,9 @@ export async function runDns(run: ProbeRun, dns: NonNullable<ProbeSpec['dns']>):
       return observation(run, classifyDnsAgent(result, packets, client), { qname: dns.name, replies: result.replies }, packets);
     }
     const r = await target.exec(['nslookup', `-timeout=${Math.max(1, Math.round(timeoutMs / 1000))}`, '-retry=1', dns.name, endpoint.ip], { reject: false, signal, stopWhen: AbortSignal.any([early.signal, icmp.signal]) });
+    // nslookup got its answer: the reply it read was captured first, but tcpdump may not have printed it yet
+    // (stopped then, it would never print it: it stops reading its ring at the signal)
+    if (r.exitCode === 0) await watch.until((seen) => dnsReplyOnWire(seen, client, endpoint) !== undefined, 100);
     const packets = await watch.stop();
     const foreign = foreignReply(packets, client, endpoint);
     const reply = dnsReplyOnWire(packets, client, endpoint);
