@@ -6,6 +6,7 @@ import { ScenarioValidationError, type ValidationIssue } from './errors.ts';
 import { ScenarioSchema, type Scenario } from './scenario-schema.ts';
 import { nearest } from './nearest.ts';
 import { checkReferences } from './scenario-references.ts';
+import { cachedScenario } from './scenario-cache.ts';
 
 const MAX_BYTES = 256 * 1024; // a scenario is a page of YAML; anything larger is a mistake
 /** Far deeper than any scenario; refused before parsing, so a pathological file cannot exhaust the parser's stack. */
@@ -59,7 +60,7 @@ export async function loadScenarioFile(file: string): Promise<LoadedScenario> {
   const buffer = await readFile(file).catch((e: unknown) => {
     throw unreadable(file, e);
   });
-  return { file, scenario: parseScenario(buffer, file) };
+  return { file, scenario: await cachedScenario(buffer, () => parseScenario(buffer, file)) };
 }
 
 /** A file that cannot be read: the path, the system's reason, and what to do about that reason. */

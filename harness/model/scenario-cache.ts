@@ -1,0 +1,73 @@
+// Validated scenarios, cached by the file's bytes and the validating code's: parsing YAML and
+// validating 17 scenarios cost ~0.3 s of a run's start-up (cold code), and the same bytes checked by
+// the same code give the same scenario. A hit needs the same netrepro version, the same content of
+// every module under harness/model (the schema, its step and probe kinds, the reference checks), and
+// the same file bytes; anything else parses and validates afresh. Only valid scenarios are kept: an
+// invalid file is always checked again and reported as before. The scenario is stored as JSON, which
+// gives back exactly what validation returned (a unit test holds every shipped scenario to that).
+import { createHash } from 'node:crypto';
+import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { packagePath } from '../package-root.ts';
+import { VERSION } from '../version.ts';
+import type { Scenario } from './scenario-schema.ts';
+
+const CACHE = packagePath('node_modules/.cache/netrepro/scenarios.json');
+
+interface CacheFile {
+  code: string;
+  /** sha256 of a scenario file's bytes -> the validated scenario. */
+  entries: Record<string, Scenario>;
+}
+
+let state: Promise<{ code: string; cache: CacheFile }> | undefined;
+let dirty: Promise<void> | undefined;
+
+/** The validating code: every module under this directory (.ts from source, .js compiled), by content. */
+async function codePrint(): Promise<string> {
+  const root = dirname(fileURLToPath(import.meta.url));
+  const files: string[] = [];
+  const walk = async (dir: string) => {
+    for (const e of await readdir(dir, { withFileTypes: true })) {
+      if (e.isDirectory()) await walk(join(dir, e.name));
+      else if (/\.(ts|js)$/.test(e.name)) files.push(join(dir, e.name));
+    }
+  };
+  await walk(root);
+  const hash = createHash('sha256').update(VERSION);
+  for (const f of files.sort()) hash.update(f.slice(root.length)).update(await readFile(f));
+  return hash.digest('hex');
+}
+
+function load(): Promise<{ code: string; cache: CacheFile }> {
+  return (state ??= (async () => {
+    const code = await codePrint();
+    const read = (await readFile(CACHE, 'utf8').then(JSON.parse, () => undefined)) as CacheFile | undefined;
+    return { code, cache: read?.code === code ? read : { code, entries: {} } };
+  })());
+}
+
+/** `validate()` of `bytes`, or what it returned for the same bytes and code before. */
+export async function cachedScenario(bytes: Buffer, validate: () => Scenario): Promise<Scenario> {
+  const key = createHash('sha256').update(bytes).digest('hex');
+  const { cache } = await load().catch(() => ({ cache: undefined }));
+  const hit = cache?.entries[key];
+  if (hit) return structuredClone(hit); // callers own what they get
+  const scenario = validate();
+  if (cache) {
+    cache.entries[key] = scenario;
+    dirty ??= new Promise((resolve) => setImmediate(resolve)).then(() => ((dirty = undefined), save(cache)));
+  }
+  return scenario;
+}
+
+/** Best effort, atomic: a read-only install simply validates every time. */
+async function save(cache: CacheFile): Promise<void> {
+  const partial = `${CACHE}.${process.pid}.tmp`;
+  try {
+    await mkdir(dirname(CACHE), { recursive: true });
+    await writeFile(partial, JSON.stringify(cache));
+    await rename(partial, CACHE);
+  } catch {}
+}
