@@ -27,7 +27,7 @@ export default async function validate(files: string[], options: { provider?: st
   if (options.provider || profile) support = providerSupport(resolveRunConfig({ provider: options.provider, profile }));
   for (const file of files) {
     try {
-      const { scenario } = await loadScenarioFile(file);
+      const { scenario } = await loadScenarioFile(file, { cached: false });
       const skip = support && unsupported(support, profile ? applyProfile(scenario, profile) : scenario);
       process.stdout.write(skip ? `${file}: skipped on ${support!.name}: ${skip.reason}${skip.hint ? ` (hint: ${skip.hint})` : ''}\n` : `${file}: ok\n`);
     } catch (e) {

@@ -7,7 +7,7 @@ import { SCENARIO_DIR, scenarioFiles } from './scenario-files.ts';
 export { SCENARIO_DIR, scenarioFiles };
 
 export async function loadAllScenarios(dir = SCENARIO_DIR): Promise<LoadedScenario[]> {
-  return Promise.all((await scenarioFiles(dir)).map(loadScenarioFile));
+  return Promise.all((await scenarioFiles(dir)).map((file) => loadScenarioFile(file)));
 }
 
 /**
@@ -16,7 +16,7 @@ export async function loadAllScenarios(dir = SCENARIO_DIR): Promise<LoadedScenar
  */
 export async function selectScenarios(ids: readonly string[], dir = SCENARIO_DIR): Promise<LoadedScenario[]> {
   const isFile = (id: string) => id.endsWith('.yaml') || id.endsWith('.yml');
-  const catalogue = ids.some((id) => !isFile(id)) ? await Promise.allSettled((await scenarioFiles(dir)).map(loadScenarioFile)) : [];
+  const catalogue = ids.some((id) => !isFile(id)) ? await Promise.allSettled((await scenarioFiles(dir)).map((file) => loadScenarioFile(file))) : [];
   const valid = catalogue.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
   return Promise.all(
     ids.map(async (id) => {

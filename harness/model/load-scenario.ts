@@ -47,7 +47,8 @@ export interface LoadedScenario {
   scenario: Scenario;
 }
 
-export async function loadScenarioFile(file: string): Promise<LoadedScenario> {
+/** `cached: false` (what `validate` asks): parse and validate now, whatever an earlier run kept. */
+export async function loadScenarioFile(file: string, { cached = true }: { cached?: boolean } = {}): Promise<LoadedScenario> {
   let size: number;
   try {
     size = (await stat(file)).size;
@@ -60,7 +61,7 @@ export async function loadScenarioFile(file: string): Promise<LoadedScenario> {
   const buffer = await readFile(file).catch((e: unknown) => {
     throw unreadable(file, e);
   });
-  return { file, scenario: await cachedScenario(buffer, () => parseScenario(buffer, file)) };
+  return { file, scenario: cached ? await cachedScenario(buffer, () => parseScenario(buffer, file)) : parseScenario(buffer, file) };
 }
 
 /** A file that cannot be read: the path, the system's reason, and what to do about that reason. */

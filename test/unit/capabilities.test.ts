@@ -49,7 +49,7 @@ describe('step kinds declare what they need', () => {
 
 describe('providers declare what they can do', () => {
   it('netns can run every shipped scenario; kind, minikube and k3s say why not, before anything exists', async () => {
-    const loaded = await Promise.all(SCENARIOS.map(loadScenarioFile));
+    const loaded = await Promise.all(SCENARIOS.map((file) => loadScenarioFile(file)));
     for (const { scenario } of loaded) expect(unsupported(providerSupport('netns'), scenario)).toBeUndefined();
     const kind = providerSupport(resolveRunConfig({ provider: 'kind' }, {}));
     const reasons = Object.fromEntries(loaded.map(({ scenario }) => [scenario.id, unsupported(kind, scenario)?.reason]));
