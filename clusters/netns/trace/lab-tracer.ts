@@ -43,15 +43,33 @@ const GROUPS = { rules: 1 << 8, conntrack: 0b111 };
 
 const tracers = new WeakMap<NetnsLab, Promise<LabTracer>>();
 
-/** Starts the lab's monitors in the background: provisioning calls it once the lab has booted (not with NETREPRO_TRACE=0). */
+const monitors = new WeakMap<NetnsLab, LabTracer>();
+
+/**
+ * Starts the lab's monitors in the background as soon as its namespaces exist (not with NETREPRO_TRACE=0):
+ * the drop filter, xtables-monitor and conntrack -E and the raw table's TRACE rules need nothing else,
+ * so they get ready while the lab is wired and boots. Provisioning awaits `settleLabTrace` before it
+ * tears down a lab that failed, so nothing is started behind the teardown.
+ */
+export function startLabMonitors(lab: NetnsLab): void {
+  if (tracingEnabled() && !monitors.has(lab)) monitors.set(lab, LabTracer.begin(lab));
+}
+
+/** What conntrack decides (is it running, trace INVALID) once the lab has booted: provisioning calls it then. */
 export function prepareLabTrace(lab: NetnsLab): void {
   if (tracingEnabled()) void startLabTrace(lab);
+}
+
+/** Waits for whatever the lab's trace is still starting (a lab that failed is then torn down). */
+export async function settleLabTrace(lab: NetnsLab): Promise<void> {
+  await Promise.allSettled([monitors.get(lab)?.begun, tracers.get(lab)]);
 }
 
 function startLabTrace(lab: NetnsLab): Promise<LabTracer> {
   let tracer = tracers.get(lab);
   if (!tracer) {
-    tracer = LabTracer.start(lab);
+    startLabMonitors(lab);
+    tracer = monitors.get(lab)!.complete();
     tracer.catch(() => {}); // awaited by the first probe, which then runs untraced and says why
     tracers.set(lab, tracer);
   }
@@ -74,16 +92,29 @@ class LabTracer {
   readonly unavailable: string[] = [];
   private probes = 0;
 
+  /** The monitors started in the namespaces (begin), per node: whether each joined its netlink groups. */
+  begun!: Promise<void>;
+  private readonly subscribed = new Map<string, { rules: boolean; events: boolean }>();
+
   private constructor(private readonly lab: NetnsLab) {}
 
-  static async start(lab: NetnsLab): Promise<LabTracer> {
+  private nodeFailed = (node: string) => (e: unknown) => void this.unavailable.push(`rule verdicts and conntrack events on ${node}: ${(e as Error).message.split('\n')[0]}`);
+
+  /** The drop filter and each node's monitors and TRACE rules: all they need is the namespaces. */
+  static begin(lab: NetnsLab): LabTracer {
     const tracer = new LabTracer(lab);
-    const nodeFailed = (node: string) => (e: unknown) => void tracer.unavailable.push(`rule verdicts and conntrack events on ${node}: ${(e as Error).message.split('\n')[0]}`);
-    await Promise.all([tracer.startDrops(), ...lab.nodeNames.map((n) => tracer.startNode(n).catch(nodeFailed(n)))]);
-    const anyNode = lab.nodeNames[0];
-    const seen = anyNode ? tracer.live.get(anyNode) ?? new Set<Source>() : new Set<Source>();
-    if (!seen.has('rules')) tracer.unavailable.push('rule verdicts: xtables-monitor --trace printed nothing in the node (no nf_tables trace support?)');
+    tracer.begun = Promise.all([tracer.startDrops(), ...lab.nodeNames.map((n) => tracer.startMonitors(n).catch(tracer.nodeFailed(n)))]).then(() => {});
     return tracer;
+  }
+
+  /** Once the lab has booted: conntrack's part in each node, then the tracer is ready. */
+  async complete(): Promise<LabTracer> {
+    await this.begun;
+    await Promise.all(this.lab.nodeNames.map((n) => this.startConntrackTrace(n).catch(this.nodeFailed(n))));
+    const anyNode = this.lab.nodeNames[0];
+    const seen = anyNode ? this.live.get(anyNode) ?? new Set<Source>() : new Set<Source>();
+    if (!seen.has('rules')) this.unavailable.push('rule verdicts: xtables-monitor --trace printed nothing in the node (no nf_tables trace support?)');
+    return this;
   }
 
   private record(event: TraceEvent, source: Source, node: string | undefined): void {
@@ -150,7 +181,7 @@ class LabTracer {
     return set;
   }
 
-  private async startNode(node: string): Promise<void> {
+  private async startMonitors(node: string): Promise<void> {
     const target = this.lab.node(node);
     const xtables = target.spawn(['xtables-monitor', '--trace']);
     const conntrack = target.spawn(['conntrack', '-E']);
@@ -168,13 +199,18 @@ class LabTracer {
     const inum = (await stat(target.netnsPath)).ino;
     const [rules, events] = await Promise.all([subscribed(xtables.pid, inum, GROUPS.rules), subscribed(conntrack.pid, inum, GROUPS.conntrack)]);
     if (rules) this.liveSources(node).add('rules');
+    this.subscribed.set(node, { rules, events });
+  }
+
+  private async startConntrackTrace(node: string): Promise<void> {
+    const { rules, events } = this.subscribed.get(node) ?? { rules: false, events: false };
     if (!events) return;
     // INVALID is conntrack's word: traced only where conntrack already runs (a marker gets an entry),
     // since the match would otherwise switch conntrack on in a node that did without it
     const seen = await this.barrier(node, ['conntrack', ...(rules ? (['rules'] as const) : [])], 1000);
     if (!seen.has('conntrack')) return;
     this.liveSources(node).add('conntrack');
-    await target.exec(['iptables-restore', '-w', '--noflush'], { input: invalidTraceRule() });
+    await this.lab.node(node).exec(['iptables-restore', '-w', '--noflush'], { input: invalidTraceRule() });
   }
 
   /** Sends markers in `node` until every source in `wanted` has seen one (or the deadline): returns the sources that did. */
