@@ -14,7 +14,7 @@ import { ipBatch, NetnsLab } from './netns-lab.ts';
 import { runCommand } from '../command.ts';
 import { changeServices } from './service-change.ts';
 import { flannelDevice, flannelPeerEntries, FLANNEL_MTU, vtepMac, type FlannelNode } from './flannel-entries.ts';
-import { prepareLabTrace, startNetnsTrace } from './trace/lab-tracer.ts';
+import { prepareLabTrace, settleLabTrace, startLabMonitors, startNetnsTrace } from './trace/lab-tracer.ts';
 import { useNativeSpawner } from './native-commands.ts';
 import { helperBinary, HELPERS } from './helper-build.ts';
 import { fastNeighbourFailure } from './neighbour-timing.ts';
@@ -43,6 +43,7 @@ export async function provisionNetnsLab(topology: TopologySpec, run: RunContext)
       await writeFile(`${names.stateDir}/owner.json`, JSON.stringify({ pid: process.pid, started: new Date().toISOString() }));
     });
     await step('namespaces', () => lab.createNamespaces([names.fabric, ...topology.nodes.map((n) => names.node(n.name)), ...topology.hosts.map((h) => names.host(h.name)), ...topology.pods.map((p) => names.pod(p.name))]));
+    startLabMonitors(lab); // probe trace: the drop filter, the monitors and the TRACE rules get ready while the lab is wired
     // From here independent work runs side by side. The pods' programs need only their namespace
     // (and, with socket LB, their node's cgroup, made first): they start now and are awaited last.
     // A node's pods need its sysctls and theirs, not the fabric; the fabric needs nothing.
@@ -55,10 +56,14 @@ export async function provisionNetnsLab(topology: TopologySpec, run: RunContext)
     ]);
     for (const pending of sysctls.values()) pending.catch(() => {});
     const ready = (node: string) => Promise.all([sysctls.get(names.node(node)), ...topology.pods.filter((p) => p.node === node).map((p) => sysctls.get(names.pod(p.name)))]);
+    const machines = createMachines(lab, topology);
+    machines.links.catch(() => {}); // awaited by the cilium step; the failure itself comes from `done`
     await settleAll([
-      step('fabric, node and host addresses, routes between nodes', () => createMachines(lab, topology)),
+      step('fabric, node and host addresses, routes between nodes', () => machines.done),
       topology.cni === 'cilium'
-        ? step('cilium endpoints: lxc pods', () => eachNode(async (n) => (await ready(n), createCiliumEndpoints(lab, topology, n))))
+        ? // after the node's eth0, as a real node's NIC precedes cilium_host: the kernel's ICMP errors out of an
+          // address-less lxc device take the first device's address, the node IP, not cilium_host's (in either order at random before)
+          step('cilium endpoints: lxc pods', () => eachNode(async (n) => (await ready(n), await machines.links, createCiliumEndpoints(lab, topology, n))))
         : step('pods via CNI bridge', () => eachNode(async (n) => (await ready(n), createBridgePods(lab, topology, n)))),
     ]);
     if (topology.cni === 'cilium') await step('cilium datapath: BPF masquerade, socket LB', () => eachNode((n) => loadCiliumDatapath(lab, topology, n)));
@@ -68,10 +73,11 @@ export async function provisionNetnsLab(topology: TopologySpec, run: RunContext)
     const bootFacts = async (n: string) => factsWith(lab, (await sysctls.get(names.node(n))!).get(BE_LIBERAL));
     // every device of the node exists by now: its neighbour timing is set beside the boot (neighbour-timing.ts)
     await step(`boot: ${bootOrder(topology).join(', ')}`, () => eachNode(async (n) => settleAll([applyOps(lab.node(n), bootOps(topology, n, await bootFacts(n))), fastNeighbourFailure(lab.node(n))])));
-    prepareLabTrace(lab); // probe trace (issue 13): its monitors start while the pods get ready and the first steps run
+    prepareLabTrace(lab); // probe trace (issue 13): conntrack's part, now that the node has booted, while the pods get ready
     await step('pod programs ready', () => programs!);
     return lab;
   } catch (e) {
+    await settleLabTrace(lab); // nothing of the trace may still be starting behind the teardown
     await lab.destroy();
     await programs?.catch(() => {});
     throw e;
@@ -96,8 +102,9 @@ function nodeSysctls(node: TopologySpec['nodes'][number]): { early: Record<strin
  * The fabric bridge with a veth per node and host (created from the fabric side, the peer placed
  * straight into its namespace: nothing ever appears in the root namespace), then each node's and
  * host's address, its routes to the other nodes' pod networks (or flannel's VXLAN), and sysctls.
+ * `links`: the veths exist (each node's eth0, its first device); `done`: everything is wired.
  */
-async function createMachines(lab: NetnsLab, topology: TopologySpec): Promise<void> {
+function createMachines(lab: NetnsLab, topology: TopologySpec): { links: Promise<void>; done: Promise<void> } {
   const fabric: string[] = ['link set lo up', 'link add br0 type bridge', 'link set br0 up'];
   const machines = [
     ...topology.nodes.map((node, i) => ({ ns: lab.names.node(node.name), port: `n${i}`, ip: `${FABRIC_NET}.${i + 2}`, ref: `node/${node.name}` })),
@@ -111,33 +118,37 @@ async function createMachines(lab: NetnsLab, topology: TopologySpec): Promise<vo
   topology.nodes.forEach((node, i) => lab.fabricPorts.set(node.name, `n${i}`));
   const hostSysctls = Promise.all(topology.hosts.map((h) => lab.namespaceSysctls(lab.names.host(h.name))));
   hostSysctls.catch(() => {});
-  await ipBatch(lab.names.fabric, fabric);
+  const links = ipBatch(lab.names.fabric, fabric);
   const flannel: FlannelNode[] = topology.nodes.map((n, i) => ({ name: n.name, podCIDR: n.podCIDR, nodeIP: lab.address(`node/${n.name}`), vtepMac: vtepMac(i + 1) }));
-  await settleAll([
-    hostSysctls,
-    ...machines.map(async (m, i) => {
-      const lines = ['link set lo up', `addr add ${m.ip}/24 dev eth0`, 'link set eth0 up'];
-      const node = topology.nodes[i];
-      // `nodes[].defaultRoute`: the default route a real node has, via an outside host on the nodes' network
-      if (node?.defaultRoute) lines.push(`route add default via ${lab.address(node.defaultRoute)} dev eth0`);
-      if (node && topology.cni === 'flannel') {
-        // flannel's vxlan backend: the VTEP, then the routes, neighbours and FDB entries flanneld writes for its peers
-        const self = flannel[i]!;
-        const entries = flannelPeerEntries(self, flannel);
-        lines.push(...flannelDevice(self), ...entries.ip);
-        await ipBatch(m.ns, lines);
-        if (entries.bridge.length > 0) await runCommand(['bridge', '-n', m.ns, '-batch', '-'], { input: entries.bridge.join('\n') + '\n' });
-      } else if (node) {
-        const others = topology.nodes.filter((other) => other.name !== node.name);
-        lines.push(...others.map((other) => `route add ${other.podCIDR} via ${lab.address(`node/${other.name}`)} dev eth0`));
-        await ipBatch(m.ns, lines);
-      } else {
-        await ipBatch(m.ns, lines);
-      }
-      const late = node ? nodeSysctls(node).late : {};
-      if (Object.keys(late).length > 0) await lab.namespaceTarget(m.ns).exec(['sysctl', '-q', '-w', ...Object.entries(late).map(([k, v]) => `${k}=${v}`)]);
-    }),
-  ]);
+  const wire = async () => {
+    await settleAll([
+      hostSysctls,
+      ...machines.map(async (m, i) => {
+        const lines = ['link set lo up', `addr add ${m.ip}/24 dev eth0`, 'link set eth0 up'];
+        const node = topology.nodes[i];
+        // `nodes[].defaultRoute`: the default route a real node has, via an outside host on the nodes' network
+        if (node?.defaultRoute) lines.push(`route add default via ${lab.address(node.defaultRoute)} dev eth0`);
+        if (node && topology.cni === 'flannel') {
+          // flannel's vxlan backend: the VTEP, then the routes, neighbours and FDB entries flanneld writes for its peers
+          const self = flannel[i]!;
+          const entries = flannelPeerEntries(self, flannel);
+          lines.push(...flannelDevice(self), ...entries.ip);
+          await ipBatch(m.ns, lines);
+          if (entries.bridge.length > 0) await runCommand(['bridge', '-n', m.ns, '-batch', '-'], { input: entries.bridge.join('\n') + '\n' });
+        } else if (node) {
+          const others = topology.nodes.filter((other) => other.name !== node.name);
+          lines.push(...others.map((other) => `route add ${other.podCIDR} via ${lab.address(`node/${other.name}`)} dev eth0`));
+          await ipBatch(m.ns, lines);
+        } else {
+          await ipBatch(m.ns, lines);
+        }
+        const late = node ? nodeSysctls(node).late : {};
+        if (Object.keys(late).length > 0) await lab.namespaceTarget(m.ns).exec(['sysctl', '-q', '-w', ...Object.entries(late).map(([k, v]) => `${k}=${v}`)]);
+      }),
+    ]);
+  };
+  // the wiring starts once the links exist
+  return { links, done: links.then(wire) };
 }
 
 async function createBridgePods(lab: NetnsLab, topology: TopologySpec, nodeName: string): Promise<void> {
