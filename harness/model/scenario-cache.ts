@@ -6,10 +6,11 @@
 // invalid file is always checked again and reported as before. The scenario is stored as JSON, which
 // gives back exactly what validation returned (a unit test holds every shipped scenario to that).
 import { createHash } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { packagePath } from '../package-root.ts';
+import { readCache, writeCache } from './cache-file.ts';
 import { VERSION } from '../version.ts';
 import type { Scenario } from './scenario-schema.ts';
 
@@ -43,7 +44,7 @@ async function codePrint(): Promise<string> {
 function load(): Promise<{ code: string; cache: CacheFile }> {
   return (state ??= (async () => {
     const code = await codePrint();
-    const read = (await readFile(CACHE, 'utf8').then(JSON.parse, () => undefined)) as CacheFile | undefined;
+    const read = await readCache<CacheFile>(CACHE);
     return { code, cache: read?.code === code ? read : { code, entries: {} } };
   })());
 }
@@ -57,17 +58,7 @@ export async function cachedScenario(bytes: Buffer, validate: () => Scenario): P
   const scenario = validate();
   if (cache) {
     cache.entries[key] = scenario;
-    dirty ??= new Promise((resolve) => setImmediate(resolve)).then(() => ((dirty = undefined), save(cache)));
+    dirty ??= new Promise((resolve) => setImmediate(resolve)).then(() => ((dirty = undefined), writeCache(CACHE, cache)));
   }
   return scenario;
-}
-
-/** Best effort, atomic: a read-only install simply validates every time. */
-async function save(cache: CacheFile): Promise<void> {
-  const partial = `${CACHE}.${process.pid}.tmp`;
-  try {
-    await mkdir(dirname(CACHE), { recursive: true });
-    await writeFile(partial, JSON.stringify(cache));
-    await rename(partial, CACHE);
-  } catch {}
 }

@@ -3,10 +3,11 @@
 // files by unchanged code is the same listing. An entry is reused only when the file's size and
 // mtime and the validating modules' mtimes all match; anything else loads and validates afresh
 // (and an invalid file fails `list` as before).
-import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { dirname, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { packagePath } from '../package-root.ts';
+import { readCache, writeCache } from './cache-file.ts';
 import { VERSION } from '../version.ts';
 import { SCENARIO_DIR, scenarioFiles } from './scenario-files.ts';
 
@@ -34,7 +35,7 @@ const fingerprint = async (file: string) => {
 export async function scenarioCatalogue(dir = SCENARIO_DIR): Promise<CatalogueEntry[]> {
   const files = await scenarioFiles(dir);
   const [code, prints] = await Promise.all([Promise.all(codeFiles().map(fingerprint)).then((p) => `${VERSION}|${p.join('|')}`), Promise.all(files.map(fingerprint))]);
-  const cached = (await readFile(CACHE, 'utf8').then(JSON.parse, () => undefined)) as { code: string; entries: Record<string, { print: string; entry: CatalogueEntry }> } | undefined;
+  const cached = await readCache<{ code: string; entries: Record<string, { print: string; entry: CatalogueEntry }> }>(CACHE);
   const hit = cached?.code === code ? files.map((f, i) => (cached.entries[f]?.print === prints[i] ? cached.entries[f]!.entry : undefined)) : [];
   if (files.every((_, i) => hit[i])) return hit as CatalogueEntry[];
 
@@ -42,16 +43,6 @@ export async function scenarioCatalogue(dir = SCENARIO_DIR): Promise<CatalogueEn
   const entries = await Promise.all(
     files.map(async (file, i) => hit[i] ?? (({ scenario }) => ({ id: scenario.id, title: scenario.title, file, cni: scenario.topology.cni, incident: scenario.incident }))(await loadScenarioFile(file))),
   );
-  await save({ code, entries: Object.fromEntries(files.map((f, i) => [f, { print: prints[i]!, entry: entries[i]! }])) });
+  await writeCache(CACHE, { code, entries: Object.fromEntries(files.map((f, i) => [f, { print: prints[i]!, entry: entries[i]! }])) });
   return entries;
-}
-
-/** Best effort: a read-only install simply lists without the cache. */
-async function save(data: object): Promise<void> {
-  const partial = `${CACHE}.${process.pid}.tmp`;
-  try {
-    await mkdir(dirname(CACHE), { recursive: true });
-    await writeFile(partial, JSON.stringify(data));
-    await rename(partial, CACHE);
-  } catch {}
 }
