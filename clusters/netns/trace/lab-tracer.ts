@@ -243,8 +243,9 @@ class LabTracer {
     const startedAt = Date.now();
     let fired = false;
     const dropListeners: ((e: Extract<TraceEvent, { kind: 'rule' | 'drop' }>) => void)[] = [];
-    // a TCP drop counts only for a connection this probe opened: an earlier probe's connection may still
-    // be retransmitting into the same DROP rule (its curl was stopped, its socket lingers)
+    // a drop counts only for a flow this probe opened: an earlier probe's connection may still be
+    // retransmitting into the same DROP rule (its curl was stopped, its socket lingers), and an earlier
+    // probe's datagram may be dropped late (a neighbour that gives up)
     const opened = new Set<number>();
     let explaining = false;
     const causes: Promise<unknown>[] = [];
@@ -256,7 +257,10 @@ class LabTracer {
     // a kernel drop can arrive before the trace of its connection's SYN (two monitors, two pipes): it waits for that SYN
     const beforeItsSyn = new Map<number, Stamped>();
     const onEvent = (e: Stamped) => {
-      if (e.kind === 'rule' && e.packet.src === flows.client && e.packet.flags === 'SYN' && e.packet.sport !== undefined) {
+      // what this probe opened: a TCP connection by its SYN, a UDP flow by a datagram the client sent since the
+      // probe started (a datagram of an earlier probe, dropped late, is not this probe's)
+      const opens = e.kind === 'rule' && e.packet.src === flows.client && e.packet.sport !== undefined && (e.packet.flags === 'SYN' || e.packet.proto === 'udp');
+      if (opens && e.packet.sport !== undefined) {
         opened.add(e.packet.sport);
         const early = beforeItsSyn.get(e.packet.sport);
         beforeItsSyn.delete(e.packet.sport);
@@ -265,7 +269,7 @@ class LabTracer {
       const flow = e.packet.inner ?? e.packet;
       const clientPort = flow.src === flows.client ? flow.sport : flow.dport;
       if (fired || !attributedDrop(e, flows)) return;
-      if (flow.proto === 'tcp' && !opened.has(clientPort ?? -1)) {
+      if ((flow.proto === 'tcp' || flow.proto === 'udp') && !opened.has(clientPort ?? -1)) {
         if (e.kind === 'drop' && clientPort !== undefined && !beforeItsSyn.has(clientPort)) beforeItsSyn.set(clientPort, e);
         return;
       }
