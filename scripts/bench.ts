@@ -3,7 +3,7 @@
 // probe timeout), over N runs with min / median / max. With --labs: only lab set-up and teardown,
 // per CNI shape and per set-up step, one lab at a time (no probes), for the topology of every scenario.
 // Not a test: nothing here asserts on time.
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, release } from 'node:os';
 import { join } from 'node:path';
 import { newRunId, runPrefix } from '../clusters/run-id.ts';
@@ -62,6 +62,18 @@ async function benchLabs(round: number): Promise<void> {
   load.push(loadavg()[0]!);
 }
 
+/**
+ * CPU time the whole machine spent busy (user, nice, system, irq, softirq; /proc/stat, in ms): the
+ * commands run as children of the native spawner, which this process never waits for, so its own
+ * rusage misses them; the kernel's work for the labs (namespace teardown, softirq) is counted too, and
+ * so is anything else running: compare runs on an otherwise idle machine.
+ */
+async function busyCpuMs(): Promise<number> {
+  const fields = (await readFile('/proc/stat', 'utf8')).split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0] = fields;
+  return ((user + nice + system + irq + softirq) * 1000) / 100; // USER_HZ is 100 on Linux
+}
+
 const modes = ([['serial', 1], ['parallel 2', 2]] as const).filter(([mode]) => (values.modes ?? '').split(',').some((m) => mode.startsWith(m.trim())));
 for (let i = 1; i <= runs && !signal.aborted; i++) {
   if (values.labs) {
@@ -69,7 +81,9 @@ for (let i = 1; i <= runs && !signal.aborted; i++) {
     continue;
   }
   for (const [mode, parallel] of modes) {
+    const cpu0 = await busyCpuMs();
     const result = await runSuite(scenarios, { provider, parallel, signal, emit: () => {} });
+    add(`suite ${mode}: machine CPU busy`, Math.round((await busyCpuMs()) - cpu0));
     record(mode, result);
     load.push(loadavg()[0]!);
     process.stderr.write(`run ${i}/${runs} ${mode}: ${result.durationMs} ms, ${JSON.stringify(result.summary)}\n`);
