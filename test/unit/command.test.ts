@@ -140,6 +140,12 @@ describe('in a namespace', () => {
   });
 });
 
+it('passes every argument as given: 5000 of them, and empty ones', async () => {
+  const args = Array.from({ length: 5000 }, (_, i) => (i % 1000 === 0 ? '' : `a${i}`));
+  const r = await runCommand(['sh', '-c', 'echo "$#:$1:$2:${5000}"', 'sh', ...args]);
+  expect(r.stdout).toBe('5000::a1:a4999\n');
+});
+
 it('moves more than a pipe holds both ways (input 300 kB, output 1 MB)', async () => {
   expect((await runCommand(['wc', '-c'], { input: 'x'.repeat(300_000) })).stdout.trim()).toBe('300000');
   expect((await runCommand(['head', '-c', '1000000', '/dev/zero'])).stdout).toHaveLength(1_000_000);

@@ -161,27 +161,33 @@ static void child_exec(const char *net, const char *mnt, const char *cgroup, cha
 
 static void spawn(uint32_t id, const char *p, size_t len)
 {
-	if (len < 1)
+	int32_t einval = EINVAL; /* a malformed request: reported, never dropped (the harness waits for an answer) */
+	if (len < 2) {
+		event('F', id, &einval, 4, NULL, 0);
 		return;
+	}
 	int want_stdin = p[0] & 1;
-	/* the strings: net, mnt, cgroup, nenv, env..., argv... */
+	/* the strings: net, mnt, cgroup, nenv, env..., argv... (each NUL-terminated; as many as there are) */
 	char *copy = malloc(len);
 	memcpy(copy, p + 1, len - 1);
 	copy[len - 1] = 0;
-	char *strings[4096];
-	int n = 0;
-	for (char *s = copy; s < copy + len - 1 && n < 4095; s += strlen(s) + 1)
+	size_t n = 0;
+	for (char *s = copy; s < copy + len - 1; s += strlen(s) + 1)
+		n++;
+	char **strings = calloc(n + 1, sizeof(char *));
+	n = 0;
+	for (char *s = copy; s < copy + len - 1; s += strlen(s) + 1)
 		strings[n++] = s;
-	int nenv = n >= 4 ? atoi(strings[3]) : -1;
-	if (nenv < 0 || 4 + nenv >= n) {
-		int32_t e = EINVAL; /* a malformed request */
-		event('F', id, &e, 4, NULL, 0);
+	long nenv = n >= 4 ? strtol(strings[3], NULL, 10) : -1;
+	if (nenv < 0 || (size_t)(4 + nenv) >= n) {
+		event('F', id, &einval, 4, NULL, 0);
+		free(strings);
 		free(copy);
 		return;
 	}
-	char **argv = calloc((size_t)(n - 4 - nenv + 1), sizeof(char *));
-	for (int i = 4 + nenv; i < n; i++)
-		argv[i - 4 - nenv] = strings[i];
+	char **argv = calloc(n - 4 - (size_t)nenv + 1, sizeof(char *));
+	for (size_t i = 4 + (size_t)nenv; i < n; i++)
+		argv[i - 4 - (size_t)nenv] = strings[i];
 
 	int out[2], err[2], in[2] = { -1, -1 }, ep[2];
 	if (pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) || pipe2(ep, O_CLOEXEC))
@@ -199,7 +205,7 @@ static void spawn(uint32_t id, const char *p, size_t len)
 		dup2(in[0], 0);
 		dup2(out[1], 1);
 		dup2(err[1], 2);
-		child_exec(strings[0], strings[1], strings[2], strings + 4, nenv, argv, ep[1]);
+		child_exec(strings[0], strings[1], strings[2], strings + 4, (int)nenv, argv, ep[1]);
 	}
 	close(in[0]);
 	close(out[1]);
@@ -218,6 +224,7 @@ static void spawn(uint32_t id, const char *p, size_t len)
 	c->next = children;
 	children = c;
 	free(argv);
+	free(strings);
 	free(copy);
 	int32_t p32 = pid;
 	event('P', id, &p32, 4, NULL, 0);
