@@ -1,7 +1,7 @@
 // One way to run external programs: argv arrays only (never a shell string built from input),
 // deadlines, cancellation, and a CommandFailedError that carries argv and output tails.
 //
-// Built on node:child_process, not execa: a suite run starts ~5000 processes, and execa cost 4.9 ms
+// Built on node:child_process, not execa: a suite run started ~5000 processes then, and execa cost 4.9 ms
 // of this process's CPU per call against 2.4 ms for a plain spawn collecting the same output (200
 // sequential `nsenter --net=NS -- true`): ~7 s of CPU per `run --all`. What execa gave us is kept
 // here: SIGKILL 5 s after a SIGTERM that was ignored, and children killed when this process exits.

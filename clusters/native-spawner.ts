@@ -63,7 +63,6 @@ class RemoteChild extends EventEmitter implements ChildLike {
 
   started(pid: number): void {
     this.pid = pid;
-    this.emit('spawn');
   }
 
   failed(errno: number): void {
@@ -103,7 +102,7 @@ export class NativeSpawner {
   private pending: Buffer = Buffer.alloc(0);
   private readonly outbox: Buffer[] = [];
   /** Set when the spawner died: the caller goes back to node:child_process. */
-  lost: string | undefined;
+  private lost: string | undefined;
 
   constructor(binary: string, onLost: (why: string) => void) {
     this.process = spawn(binary, [], { stdio: ['pipe', 'pipe', 'inherit'] });

@@ -41,8 +41,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-extern char **environ;
-
 struct child {
 	uint32_t id;
 	pid_t pid;          /* 0 once reaped */
@@ -281,9 +279,7 @@ static void finish(struct child *c)
 static void read_errpipe(struct child *c)
 {
 	int e = 0;
-	ssize_t n = read(c->errpipe, &e, sizeof(e));
-	if (n < 0 && errno == EAGAIN)
-		return;
+	ssize_t n = read(c->errpipe, &e, sizeof(e)); /* read only when readable, or once the child is dead */
 	close_fd(&c->errpipe);
 	if (n == sizeof(e)) {
 		int32_t e32 = e;
