@@ -147,14 +147,16 @@ export function icmpInsteadOfReply(p: Packet, server: string): Classified {
 /** The agent's resolver reads every reply's source (unconnected socket); the capture backs it when it has the packet. */
 export function classifyDnsAgent(result: DnsAgentResult, packets: readonly Packet[] = [], client = ''): Classified {
   const first = result.replies[0];
-  const wire = dnsReplyOnWire(packets, client, { ip: result.server.split('#')[0]!, port: Number(result.server.split('#')[1] ?? 53) });
+  const server = { ip: result.server.split('#')[0]!, port: Number(result.server.split('#')[1] ?? 53) };
+  const wire = dnsReplyOnWire(packets, client, server);
   const seen = wire ? ` (on the wire: ${wire.src}.${wire.sport} > ${wire.dst}.${wire.dport})` : '';
   if (result.outcome === 'unexpected-source' && first) {
     return { outcome: 'unexpected-source', reason: `reply from unexpected source: ${first.from}, expected ${result.server}${seen}`, source: first.from.replace('#', ':') };
   }
   if (result.outcome === 'timeout' || result.outcome === 'unreachable') {
-    const icmp = packets.find((p) => p.icmp && p.dst === client);
-    if (icmp?.icmp) return icmpInsteadOfReply(icmp, result.server);
+    // the ICMP error about this query (or where socket LB sent it), not any error the client got
+    const icmp = icmpAboutQuery(packets, client, server);
+    if (icmp) return icmpInsteadOfReply(icmp, result.server);
     if (result.outcome === 'unreachable') return { outcome: 'error', reason: `the query was stopped at an ICMP error the capture does not hold; no reply from ${result.server}` };
     return { outcome: 'timeout', reason: `no reply from ${result.server}` };
   }

@@ -71,5 +71,7 @@ describe('DNS agent classification', () => {
   it('an ICMP about another address or port does not end the query', () => {
     const other = packets(['12:00:00.000001 IP 10.96.0.11 > 10.244.1.2: ICMP 10.96.0.11 udp port 53 unreachable, length 68', '12:00:00.000002 IP 10.96.0.10 > 10.244.1.2: ICMP 10.96.0.10 udp port 5353 unreachable, length 68']);
     expect(icmpAboutQuery(other, client, { ip: '10.96.0.10', port: 53 })).toBeUndefined();
+    // the resolver's own verdict: a timeout stays a timeout, not `refused` from another flow's error
+    expect(classifyDnsAgent({ outcome: 'timeout', server, replies: [] }, other, client).outcome).toBe('timeout');
   });
 });
