@@ -3,7 +3,7 @@
 import type { Observation } from '../../model/outcome.ts';
 import type { ProbeSpec } from '../../model/scenario-schema.ts';
 import { classifyDnsAgent, dnsReplyOnWire, foreignReply, icmpAboutQuery, icmpInsteadOfReply, type Classified, type DnsAgentResult } from '../classify.ts';
-import type { PacketView } from '../packet-watch.ts';
+import type { Packet, PacketView } from '../packet-watch.ts';
 import { dropVerdict } from '../../trace/drop-verdict.ts';
 import { earlyVerdict, lastLine, observation, startWatch, type ProbeRun } from '../probe-run.ts';
 import { DNS_WATCH } from '../watch-filters.ts';
@@ -31,25 +31,29 @@ export async function runDns(run: ProbeRun, dns: NonNullable<ProbeSpec['dns']>):
   const watch = await startWatch(run, DNS_WATCH);
   const early = earlyVerdict(watch, run);
   const icmp = icmpAnswered(watch, run);
+  const stopWhen = dropped ? AbortSignal.any([icmp.signal, dropped]) : icmp.signal;
+  // stopped at a drop the trace attributed, and no ICMP about the query reached the client (that answer, had it come, decides)
+  const calledAtDrop = (r: { stopped?: boolean }, packets: readonly Packet[]) =>
+    r.stopped && dropped?.aborted && !icmp.signal.aborted && !icmpAboutQuery(packets, client, endpoint) ? dropVerdict(packets, client, endpoint, String(dropped.reason)).classified : undefined;
   try {
     if (dns.tool === 'agent') {
       // the resolver ends by itself at its first reply (from the server or not); an ICMP about the query or
       // a drop the trace attributed (the query dropped on its way, e.g. to a deleted pod) stops it earlier
-      const r = await target.exec([...cluster.agentCommand, 'dns-query', `--server=${endpoint.ip}`, '--port=53', `--qname=${dns.name}`, `--timeout=${timeoutMs}`, ...(dns.sourcePort ? [`--sport=${dns.sourcePort}`] : [])], { signal, timeoutMs: timeoutMs + 5000, stopWhen: dropped ? AbortSignal.any([icmp.signal, dropped]) : icmp.signal });
+      const r = await target.exec([...cluster.agentCommand, 'dns-query', `--server=${endpoint.ip}`, '--port=53', `--qname=${dns.name}`, `--timeout=${timeoutMs}`, ...(dns.sourcePort ? [`--sport=${dns.sourcePort}`] : [])], { signal, timeoutMs: timeoutMs + 5000, stopWhen });
       const packets = await watch.stop();
-      // an ICMP about the query that reached the client decides, whichever signal stopped the resolver first
-      if (r.stopped && !r.stdout.trim() && !icmp.signal.aborted && dropped?.aborted && !icmpAboutQuery(packets, client, endpoint)) {
-        return observation(run, dropVerdict(packets, client, endpoint, String(dropped.reason)).classified, { qname: dns.name, replies: [] }, packets);
-      }
+      const atDrop = r.stdout.trim() ? undefined : calledAtDrop(r, packets);
+      if (atDrop) return observation(run, atDrop, { qname: dns.name, replies: [] }, packets);
       // stopped before it printed: the ICMP answered the query (a reply it printed first still decides)
       const result: DnsAgentResult = r.stopped && !r.stdout.trim() ? { outcome: 'unreachable', server: `${endpoint.ip}#53`, replies: [] } : (JSON.parse(r.stdout) as DnsAgentResult);
       return observation(run, classifyDnsAgent(result, packets, client), { qname: dns.name, replies: result.replies }, packets);
     }
-    const r = await target.exec(['nslookup', `-timeout=${Math.max(1, Math.round(timeoutMs / 1000))}`, '-retry=1', dns.name, endpoint.ip], { reject: false, signal, stopWhen: AbortSignal.any([early.signal, icmp.signal]) });
+    const r = await target.exec(['nslookup', `-timeout=${Math.max(1, Math.round(timeoutMs / 1000))}`, '-retry=1', dns.name, endpoint.ip], { reject: false, signal, stopWhen: AbortSignal.any([early.signal, stopWhen]) });
     // nslookup got its answer: the reply it read was captured first, but tcpdump may not have printed it yet
     // (stopped then, it would never print it: it stops reading its ring at the signal)
     if (r.exitCode === 0) await watch.until((seen) => dnsReplyOnWire(seen, client, endpoint) !== undefined, 100);
     const packets = await watch.stop();
+    const atDrop = early.signal.aborted ? undefined : calledAtDrop(r, packets);
+    if (atDrop) return observation(run, atDrop, { qname: dns.name, nslookupExit: 'stopped: the trace attributed a drop' }, packets);
     const foreign = foreignReply(packets, client, endpoint);
     const reply = dnsReplyOnWire(packets, client, endpoint);
     const unreachable = icmpAboutQuery(packets, client, endpoint);
