@@ -85,6 +85,9 @@ describe('trace rules', () => {
     const rules = labTraceRules();
     expect(rules).toContain('*raw\n-A OUTPUT -o lo -p udp --dport 9 -m comment --comment netrepro-trace -j TRACE\n');
     expect(rules).toContain('-A PREROUTING -p tcp --syn -m comment --comment netrepro-trace -j TRACE');
+    // a node's own probe: its SYN and datagrams leave through OUTPUT (VXLAN's outer datagrams left out)
+    expect(rules).toContain('-A OUTPUT ! -o lo -p tcp --syn -m comment --comment netrepro-trace -j TRACE');
+    expect(rules).toContain('-A OUTPUT ! -o lo -p udp -m multiport ! --dports 4789,8472 -m comment --comment netrepro-trace -j TRACE');
     expect(rules).not.toContain('conntrack'); // raw needs no conntrack: tracing must not switch it on
     expect(invalidTraceRule()).toBe('*mangle\n-A PREROUTING -m conntrack --ctstate INVALID -m comment --comment netrepro-trace -j TRACE\nCOMMIT\n');
     expect(rules.split('\n').filter((l) => l.startsWith('-A')).every((l) => l.includes('--comment netrepro-trace -j TRACE'))).toBe(true);

@@ -227,7 +227,7 @@ class LabTracer {
       // a running monitor sees the marker within ms: send another only after 100 ms (one was lost)
       const sent = performance.now();
       while (performance.now() - sent < 100 && seen().size < wanted.length) {
-        if (others.every((o) => seen().has(o)) && performance.now() - (othersAt ??= performance.now()) > 50) return seen();
+        if (others.length > 0 && others.every((o) => seen().has(o)) && performance.now() - (othersAt ??= performance.now()) > 50) return seen();
         await new Promise((r) => setTimeout(r, 5));
       }
       if (seen().size === wanted.length) break;
@@ -389,6 +389,9 @@ export function labTraceRules(): string {
     rule('PREROUTING', '-p icmp'),
     // the ICMP errors the node itself sends (frag-needed from a forwarding path that is too narrow)
     rule('OUTPUT', '! -o lo -p icmp'),
+    // a probe from the node itself: its SYN or datagram opens the flow its drops are matched to
+    rule('OUTPUT', '! -o lo -p tcp --syn'),
+    rule('OUTPUT', '! -o lo -p udp -m multiport ! --dports 4789,8472'),
     'COMMIT',
     '',
   ].join('\n');
