@@ -30,7 +30,8 @@ export function assess(result: ScenarioResult): Assessment {
   // the symptom showed, but a check that could not be read says nothing either way: not immune
   const unreadable = faulted.checks.filter((c) => c.unreadable).map((c) => `check ${c.id}: ${c.observed}`);
   if (unreadable.length > 0) return { verdict: 'unjudged', reason: `the symptom showed, but the faulted phase's evidence could not be read under this profile: ${unreadable.join('; ')}` };
-  const misses = [...faulted.probes.filter((p) => !p.matched).map((p) => p.summary), ...faulted.checks.filter((c) => !c.matched).map((c) => `check ${c.id}: ${c.observed}`)];
+  // every probe showed the symptom (above); a check that did not is what says immune now
+  const misses = faulted.checks.filter((c) => !c.matched).map((c) => `check ${c.id}: ${c.observed}`);
   if (misses.length === 0) return { verdict: 'susceptible', reason: faulted.probes.map((p) => p.summary).join('; ') };
   return { verdict: 'immune', reason: misses.join('; ') };
 }

@@ -126,7 +126,7 @@ const PACKET_LINE = /^\d\d:\d\d:\d\d\.\d+ /;
 /** tcpdump's statistics at exit, printed after its last packet line. */
 const CAPTURED = /^(\d+) packets? captured/;
 
-export class PacketWatch implements PacketView {
+export class PacketWatch {
   private stopped?: Promise<Packet[]>;
   private readonly all = new PacketList(() => true);
   private readonly windows = new Set<PacketList>();
@@ -158,14 +158,6 @@ export class PacketWatch implements PacketView {
       throw e;
     }
     return watch;
-  }
-
-  onPacket(listener: (packets: readonly Packet[]) => void): void {
-    this.all.onPacket(listener);
-  }
-
-  until(done: (packets: readonly Packet[]) => boolean, maxMs: number): Promise<void> {
-    return this.all.until(done, maxMs);
   }
 
   /**

@@ -39,7 +39,7 @@ export class AttributedDrop {
 }
 
 /** Why a bridge dropped a frame with hairpin off, from its FDB and port flags. */
-export function hairpinWords(cause: Extract<DropCause, { kind: 'hairpin-off' }>): string {
+function hairpinWords(cause: Extract<DropCause, { kind: 'hairpin-off' }>): string {
   return `its destination ${cause.mac} is behind ${cause.port}, the port it came in on, and that port's hairpin mode is off`;
 }
 
