@@ -4,6 +4,7 @@ import { placeholderNeeds, targetNeeds, type Requirement } from './capabilities.
 import { commandArgv } from './placeholders.ts';
 import type { Scenario } from './scenario-schema.ts';
 import { stepKindOf, stepRequires, type StepSpec } from './steps/registry.ts';
+import { probeClient } from './probes/registry.ts';
 
 interface PhaseLike {
   steps?: StepSpec[];
@@ -15,7 +16,7 @@ export function scenarioRequirements(scenario: Scenario): Requirement[] {
   if (scenario.topology.hosts.length > 0) out.push({ capability: 'external-hosts', by: `topology.hosts: ${scenario.topology.hosts.map((h) => h.name).join(', ')}` });
   for (const p of scenario.probes) {
     const from = String(p.from);
-    for (const capability of targetNeeds(from.includes('/') ? from : `pod/${from}`)) out.push({ capability, by: `probe ${p.id}` });
+    for (const capability of targetNeeds(probeClient(from))) out.push({ capability, by: `probe ${p.id}` });
   }
   const phases: [string, PhaseLike][] = [
     ['baseline', scenario.baseline as PhaseLike],

@@ -4,7 +4,7 @@
 // first readings), and each probe takes its own, keeps only what was captured from its own start on,
 // and stops it as before (so its stop still waits for every line tcpdump counted).
 import type { StartedCluster, Target } from '../../clusters/provider.ts';
-import { probeDestination, probeKindOf } from '../model/probes/registry.ts';
+import { probeClient, probeDestination, probeKindOf } from '../model/probes/registry.ts';
 import type { ProbeSpec } from '../model/scenario-schema.ts';
 import { PacketWatch } from './packet-watch.ts';
 import { watchFilter } from './watch-filters.ts';
@@ -20,7 +20,7 @@ export class AheadWatches {
   constructor(specs: readonly ProbeSpec[], cluster: StartedCluster) {
     for (const spec of specs) {
       if (spec.repeat !== undefined) continue; // a series shares one watch of its own (SeriesWatch)
-      const from = spec.from.includes('/') ? spec.from : `pod/${spec.from}`;
+      const from = probeClient(spec.from);
       const target = cluster.target(from);
       const iface = watchInterface(spec.from);
       const filter = watchFilter(probeKindOf(spec)[0], cluster.address(from), cluster.address(probeDestination(spec).ref));

@@ -2,15 +2,13 @@
 // the client's interface that ends the probe early on conclusive evidence, and how an Observation reads.
 import type { StartedCluster, Target } from '../../clusters/provider.ts';
 import type { Observation } from '../model/outcome.ts';
-import { probeDestination } from '../model/probes/registry.ts';
+import { probeClient, probeDestination } from '../model/probes/registry.ts';
 import type { ProbeSpec } from '../model/scenario-schema.ts';
 import { durationMs } from '../model/duration.ts';
 import { foreignReply, type Classified, type Endpoint } from './classify.ts';
 import { AheadWatches, watchInterface } from './ahead-watches.ts';
 import { capturedSince, PacketWatch, type Packet, type PacketView } from './packet-watch.ts';
 
-/** Where a probe runs: a pod (a plain name), `pod/`, `node/` (its host network) or `host/` (outside the cluster). */
-export const clientRef = (from: string) => (from.includes('/') ? from : `pod/${from}`);
 
 export interface ProbeRun {
   spec: ProbeSpec;
@@ -53,8 +51,8 @@ export function probeRun(spec: ProbeSpec, cluster: StartedCluster, signal: Abort
     cluster,
     signal,
     dropped,
-    client: cluster.address(clientRef(spec.from)),
-    target: cluster.target(clientRef(spec.from)),
+    client: cluster.address(probeClient(spec.from)),
+    target: cluster.target(probeClient(spec.from)),
     endpoint: { ip: cluster.address(to.ref), port: to.port },
     timeoutMs: durationMs(spec.timeout),
     started: performance.now(),

@@ -3,7 +3,7 @@
 // cannot trace gets a session that records nothing and says why, so the probe runs as before.
 import type { StartedCluster } from '../../clusters/provider.ts';
 import type { ProbeSpec } from '../model/scenario-schema.ts';
-import { probeDestination } from '../model/probes/registry.ts';
+import { probeClient, probeDestination } from '../model/probes/registry.ts';
 import { tracingEnabled, type ProbeTraceResult, type ProbeTraceSession, type TraceFlows } from '../model/trace-events.ts';
 
 export async function startProbeTrace(cluster: StartedCluster, flows: TraceFlows, signal?: AbortSignal): Promise<ProbeTraceSession> {
@@ -26,7 +26,7 @@ export function probeFlows(spec: ProbeSpec, cluster: StartedCluster): TraceFlows
   const to = probeDestination(spec);
   return {
     clientPod: spec.from,
-    client: cluster.address(spec.from.includes('/') ? spec.from : `pod/${spec.from}`),
+    client: cluster.address(probeClient(spec.from)),
     target: { ip: cluster.address(to.ref), port: to.port },
   };
 }

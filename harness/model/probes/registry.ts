@@ -23,6 +23,9 @@ export function probeKindOf(probe: Partial<Record<ProbeKindName, unknown>>): [Pr
   return [key, probe[key]];
 }
 
+/** Where a probe runs: a pod (a plain name), `pod/`, `node/` (its host network) or `host/` (outside the cluster). */
+export const probeClient = (from: string) => (from.includes('/') ? from : `pod/${from}`);
+
 /** Where a probe sends to: its kind's destination reference and port. */
 export function probeDestination(probe: Partial<Record<ProbeKindName, unknown>>): { ref: string; port: number; field: string } {
   const [key, spec] = probeKindOf(probe);

@@ -5,12 +5,13 @@ import type { Observation } from '../../model/outcome.ts';
 import type { ProbeSpec } from '../../model/scenario-schema.ts';
 import { AttributedDrop, dropVerdict } from '../../trace/drop-verdict.ts'; // probe-trace (issue 13): early verdict at an attributed drop
 import { classifyCurl, connectAnswer, synDestination, type Endpoint } from '../classify.ts';
-import { clientRef, earlyVerdict, observation, startWatch, type ProbeRun } from '../probe-run.ts';
+import { probeClient } from '../../model/probes/registry.ts';
+import { earlyVerdict, observation, startWatch, type ProbeRun } from '../probe-run.ts';
 import { HTTP_WATCH } from '../watch-filters.ts';
 
 /** The errno of one connect() from the client, for a curl that failed with no packet on the wire. */
 async function localErrno(cluster: StartedCluster, from: string, endpoint: Endpoint, signal: AbortSignal): Promise<string | undefined> {
-  const r = await cluster.target(clientRef(from)).exec([...cluster.agentCommand, 'connect', `--server=${endpoint.ip}`, `--port=${endpoint.port}`, '--timeout=500'], { reject: false, signal, timeoutMs: 5000 });
+  const r = await cluster.target(probeClient(from)).exec([...cluster.agentCommand, 'connect', `--server=${endpoint.ip}`, `--port=${endpoint.port}`, '--timeout=500'], { reject: false, signal, timeoutMs: 5000 });
   try {
     return (JSON.parse(r.stdout) as { errno: string | null }).errno ?? undefined;
   } catch {
