@@ -6,12 +6,8 @@
 // invalid file is always checked again and reported as before. The scenario is stored as JSON, which
 // gives back exactly what validation returned (a unit test holds every shipped scenario to that).
 import { createHash } from 'node:crypto';
-import { readdir, readFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { packagePath } from '../package-root.ts';
-import { readCache, writeCache } from './cache-file.ts';
-import { VERSION } from '../version.ts';
+import { modelCodePrint, readCache, writeCache } from './cache-file.ts';
 import type { Scenario } from './scenario-schema.ts';
 
 const CACHE = packagePath('node_modules/.cache/netrepro/scenarios.json');
@@ -25,25 +21,9 @@ interface CacheFile {
 let state: Promise<{ code: string; cache: CacheFile }> | undefined;
 let dirty: Promise<void> | undefined;
 
-/** The validating code: every module under this directory (.ts from source, .js compiled), by content. */
-async function codePrint(): Promise<string> {
-  const root = dirname(fileURLToPath(import.meta.url));
-  const files: string[] = [];
-  const walk = async (dir: string) => {
-    for (const e of await readdir(dir, { withFileTypes: true })) {
-      if (e.isDirectory()) await walk(join(dir, e.name));
-      else if (/\.(ts|js)$/.test(e.name)) files.push(join(dir, e.name));
-    }
-  };
-  await walk(root);
-  const hash = createHash('sha256').update(VERSION);
-  for (const f of files.sort()) hash.update(f.slice(root.length)).update(await readFile(f));
-  return hash.digest('hex');
-}
-
 function load(): Promise<{ code: string; cache: CacheFile }> {
   return (state ??= (async () => {
-    const code = await codePrint();
+    const code = await modelCodePrint();
     const read = await readCache<CacheFile>(CACHE);
     return { code, cache: read?.code === code ? read : { code, entries: {} } };
   })());

@@ -1,14 +1,11 @@
 // What `netrepro list` shows (id, title, file, CNI, incident), cached per scenario file: parsing and
 // validating every scenario costs several times Node's own start-up, and a listing of unchanged
 // files by unchanged code is the same listing. An entry is reused only when the file's size and
-// mtime and the validating modules' mtimes all match; anything else loads and validates afresh
+// mtime and the validating code (modelCodePrint) match; anything else loads and validates afresh
 // (and an invalid file fails `list` as before).
 import { stat } from 'node:fs/promises';
-import { dirname, extname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { packagePath } from '../package-root.ts';
-import { readCache, writeCache } from './cache-file.ts';
-import { VERSION } from '../version.ts';
+import { modelCodePrint, readCache, writeCache } from './cache-file.ts';
 import { SCENARIO_DIR, scenarioFiles } from './scenario-files.ts';
 
 export interface CatalogueEntry {
@@ -21,12 +18,6 @@ export interface CatalogueEntry {
 
 const CACHE = packagePath('node_modules/.cache/netrepro/catalogue.json');
 
-/** The modules whose change can change a listing (same extension as this one: .ts from source, .js compiled). */
-function codeFiles(): string[] {
-  const here = fileURLToPath(import.meta.url);
-  return ['scenario-schema', 'scenario-references', 'load-scenario', 'scenario-catalogue'].map((m) => join(dirname(here), m + extname(here)));
-}
-
 const fingerprint = async (file: string) => {
   const s = await stat(file);
   return `${s.size}:${s.mtimeMs}`;
@@ -34,7 +25,7 @@ const fingerprint = async (file: string) => {
 
 export async function scenarioCatalogue(dir = SCENARIO_DIR): Promise<CatalogueEntry[]> {
   const files = await scenarioFiles(dir);
-  const [code, prints] = await Promise.all([Promise.all(codeFiles().map(fingerprint)).then((p) => `${VERSION}|${p.join('|')}`), Promise.all(files.map(fingerprint))]);
+  const [code, prints] = await Promise.all([modelCodePrint(), Promise.all(files.map(fingerprint))]);
   const cached = await readCache<{ code: string; entries: Record<string, { print: string; entry: CatalogueEntry }> }>(CACHE);
   const hit = cached?.code === code ? files.map((f, i) => (cached.entries[f]?.print === prints[i] ? cached.entries[f]!.entry : undefined)) : [];
   if (files.every((_, i) => hit[i])) return hit as CatalogueEntry[];
