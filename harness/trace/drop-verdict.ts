@@ -1,7 +1,7 @@
 // A probe ended at a drop the trace attributed (a DROP rule, or a kernel reason that repeats for every
 // retransmission): the verdict is the timeout that would follow, called at once and saying why.
-import type { Classified, Endpoint } from '../probes/classify.ts';
-import type { Packet } from '../probes/packet-watch.ts';
+import { connectAnswer, type Classified, type Endpoint } from '../probes/classify.ts';
+import type { Packet, PacketView } from '../probes/packet-watch.ts';
 import type { DropCause, TraceEvent, TracePacket } from '../model/trace-events.ts';
 
 type Drop = Extract<TraceEvent, { kind: 'rule' | 'drop' }>;
@@ -41,6 +41,19 @@ export class AttributedDrop {
 /** Why a bridge dropped a frame with hairpin off, from its FDB and port flags. */
 function hairpinWords(cause: Extract<DropCause, { kind: 'hairpin-off' }>): string {
   return `its destination ${cause.mac} is behind ${cause.port}, the port it came in on, and that port's hairpin mode is off`;
+}
+
+/**
+ * A TCP probe stopped at a drop the trace attributed on a node: tcpdump on the client may not have printed
+ * its side of the connection yet. Waits (at most 100 ms) until the capture shows how far it got: the SYN
+ * that was dropped, the SYN-ACK the client got or its packets after the handshake, or an answer instead
+ * (RST, ICMP: `connectAnswer`), which then decides over the drop.
+ */
+export function captureAtDrop(watch: PacketView, client: string, dropped: AbortSignal): Promise<void> {
+  const synDropped = dropped.reason instanceof AttributedDrop && dropped.reason.packet.flags === 'SYN';
+  const shown = (p: Packet) =>
+    p.proto === 'tcp' && (synDropped ? p.src === client : (p.dst === client && p.flags?.startsWith('S.') === true) || (p.src === client && p.flags !== 'S'));
+  return watch.until((seen) => seen.some(shown) || connectAnswer(seen, client) !== undefined, 100);
 }
 
 /** Whether the client completed the handshake with the endpoint, from its own interface. */

@@ -3,7 +3,7 @@
 import type { Observation } from '../../model/outcome.ts';
 import type { ProbeSpec } from '../../model/scenario-schema.ts';
 import { classifyDownload } from '../classify.ts';
-import { dropVerdict } from '../../trace/drop-verdict.ts';
+import { captureAtDrop, dropVerdict } from '../../trace/drop-verdict.ts';
 import { observation, startWatch, type ProbeRun } from '../probe-run.ts';
 import { downloadWatch } from '../watch-filters.ts';
 
@@ -20,6 +20,8 @@ export async function runDownload(run: ProbeRun, download: NonNullable<ProbeSpec
     const port = Number(localPort);
     // reset: the RST that ended curl may still be on its way through tcpdump
     if (port && /reset/i.test(r.stderr)) await watch.until((seen) => seen.some((p) => p.flags?.startsWith('R') && (p.dport === port || p.sport === port)), 100);
+    // stopped at a drop: the handshake (whether it connected) may still be on its way through tcpdump
+    if (r.stopped && dropped?.aborted) await captureAtDrop(watch, client, dropped);
     const packets = (await watch.stop()).filter((p) => port === 0 || (p.dst === client && p.dport === port) || (p.src === client && p.sport === port));
     // the trace attributed a drop that repeats for every retransmission (a frag-needed dropped, say): the timeout, called now
     if (r.stopped && dropped?.aborted) {

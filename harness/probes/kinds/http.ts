@@ -3,7 +3,7 @@
 import type { StartedCluster } from '../../../clusters/provider.ts';
 import type { Observation } from '../../model/outcome.ts';
 import type { ProbeSpec } from '../../model/scenario-schema.ts';
-import { AttributedDrop, dropVerdict } from '../../trace/drop-verdict.ts'; // probe-trace (issue 13): early verdict at an attributed drop
+import { captureAtDrop, dropVerdict } from '../../trace/drop-verdict.ts'; // probe-trace (issue 13): early verdict at an attributed drop
 import { classifyCurl, connectAnswer, synDestination, type Endpoint } from '../classify.ts';
 import { probeClient } from '../../model/probes/registry.ts';
 import { earlyVerdict, observation, startWatch, type ProbeRun } from '../probe-run.ts';
@@ -46,10 +46,8 @@ export async function runHttp(run: ProbeRun, http: NonNullable<ProbeSpec['http']
     // refused or unreachable at once: the answering packet may still be on its way through tcpdump
     if (r.exitCode === 7) await watch.until((seen) => seen.some((p) => p.dst === client), 100);
     // probe-trace (issue 13): stopped at a drop, which the node saw before tcpdump here printed the client's side of it
-    // (or the answer a REJECT sent back, which must decide instead of the drop). A dropped SYN: its own
-    // capture is that side (nothing follows it); any other drop: a packet after the handshake.
-    const synDropped = dropped?.reason instanceof AttributedDrop && dropped.reason.packet.flags === 'SYN';
-    if (r.stopped && dropped?.aborted) await watch.until((seen) => seen.some((p) => (p.src === client && (p.flags !== 'S' || synDropped)) || connectAnswer(seen, client) !== undefined), 100);
+    // (or the answer a REJECT sent back, which must decide instead of the drop)
+    if (r.stopped && dropped?.aborted) await captureAtDrop(watch, client, dropped);
     const packets = await watch.stop();
     const lines = r.stdout.split('\n');
     const [code = '0', connect = '0'] = (lines.at(-1) ?? '').split(' ');
