@@ -76,26 +76,9 @@ export class IptablesModel {
     this.apply([{ op: 'reset', forwardPolicy: 'ACCEPT' }]);
   }
 
-  /** A node's filter and nat tables as `iptables-save` printed them (other tables left out). */
+  /** A node's filter and nat tables as `iptables-save` printed them (a save is restore input; other tables left out). */
   static fromSave(save: string): IptablesModel {
-    const model = new IptablesModel();
-    let table: ModelTable | undefined;
-    for (const line of save.split('\n')) {
-      if (line.startsWith('*')) {
-        const name = line.slice(1);
-        table = name === 'filter' || name === 'nat' ? { policies: new Map(), chains: new Map() } : undefined;
-        if (table) model.tables.set(name as Table, table);
-      } else if (!table) continue;
-      else if (line.startsWith(':')) {
-        const [chain = '', policy = '-'] = line.slice(1).split(' ');
-        table.chains.set(chain, []);
-        if (policy !== '-') table.policies.set(chain, policy);
-      } else if (line.startsWith('-A ')) {
-        const [, chain = '', spec = ''] = /^-A (\S+) (.*)$/.exec(line) ?? [];
-        table.chains.get(chain)?.push(spec);
-      }
-    }
-    return model;
+    return new IptablesModel().apply([{ op: 'restore', payload: save }]);
   }
 
   /**
@@ -188,13 +171,18 @@ export class IptablesModel {
     return rules;
   }
 
+  /** `iptables-restore --noflush` of `payload` (or of a whole save): tables other than filter and nat are skipped. */
   private restore(payload: string): void {
-    let table: Table = 'filter';
+    let table: Table | undefined = 'filter';
     for (const line of payload.split('\n')) {
-      if (line.startsWith('*')) table = line.slice(1) as Table;
+      if (line.startsWith('*')) {
+        const name = line.slice(1);
+        table = name === 'filter' || name === 'nat' ? name : undefined;
+      } else if (!table) continue;
       else if (line.startsWith(':')) {
-        const name = line.slice(1).split(' ')[0]!;
+        const [name = '', policy = '-'] = line.slice(1).split(' ');
         this.chain(table, name).length = 0;
+        if (policy !== '-') this.tables.get(table)!.policies.set(name, policy);
       } else if (/^-X \S+$/.test(line)) {
         this.tables.get(table)!.chains.delete(line.slice(3));
       } else {

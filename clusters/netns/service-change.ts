@@ -6,7 +6,7 @@ import type { LabAction } from '../../harness/model/lab-action.ts';
 import { changedEndpoints } from '../../harness/model/steps/endpoint.ts';
 import { changedService } from '../../harness/model/steps/service.ts';
 import type { PodPlacement } from '../kube-objects.ts';
-import { applyOps } from './iptables-ops.ts';
+import { applyOps, IptablesModel } from './iptables-ops.ts';
 import { kubeProxyLayout } from './kube-proxy-layout.ts';
 import { kubeProxySyncOps, parseUdpFlows, rulesFor, udpConntrackDeletes } from './kube-proxy-sync.ts';
 import type { NetnsLab } from './netns-lab.ts';
@@ -43,11 +43,11 @@ export async function changeServices(lab: NetnsLab, action: ServiceChange, place
 
 /** Rules of the sync that `iptables-save` does not show, by table. */
 function missingRules(tables: Record<'filter' | 'nat', { rules: string[] }>, save: string): string[] {
-  const byTable = new Map<string, Set<string>>();
-  let table = '';
-  for (const line of save.split('\n')) {
-    if (line.startsWith('*')) byTable.set((table = line.slice(1)), new Set());
-    else if (line.startsWith('-A ')) byTable.get(table)?.add(line);
-  }
-  return (['filter', 'nat'] as const).flatMap((t) => tables[t].rules.filter((r) => r.startsWith('-A ') && !byTable.get(t)?.has(r)));
+  const node = IptablesModel.fromSave(save);
+  return (['filter', 'nat'] as const).flatMap((t) =>
+    tables[t].rules.filter((r) => {
+      const [, chain = '', spec = ''] = /^-A (\S+) (.*)$/.exec(r) ?? [];
+      return chain !== '' && !node.has(t, chain, spec);
+    }),
+  );
 }
