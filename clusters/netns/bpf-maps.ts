@@ -25,6 +25,11 @@ const cidr = (c: string) => {
 };
 
 /** Cilium's NAT port range (NODEPORT_PORT_MIN_NAT .. NODEPORT_PORT_MAX_NAT defaults). */
+/** The drop tracer's filter (nr_drop_netns: a namespace inode, u32 -> 1), by map id: the loader owns the map, nothing is pinned. */
+export function dropFilterLine(op: 'update' | 'delete', mapId: number, inum: number): string {
+  return `map ${op} id ${mapId} key hex ${hex(le32(inum)).join(' ')}${op === 'update' ? ` value hex ${hex(le32(1)).join(' ')}` : ''}\n`;
+}
+
 export const SNAT_PORTS = { min: 32768, max: 65535 } as const;
 
 /**

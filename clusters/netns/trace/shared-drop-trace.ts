@@ -7,6 +7,7 @@
 import type { Spawned } from '../../command.ts';
 import { runCommand, spawnCommand } from '../../command.ts';
 import { bpfObject } from '../bpf-build.ts';
+import { dropFilterLine } from '../bpf-maps.ts';
 import { helperBinary } from '../helper-build.ts';
 
 /** How long the loader outlives the last lab watching: the next lab of a run usually starts within it. */
@@ -30,13 +31,9 @@ class SharedDropTrace {
     });
   }
 
-  /** `loader`: our compiled helper and the BPF object it loads (built once per source version). */
-  static async start(loader: Promise<[string, string]>): Promise<SharedDropTrace> {
-    return SharedDropTrace.run(await loader);
-  }
-
-  private static async run(argv: [string, string]): Promise<SharedDropTrace> {
-    const loader = spawnCommand(argv);
+  /** `binaries`: our compiled helper and the BPF object it loads (built once per source version). */
+  static async start(binaries: Promise<[string, string]>): Promise<SharedDropTrace> {
+    const loader = spawnCommand(await binaries);
     const kill = () => loader.pid && process.kill(loader.pid, 'SIGTERM');
     process.once('exit', kill);
     try {
@@ -53,18 +50,20 @@ class SharedDropTrace {
   async watch(inums: readonly number[], listener: Listener): Promise<() => Promise<void>> {
     clearTimeout(this.idle);
     for (const inum of inums) this.routes.set(inum, listener);
-    await this.filter('update', inums);
-    return async () => {
+    const unroute = () => {
       for (const inum of inums) if (this.routes.get(inum) === listener) this.routes.delete(inum);
-      await this.filter('delete', inums).catch(() => {}); // the loader may be gone already (Ctrl-C)
       if (this.routes.size === 0) this.idle = setTimeout(() => void this.stop(), IDLE_MS);
+    };
+    // a filter that did not take: no route left behind, so the loader can still end when idle
+    await this.filter('update', inums).catch((e: unknown) => (unroute(), Promise.reject(e)));
+    return async () => {
+      unroute();
+      await this.filter('delete', inums).catch(() => {}); // the loader may be gone already (Ctrl-C)
     };
   }
 
   private async filter(op: 'update' | 'delete', inums: readonly number[]): Promise<void> {
-    const key = (inum: number) => [0, 8, 16, 24].map((shift) => (inum >>> shift) & 0xff).join(' '); // u32, host (little-endian) order
-    const lines = inums.map((inum) => `map ${op} id ${this.mapId} key ${key(inum)}${op === 'update' ? ' value 1 0 0 0' : ''}\n`);
-    await runCommand(['bpftool', 'batch', 'file', '-'], { input: lines.join('') });
+    await runCommand(['bpftool', 'batch', 'file', '-'], { input: inums.map((inum) => dropFilterLine(op, this.mapId, inum)).join('') });
   }
 
   private async stop(): Promise<void> {
