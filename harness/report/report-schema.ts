@@ -126,6 +126,7 @@ const Check = z
     observed: z.string(),
     matched: z.boolean(),
     evidence: z.array(z.string()).describe('the output lines the check matched'),
+    unreadable: z.literal(true).optional().describe('the command failed or its counter matched nothing: the check says nothing either way (the gate calls such a scenario unjudged)'),
   })
   .describe('an evidence check (a counter delta or a count of matching lines)');
 
