@@ -16,6 +16,7 @@
 // another packet: the kernel drop carries the header it quotes, and the rule verdicts of the same packet
 // (xtables-monitor prints no ICMP header for it) are given that header, so the drop is attributed to the
 // probe whose flow it is about, with the rule that dropped it.
+import { HarnessError } from '../../../harness/model/errors.ts';
 import { readFile, readlink, stat } from 'node:fs/promises';
 import { tracingEnabled, type ProbeTraceResult, type ProbeTraceSession, type TraceEvent, type TraceFact, type TraceFlows } from '../../../harness/model/trace-events.ts';
 import type { NetnsLab } from '../netns-lab.ts';
@@ -76,9 +77,15 @@ function startLabTrace(lab: NetnsLab): Promise<LabTracer> {
   return tracer;
 }
 
-export async function startNetnsTrace(lab: NetnsLab, flows: TraceFlows): Promise<ProbeTraceSession> {
+export async function startNetnsTrace(lab: NetnsLab, flows: TraceFlows, signal?: AbortSignal): Promise<ProbeTraceSession> {
   const t0 = performance.now();
-  const tracer = await startLabTrace(lab);
+  // the first probe waits for the lab's monitors (barriers of up to 1 s per node): an abort (Ctrl-C) does not
+  let onAbort = () => {};
+  const aborted = new Promise<never>((_, reject) => (onAbort = () => reject(new HarnessError('ABORTED', 'aborted while the probe trace started'))));
+  aborted.catch(() => {});
+  if (signal?.aborted) onAbort();
+  signal?.addEventListener('abort', onAbort, { once: true });
+  const tracer = await Promise.race([startLabTrace(lab), aborted]).finally(() => signal?.removeEventListener('abort', onAbort));
   return tracer.startProbe(flows, Math.round(performance.now() - t0));
 }
 
