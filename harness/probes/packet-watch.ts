@@ -61,9 +61,18 @@ export function parseTcpdumpLine(line: string): Packet | undefined {
 }
 
 /** The capture time of a packet line, as seconds of the day (tcpdump prints local time, HH:MM:SS.micro). */
-function secondOfDay(line: string): number | undefined {
+/**
+ * When tcpdump captured the packet of `line` (it prints local time, `HH:MM:SS.ffffff`), as epoch ms: on the
+ * day of `nearMs`, or the one before or after when that is closer (a run across midnight).
+ */
+export function capturedAtMs(line: string, nearMs: number): number | undefined {
   const m = /^(\d\d):(\d\d):(\d\d\.\d+) /.exec(line);
-  return m ? Number(m[1]) * 3600 + Number(m[2]) * 60 + Number(m[3]) : undefined;
+  if (!m) return undefined;
+  const d = new Date(nearMs);
+  d.setHours(Number(m[1]), Number(m[2]), 0, 0);
+  const at = d.getTime() + Number(m[3]) * 1000;
+  const day = 86_400_000;
+  return at - nearMs > day / 2 ? at - day : nearMs - at > day / 2 ? at + day : at;
 }
 
 /**
@@ -71,13 +80,7 @@ function secondOfDay(line: string): number | undefined {
  * went before, and a line may be printed a moment after the packet was captured.
  */
 export function capturedSince(sinceMs: number): (p: Packet) => boolean {
-  const d = new Date(sinceMs);
-  const since = d.getHours() * 3600 + d.getMinutes() * 60 + d.getSeconds() + d.getMilliseconds() / 1000;
-  return (p) => {
-    const at = secondOfDay(p.line);
-    // across midnight too: at most half a day later counts as after
-    return at === undefined || (at - since + 86_400) % 86_400 < 43_200;
-  };
+  return (p) => (capturedAtMs(p.line, sinceMs) ?? sinceMs) >= sinceMs;
 }
 
 /** What a probe run reads its packets from: its own packet watch, or its window on the one its series shares. */

@@ -4,7 +4,7 @@
 // It is what the HTML report draws.
 import type { Diagnosis, PathStep } from '../model/diagnosis.ts';
 import type { ProbeTraceResult, TraceEvent } from '../model/trace-events.ts';
-import type { Packet } from '../probes/packet-watch.ts';
+import { capturedAtMs, type Packet } from '../probes/packet-watch.ts';
 
 export type { PathStep };
 
@@ -24,13 +24,10 @@ interface PathInput {
 const short = (p: { proto: string; src: string; dst: string; sport?: number; dport?: number; flags?: string }) =>
   `${p.src}${p.sport !== undefined ? `:${p.sport}` : ''} > ${p.dst}${p.dport !== undefined ? `:${p.dport}` : ''} ${p.flags ? `[${p.flags}]` : p.proto}`;
 
-/** tcpdump's `HH:MM:SS.ffffff` (local time), in ms since the trace started. */
+/** When tcpdump captured the packet of `line`, in ms since the trace started. */
 function captureAt(line: string, startedAt: number | undefined): number | undefined {
-  const m = /^(\d\d):(\d\d):(\d\d\.\d+)/.exec(line);
-  if (!m || startedAt === undefined) return undefined;
-  const d = new Date(startedAt);
-  d.setHours(Number(m[1]), Number(m[2]), 0, 0);
-  return Math.round((d.getTime() + Number(m[3]) * 1000 - startedAt) * 10) / 10;
+  const at = startedAt === undefined ? undefined : capturedAtMs(line, startedAt);
+  return at === undefined || startedAt === undefined ? undefined : Math.round((at - startedAt) * 10) / 10;
 }
 
 /** TCP flags as a set of letters, from tcpdump (`S.`, `F.`, `R`) or from the trace (`SYN ACK`). */
