@@ -3,7 +3,7 @@
 // netfilter, or the socket that refused it; with the packet, a few sentences an expert would say,
 // and the path the packets took. Pure: unit-tested on recorded traces (test/unit/diagnosis.test.ts).
 import type { Diagnosis } from '../model/diagnosis.ts';
-import type { ProbeTraceResult, TraceEvent, TraceFact, TracePacket } from '../model/trace-events.ts';
+import { concernsClient, type ProbeTraceResult, type TraceEvent, type TraceFact, type TracePacket } from '../model/trace-events.ts';
 import type { CheckResult } from '../expect/run-checks.ts';
 import { parseTcpdumpLine, type Packet } from '../probes/packet-watch.ts';
 import { packetWords } from './drop-verdict.ts';
@@ -27,8 +27,6 @@ type Drop = Extract<TraceEvent, { kind: 'drop' }>;
 type Conntrack = Extract<TraceEvent, { kind: 'conntrack' }>;
 
 export const showPacket = packetWords;
-/** The packet concerns the client: it sent or receives it, or it is an ICMP error about such a packet. */
-const concerns = (p: TracePacket, client: string): boolean => p.src === client || p.dst === client || (p.inner !== undefined && concerns(p.inner, client));
 /** `-A KUBE-FORWARD -m conntrack --ctstate INVALID -j DROP`: the rule as iptables-save prints it. */
 const ruleText = (r: Rule) => (r.rule ?? `${r.chain} policy`).replace(/^-4 -t \S+ /, '');
 const endpoint = (ip: string, port?: number) => (port === undefined ? ip : `${ip}:${port}`);
@@ -92,7 +90,7 @@ const ctState = (c: Conntrack) => `${c.state ?? (c.unreplied ? 'NEW' : 'ESTABLIS
 
 /** A netfilter rule dropped (or rejected) a packet of this flow. */
 function ruleDrop(ctx: Ctx): Found | undefined {
-  const drop = ctx.events.find((e): e is Rule => e.kind === 'rule' && (e.verdict === 'DROP' || e.verdict === 'REJECT') && concerns(e.packet, ctx.client));
+  const drop = ctx.events.find((e): e is Rule => e.kind === 'rule' && (e.verdict === 'DROP' || e.verdict === 'REJECT') && concernsClient(e.packet, ctx.client));
   if (!drop) return undefined;
   const text = ruleText(drop);
   const about = drop.packet.inner;
@@ -170,7 +168,7 @@ function fateAtDeadBackend(ctx: Ctx, sent: Packet): string {
 
 /** A bridge port with hairpin off got a frame back for the MAC behind itself: the bridge dropped it (kernel state read at the drop). */
 function hairpinDrop(ctx: Ctx): Found | undefined {
-  const drop = ctx.events.find((e): e is Drop & { cause: { kind: 'hairpin-off' } } => e.kind === 'drop' && e.cause?.kind === 'hairpin-off' && concerns(e.packet, ctx.client));
+  const drop = ctx.events.find((e): e is Drop & { cause: { kind: 'hairpin-off' } } => e.kind === 'drop' && e.cause?.kind === 'hairpin-off' && concernsClient(e.packet, ctx.client));
   if (!drop) return undefined;
   const { bridge, port, mac } = drop.cause;
   const node = drop.where.replace(/^node\//, '');

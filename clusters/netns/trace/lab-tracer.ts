@@ -18,7 +18,7 @@
 // probe whose flow it is about, with the rule that dropped it.
 import { HarnessError } from '../../../harness/model/errors.ts';
 import { readFile, readlink, stat } from 'node:fs/promises';
-import { tracingEnabled, type ProbeTraceResult, type ProbeTraceSession, type TraceEvent, type TraceFact, type TraceFlows } from '../../../harness/model/trace-events.ts';
+import { concernsClient, tracingEnabled, type ProbeTraceResult, type ProbeTraceSession, type TraceEvent, type TraceFact, type TraceFlows } from '../../../harness/model/trace-events.ts';
 import type { NetnsLab } from '../netns-lab.ts';
 import { watchDrops } from './shared-drop-trace.ts';
 import { readTraceFacts } from './trace-facts.ts';
@@ -349,12 +349,11 @@ function relative(e: Stamped, start: number): TraceEvent {
   return { ...event, at: Math.round((stamp - start) * 10) / 10 } as TraceEvent;
 }
 
-const touches = (p: TraceEvent['packet'], flows: TraceFlows): boolean => p.src === flows.client || p.dst === flows.client || (p.inner !== undefined && touches(p.inner, flows));
 
 /** Events about this probe's packets (other probes of the lab do not overlap in time, but stray traffic might). */
 function relevant(e: TraceEvent, flows: TraceFlows): boolean {
-  if (e.kind === 'conntrack') return touches(e.packet, flows) || touches(e.reply, flows);
-  return touches(e.packet, flows);
+  if (e.kind === 'conntrack') return concernsClient(e.packet, flows.client) || concernsClient(e.reply, flows.client);
+  return concernsClient(e.packet, flows.client);
 }
 
 /**
