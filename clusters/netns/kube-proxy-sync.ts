@@ -7,6 +7,15 @@ import { endpointSliceObject, serviceObject, type PodPlacement } from '../kube-o
 import type { IptablesOp } from './iptables-ops.ts';
 import type { KubeProxyLayout } from './kube-proxy-layout.ts';
 import { kubeProxyRules, restorePayload, type KubeProxyRules } from './kube-proxy-rules.ts';
+import type { Target } from '../provider.ts';
+
+/** The sysctl kube-proxy >= 1.29 reads at start and at each sync (it then leaves the INVALID DROP out). */
+export const BE_LIBERAL = 'net.netfilter.nf_conntrack_tcp_be_liberal';
+
+/** be_liberal as the node's kube-proxy would read it now. */
+export async function readBeLiberal(node: Target): Promise<boolean> {
+  return (await node.exec(['sysctl', '-n', BE_LIBERAL])).stdout.trim() === '1';
+}
 
 type ServiceSpec = TopologySpec['services'][number];
 

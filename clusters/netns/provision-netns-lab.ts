@@ -1,5 +1,6 @@
 // Builds a lab from a topology as an ordered list of actions. On any failure (or abort) the lab
 // is destroyed before the error is re-thrown, so a failed start never leaves anything behind.
+import { BE_LIBERAL, readBeLiberal } from './kube-proxy-sync.ts';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { HarnessError } from '../../harness/model/errors.ts';
 import type { TopologySpec } from '../../harness/model/scenario-schema.ts';
@@ -203,16 +204,15 @@ export function podPlacements(lab: NetnsLab, topology: TopologySpec): Map<string
   return new Map(topology.pods.map((p) => [p.name, { ip: lab.address(`pod/${p.name}`), node: p.node }]));
 }
 
-const BE_LIBERAL = 'net.netfilter.nf_conntrack_tcp_be_liberal';
-
 /** What the node's components read at start: pod placements, be_liberal (kube-proxy >= 1.29 reads it then), no nfacct counters (no nfacct tool here). */
 async function nodeFacts(lab: NetnsLab, nodeName: string): Promise<NodeFacts> {
-  return factsWith(lab, (await lab.node(nodeName).exec(['sysctl', '-n', BE_LIBERAL])).stdout.trim());
+  return factsWith(lab, (await readBeLiberal(lab.node(nodeName))) ? '1' : '0');
 }
 
+/** `beLiberal`: the value read back where the node's sysctls were set at boot (one process less per node), or by nodeFacts. */
 function factsWith(lab: NetnsLab, beLiberal: string | undefined): NodeFacts {
   if (beLiberal === undefined) throw new HarnessError('LAB_FAILED', `${BE_LIBERAL} could not be read`);
-  return { placements: podPlacements(lab, lab.topology), beLiberal: beLiberal.trim() === '1', nfacctCounters: false };
+  return { placements: podPlacements(lab, lab.topology), beLiberal: beLiberal === '1', nfacctCounters: false };
 }
 
 async function performAction(lab: NetnsLab, action: LabAction): Promise<void> {

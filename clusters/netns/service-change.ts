@@ -8,7 +8,7 @@ import { changedService } from '../../harness/model/steps/service.ts';
 import type { PodPlacement } from '../kube-objects.ts';
 import { applyOps, IptablesModel } from './iptables-ops.ts';
 import { kubeProxyLayout } from './kube-proxy-layout.ts';
-import { kubeProxySyncOps, parseUdpFlows, rulesFor, udpConntrackDeletes } from './kube-proxy-sync.ts';
+import { kubeProxySyncOps, parseUdpFlows, readBeLiberal, rulesFor, udpConntrackDeletes } from './kube-proxy-sync.ts';
 import type { NetnsLab } from './netns-lab.ts';
 
 type ServiceChange = Extract<LabAction, { kind: 'endpoint' | 'service' }>;
@@ -28,7 +28,7 @@ export async function changeServices(lab: NetnsLab, action: ServiceChange, place
     lab.nodeNames.map(async (nodeName) => {
       const node = lab.node(nodeName);
       const layout = kubeProxyLayout(lab.kubeProxyVersions.get(nodeName) ?? lab.topology.kubeProxy);
-      const liberal = (await node.exec(['sysctl', '-n', 'net.netfilter.nf_conntrack_tcp_be_liberal'])).stdout.trim() === '1';
+      const liberal = await readBeLiberal(node);
       const rules = rulesFor(lab.topology, layout, nodeName, placements, liberal);
       const save = (await node.exec(['iptables-save'])).stdout;
       await applyOps(node, kubeProxySyncOps(rules, save), save);
