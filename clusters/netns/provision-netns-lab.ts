@@ -60,6 +60,8 @@ export async function provisionNetnsLab(topology: TopologySpec, run: RunContext)
     const machines = createMachines(lab, topology);
     machines.links.catch(() => {}); // awaited by the cilium step; the failure itself comes from `done`
     await settleAll([
+      // settled here as well: a step refused at an abort must not leave the wiring running behind the teardown
+      machines.done,
       step('fabric, node and host addresses, routes between nodes', () => machines.done),
       topology.cni === 'cilium'
         ? // after the node's eth0, as a real node's NIC precedes cilium_host: the kernel's ICMP errors out of an
