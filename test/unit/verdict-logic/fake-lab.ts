@@ -1,0 +1,51 @@
+// A stand-in for run-scenario.ts' runLab: each phase of a plan ends as `decide` says, recorded the way
+// the real one records it (an errored phase is pushed, then its error thrown), and every lab started
+// is logged by its label and plan.
+import type { PhaseResult, ScenarioResult } from '../../../harness/engine/results.ts';
+import type { PhasePlan } from '../../../harness/engine/run-scenario.ts';
+import { HarnessError } from '../../../harness/model/errors.ts';
+import type { Scenario } from '../../../harness/model/scenario-schema.ts';
+
+export type Decide = (phase: PhasePlan, label: string) => Partial<PhaseResult> | Error;
+
+export interface FakeLab {
+  labs: { label: string; plan: string[] }[];
+  runLab: (scenario: Scenario, label: string, plan: readonly PhasePlan[], result: ScenarioResult) => Promise<void>;
+}
+
+/** `phase:variant:N steps`, the plan as a test reads it. */
+const planLine = (p: PhasePlan) => `${p.name}:${p.variant}:${p.spec.steps?.length ?? 0} steps`;
+
+export function fakeLab(decide: Decide, comesUp: (label: string) => Error | undefined = () => undefined): FakeLab {
+  const labs: FakeLab['labs'] = [];
+  return {
+    labs,
+    async runLab(_scenario, label, plan, result) {
+      labs.push({ label, plan: plan.map(planLine) });
+      const down = comesUp(label);
+      if (down) throw down;
+      for (const p of plan) {
+        const outcome = decide(p, label);
+        if (outcome instanceof Error) {
+          result.phases.push({ name: p.name, variant: p.variant, steps: [], probes: [], checks: [], durationMs: 1, status: 'errored', error: { code: 'STEP_FAILED', message: outcome.message } });
+          throw outcome;
+        }
+        result.phases.push({ name: p.name, variant: p.variant, steps: [], probes: [], checks: [], durationMs: 1, status: 'passed', ...outcome });
+      }
+    },
+  };
+}
+
+export const aborted = () => new HarnessError('ABORTED', 'interrupted');
+
+/** A scenario as mutate reads it: a fault of one step and two fixes, `first` and `second`. */
+export const SCENARIO = {
+  id: 'race',
+  title: 'a race',
+  baseline: { expect: { p: 'ok' }, checks: [] },
+  fault: { steps: [{ run: { on: 'node/a', cmd: 'inject' } }], expect: { p: 'timeout' }, checks: [] },
+  fixes: [
+    { name: 'first', steps: [{ run: { on: 'node/a', cmd: 'fix' } }, { run: { on: 'node/a', cmd: 'fix more' } }], expect: { p: 'ok' }, checks: [] },
+    { name: 'second', steps: [{ run: { on: 'node/a', cmd: 'other fix' } }], expect: { p: 'ok' }, checks: [] },
+  ],
+} as unknown as Scenario;
