@@ -2,7 +2,7 @@
 // the real one records it (an errored phase is pushed, then its error thrown), and every lab started
 // is logged by its label and plan.
 import type { PhaseResult, ScenarioResult } from '../../../harness/engine/results.ts';
-import type { PhasePlan } from '../../../harness/engine/run-scenario.ts';
+import type { PhasePlan, ScenarioRunOptions } from '../../../harness/engine/run-scenario.ts';
 import { HarnessError } from '../../../harness/model/errors.ts';
 import type { Scenario } from '../../../harness/model/scenario-schema.ts';
 
@@ -10,20 +10,29 @@ export type Decide = (phase: PhasePlan, label: string) => Partial<PhaseResult> |
 
 export interface FakeLab {
   labs: { label: string; plan: string[] }[];
-  runLab: (scenario: Scenario, label: string, plan: readonly PhasePlan[], result: ScenarioResult) => Promise<void>;
+  /** What each lab was given: its phases' specs and the run options. */
+  given: { specs: PhasePlan['spec'][]; options: ScenarioRunOptions }[];
+  runLab: (scenario: Scenario, label: string, plan: readonly PhasePlan[], result: ScenarioResult, options: ScenarioRunOptions) => Promise<void>;
 }
 
 /** `phase:variant:N steps`, the plan as a test reads it. */
 const planLine = (p: PhasePlan) => `${p.name}:${p.variant}:${p.spec.steps?.length ?? 0} steps`;
 
-export function fakeLab(decide: Decide, comesUp: (label: string) => Error | undefined = () => undefined): FakeLab {
+/**
+ * `comesUp`: the error a lab fails with before its first phase; `tearsDown`: the one it fails with
+ * after its last (undefined: none).
+ */
+export function fakeLab(decide: Decide, comesUp: (label: string) => Error | undefined = () => undefined, tearsDown: (label: string) => Error | undefined = () => undefined): FakeLab {
   const labs: FakeLab['labs'] = [];
+  const given: FakeLab['given'] = [];
   return {
     labs,
-    async runLab(_scenario, label, plan, result) {
+    given,
+    async runLab(_scenario, label, plan, result, options) {
       labs.push({ label, plan: plan.map(planLine) });
-      const down = comesUp(label);
-      if (down) throw down;
+      given.push({ specs: plan.map((p) => p.spec), options });
+      const notUp = comesUp(label);
+      if (notUp) throw notUp;
       for (const p of plan) {
         const outcome = decide(p, label);
         if (outcome instanceof Error) {
@@ -32,6 +41,8 @@ export function fakeLab(decide: Decide, comesUp: (label: string) => Error | unde
         }
         result.phases.push({ name: p.name, variant: p.variant, steps: [], probes: [], checks: [], durationMs: 1, status: 'passed', ...outcome });
       }
+      const down = tearsDown(label);
+      if (down) throw down;
     },
   };
 }
@@ -43,9 +54,9 @@ export const SCENARIO = {
   id: 'race',
   title: 'a race',
   baseline: { expect: { p: 'ok' }, checks: [] },
-  fault: { steps: [{ run: { on: 'node/a', cmd: 'inject' } }], expect: { p: 'timeout' }, checks: [] },
+  fault: { steps: [{ run: { on: 'node/a', cmd: 'inject' } }], expect: { p: 'timeout' }, checks: [{ id: 'drops' }] },
   fixes: [
-    { name: 'first', steps: [{ run: { on: 'node/a', cmd: 'fix' } }, { run: { on: 'node/a', cmd: 'fix more' } }], expect: { p: 'ok' }, checks: [] },
-    { name: 'second', steps: [{ run: { on: 'node/a', cmd: 'other fix' } }], expect: { p: 'ok' }, checks: [] },
+    { name: 'first', steps: [{ run: { on: 'node/a', cmd: 'fix' } }, { run: { on: 'node/a', cmd: 'fix more' } }], expect: { p: 'ok' }, checks: [{ id: 'first-check' }] },
+    { name: 'second', steps: [{ run: { on: 'node/a', cmd: 'other fix' } }], expect: { p: 'ok', q: 'reset' }, checks: [] },
   ],
 } as unknown as Scenario;

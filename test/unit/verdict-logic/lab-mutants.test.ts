@@ -5,6 +5,7 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import * as engine from '../../../harness/engine/run-scenario.ts';
 import { mutateScenario, type MutantResult } from '../../../harness/mutate/mutate-scenario.ts';
 import type { ClusterProvider } from '../../../clusters/provider.ts';
+import { HarnessError } from '../../../harness/model/errors.ts';
 import { aborted, fakeLab, SCENARIO, type Decide, type FakeLab } from './fake-lab.ts';
 import { check, phase, probe, scenarioResult } from './results.ts';
 
@@ -18,8 +19,8 @@ const miss = (mismatch: string) => ({ status: 'failed' as const, probes: [probe(
 const held = (summary: string) => ({ probes: [probe({ summary })] });
 
 let lab: FakeLab;
-function useLab(decide: Decide, comesUp?: (label: string) => Error | undefined) {
-  lab = fakeLab(decide, comesUp);
+function useLab(decide: Decide, comesUp?: (label: string) => Error | undefined, tearsDown?: (label: string) => Error | undefined) {
+  lab = fakeLab(decide, comesUp, tearsDown);
   vi.mocked(engine.runLab).mockImplementation(lab.runLab);
 }
 const labMutants = (ms: MutantResult[]) => ms.filter((m) => !m.mutation.startsWith('outcome-swapped')).map((m) => [m.mutation, m.killed, m.reason]);
@@ -76,6 +77,31 @@ describe('one shared lab', () => {
     await mutateScenario(loaded, { provider, signal, original: passed });
     expect(lab.labs).toEqual([
       { label: 'mutants', plan: ['baseline:mutants:0 steps', 'faulted:fault-removed:0 steps', 'faulted:mutants:1 steps', 'fixed:fix-removed:first:0 steps', 'fixed:fix-removed:second:0 steps'] },
+    ]);
+  });
+
+  it('each stepless phase keeps what its phase expects and checks; the lab runs quietly with the provider and signal', async () => {
+    useLab(everyMutantKilled);
+    await mutateScenario(loaded, { provider, signal, original: passed });
+    const [{ specs, options }] = lab.given as [(typeof lab.given)[number]];
+    expect(specs.map((s) => [s.expect, s.checks])).toEqual([
+      [{ p: 'ok' }, []],
+      [{ p: 'timeout' }, [{ id: 'drops' }]],
+      [{ p: 'timeout' }, [{ id: 'drops' }]],
+      [{ p: 'ok' }, [{ id: 'first-check' }]],
+      [{ p: 'ok', q: 'reset' }, []],
+    ]);
+    expect(options).toMatchObject({ provider, signal });
+    expect(options.emit({ kind: 'scenario-start', id: 'race', title: 't' })).toBeUndefined();
+  });
+
+  it('an error recorded on a phase (not an abort) leaves the other mutants to be judged', async () => {
+    useLab((p) => (p.variant === 'fix-removed:second' ? new HarnessError('STEP_FAILED', 'step failed') : everyMutantKilled(p, '')));
+    const ms = await mutateScenario(loaded, { provider, signal, original: passed });
+    expect(labMutants(ms).map(([m, killed]) => [m, killed])).toEqual([
+      ['fault-removed', true],
+      ['fix-removed:first', true],
+      ['fix-removed:second', true],
     ]);
   });
 
@@ -158,6 +184,16 @@ describe('a lab of its own, when the shared run cannot judge a mutant', () => {
     const ms = await mutateScenario(loaded, { provider, signal, original: passed });
     expect(labMutants(ms)[0]).toEqual(['fault-removed', false, 'not judged: netns add failed']);
     expect(labMutants(ms)[1]).toEqual(['fix-removed:first', false, 'every expectation and check still held: no probes']);
+  });
+
+  it('its own lab that failed after its phases (teardown) judges nothing either', async () => {
+    useLab(
+      () => ({}),
+      (label) => (label === 'mutants' ? new Error('netns add failed') : undefined),
+      (label) => (label === 'fault-removed' ? new Error('teardown failed') : undefined),
+    );
+    const ms = await mutateScenario(loaded, { provider, signal, original: passed });
+    expect(labMutants(ms)[0]).toEqual(['fault-removed', false, 'not judged: teardown failed']);
   });
 
   it('its own lab whose phase errored: the error is what failed', async () => {

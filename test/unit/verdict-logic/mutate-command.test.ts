@@ -44,6 +44,16 @@ describe('mutateAll', () => {
     ]);
   });
 
+  it('its duration is the time between its start and its end, in whole ms', async () => {
+    vi.mocked(mutate.mutateScenario).mockResolvedValue([]);
+    const now = vi.spyOn(performance, 'now').mockReturnValueOnce(1000.2).mockReturnValueOnce(3500.9);
+    try {
+      expect((await mutateAll([loaded('a')], { provider: {} as ClusterProvider, signal: new AbortController().signal, parallel: 1 })).durationMs).toBe(2501);
+    } finally {
+      now.mockRestore();
+    }
+  });
+
   it('no scenario: no mutant, kill rate 1', async () => {
     expect(await mutateAll([], { provider: {} as ClusterProvider, signal: new AbortController().signal, parallel: 1 })).toMatchObject({ mutants: [], killRate: 1 });
   });

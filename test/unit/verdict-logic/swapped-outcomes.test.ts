@@ -8,6 +8,14 @@ import { phase, probe, scenarioResult } from './results.ts';
 
 const scenario = (expect: Record<string, unknown>) => ({ id: 's', fault: { expect } }) as unknown as Scenario;
 const observed = (o: Partial<Parameters<typeof probe>[0]>) => probe({ id: 'p', ...o });
+const thrown = (f: () => unknown) => {
+  try {
+    f();
+  } catch (e) {
+    return e;
+  }
+  return undefined;
+};
 const original = (...phases: ScenarioResult['phases']) => scenarioResult({ phases, addresses: { 'pod/web': '10.244.1.3' } });
 
 describe('swappedOutcomes', () => {
@@ -36,6 +44,11 @@ describe('swappedOutcomes', () => {
     expect(swappedOutcomes(scenario({ p: 'reset' }), original(run.phases[1]!))[0]).toMatchObject({ killed: false, reason: 'still holds with the outcome swapped to timeout' });
   });
 
+  it('only faulted phases are read: a baseline observation judges no swap', () => {
+    const run = original(phase({ name: 'baseline', variant: 'base', probes: [observed({ observed: 'ok' })] }), phase({ variant: 'f', probes: [] }));
+    expect(swappedOutcomes(scenario({ p: 'timeout' }), run)[0]).toMatchObject({ killed: false, reason: 'still holds with the outcome swapped to ok, reset, refused, unexpected-source, wrong-answer, unreachable, error' });
+  });
+
   it('only faulted phases are read', () => {
     const run = original(phase({ name: 'baseline', variant: 'base', probes: [observed({ observed: 'ok' })] }), phase({ variant: 'f', probes: [observed({ observed: 'timeout', summary: 't' })] }));
     expect(swappedOutcomes(scenario({ p: 'timeout' }), run)[0]).toMatchObject({ killed: true, reason: 'all 7 other outcomes fail, e.g. as ok: f: expected ok, observed timeout: t' });
@@ -58,6 +71,7 @@ describe('swappedOutcomes', () => {
     const run = original(phase({ probes: [observed({ observed: 'unexpected-source', summary: 'u', detail: { source: '10.244.1.3:8080' } })] }));
     expect(swappedOutcomes(scenario({ p: { outcome: 'unexpected-source', source: 'pod/web' } }), run)[0]).toMatchObject({ killed: true, reason: 'all 7 other outcomes fail, e.g. as ok: fix: expected ok, observed unexpected-source: u' });
     expect(() => swappedOutcomes(scenario({ p: { outcome: 'unexpected-source', source: 'pod/other' } }), run)).toThrow('the original run recorded no address for pod/other');
+    expect(thrown(() => swappedOutcomes(scenario({ p: { outcome: 'unexpected-source', source: 'pod/other' } }), run))).toMatchObject({ name: 'HarnessError', code: 'LAB_FAILED' });
     expect(() => swappedOutcomes(scenario({ p: { outcome: 'unexpected-source', source: 'pod/web' } }), { ...run, addresses: undefined })).toThrow('the original run recorded no address for pod/web');
   });
 });
