@@ -33,7 +33,7 @@ export function inRange(value: number, range: Range): boolean {
 export function describeRange(range: Range): string {
   if (typeof range === 'number') return `= ${range}`;
   if (range.min !== undefined && range.max !== undefined) return `${range.min}..${range.max}`;
-  return range.min !== undefined ? `>= ${range.min}` : `<= ${range.max}`;
+  return range.min !== undefined ? `>= ${range.min}` : range.max !== undefined ? `<= ${range.max}` : 'of any value';
 }
 
 /**
