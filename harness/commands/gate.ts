@@ -35,8 +35,10 @@ export default async function gate(ids: string[], options: GateOptions): Promise
   await Promise.all([providerFor(baseline), providerFor(candidate)]);
   const { signal, exitCode } = interruptible();
   const c = colorsFor(process.stderr);
-  const onAssessed = (profile: string, id: string, a: { verdict: string; reason: string }) =>
-    process.stderr.write(`${c.bold(profile)} ${id}: ${a.verdict === 'susceptible' ? c.red(a.verdict) : c.green(a.verdict)} ${c.dim(`(${a.reason})`)}\n`);
+  const onAssessed = (profile: string, id: string, a: { verdict: string; reason: string; decidedBy: string[] }) => {
+    const verdict = a.verdict === 'immune' ? c.green(a.verdict) : a.verdict === 'not-applicable' ? a.verdict : c.red(a.verdict);
+    process.stderr.write(`${c.bold(profile)} ${id}: ${verdict}${a.decidedBy.length ? ` by ${a.decidedBy.join(', ')}` : ''} ${c.dim(`(${a.reason})`)}\n`);
+  };
   const result = await runGate(scenarios, baseline, candidate, { provider: providerFor, signal, onAssessed, parallel: options.parallel });
   if (exitCode() !== undefined) return exitCode()!;
   process.stdout.write(gateText(result));

@@ -6,7 +6,7 @@ import { EXIT } from '../cli/exit-codes.ts';
 import { interruptible } from '../cli/interruptible.ts';
 import { HarnessError } from '../model/errors.ts';
 import { loadAllScenarios, selectScenarios } from '../model/find-scenarios.ts';
-import { mutateAll, mutantLine, mutateTable, writeMutateJson } from '../mutate/mutate-command.ts';
+import { mutateAll, mutantLine, mutatePassed, mutateTable, writeMutateJson } from '../mutate/mutate-command.ts';
 
 export default async function mutate(ids: string[], options: { all?: boolean; provider: string; json?: string; parallel: number }): Promise<number> {
   if (ids.length === 0 && !options.all) throw new HarnessError('USAGE', 'name scenario ids or files, or pass --all', 'netrepro list shows the ids');
@@ -17,5 +17,5 @@ export default async function mutate(ids: string[], options: { all?: boolean; pr
   if (exitCode() !== undefined) return exitCode()!;
   process.stdout.write(mutateTable(result));
   if (options.json) await writeMutateJson(options.json, result);
-  return result.killRate === 1 ? EXIT.ok : EXIT.failed;
+  return mutatePassed(result) ? EXIT.ok : EXIT.failed;
 }

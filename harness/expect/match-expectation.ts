@@ -25,7 +25,7 @@ function within(value: number, b: Bounds): boolean {
 
 function describeBounds(b: Bounds, unit = ''): string {
   if (b.min !== undefined && b.max !== undefined) return b.min === b.max ? `${b.min}${unit}` : `${b.min}${unit}..${b.max}${unit}`;
-  return b.min !== undefined ? `>= ${b.min}${unit}` : b.max !== undefined ? `<= ${b.max}${unit}` : 'any number of';
+  return b.min !== undefined ? `>= ${b.min}${unit}` : b.max !== undefined ? `<= ${b.max}${unit}` : 'any number';
 }
 
 /**

@@ -17,9 +17,13 @@ export interface CheckResult {
   evidence: string[];
   /** The check could not be read at all (its command failed, its counter matched no line): no evidence either way. */
   unreadable?: true;
+  /** The number read: a counter's change or the count of matching lines. */
+  value?: number;
+  /** Reported, not asserted (`report: true`): it fails only when it cannot be read. */
+  reported?: true;
 }
 
-type Range = NonNullable<CheckSpec['expect']['delta']>;
+type Range = NonNullable<NonNullable<CheckSpec['expect']>['delta']>;
 
 export function inRange(value: number, range: Range): boolean {
   if (typeof range === 'number') return value === range;
@@ -29,7 +33,7 @@ export function inRange(value: number, range: Range): boolean {
 export function describeRange(range: Range): string {
   if (typeof range === 'number') return `= ${range}`;
   if (range.min !== undefined && range.max !== undefined) return `${range.min}..${range.max}`;
-  return range.min !== undefined ? `>= ${range.min}` : `<= ${range.max}`;
+  return range.min !== undefined ? `>= ${range.min}` : range.max !== undefined ? `<= ${range.max}` : 'of any value';
 }
 
 /**
@@ -145,12 +149,14 @@ export class PhaseChecks {
       const out: Output = background
         ? { argv: background.argv, text: printableStrings(background.process.lines()).join('\n'), failure: code === 0 ? undefined : `exit ${code ?? 'signal'}: ${background.process.lines().slice(-2).join(' / ')}` }
         : read.get(check)!;
-      const base = { id: check.id, on: check.on, argv: out.argv };
+      const base = { id: check.id, on: check.on, argv: out.argv, ...(check.report ? { reported: true as const } : {}) };
+      // a reported number holds whatever it is; only a bound can fail it
+      const holds = (value: number, range: Range | undefined) => range === undefined || inRange(value, range);
       if (check.counter) {
-        const range = check.expect.delta!;
+        const range = check.expect?.delta;
         const before = this.before.get(check.id) ?? { failure: 'not read before the probes' };
         const after = this.counter(check, out);
-        const expected = `delta ${describeRange(range)}`;
+        const expected = range === undefined ? 'delta reported, not asserted' : `delta ${describeRange(range)}`;
         if ('failure' in before || 'failure' in after) {
           const why = 'failure' in before ? `before the probes: ${before.failure}` : `after the probes: ${(after as { failure: string }).failure}`;
           results.push({ ...base, expected, observed: `cannot be read ${why}`, matched: false, evidence: [], unreadable: true });
@@ -161,18 +167,20 @@ export class PhaseChecks {
           ...base,
           expected,
           observed: `delta ${delta} (${before.value} -> ${after.value}${after.line ? '' : ', no line: absent reads 0'})`,
-          matched: inRange(delta, range),
+          matched: holds(delta, range),
+          value: delta,
           evidence: after.line ? [after.line] : [],
         });
       } else {
-        const expected = `lines matching /${check.matches}/ ${describeRange(check.expect.count!)}`;
+        const range = check.expect?.count;
+        const expected = `lines matching /${check.matches}/ ${range === undefined ? 'reported, not asserted' : describeRange(range)}`;
         if (out.failure) {
           results.push({ ...base, expected, observed: `command failed (${out.failure})`, matched: false, evidence: [], unreadable: true });
           continue;
         }
         const re = new RegExp(check.matches!);
         const lines = out.text.split('\n').filter((l) => re.test(l));
-        results.push({ ...base, expected, observed: `${lines.length} matching line(s)`, matched: inRange(lines.length, check.expect.count!), evidence: lines.map((l) => l.trim()).slice(0, 20) });
+        results.push({ ...base, expected, observed: `${lines.length} matching line(s)`, matched: holds(lines.length, range), value: lines.length, evidence: lines.map((l) => l.trim()).slice(0, 20) });
       }
     }
     return results;

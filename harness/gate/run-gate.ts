@@ -17,6 +17,9 @@ export interface GateRow {
   change: Change;
   baselineReason: string;
   candidateReason: string;
+  /** The probes (and `check ID`s) whose results decided each side's verdict. */
+  baselineDecidedBy: string[];
+  candidateDecidedBy: string[];
 }
 
 export interface GateResult {
@@ -26,8 +29,11 @@ export interface GateResult {
   scenarios: GateRow[];
 }
 
+/** A broken side (neither symptom nor health) is worse than any judged one; broken on both sides tells nothing. */
 export function change(baseline: Susceptibility, candidate: Susceptibility): Change {
   if (baseline === 'unjudged' || candidate === 'unjudged') return 'unjudged';
+  if (candidate === 'broken') return baseline === 'broken' ? 'unjudged' : 'regression';
+  if (baseline === 'broken') return candidate === 'immune' ? 'improvement' : 'unjudged';
   if (baseline === 'immune' && candidate === 'susceptible') return 'regression';
   if (baseline === 'susceptible' && candidate === 'immune') return 'improvement';
   return 'unchanged';
@@ -57,10 +63,11 @@ export async function runGate(scenarios: readonly LoadedScenario[], baseline: Pr
     return providers.get(profile.name)!;
   };
   await runLimited(jobs, options.parallel ?? 1, options.signal, async ({ s, profile }) => {
+    const scenario = applyProfile(s.scenario, profile);
     const assessment: Assessment =
-      s.scenario.purpose === 'measure'
-        ? { verdict: 'not-applicable', reason: 'a measurement: its faulted phase reports a rate and asserts no symptom' }
-        : assess(await runScenario({ file: s.file, scenario: applyProfile(s.scenario, profile) }, { provider: await providerFor(profile), signal: options.signal, emit: () => {}, faultOnly: true }));
+      scenario.purpose === 'measure'
+        ? { verdict: 'not-applicable', reason: 'a measurement: its faulted phase reports a rate and asserts no symptom', decidedBy: [] }
+        : assess(await runScenario({ file: s.file, scenario }, { provider: await providerFor(profile), signal: options.signal, emit: () => {}, faultOnly: true }), scenario);
     verdicts.set(`${profile.name}/${s.scenario.id}`, assessment);
     options.onAssessed?.(profile.name, s.scenario.id, assessment);
   });
@@ -69,9 +76,19 @@ export async function runGate(scenarios: readonly LoadedScenario[], baseline: Pr
     candidate: candidate.name,
     durationMs: Math.round(performance.now() - started),
     scenarios: scenarios.map(({ scenario }) => {
-      const b = verdicts.get(`${baseline.name}/${scenario.id}`) ?? { verdict: 'not-applicable' as const, reason: 'not run (interrupted)' };
-      const c = verdicts.get(`${candidate.name}/${scenario.id}`) ?? { verdict: 'not-applicable' as const, reason: 'not run (interrupted)' };
-      return { id: scenario.id, baseline: b.verdict, candidate: c.verdict, change: change(b.verdict, c.verdict), baselineReason: b.reason, candidateReason: c.reason };
+      const notRun: Assessment = { verdict: 'not-applicable', reason: 'not run (interrupted)', decidedBy: [] };
+      const b = verdicts.get(`${baseline.name}/${scenario.id}`) ?? notRun;
+      const c = verdicts.get(`${candidate.name}/${scenario.id}`) ?? notRun;
+      return {
+        id: scenario.id,
+        baseline: b.verdict,
+        candidate: c.verdict,
+        change: change(b.verdict, c.verdict),
+        baselineReason: b.reason,
+        candidateReason: c.reason,
+        baselineDecidedBy: b.decidedBy,
+        candidateDecidedBy: c.decidedBy,
+      };
     }),
   };
 }

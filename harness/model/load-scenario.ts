@@ -5,6 +5,7 @@ import type { z } from 'zod';
 import { ScenarioValidationError, type ValidationIssue } from './errors.ts';
 import { ScenarioSchema, type Scenario } from './scenario-schema.ts';
 import { nearest } from './nearest.ts';
+import { checkFalsifiable } from './falsifiable.ts';
 import { checkReferences } from './scenario-references.ts';
 import { cachedScenario } from './scenario-cache.ts';
 
@@ -79,7 +80,9 @@ function unreadable(file: string, e: unknown): ScenarioValidationError {
 
 export function parseScenario(source: Buffer | string, file: string): Scenario {
   const { data, doc, position } = parseValidated(ScenarioSchema, source, file);
+  // references first: the falsifiability rules read probes and checks by the names they resolve
   const refs = checkReferences(data);
+  if (refs.length === 0) refs.push(...checkFalsifiable(data));
   if (refs.length > 0) {
     throw new ScenarioValidationError(
       refs.map((r) => ({ file, ...locate(doc, r.path, position), field: fieldName(r.path), message: r.message, received: r.received, expected: r.expected })),

@@ -174,14 +174,28 @@ export const Check = z
     matches: z.string().optional().describe('regex counted over the output lines after the probes'),
     expect: z
       .object({ delta: Range.optional().describe('counter change over the probes'), count: Range.optional().describe('lines matching `matches`') })
-      .strict(),
+      .strict()
+      .optional()
+      .describe('the bound the number must fall in; a check without one must say `report: true`'),
+    report: z
+      .literal(true)
+      .optional()
+      .describe('the number is reported, not asserted: shown as such in every report; the check fails only when it cannot be read'),
+    control: z
+      .boolean()
+      .default(false)
+      .describe('holds whether or not the phase\'s steps ran (it proves the probes ran, not the fault or fix): `mutate` does not require it to fail when they are removed'),
   })
   .strict()
-  .refine((c) => (c.counter ? c.expect.delta !== undefined : c.matches !== undefined && c.expect.count !== undefined), 'a check has counter + expect.delta, or matches + expect.count')
+  .refine((c) => (c.expect === undefined) !== (c.report === undefined), 'a check has an `expect` bound, or `report: true` for a number that is only reported (not both)')
+  .refine(
+    (c) => (c.counter ? c.matches === undefined && (c.report || c.expect?.delta !== undefined) : c.matches !== undefined && (c.report || c.expect?.count !== undefined)),
+    'a check has counter + expect.delta, or matches + expect.count (with `report: true`, counter or matches alone)',
+  )
   .refine((c) => !(c.background && c.counter), 'a background check counts `matches` lines; it has no counter');
 
-/** Something must be asserted, or a phase cannot fail: an empty `expect` needs checks. */
-const asserts = (p: { expect: Record<string, unknown>; checks: unknown[] }) => Object.keys(p.expect).length > 0 || p.checks.length > 0;
+/** Something must be asserted, or a phase cannot fail: an empty `expect` needs checks that assert (not only report). */
+const asserts = (p: { expect: Record<string, unknown>; checks: { report?: true }[] }) => Object.keys(p.expect).length > 0 || p.checks.some((c) => !c.report);
 const NOTHING_ASSERTED = { message: 'this phase asserts nothing: expect at least one probe outcome or add a check', path: ['expect'] };
 const PhaseFields = {
   title: z.string().optional(),
@@ -214,9 +228,11 @@ export const ScenarioSchema = z
     title: z.string().min(1),
     incident: z.string().optional().describe('path of the incident brief this scenario reproduces'),
     purpose: z
-      .enum(['reproduce', 'measure'])
+      .enum(['reproduce', 'measure', 'preserve'])
       .default('reproduce')
-      .describe('reproduce: the faulted phase asserts the symptom; measure: the run reports `measured` with its numbers, never `passed` (the gate skips it)'),
+      .describe(
+        'reproduce: the faulted phase asserts the symptom; measure: the run reports `measured` with its numbers, never `passed` (the gate skips it); preserve: the fault is a change traffic must survive (a server pod cycles), so the faulted phase expects the baseline\'s outcomes and its checks prove the change happened',
+      ),
     sources: z.array(z.string()).default([]),
     description: z.string().optional(),
     topology: Topology,

@@ -50,22 +50,44 @@ export function synAckSource(packets: readonly Packet[], client: string): string
 /**
  * What answered the client's connection attempt, read from the wire: a RST to its SYN (connect() gets
  * ECONNREFUSED), an ICMP port-unreachable (ECONNREFUSED too: kube-proxy's REJECT for a Service without
- * endpoints), or another ICMP destination-unreachable (EHOSTUNREACH/ENETUNREACH). The first one counts.
+ * endpoints), or another ICMP destination-unreachable (EHOSTUNREACH/ENETUNREACH). The first one counts, and
+ * only one the client's socket acts on: a RST from where the SYN went (as the client sees it, after reverse
+ * NAT), an ICMP error about that address. Anything else the kernel drops without telling the socket.
  */
 export function connectAnswer(packets: readonly Packet[], client: string): Classified | undefined {
   const syn = packets.find((p) => p.proto === 'tcp' && p.src === client && p.flags === 'S');
   for (const p of packets) {
     if (p.dst !== client) continue;
     if (p.proto === 'tcp' && p.flags?.startsWith('S.') && (!syn || p.dport === syn.sport)) return undefined; // it connected
-    if (p.proto === 'tcp' && p.flags?.startsWith('R') && syn && p.dport === syn.sport) {
+    if (p.proto === 'tcp' && p.flags?.startsWith('R') && syn && p.dport === syn.sport && p.src === syn.dst && p.sport === syn.dport) {
       return { outcome: 'refused', reason: `RST from ${p.src}:${p.sport} in answer to the SYN to ${syn.dst}:${syn.dport}`, source: `${p.src}:${p.sport}` };
     }
-    if (p.icmp) {
+    if (p.icmp && (!syn || aboutSyn(p, syn))) {
       const what = `ICMP ${p.icmp.name} (type 3 code ${p.icmp.code}) from ${p.src} about ${p.icmp.about}${p.icmp.port ? ` ${p.icmp.port.proto} port ${p.icmp.port.port}` : ''}`;
       return { outcome: p.icmp.code === 3 ? 'refused' : 'unreachable', reason: what, source: p.src };
     }
   }
   return undefined;
+}
+
+/** An ICMP error quoting the client's SYN: about the address it went to (and its port, when quoted). */
+const aboutSyn = (p: Packet, syn: Packet) => p.icmp!.about === syn.dst && (!p.icmp!.port || (p.icmp!.port.proto === 'tcp' && p.icmp!.port.port === syn.dport));
+
+/**
+ * RSTs and ICMP errors that reached the client's port but not its connection (a RST that missed its reverse
+ * NAT comes from the backend's address, not the Service's): named in the verdict, never its outcome.
+ */
+export function ignoredAnswers(packets: readonly Packet[], client: string): string[] {
+  const syn = packets.find((p) => p.proto === 'tcp' && p.src === client && p.flags === 'S');
+  if (!syn) return [];
+  return packets
+    .filter((p) => p.dst === client && ((p.proto === 'tcp' && p.flags?.startsWith('R') && p.dport === syn.sport && (p.src !== syn.dst || p.sport !== syn.dport)) || (p.icmp && !aboutSyn(p, syn))))
+    .slice(0, 1)
+    .map((p) =>
+      p.icmp
+        ? `ICMP ${p.icmp.name} from ${p.src} about ${p.icmp.about} ignored by the client: its SYN went to ${syn.dst}:${syn.dport}`
+        : `RST from ${p.src}:${p.sport} ignored by the client: not from ${syn.dst}:${syn.dport}, where its SYN went`,
+    );
 }
 
 /** connect() errno names and the outcome each one means for the application. */
@@ -97,14 +119,15 @@ export function classifyCurl(curl: CurlResult, packets: readonly Packet[], clien
   const answer = connectAnswer(packets, client);
   if (answer) return { ...answer, reason: `${answer.reason}; curl exit ${exitCode}` };
   const message = stderr.trim().split('\n').pop() ?? '';
+  const ignored = ignoredAnswers(packets, client).map((x) => `; ${x}`).join('');
   if (exitCode === 28 && curl.connectSeconds) {
-    return { outcome: 'timeout', reason: `connected in ${(curl.connectSeconds * 1000).toFixed(1)} ms, then no HTTP response (curl exit 28)` };
+    return { outcome: 'timeout', reason: `connected in ${(curl.connectSeconds * 1000).toFixed(1)} ms, then no HTTP response (curl exit 28)${ignored}` };
   }
   const sentSyn = packets.some((p) => p.proto === 'tcp' && p.src === client && p.flags === 'S');
   if (exitCode === 7 && !sentSyn && localErrno && ERRNO_OUTCOME[localErrno]) {
     return { outcome: ERRNO_OUTCOME[localErrno]!, reason: `connect() failed in the pod with ${localErrno}; no packet left it (curl exit 7)` };
   }
-  if (exitCode === 28) return { outcome: 'timeout', reason: `${message || 'curl exit 28'}${sentSyn ? '; the SYN got no answer' : ''}` };
+  if (exitCode === 28) return { outcome: 'timeout', reason: `${message || 'curl exit 28'}${sentSyn ? `; the SYN got no answer${ignored ? ' it acted on' : ''}` : ''}${ignored}` };
   // last resort: curl's own words (nothing on the wire explained it)
   if (exitCode === 7 && /refused/i.test(stderr)) return { outcome: 'refused', reason: `${message} (curl's message; nothing captured)` };
   if (exitCode === 7 && /no route|unreachable/i.test(stderr)) return { outcome: 'unreachable', reason: `${message} (curl's message; nothing captured)` };

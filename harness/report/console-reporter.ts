@@ -25,7 +25,7 @@ const formatters = (pc: Colors): Formatters => ({
     `  [${e.id}]   ${e.probe.matched ? pc.green('✓') : pc.red('✗')} ${e.probe.id}: ${e.probe.summary}` +
     (e.probe.matched ? '' : `\n  [${e.id}]     ${pc.red(`expectation did not hold: ${e.probe.mismatch}`)}`),
   check: (e) =>
-    `  [${e.id}]   ${e.check.matched ? pc.green('✓') : pc.red('✗')} check ${e.check.id} on ${e.check.on}: ${e.check.observed}` +
+    `  [${e.id}]   ${!e.check.matched ? pc.red('✗') : e.check.reported ? pc.dim('·') : pc.green('✓')} check ${e.check.id} on ${e.check.on}: ${e.check.observed}${e.check.reported && e.check.matched ? pc.dim(' (reported, not asserted)') : ''}` +
     (e.check.matched ? '' : `\n  [${e.id}]     ${pc.red(`expected ${e.check.expected}`)}`),
   'scenario-end': (e) => scenarioEnd(pc, e.result),
   'run-end': () => undefined,

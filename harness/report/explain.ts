@@ -25,7 +25,7 @@ export async function explain(jsonReport: string): Promise<string> {
         if (packets.length && probe.observed !== 'ok') out.push('      on the client\'s eth0:', ...packets.slice(0, 8).map((l) => `        ${l}`));
       }
       for (const check of phase.checks ?? []) {
-        out.push(`    ${check.matched ? 'held' : 'DID NOT HOLD'}: check ${check.id} on ${check.on} expects ${check.expected}`, `      observed: ${check.observed}`, ...check.evidence.slice(0, 6).map((l) => `        ${l}`));
+        out.push(`    ${!check.matched ? 'DID NOT HOLD' : check.reported ? 'reported' : 'held'}: check ${check.id} on ${check.on} ${check.reported ? 'reports' : 'expects'} ${check.expected}`, `      observed: ${check.observed}`, ...check.evidence.slice(0, 6).map((l) => `        ${l}`));
       }
       if (!s.evidenceDir || phase.name === 'baseline') continue;
       const dir = join(s.evidenceDir, s.phases.some((p) => p.variant !== phase.variant) ? phase.variant : '', phase.name);

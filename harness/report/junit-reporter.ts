@@ -66,7 +66,7 @@ function cases(s: ScenarioResult, file: string | undefined): Case[] {
     }
     for (const c of phase.checks) {
       out.push({
-        classname, name: `${phase.name}: check ${c.id} expects ${c.expected}`, ms: 0, file, out: c.evidence,
+        classname, name: `${phase.name}: check ${c.id} ${c.reported ? 'reports' : 'expects'} ${c.expected}`, ms: 0, file, out: [...(c.reported ? [c.observed] : []), ...c.evidence],
         failure: c.matched ? undefined : { message: `check ${c.id} on ${c.on}: expected ${c.expected}, observed ${c.observed}`, type: 'check', body: checkBody(c) },
       });
     }

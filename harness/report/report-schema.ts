@@ -127,6 +127,8 @@ const Check = z
     matched: z.boolean(),
     evidence: z.array(z.string()).describe('the output lines the check matched'),
     unreadable: z.literal(true).optional().describe('the command failed or its counter matched nothing: the check says nothing either way (the gate calls such a scenario unjudged)'),
+    value: z.number().optional().describe('the number read: the counter\'s change, or the count of matching lines'),
+    reported: z.literal(true).optional().describe('reported, not asserted (`report: true`): `matched` is false only when the check could not be read'),
   })
   .describe('an evidence check (a counter delta or a count of matching lines)');
 
@@ -176,8 +178,10 @@ export const RunReportSchema = z
   .meta({ title: 'netrepro run report', description: 'written by `netrepro run --json FILE`; see docs/report-format.md' });
 
 const Susceptibility = z
-  .enum(['susceptible', 'immune', 'not-applicable', 'unjudged'])
-  .describe('not-applicable: nothing to judge (skipped, a measurement); unjudged: the run should have told and could not (a step did not fire, the baseline did not hold)');
+  .enum(['susceptible', 'immune', 'broken', 'not-applicable', 'unjudged'])
+  .describe(
+    'susceptible: every faulted expectation held (the symptom showed); immune: every symptom probe observed a healthy outcome (the baseline\'s or a fix\'s) and every control held; broken: neither (a control broke, a third outcome, the symptom without its mechanism); not-applicable: nothing to judge (skipped, a measurement); unjudged: the run should have told and could not (a step did not fire, the baseline did not hold, evidence unreadable)',
+  );
 
 export const GateReportSchema = z
   .object({
@@ -191,9 +195,13 @@ export const GateReportSchema = z
         id: z.string(),
         baseline: Susceptibility,
         candidate: Susceptibility,
-        change: z.enum(['regression', 'improvement', 'unchanged', 'unjudged']).describe('regression: immune under the baseline, susceptible under the candidate; unjudged: either side could not be judged'),
+        change: z
+          .enum(['regression', 'improvement', 'unchanged', 'unjudged'])
+          .describe('regression: immune under the baseline and susceptible under the candidate, or the candidate broken; improvement: the reverse; unjudged: either side could not be judged, or both are broken'),
         baselineReason: z.string(),
         candidateReason: z.string(),
+        baselineDecidedBy: z.array(z.string()).describe('the probe ids (and `check ID`s) whose results decided the baseline side'),
+        candidateDecidedBy: z.array(z.string()).describe('the same for the candidate side'),
       }),
     ),
   })

@@ -43,6 +43,28 @@ describe.skipIf(labSkipReason)('verdicts on the netns lab', () => {
     expect(result.phases.filter((p) => p.name === 'fixed')).toEqual([]);
   });
 
+  it('a RST the client\'s socket ignores is named, not taken as its outcome: timeout, not refused', async () => {
+    // REJECT after the ClusterIP's DNAT answers from the backend's address: the client's socket never sees a RST for
+    // its connection to the ClusterIP; the same RST to a connection to the pod IP is that connection's answer
+    const text = (await scenarioText('br-netfilter-clusterip-same-node')).replace(/^fault:\n[\s\S]*?(?=^fixes:)/m, () =>
+      [
+        'fault:',
+        '  steps:',
+        '    - run: { on: node/node-a, cmd: "iptables -I FORWARD -p tcp -d 10.244.1.3 --dport 8080 -j REJECT --reject-with tcp-reset" }',
+        '  expect:',
+        '    clusterip: timeout',
+        '    pod-ip: refused',
+        '',
+        '',
+      ].join('\n'),
+    );
+    const result = await run('reject-after-dnat.yaml', text, true);
+    const faulted = result.phases.find((p) => p.name === 'faulted')!;
+    expect(faulted.status).toBe('passed');
+    expect(faulted.probes.find((p) => p.id === 'clusterip')!.summary).toMatch(/= timeout \(.*RST from 10\.244\.1\.3:8080 ignored by the client: not from 10\.96\.0\.20:80, where its SYN went\)/);
+    expect(faulted.probes.find((p) => p.id === 'pod-ip')!.summary).toMatch(/= refused \(RST from 10\.244\.1\.3:8080 in answer to the SYN to 10\.244\.1\.3:8080/);
+  });
+
   it('a counter whose pattern matches no line fails the check with "no line matched"', async () => {
     const text = (await scenarioText('conntrack-invalid-reset')).replace("counter: '\\binvalid=(\\d+)'", "counter: '\\bnosuchfield=(\\d+)'");
     const result = await run('no-line.yaml', text, true);

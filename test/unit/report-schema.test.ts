@@ -109,8 +109,8 @@ describe('JSON report contract', () => {
     const report = JSON.parse(JSON.stringify(gateReport({
       baseline: 'kube-proxy-1.15', candidate: 'kube-proxy-1.29-be-liberal', durationMs: 5000,
       scenarios: [
-        { id: 'cilium-kube-proxy-forward-race', baseline: 'susceptible', candidate: 'immune', change: 'improvement', baselineReason: 'timeout', candidateReason: 'ok' },
-        { id: 'conntrack-invalid-reset', baseline: 'unjudged', candidate: 'immune', change: 'unjudged', baselineReason: 'errored: step failed', candidateReason: 'ok' },
+        { id: 'cilium-kube-proxy-forward-race', baseline: 'susceptible', candidate: 'immune', change: 'improvement', baselineReason: 'timeout', candidateReason: 'ok', baselineDecidedBy: ['external'], candidateDecidedBy: ['external'] },
+        { id: 'conntrack-invalid-reset', baseline: 'unjudged', candidate: 'immune', change: 'unjudged', baselineReason: 'errored: step failed', candidateReason: 'ok', baselineDecidedBy: [], candidateDecidedBy: ['external'] },
       ],
     })));
     expectDocumented(GateReportSchema, report);
