@@ -4,7 +4,7 @@
 import type { PhaseResult, ScenarioResult } from '../../../harness/engine/results.ts';
 import type { PhasePlan, ScenarioRunOptions } from '../../../harness/engine/run-scenario.ts';
 import { HarnessError } from '../../../harness/model/errors.ts';
-import type { Scenario } from '../../../harness/model/scenario-schema.ts';
+import type { CheckSpec, Scenario } from '../../../harness/model/scenario-schema.ts';
 
 export type Decide = (phase: PhasePlan, label: string) => Partial<PhaseResult> | Error;
 
@@ -49,14 +49,30 @@ export function fakeLab(decide: Decide, comesUp: (label: string) => Error | unde
 
 export const aborted = () => new HarnessError('ABORTED', 'interrupted');
 
-/** A scenario as mutate reads it: a fault of one step and two fixes, `first` and `second`. */
+const check = (c: Partial<CheckSpec>): CheckSpec => ({ id: 'c', on: 'node/a', cmd: 'iptables-save -c', sum: false, background: false, absentIsZero: false, control: false, ...c }) as CheckSpec;
+
+/**
+ * A scenario as mutate reads it. Against the baseline, the fault asserts p (q is unchanged), the counter
+ * `drops` and the absence `no-rst`; `ran` is a control. Fix `first` asserts p and its rule; `second` only p.
+ */
 export const SCENARIO = {
   id: 'race',
   title: 'a race',
-  baseline: { expect: { p: 'ok' }, checks: [] },
-  fault: { steps: [{ run: { on: 'node/a', cmd: 'inject' } }], expect: { p: 'timeout' }, checks: [{ id: 'drops' }] },
+  purpose: 'reproduce',
+  baseline: { expect: { p: 'ok', q: 'ok' }, checks: [] },
+  fault: {
+    steps: [{ run: { on: 'node/a', cmd: 'inject' } }],
+    expect: { p: 'timeout', q: { outcome: 'ok' } },
+    checks: [
+      check({ id: 'drops', counter: 'DROP (\\d+)', expect: { delta: { min: 1 } } }),
+      check({ id: 'ran', matches: 'ACCEPT', expect: { count: { min: 1 } }, control: true }),
+      check({ id: 'no-rst', cmd: 'tcpdump -c 10', matches: 'RST', expect: { count: 0 } }),
+    ],
+  },
   fixes: [
-    { name: 'first', steps: [{ run: { on: 'node/a', cmd: 'fix' } }, { run: { on: 'node/a', cmd: 'fix more' } }], expect: { p: 'ok' }, checks: [{ id: 'first-check' }] },
-    { name: 'second', steps: [{ run: { on: 'node/a', cmd: 'other fix' } }], expect: { p: 'ok', q: 'reset' }, checks: [] },
+    { name: 'first', steps: [{ run: { on: 'node/a', cmd: 'fix' } }, { run: { on: 'node/a', cmd: 'fix more' } }], expect: { p: 'ok' }, checks: [check({ id: 'rule', matches: 'fixed', expect: { count: 1 } })] },
+    { name: 'second', steps: [{ run: { on: 'node/a', cmd: 'other fix' } }], expect: { p: 'ok', q: 'ok' }, checks: [] },
   ],
 } as unknown as Scenario;
+
+export { check as checkSpec };

@@ -30,13 +30,13 @@ describe('a counter', () => {
   it('its change over the probes is judged against the range, with its line as evidence', async () => {
     const { results } = await judge(counting(3, 5), check({ id: 'drops', counter: DROPS, expect: { delta: { min: 1 } } }));
     expect(results).toEqual([
-      { id: 'drops', on: 'node/a', argv: CMD.split(' '), expected: 'delta >= 1', observed: 'delta 2 (3 -> 5)', matched: true, evidence: [dropLine(5).trim()] },
+      { id: 'drops', on: 'node/a', argv: CMD.split(' '), expected: 'delta >= 1', observed: 'delta 2 (3 -> 5)', matched: true, value: 2, evidence: [dropLine(5).trim()] },
     ]);
   });
 
   it('delta 0 fails when the counter moved, and holds when it did not', async () => {
-    expect((await judge(counting(3, 4), check({ counter: DROPS, expect: { delta: 0 } }))).results[0]).toMatchObject({ expected: 'delta = 0', observed: 'delta 1 (3 -> 4)', matched: false });
-    expect((await judge(counting(3, 3), check({ counter: DROPS, expect: { delta: 0 } }))).results[0]).toMatchObject({ observed: 'delta 0 (3 -> 3)', matched: true });
+    expect((await judge(counting(3, 4), check({ counter: DROPS, expect: { delta: 0 } }))).results[0]).toMatchObject({ expected: 'delta = 0', observed: 'delta 1 (3 -> 4)', matched: false, value: 1 });
+    expect((await judge(counting(3, 3), check({ counter: DROPS, expect: { delta: 0 } }))).results[0]).toMatchObject({ observed: 'delta 0 (3 -> 3)', matched: true, value: 0 });
   });
 
   it('a range fails above its maximum', async () => {
@@ -121,6 +121,41 @@ describe('a counter', () => {
   });
 });
 
+describe('a reported number (report: true, no bound)', () => {
+  it('a counter: its change is reported and holds whatever it is', async () => {
+    expect((await judge(counting(3, 9), check({ id: 'n', counter: DROPS, report: true, expect: undefined }))).results[0]).toEqual({
+      id: 'n',
+      on: 'node/a',
+      argv: CMD.split(' '),
+      reported: true,
+      expected: 'delta reported, not asserted',
+      observed: 'delta 6 (3 -> 9)',
+      matched: true,
+      value: 6,
+      evidence: [dropLine(9).trim()],
+    });
+  });
+
+  it('matching lines: their count is reported', async () => {
+    expect((await judge({ exec: () => ({ stdout: 'DROP a\nDROP b\n' }) }, check({ matches: 'DROP', report: true, expect: undefined }))).results[0]).toMatchObject({
+      reported: true,
+      expected: 'lines matching /DROP/ reported, not asserted',
+      observed: '2 matching line(s)',
+      matched: true,
+      value: 2,
+    });
+  });
+
+  it('it still fails when it cannot be read', async () => {
+    expect((await judge(counting(undefined, 9), check({ counter: DROPS, report: true, expect: undefined }))).results[0]).toMatchObject({ reported: true, matched: false, unreadable: true });
+    expect((await judge({ exec: () => ({ exitCode: 2 }) }, check({ matches: 'DROP', report: true, expect: undefined }))).results[0]).toMatchObject({ reported: true, matched: false, unreadable: true, observed: 'command failed (exit 2)' });
+  });
+
+  it('an asserted check carries no reported mark', async () => {
+    expect((await judge(counting(3, 9), check({ counter: DROPS, expect: { delta: 6 } }))).results[0]).not.toHaveProperty('reported');
+  });
+});
+
 describe('matching lines', () => {
   const rules = { exec: () => ({ stdout: '-A KUBE-FORWARD -m conntrack --ctstate INVALID -j DROP  \n-A KUBE-FORWARD -j ACCEPT\n  -A KUBE-SVC -m conntrack --ctstate INVALID -j DROP\n' }) };
 
@@ -135,6 +170,7 @@ describe('matching lines', () => {
         expected: 'lines matching /ctstate INVALID -j DROP/ = 2',
         observed: '2 matching line(s)',
         matched: true,
+        value: 2,
         evidence: ['-A KUBE-FORWARD -m conntrack --ctstate INVALID -j DROP', '-A KUBE-SVC -m conntrack --ctstate INVALID -j DROP'],
       },
     ]);
@@ -174,7 +210,7 @@ describe('background commands', () => {
     const { results, calls } = await judge({ exec: () => ({}), spawn: () => proc }, check({ id: 'cap', cmd: 'tcpdump -i eth0', background: true, ready: 'listening', matches: 'RST', expect: { count: 2 } }));
     expect(calls).toEqual(['spawn node/a tcpdump -i eth0', 'wait node/a tcpdump -i eth0 for /listening/', 'stop node/a tcpdump -i eth0 SIGINT']);
     expect(results).toEqual([
-      { id: 'cap', on: 'node/a', argv: ['tcpdump', '-i', 'eth0'], expected: 'lines matching /RST/ = 2', observed: '2 matching line(s)', matched: true, evidence: ['RST from 10.244.1.3', 'RST from 10.244.1.3 again'] },
+      { id: 'cap', on: 'node/a', argv: ['tcpdump', '-i', 'eth0'], expected: 'lines matching /RST/ = 2', observed: '2 matching line(s)', matched: true, value: 2, evidence: ['RST from 10.244.1.3', 'RST from 10.244.1.3 again'] },
     ]);
   });
 

@@ -1,7 +1,7 @@
 // harness/mutate/mutate-scenario.ts, swappedOutcomes and killRate: mutants judged on the original
 // run's observations, without a lab.
 import { describe, expect, it } from 'vitest';
-import { killRate, swappedOutcomes } from '../../../harness/mutate/mutate-scenario.ts';
+import { killRate, swappedOutcomes, type MutantStatus } from '../../../harness/mutate/mutate-scenario.ts';
 import type { ScenarioResult } from '../../../harness/engine/results.ts';
 import type { Scenario } from '../../../harness/model/scenario-schema.ts';
 import { phase, probe, scenarioResult } from './results.ts';
@@ -22,7 +22,7 @@ describe('swappedOutcomes', () => {
   it('killed when every other outcome fails on what the faulted phase observed; the example is the first', () => {
     const run = original(phase({ variant: 'fix', probes: [observed({ observed: 'timeout', summary: 'c -> web = timeout' })] }));
     expect(swappedOutcomes(scenario({ p: 'timeout' }), run)).toEqual([
-      { scenario: 's', mutation: 'outcome-swapped:p', killed: true, reason: 'all 7 other outcomes fail, e.g. as ok: fix: expected ok, observed timeout: c -> web = timeout' },
+      { scenario: 's', mutation: 'outcome-swapped:p', status: 'killed', killed: true, reason: 'all 7 other outcomes fail, e.g. as ok: fix: expected ok, observed timeout: c -> web = timeout' },
     ]);
   });
 
@@ -30,7 +30,7 @@ describe('swappedOutcomes', () => {
     const runs = Array.from({ length: 4 }, () => ({ outcome: 'ok', summary: 'ok', durationMs: 1 }));
     const seen = observed({ observed: 'ok', summary: '4 ok', detail: { runs, distribution: { runs: 4, outcomes: { ok: 4 }, servedBy: {} } } });
     const [m] = swappedOutcomes(scenario({ p: { outcome: 'reset', count: { min: 0 }, otherwise: 'ok' } }), original(phase({ probes: [seen] })));
-    expect(m).toEqual({ scenario: 's', mutation: 'outcome-swapped:p', killed: false, reason: 'still holds with the outcome swapped to ok, timeout, refused, unexpected-source, wrong-answer, unreachable, error' });
+    expect(m).toEqual({ scenario: 's', mutation: 'outcome-swapped:p', status: 'survived', killed: false, reason: 'still holds with the outcome swapped to ok, timeout, refused, unexpected-source, wrong-answer, unreachable, error' });
   });
 
   it('a swap that holds in one variant and fails in another is killed by the other', () => {
@@ -77,11 +77,16 @@ describe('swappedOutcomes', () => {
 });
 
 describe('killRate', () => {
-  const m = (killed: boolean) => ({ scenario: 's', mutation: 'x', killed, reason: '' });
-  it('the share of mutants killed; 1 when there are none', () => {
-    expect(killRate([m(true), m(false), m(false), m(false)])).toBe(0.25);
-    expect(killRate([m(true)])).toBe(1);
-    expect(killRate([m(false)])).toBe(0);
+  const m = (status: MutantStatus) => ({ scenario: 's', mutation: 'x', status, killed: status === 'killed', reason: '' });
+  it('the share of judged mutants killed; 1 when none was judged', () => {
+    expect(killRate([m('killed'), m('survived'), m('survived'), m('survived')])).toBe(0.25);
+    expect(killRate([m('killed')])).toBe(1);
+    expect(killRate([m('survived')])).toBe(0);
     expect(killRate([])).toBe(1);
+  });
+
+  it('mutants that could not be judged count neither way', () => {
+    expect(killRate([m('killed'), m('survived'), m('not-judged'), m('not-judged')])).toBe(0.5);
+    expect(killRate([m('not-judged')])).toBe(1);
   });
 });
