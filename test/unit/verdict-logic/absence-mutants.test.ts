@@ -77,6 +77,11 @@ describe('judged on every phase of every run', () => {
     expect(ms[0]).toMatchObject({ status: 'killed', reason: '/RST/ matches where the fault or another phase puts it: fault-removed/faulted: 2 matching line(s)' });
   });
 
+  it("a fixed phase of the original run reads its fix's checks", async () => {
+    const ms = await absences(scenario({ fix: [RST] }), [phase({ name: 'fixed', variant: 'mend', checks: [check({ id: 'no-rst', value: 4, observed: '4 matching line(s)' })] })]);
+    expect(ms[0]).toMatchObject({ mutation: 'absence-matches:fix:mend/no-rst', status: 'killed', reason: '/RST/ matches where the fault or another phase puts it: mend/fixed: 4 matching line(s)' });
+  });
+
   it('a fix-removed phase reads its fix\'s checks', async () => {
     const ms = await absences(scenario({ fix: [RST] }), [], (p) => (p.variant === 'fix-removed:mend' ? { checks: [check({ id: 'no-rst', value: 1, observed: '1 matching line(s)' })] } : {}));
     expect(ms[0]).toMatchObject({ mutation: 'absence-matches:fix:mend/no-rst', status: 'killed', reason: '/RST/ matches where the fault or another phase puts it: fix-removed:mend/fixed: 1 matching line(s)' });

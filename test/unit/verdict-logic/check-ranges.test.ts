@@ -34,6 +34,7 @@ describe('describeRange', () => {
     expect(describeRange({ min: 0, max: 0 })).toBe('0..0');
     expect(describeRange({ min: 1 })).toBe('>= 1');
     expect(describeRange({ max: 2 })).toBe('<= 2');
+    expect(describeRange({})).toBe('of any value'); // validation keeps it out of scenarios
   });
 });
 

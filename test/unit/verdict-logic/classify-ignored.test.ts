@@ -17,6 +17,12 @@ describe('connectAnswer: the client\'s own tuple', () => {
     expect(connectAnswer(wire(SYN, tcp('10.96.0.20.8080', '10.244.1.2.44186', 'R')), client)).toBeUndefined();
   });
 
+  it("the SYN is the client's first TCP SYN, not an earlier segment of another of its connections", () => {
+    const earlier = tcp('10.244.1.2.50000', '10.96.0.20.80', '.');
+    expect(connectAnswer(wire(earlier, SYN, tcp('10.96.0.20.80', '10.244.1.2.44186', 'R')), client)?.outcome).toBe('refused');
+    expect(ignoredAnswers(wire(earlier, SYN, UNNATED_RST), client)).toEqual([IGNORED_RST]);
+  });
+
   it('a RST from where the SYN went still is', () => {
     expect(connectAnswer(wire(SYN, UNNATED_RST, tcp('10.96.0.20.80', '10.244.1.2.44186', 'R')), client)).toMatchObject({ outcome: 'refused', source: '10.96.0.20:80' });
   });
