@@ -6,9 +6,9 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, release } from 'node:os';
 import { join } from 'node:path';
-import { newRunId, runPrefix } from '../clusters/run-id.ts';
-import type { RunResult } from '../harness/engine/results.ts';
-import { runSuite } from '../harness/engine/run-suite.ts';
+import { newRunId, runPrefix } from '../src/contract/run-id.ts';
+import type { RunResult } from '../src/engine/run/results.ts';
+import { runSuite } from '../src/engine/run/run-suite.ts';
 import { setUpSuiteScript } from './suite-script.ts';
 
 const USAGE = `usage: npm run bench -- [--runs N] [--out DIR] [--labs] [--modes serial,parallel]   (root)

@@ -6,8 +6,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, release } from 'node:os';
 import { join } from 'node:path';
-import { scenarioFailures } from '../harness/engine/failures.ts';
-import { runSuite } from '../harness/engine/run-suite.ts';
+import { scenarioFailures } from '../src/engine/run/failures.ts';
+import { runSuite } from '../src/engine/run/run-suite.ts';
 import { setUpSuiteScript } from './suite-script.ts';
 
 const { runs, options: values, provider, scenarios, signal } = await setUpSuiteScript('flakes', 100, { 'report-dir': { type: 'string' }, parallel: { type: 'string', default: '1' } });

@@ -3,9 +3,9 @@
 // the client's packets, the trace events (xtables-monitor, kfree_skb, conntrack -E) and the facts.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { CheckResult, PhaseName, ProbeResult, StepResult } from '../../harness/engine/results.ts';
-import type { ProbeTraceResult } from '../../harness/model/trace-events.ts';
-import { diagnose } from '../../harness/trace/diagnosis.ts';
+import type { CheckResult, PhaseName, ProbeResult, StepResult } from '../../src/engine/run/results.ts';
+import type { ProbeTraceResult } from '../../src/model/trace-events.ts';
+import { diagnose } from '../../src/observe/trace/diagnosis.ts';
 
 interface Fixture {
   phase: PhaseName;

@@ -1,9 +1,9 @@
 // A packet watch shared by a repeated probe's runs: each run's window holds exactly the packets its own
 // watch would have held (its connection's, from its start to its stop), with a fake tcpdump.
 import { describe, expect, it } from 'vitest';
-import type { ExecResult, Spawned } from '../../clusters/command.ts';
-import type { Target } from '../../clusters/provider.ts';
-import { capturedSince, PacketWatch, type Packet } from '../../harness/probes/packet-watch.ts';
+import type { ExecResult, Spawned } from '../../src/contract/command.ts';
+import type { Target } from '../../src/contract/provider.ts';
+import { capturedSince, PacketWatch, type Packet } from '../../src/observe/probes/packet-watch.ts';
 
 /** A tcpdump that is listening at once and prints what the test hands it; `exit` ends it. */
 function fakeTcpdump(): { target: Target; print: (line: string) => void; started: () => number; exit: () => void } {
