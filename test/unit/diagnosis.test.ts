@@ -68,6 +68,13 @@ describe('diagnosis of the seed incidents (recorded traces)', () => {
     expect(diagnose({ probe: f.probe, phase: 'faulted', checks: [], trace: { ...f.probe.trace, events } })).toBeUndefined();
   });
 
+  it('a capture socket that dropped its own copy (PACKET_SOCK_ERROR) is never the culprit', () => {
+    const f = fixture('hairpin-off-pod-to-own-service--self-via-service');
+    // only the observer's drop is left: the hairpin drop's cause is gone, and tcpdump's clone was freed
+    const events = f.probe.trace.events.map((e) => (e.kind === 'drop' ? { ...e, cause: undefined, reason: 'PACKET_SOCK_ERROR', location: 'packet_rcv+0x4f' } : e));
+    expect(diagnose({ probe: f.probe, phase: 'faulted', checks: [], trace: { ...f.probe.trace, events } })).toBeUndefined();
+  });
+
   it('br-netfilter-clusterip-same-node: the SYN-ACK bridged without passing the nat table kept the pod IP', () => {
     const d = run('br-netfilter-clusterip-same-node--clusterip');
     expect(d.culprit).toMatchObject({ kind: 'kernel', node: 'node-a', where: 'bridge (net.bridge.bridge-nf-call-iptables=0)' });

@@ -285,9 +285,17 @@ function bridgedReply(ctx: Ctx): Found | undefined {
   };
 }
 
+/**
+ * Drops of the observer's own copy of a packet, not of the packet: a capture socket (tcpdump) that could not
+ * keep up frees its clone with PACKET_SOCK_ERROR while the packet itself goes on.
+ */
+const OBSERVER_DROPS = new Set(['PACKET_SOCK_ERROR']);
+
 /** Any other drop the kernel reported for this flow, with its reason. */
 function kernelDrop(ctx: Ctx): Found | undefined {
-  const drop = ctx.events.find((e): e is Drop => e.kind === 'drop' && e.reason !== 'NOT_SPECIFIED' && (e.packet.src === ctx.client || e.packet.dst === ctx.client));
+  const drop = ctx.events.find(
+    (e): e is Drop => e.kind === 'drop' && e.reason !== 'NOT_SPECIFIED' && !OBSERVER_DROPS.has(e.reason) && (e.packet.src === ctx.client || e.packet.dst === ctx.client),
+  );
   if (!drop) return undefined;
   return {
     culprit: { kind: drop.reason === 'NO_SOCKET' ? 'socket' : 'kernel', node: drop.where, where: drop.location, text: `${drop.reason} on ${drop.iface}` },
