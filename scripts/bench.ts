@@ -108,7 +108,7 @@ const report = {
   metrics,
 };
 await mkdir(values.out!, { recursive: true });
-await writeFile(join(values.out!, 'bench.json'), JSON.stringify(report, null, 2) + '\n');
+await writeFile(join(values.out!, 'bench.json'), `${JSON.stringify(report, null, 2)}\n`);
 const md = [
   `# netrepro bench (${report.date.slice(0, 10)}, ${report.machine.cpus} cores, Linux ${report.machine.kernel}, Node ${report.machine.node})`,
   '',

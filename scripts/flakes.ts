@@ -66,7 +66,7 @@ const report = {
   failures,
 };
 await mkdir(values.out!, { recursive: true });
-await writeFile(join(values.out!, 'flakes.json'), JSON.stringify(report, null, 2) + '\n');
+await writeFile(join(values.out!, 'flakes.json'), `${JSON.stringify(report, null, 2)}\n`);
 for (const [id, c] of Object.entries(counts)) process.stdout.write(`${id.padEnd(42)} ${c.measured ? `measured ${c.measured}` : `passed ${c.passed}`}/${done}${c.failed ? `, failed ${c.failed}` : ''}${c.errored ? `, errored ${c.errored}` : ''}${c.skipped ? `, skipped ${c.skipped}` : ''}\n`);
 for (const f of failures) {
   process.stdout.write(`\nrun ${f.run} ${f.scenario}: ${f.verdict}\n`);

@@ -11,7 +11,7 @@ import { VERSION } from '../model/version.ts';
 
 
 /** A command's code, loaded when it runs; a returned number is the exit code. */
-type CommandModule = { default: (...args: never[]) => Promise<number | void> | number | void };
+type CommandModule = { default: (...args: never[]) => unknown };
 const lazy =
   (load: () => Promise<CommandModule>) =>
   async (...args: unknown[]): Promise<void> => {

@@ -115,7 +115,9 @@ function onAbort(signal: AbortSignal | undefined, f: () => void): () => void {
   if (!callbacks) {
     const all = (callbacks = new Set());
     abortCallbacks.set(signal, all);
-    signal.addEventListener('abort', () => [...all].forEach((g) => g()), { once: true });
+    signal.addEventListener('abort', () => {
+      for (const g of [...all]) g();
+    }, { once: true });
   }
   callbacks.add(f);
   return () => callbacks.delete(f);

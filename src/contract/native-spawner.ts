@@ -124,7 +124,7 @@ export class NativeSpawner {
     this.children.set(id, child);
     const env = Object.entries(options.env ?? {}).map(([k, v]) => `${k}=${v}`);
     const strings = [options.enter?.net ?? '', options.enter?.mount ?? '', options.enter?.cgroup ?? '', String(env.length), ...env, ...argv];
-    this.send('S', id, Buffer.concat([Buffer.from([options.stdin ? 1 : 0]), Buffer.from(strings.join('\0') + '\0')]));
+    this.send('S', id, Buffer.concat([Buffer.from([options.stdin ? 1 : 0]), Buffer.from(`${strings.join('\0')}\0`)]));
     return child;
   }
 

@@ -15,7 +15,7 @@ export class TeardownStack {
    * and the creator is stopped with LAB_FAILED, so nothing is created behind the teardown's back.
    */
   push(what: string, action: () => Promise<unknown>): void {
-    if (this.done) {
+    if (this.done !== undefined) {
       void action().then(
         () => this.log(`teardown: ${what} (registered late)`),
         (e: Error) => this.log(`teardown failed: ${what} (registered late): ${e.message}`),

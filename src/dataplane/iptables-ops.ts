@@ -58,9 +58,9 @@ export async function applyOps(node: Target, ops: readonly IptablesOp[], save?: 
 }
 
 function resetPayload(forwardPolicy: 'ACCEPT' | 'DROP'): string {
-  return (['filter', 'nat'] as const)
+  return `${(['filter', 'nat'] as const)
     .map((t) => [`*${t}`, ...BUILTINS[t].map((c) => `:${c} ${t === 'filter' && c === 'FORWARD' ? forwardPolicy : 'ACCEPT'} [0:0]`), 'COMMIT'].join('\n'))
-    .join('\n') + '\n';
+    .join('\n')}\n`;
 }
 
 interface ModelTable {
@@ -161,7 +161,7 @@ export class IptablesModel {
       for (const c of [...BUILTINS[t], ...users]) out.push(...table.chains.get(c)!.map((r) => `-A ${c} ${r}`));
       out.push('COMMIT');
     }
-    return out.join('\n') + '\n';
+    return `${out.join('\n')}\n`;
   }
 
   private chain(table: Table, chain: string): string[] {

@@ -311,7 +311,7 @@ export function restorePayload(rules: KubeProxyRules): string {
     if (t.chains.length === 0 && t.rules.length === 0) continue;
     lines.push(`*${table}`, ...[...new Set(t.chains)].map((c) => `:${c} - [0:0]`), ...t.rules, 'COMMIT');
   }
-  return lines.join('\n') + '\n';
+  return `${lines.join('\n')}\n`;
 }
 
 /** kube-proxy's servicePortChainName / servicePortEndpointChainName: prefix + base32(sha256(s))[:16]. */

@@ -64,5 +64,5 @@ export function renderNode(topology: TopologySpec, nodeName: string, options: Re
   } else {
     out.push(`# cilium: pods on lxc veths, ${node.podCIDR} via cilium_host; BPF maps (masquerade${topology.cilium.socketLB ? ', socket LB' : ''}) are not rendered`);
   }
-  return out.join('\n') + '\n';
+  return `${out.join('\n')}\n`;
 }

@@ -21,7 +21,7 @@ export function modelCodePrint(): Promise<string> {
     const files = (await readdir(root, { recursive: true })).filter((f) => /\.(ts|js)$/.test(f)).sort();
     const contents = await Promise.all(files.map((f) => readFile(join(root, f))));
     const hash = createHash('sha256').update(VERSION);
-    files.forEach((f, i) => hash.update(f).update(contents[i]!));
+    for (const [i, f] of files.entries()) hash.update(f).update(contents[i]!);
     return hash.digest('hex');
   })());
 }

@@ -20,7 +20,7 @@ export function checkFalsifiable(s: Scenario): ReferenceIssue[] {
       const n = runs.get(id);
       if (n !== undefined && typeof expected === 'object') issues.push(...repeatedBounds(expected, n, [...base, 'expect', id]));
     }
-    checks.forEach((c, i) => issues.push(...checkBounds(c, [...base, 'checks', i])));
+    for (const [i, c] of checks.entries()) issues.push(...checkBounds(c, [...base, 'checks', i]));
   }
   issues.push(...faultShowsSymptom(s), ...fixesRemoveIt(s));
   return issues;

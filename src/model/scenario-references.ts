@@ -99,12 +99,12 @@ export function checkReferences(s: Scenario): ReferenceIssue[] {
         issues.push({ path: [...base, 'steps', i], message: `this step needs the ${shapes.join(' or ')} CNI shape`, received: t.cni, expected: `topology.cni: ${shapes.join(' | ')}` });
       }
     });
-    checks.forEach((c, i) => checkRef(c.on, [...base, 'checks', i, 'on']));
+    for (const [i, c] of checks.entries()) checkRef(c.on, [...base, 'checks', i, 'on']);
     duplicates(checks.map((c) => c.id), [...base, 'checks'], 'id', issues);
   };
   checkPhase(s.baseline.expect, s.baseline.steps ?? [], s.baseline.checks, ['baseline']);
   checkPhase(s.fault.expect, s.fault.steps, s.fault.checks, ['fault']);
-  s.fixes.forEach((f, i) => checkPhase(f.expect, f.steps, f.checks, ['fixes', i]));
+  for (const [i, f] of s.fixes.entries()) checkPhase(f.expect, f.steps, f.checks, ['fixes', i]);
   return issues;
 }
 

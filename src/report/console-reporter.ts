@@ -56,7 +56,7 @@ export function consoleReporter(stderr: NodeJS.WriteStream = process.stderr, std
   const spinner: Ora | undefined = stderr.isTTY && !process.env.CI ? ora({ stream: stderr }) : undefined;
   const print = (line: string) => {
     spinner?.clear();
-    stderr.write(line + '\n');
+    stderr.write(`${line}\n`);
     spinner?.render();
   };
   return {

@@ -38,5 +38,5 @@ export async function explain(jsonReport: string): Promise<string> {
       out.push(`    evidence: ${dir}`);
     }
   }
-  return out.join('\n') + '\n';
+  return `${out.join('\n')}\n`;
 }

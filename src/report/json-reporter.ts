@@ -22,7 +22,7 @@ export function jsonReporter(file: string): Reporter {
     async onRunEnd(result) {
       await mkdir(dirname(file), { recursive: true });
       const report = runReport(result, startedAt ?? new Date(Date.now() - result.durationMs));
-      await writeFile(file, JSON.stringify(report, null, 2) + '\n');
+      await writeFile(file, `${JSON.stringify(report, null, 2)}\n`);
     },
   };
 }

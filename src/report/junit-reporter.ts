@@ -13,6 +13,7 @@ const PACKETS_SHOWN = 12;
 
 const xml = (s: string) =>
   // characters XML 1.0 cannot carry at all (control bytes from captures) become U+FFFD
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: XML 1.0 forbids these characters, so they are replaced
   s.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g, '\ufffd').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]!);
 const attrs = (a: Record<string, string | number | undefined>) =>
   Object.entries(a)

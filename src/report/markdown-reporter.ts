@@ -65,7 +65,7 @@ export function markdownReporter(context: ReportContext, file: string | undefine
         await mkdir(dirname(file), { recursive: true });
         await writeFile(file, text);
       }
-      if (stepSummary) await appendFile(stepSummary, text + '\n');
+      if (stepSummary) await appendFile(stepSummary, `${text}\n`);
     },
   };
 }

@@ -9,7 +9,9 @@ export interface Reporter {
 /** Fans events out to every reporter. */
 export function combineReporters(reporters: readonly Reporter[]): Required<Reporter> {
   return {
-    onEvent: (event) => reporters.forEach((r) => r.onEvent?.(event)),
+    onEvent: (event) => {
+      for (const r of reporters) r.onEvent?.(event);
+    },
     onRunEnd: async (result) => {
       for (const r of reporters) await r.onRunEnd?.(result);
     },

@@ -5,7 +5,7 @@
 // the one suite run of this `npm test` (test/suite-run.ts); this file only asserts on them.
 // Not vacuous: the same tcpdump command, run inside a lab node's namespace, does see lab packets.
 import { describe, expect, it } from 'vitest';
-import { type Spawned } from '../../src/contract/command.ts';
+import type { Spawned } from '../../src/contract/command.ts';
 import { NetnsProvider } from '../../src/providers/netns/netns-provider.ts';
 import { newRunId, runPrefix } from '../../src/contract/run-id.ts';
 import { runFailures } from '../../src/engine/run/failures.ts';

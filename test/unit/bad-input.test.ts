@@ -145,6 +145,7 @@ async function cliInProcess(args: string[]) {
   }
 }
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colour codes start with ESC
 const stripAnsi = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, '');
 
 const timings: { case: string; loadMs: number; validateMs?: number; runMs?: number; processMs?: number }[] = [];
@@ -161,13 +162,13 @@ async function inProcess(file: string): Promise<{ issues: string[]; ms: number; 
   }
 }
 
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 function expectRejected(output: string, file: string, c: Case): void {
   const lines = Array.isArray(c.line) ? c.line : [c.line];
-  const field = c.field ? ` ${escape(c.field)}` : '';
+  const field = c.field ? ` ${escapeRegex(c.field)}` : '';
   // FILE:LINE:COL: field ...message
-  const where = new RegExp(`${escape(file)}:(${lines.join('|')}):\\d+:${field}`);
+  const where = new RegExp(`${escapeRegex(file)}:(${lines.join('|')}):\\d+:${field}`);
   const issue = output.split('\n').find((l) => where.test(l) && (typeof c.message === 'string' ? l.includes(c.message) : c.message.test(l)));
   expect(issue, `no issue at ${file}:${lines.join(' or ')}${field} matching ${c.message} in:\n${output}`).toBeDefined();
 }

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { colorEnabled } from '../../src/report/colors.ts';
 import { ENV_KNOBS, envHelp } from '../../src/cli/env-knobs.ts';
 import { githubAnnotation } from '../../src/cli/commands/validate.ts';
-import { ScenarioValidationError } from '../../src/model/errors.ts';
+import type { ScenarioValidationError } from '../../src/model/errors.ts';
 import { selectScenarios } from '../../src/model/find-scenarios.ts';
 import { loadScenarioFile, parseScenario } from '../../src/model/load-scenario.ts';
 import { nearest } from '../../src/model/nearest.ts';

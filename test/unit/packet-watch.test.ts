@@ -28,7 +28,10 @@ function fakeTcpdump(): { target: Target; print: (line: string) => void; started
     stop: () => exited.then(() => result),
   };
   const target: Target = { ref: 'pod/client', exec: () => Promise.reject(new Error('no exec')), spawn: () => (spawns++, process) };
-  return { target, print: (line) => (lines.push(line), [...listeners].forEach((l) => l(line))), started: () => spawns, exit };
+  return { target, print: (line) => {
+      lines.push(line);
+      for (const l of [...listeners]) l(line);
+    }, started: () => spawns, exit };
 }
 
 const syn = (port: number) => `12:00:00.000001 IP 10.244.1.2.${port} > 10.96.0.23.80: Flags [S], seq 1, win 64240, length 0`;

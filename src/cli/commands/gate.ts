@@ -42,7 +42,7 @@ export default async function gate(ids: string[], options: GateOptions): Promise
   const result = await runGate(scenarios, baseline, candidate, { provider: providerFor, signal, onAssessed, parallel: options.parallel });
   if (exitCode() !== undefined) return exitCode()!;
   process.stdout.write(gateText(result));
-  if (options.json) await writeFile(options.json, JSON.stringify(gateReport(result), null, 2) + '\n');
+  if (options.json) await writeFile(options.json, `${JSON.stringify(gateReport(result), null, 2)}\n`);
   if (options.markdown) await writeFile(options.markdown, gateMarkdown(result));
   // a scenario that could not be judged under one profile fails the gate too: it could hide a regression
   return result.scenarios.some((s) => s.change === 'regression' || s.change === 'unjudged') ? EXIT.failed : EXIT.ok;

@@ -36,7 +36,7 @@ export default async function validate(files: string[], options: { provider?: st
     }
   }
   if (problems.length === 0) return;
-  if (process.env.GITHUB_ACTIONS === 'true') for (const issue of problems.flatMap((p) => p.issues)) process.stdout.write(githubAnnotation(issue) + '\n');
+  if (process.env.GITHUB_ACTIONS === 'true') for (const issue of problems.flatMap((p) => p.issues)) process.stdout.write(`${githubAnnotation(issue)}\n`);
   const hints = [...new Set(problems.map((p) => p.hint).filter(Boolean))];
   throw new HarnessError('SCENARIO_INVALID', problems.map((p) => p.message).join('\n'), hints.join('; '));
 }

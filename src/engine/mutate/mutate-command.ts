@@ -63,5 +63,5 @@ export function mutateTable(run: MutateRun): string {
 
 export async function writeMutateJson(file: string, run: MutateRun): Promise<void> {
   const { mutants, originalFailures, killRate: rate, durationMs } = run;
-  await writeFile(file, JSON.stringify({ version: 1, mutants, originalFailures, killRate: rate, durationMs }, null, 2) + '\n');
+  await writeFile(file, `${JSON.stringify({ version: 1, mutants, originalFailures, killRate: rate, durationMs }, null, 2)}\n`);
 }

@@ -194,6 +194,7 @@ async function runPhase(p: PhaseInput): Promise<void> {
         const failed = judged.find((j) => j.status === 'rejected');
         if (failed) {
           await checks.finish().catch(() => {});
+          // biome-ignore lint/correctness/noUnsafeFinally: a background step that failed is the phase's error, before a probe's
           throw failed.reason;
         }
       }

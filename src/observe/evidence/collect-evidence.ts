@@ -61,7 +61,7 @@ export async function startPhaseCapture(cluster: StartedCluster, dir: string, ki
         captures.map(async ({ node, process }) => {
           await process.stop('SIGINT');
           const text = process.lines().filter((l) => !/^(listening on|tcpdump:|\d+ packets)/.test(l));
-          await writeFile(join(dir, node, 'capture.txt'), text.join('\n') + '\n');
+          await writeFile(join(dir, node, 'capture.txt'), `${text.join('\n')}\n`);
         }),
       );
     },

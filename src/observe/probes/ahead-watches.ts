@@ -8,6 +8,7 @@ import { probeClient, probeDestination, probeKindOf } from '../../model/probes/r
 import type { ProbeSpec } from '../../model/scenario-schema.ts';
 import { PacketWatch } from './packet-watch.ts';
 import { watchFilter } from './watch-filters.ts';
+import { awaitedLater } from '../../contract/awaited-later.ts';
 
 /** A node reaches pods over cni0/flannel.1 and the fabric over eth0: watch every interface there. */
 export const watchInterface = (from: string) => (from.startsWith('node/') ? 'any' : 'eth0');
@@ -24,8 +25,7 @@ export class AheadWatches {
       const target = cluster.target(from);
       const iface = watchInterface(spec.from);
       const filter = watchFilter(probeKindOf(spec)[0], cluster.address(from), cluster.address(probeDestination(spec).ref));
-      const watch = PacketWatch.start(target, filter, iface);
-      watch.catch(() => {}); // its probe starts one of its own instead
+      const watch = awaitedLater(PacketWatch.start(target, filter, iface)); // on failure its probe starts one of its own
       this.started.set(spec.id, { key: key(target, iface, filter), watch });
     }
   }

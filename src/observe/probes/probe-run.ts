@@ -6,7 +6,7 @@ import { probeClient, probeDestination } from '../../model/probes/registry.ts';
 import type { ProbeSpec } from '../../model/scenario-schema.ts';
 import { durationMs } from '../../model/duration.ts';
 import { foreignReply, type Classified, type Endpoint } from './classify.ts';
-import { AheadWatches, watchInterface } from './ahead-watches.ts';
+import { type AheadWatches, watchInterface } from './ahead-watches.ts';
 import { capturedSince, PacketWatch, type Packet, type PacketView } from './packet-watch.ts';
 
 

@@ -15,7 +15,7 @@ export interface MapUpdate {
 
 /** One bpftool batch line per update: `map update pinned PATH key hex .. value hex ..`. */
 export function batchLines(pinDir: string, updates: readonly MapUpdate[]): string {
-  return updates.map((u) => `map update pinned ${pinDir}/${u.map} key hex ${u.key.join(' ')} value hex ${u.value.join(' ')}`).join('\n') + '\n';
+  return `${updates.map((u) => `map update pinned ${pinDir}/${u.map} key hex ${u.key.join(' ')} value hex ${u.value.join(' ')}`).join('\n')}\n`;
 }
 
 const cidr = (c: string) => {

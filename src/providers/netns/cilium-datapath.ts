@@ -11,6 +11,7 @@ import { bpfObject } from './bpf-build.ts';
 import { batchLines, masqueradeConfig, masqueradeEndpoint, socketLbEntries, type LbService } from './bpf-maps.ts';
 import { invokeCni } from './cni-plugin.ts';
 import { CGROUP_ROOT, ipBatch, type NetnsLab } from './netns-lab.ts';
+import { awaitedLater } from '../../contract/awaited-later.ts';
 
 /** Where pins live inside the node's private bpffs (mounted only in its holder's mount namespace). */
 export const PIN_DIR = '/sys/fs/bpf/netrepro';
@@ -61,8 +62,7 @@ export async function createCiliumEndpoints(lab: NetnsLab, topology: TopologySpe
   const node = topology.nodes.find((n) => n.name === nodeName)!;
   const nodeNs = lab.names.node(nodeName);
   const router = routerIp(node.podCIDR);
-  const holder = startBpffsHolder(lab, nodeName);
-  holder.catch(() => {}); // awaited below
+  const holder = awaitedLater(startBpffsHolder(lab, nodeName));
   const nodeLines = [
     'link add cilium_host type veth peer name cilium_net',
     'link set cilium_host up',
@@ -129,7 +129,7 @@ export async function loadCiliumDatapath(lab: NetnsLab, topology: TopologySpec, 
     await target.exec(['bpftool', '--nomount', 'prog', 'loadall', object, `${PIN_DIR}/masq`, 'pinmaps', `${PIN_DIR}/masq-maps`]);
     await target.exec(['bpftool', '--nomount', 'batch', 'file', '-'], { input: batchLines(`${PIN_DIR}/masq-maps`, updates) });
     await target.exec(['tc', '-batch', '-'], {
-      input: ['qdisc add dev eth0 clsact', ...['egress', 'ingress'].map((dir) => `filter add dev eth0 ${dir} bpf da pinned ${PIN_DIR}/masq/nr_masq_${dir}`)].join('\n') + '\n',
+      input: `${['qdisc add dev eth0 clsact', ...['egress', 'ingress'].map((dir) => `filter add dev eth0 ${dir} bpf da pinned ${PIN_DIR}/masq/nr_masq_${dir}`)].join('\n')}\n`,
     });
   }
   if (topology.cilium.socketLB) await loadSocketLb(lab, nodeName, 'sock-current', lbServices(lab, topology));
@@ -170,7 +170,7 @@ export async function detachSocketLb(lab: NetnsLab, nodeName: string, instance: 
 
 /** Attaches or detaches in one bpftool, in order (the order programs are attached in is the order they run in). */
 async function cgroupBatch(lab: NetnsLab, nodeName: string, lines: string[]): Promise<void> {
-  if (lines.length > 0) await lab.node(nodeName).exec(['bpftool', '--nomount', 'batch', 'file', '-'], { input: lines.join('\n') + '\n' });
+  if (lines.length > 0) await lab.node(nodeName).exec(['bpftool', '--nomount', 'batch', 'file', '-'], { input: `${lines.join('\n')}\n` });
 }
 
 /** The hooks a stale instance is attached to, read back from the kernel (the fix detaches exactly those). */

@@ -230,5 +230,5 @@ export async function removeNamespaces(namespaces: readonly string[]): Promise<v
 }
 
 export async function ipBatch(ns: string, commands: string[]): Promise<void> {
-  await runCommand(['ip', '-n', ns, '-batch', '-'], { input: commands.join('\n') + '\n' });
+  await runCommand(['ip', '-n', ns, '-batch', '-'], { input: `${commands.join('\n')}\n` });
 }

@@ -20,6 +20,7 @@ import { useNativeSpawner } from './native-commands.ts';
 import { helperBinary, HELPERS } from './helper-build.ts';
 import { fastNeighbourFailure } from './neighbour-timing.ts';
 import { FABRIC_NET } from '../../dataplane/render-node.ts';
+import { awaitedLater } from '../../contract/awaited-later.ts';
 
 /** The network joining nodes and external hosts, inside the fabric namespace only (kind's docker network uses the same). */
 const READY_TIMEOUT_MS = 5000;
@@ -49,16 +50,15 @@ export async function provisionNetnsLab(topology: TopologySpec, run: RunContext)
     // (and, with socket LB, their node's cgroup, made first): they start now and are awaited last.
     // A node's pods need its sysctls and theirs, not the fabric; the fabric needs nothing.
     if (topology.cni === 'cilium') for (const n of topology.nodes) await createSocketLbCgroup(lab, n.name);
-    programs = startPrograms(lab, topology, run);
-    programs.catch(() => {}); // awaited below; a failure elsewhere first must not leave it unhandled
+    programs = awaitedLater(startPrograms(lab, topology, run));
     const sysctls = new Map([
       ...topology.nodes.map((n) => [names.node(n.name), lab.namespaceSysctls(names.node(n.name), nodeSysctls(n).early, [BE_LIBERAL])] as const),
       ...topology.pods.map((p) => [names.pod(p.name), lab.namespaceSysctls(names.pod(p.name))] as const),
     ]);
-    for (const pending of sysctls.values()) pending.catch(() => {});
+    for (const pending of sysctls.values()) awaitedLater(pending);
     const ready = (node: string) => Promise.all([sysctls.get(names.node(node)), ...topology.pods.filter((p) => p.node === node).map((p) => sysctls.get(names.pod(p.name)))]);
     const machines = createMachines(lab, topology);
-    machines.links.catch(() => {}); // awaited by the cilium step; the failure itself comes from `done`
+    awaitedLater(machines.links); // awaited by the cilium step; the failure itself comes from `done`
     await settleAll([
       // settled here as well: a step refused at an abort must not leave the wiring running behind the teardown
       machines.done,
@@ -118,9 +118,8 @@ function createMachines(lab: NetnsLab, topology: TopologySpec): { links: Promise
     fabric.push(`link add ${m.port} type veth peer name eth0 netns ${m.ns}`, `link set ${m.port} master br0`, `link set ${m.port} up`);
     lab.addresses.set(m.ref, m.ip);
   }
-  topology.nodes.forEach((node, i) => lab.fabricPorts.set(node.name, `n${i}`));
-  const hostSysctls = Promise.all(topology.hosts.map((h) => lab.namespaceSysctls(lab.names.host(h.name))));
-  hostSysctls.catch(() => {});
+  for (const [i, node] of topology.nodes.entries()) lab.fabricPorts.set(node.name, `n${i}`);
+  const hostSysctls = awaitedLater(Promise.all(topology.hosts.map((h) => lab.namespaceSysctls(lab.names.host(h.name)))));
   const links = ipBatch(lab.names.fabric, fabric);
   const flannel: FlannelNode[] = topology.nodes.map((n, i) => ({ name: n.name, podCIDR: n.podCIDR, nodeIP: lab.address(`node/${n.name}`), vtepMac: vtepMac(i + 1) }));
   const wire = async () => {
@@ -137,7 +136,7 @@ function createMachines(lab: NetnsLab, topology: TopologySpec): { links: Promise
           const entries = flannelPeerEntries(self, flannel);
           lines.push(...flannelDevice(self), ...entries.ip);
           await ipBatch(m.ns, lines);
-          if (entries.bridge.length > 0) await runCommand(['bridge', '-n', m.ns, '-batch', '-'], { input: entries.bridge.join('\n') + '\n' });
+          if (entries.bridge.length > 0) await runCommand(['bridge', '-n', m.ns, '-batch', '-'], { input: `${entries.bridge.join('\n')}\n` });
         } else if (node) {
           const others = topology.nodes.filter((other) => other.name !== node.name);
           lines.push(...others.map((other) => `route add ${other.podCIDR} via ${lab.address(`node/${other.name}`)} dev eth0`));
@@ -160,8 +159,7 @@ async function createBridgePods(lab: NetnsLab, topology: TopologySpec, nodeName:
   const pods = topology.pods.filter((p) => p.node === nodeName);
   const common = (ns: string) => ({ command: 'ADD' as const, nodeNetnsPath: nodePath, podNetnsPath: lab.names.netnsPath(ns), containerId: ns });
   // the loopback plugin brings lo up, as for every pod a kubelet starts; it takes no address, so all at once
-  const loopbacks = settleAll(pods.map((p) => invokeCni({ ...common(lab.names.pod(p.name)), ifName: 'lo', config: { cniVersion: '1.0.0', name: 'netrepro-lo', type: 'loopback' } })));
-  loopbacks.catch(() => {});
+  const loopbacks = awaitedLater(settleAll(pods.map((p) => invokeCni({ ...common(lab.names.pod(p.name)), ifName: 'lo', config: { cniVersion: '1.0.0', name: 'netrepro-lo', type: 'loopback' } }))));
   // the bridge plugin sequentially: host-local hands out addresses in pod order, so runs are reproducible
   for (const pod of pods) {
     const ns = lab.names.pod(pod.name);

@@ -23,7 +23,7 @@ export function bridgeConflist(podCIDR: string): string {
       { type: 'portmap', capabilities: { portMappings: true } },
     ],
   };
-  return JSON.stringify(conf, null, 2) + '\n';
+  return `${JSON.stringify(conf, null, 2)}\n`;
 }
 
 /** Reference plugins (bridge, host-local, loopback, portmap) from the pinned release, into /opt/cni/bin. */

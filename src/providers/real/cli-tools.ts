@@ -36,7 +36,7 @@ export async function detectTools(provider: string, tools: readonly ToolName[]):
     } else if (tool === 'docker') {
       // the CLI alone is not enough: kind, minikube's docker driver and testcontainers need the daemon
       const info = await runCommand(['docker', 'info', '--format', '{{.ServerVersion}}'], { reject: false, timeoutMs: 15_000 }).catch(() => undefined);
-      if (!info || info.exitCode !== 0) {
+      if (info?.exitCode !== 0) {
         const why = (info?.stderr ?? '').trim().split('\n').filter(Boolean).pop() ?? 'no answer';
         missing.push(`the Docker daemon is not reachable (\`docker info\`: ${why})`);
         hints.push('start Docker (e.g. `sudo systemctl start docker`) or point DOCKER_HOST at a running engine');

@@ -8,7 +8,7 @@ import type { RealCluster } from './real-cluster.ts';
 export async function prepareRunDir(workDir: string, run: RunContext, cluster: RealCluster): Promise<string> {
   const dir = join(workDir, run.runId);
   await mkdir(dir, { recursive: true });
-  await writeFile(join(dir, 'owner.json'), JSON.stringify({ pid: process.pid }) + '\n');
+  await writeFile(join(dir, 'owner.json'), `${JSON.stringify({ pid: process.pid })}\n`);
   cluster.onDestroy(`run directory ${dir}`, () => rm(dir, { recursive: true, force: true }));
   return dir;
 }

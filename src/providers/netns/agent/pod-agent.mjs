@@ -151,7 +151,7 @@ function answer(msg, q, ip, known) {
   rr.writeUInt16BE(1, 4);
   rr.writeUInt32BE(5, 6);
   rr.writeUInt16BE(4, 10);
-  ip.split('.').forEach((b, i) => rr.writeUInt8(Number(b), 12 + i));
+  for (const [i, b] of ip.split('.').entries()) rr.writeUInt8(Number(b), 12 + i);
   return Buffer.concat([header, question, rr]);
 }
 

@@ -29,7 +29,7 @@ async function settingFacts(lab: NetnsLab, node: string): Promise<TraceFact[]> {
  */
 async function bpftoolBatch(lab: NetnsLab, node: string, commands: string[]): Promise<unknown[]> {
   if (commands.length === 0) return [];
-  const r = await lab.node(node).exec(['bpftool', '-j', '-f', '--nomount', 'batch', 'file', '-'], { input: commands.join('\n') + '\n', reject: false, timeoutMs: 5000 });
+  const r = await lab.node(node).exec(['bpftool', '-j', '-f', '--nomount', 'batch', 'file', '-'], { input: `${commands.join('\n')}\n`, reject: false, timeoutMs: 5000 });
   let results: { output?: unknown }[] = [];
   try {
     results = JSON.parse(r.stdout) as { output?: unknown }[];

@@ -11,7 +11,7 @@ import { detectTools, requireHelm, type ToolName } from '../cli-tools.ts';
 import { ciliumSettings, installCilium, waitNodesReady } from '../cni-install.ts';
 import { assertOwnedName } from '../context-guard.ts';
 import { clusterName, provisionRealCluster, type RealProviderDeps, type StandUpInput, type StoodUp } from '../provision-real-cluster.ts';
-import { type RealClusterOptions, type RealCni, type ResolvedRealOptions } from '../real-options.ts';
+import type { RealClusterOptions, RealCni, ResolvedRealOptions } from '../real-options.ts';
 import { RealProvider } from '../real-provider.ts';
 import { prepareRunDir } from '../run-dir.ts';
 import { startK3sWithTestcontainers, type StartK3s } from './k3s-container.ts';

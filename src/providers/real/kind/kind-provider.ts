@@ -15,7 +15,7 @@ import { ciliumSettings, installCilium, installFlannel, waitNodesReady } from '.
 import { detectTools, requireHelm, type ToolName } from '../cli-tools.ts';
 import { assertOwnedName } from '../context-guard.ts';
 import { clusterName, provisionRealCluster, type RealProviderDeps, type StandUpInput, type StoodUp } from '../provision-real-cluster.ts';
-import { type RealClusterOptions, type ResolvedRealOptions } from '../real-options.ts';
+import type { RealClusterOptions, ResolvedRealOptions } from '../real-options.ts';
 import { RealProvider } from '../real-provider.ts';
 import { prepareRunDir } from '../run-dir.ts';
 import { kindConfig, kindNodeNames } from './kind-config.ts';

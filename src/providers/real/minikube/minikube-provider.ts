@@ -12,7 +12,7 @@ import { detectTools } from '../cli-tools.ts';
 import { waitNodesReady } from '../cni-install.ts';
 import { assertOwnedName } from '../context-guard.ts';
 import { clusterName, provisionRealCluster, type RealProviderDeps, type StandUpInput, type StoodUp } from '../provision-real-cluster.ts';
-import { type RealClusterOptions, type ResolvedRealOptions } from '../real-options.ts';
+import type { RealClusterOptions, ResolvedRealOptions } from '../real-options.ts';
 import { RealProvider } from '../real-provider.ts';
 import { prepareRunDir } from '../run-dir.ts';
 
