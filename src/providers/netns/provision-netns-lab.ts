@@ -52,13 +52,11 @@ export async function provisionNetnsLab(topology: TopologySpec, run: RunContext)
     if (topology.cni === 'cilium') for (const n of topology.nodes) await createSocketLbCgroup(lab, n.name);
     programs = awaitedLater(startPrograms(lab, topology, run));
     const sysctls = new Map([
-      ...topology.nodes.map((n) => [names.node(n.name), lab.namespaceSysctls(names.node(n.name), nodeSysctls(n).early, [BE_LIBERAL])] as const),
-      ...topology.pods.map((p) => [names.pod(p.name), lab.namespaceSysctls(names.pod(p.name))] as const),
+      ...topology.nodes.map((n) => [names.node(n.name), awaitedLater(lab.namespaceSysctls(names.node(n.name), nodeSysctls(n).early, [BE_LIBERAL]))] as const),
+      ...topology.pods.map((p) => [names.pod(p.name), awaitedLater(lab.namespaceSysctls(names.pod(p.name)))] as const),
     ]);
-    for (const pending of sysctls.values()) awaitedLater(pending);
     const ready = (node: string) => Promise.all([sysctls.get(names.node(node)), ...topology.pods.filter((p) => p.node === node).map((p) => sysctls.get(names.pod(p.name)))]);
     const machines = createMachines(lab, topology);
-    awaitedLater(machines.links); // awaited by the cilium step; the failure itself comes from `done`
     await settleAll([
       // settled here as well: a step refused at an abort must not leave the wiring running behind the teardown
       machines.done,
@@ -149,8 +147,8 @@ function createMachines(lab: NetnsLab, topology: TopologySpec): { links: Promise
       }),
     ]);
   };
-  // the wiring starts once the links exist
-  return { links, done: links.then(wire) };
+  // the wiring starts once the links exist; `links` is awaited by the cilium step, its failure comes from `done`
+  return { links: awaitedLater(links), done: links.then(wire) };
 }
 
 async function createBridgePods(lab: NetnsLab, topology: TopologySpec, nodeName: string): Promise<void> {
