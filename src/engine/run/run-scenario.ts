@@ -130,77 +130,67 @@ export async function runLab(scenario: Scenario, label: string, plan: readonly P
   }
 }
 
+/** One phase to run in a started lab, and where its results go. */
 interface PhaseInput {
+  /** The scenario the phase belongs to. */
   scenario: Scenario;
+  /** The lab it runs in. */
   cluster: StartedCluster;
+  /** baseline, faulted or fixed. */
   name: PhaseName;
+  /** The fix (or mutant) whose lab this is. */
   variant: string;
+  /** The phase's steps: foreground ones run first, background ones alongside its probes. */
   steps: StepSpec[];
+  /** What each probe must observe. */
   expect: Scenario['baseline']['expect'];
+  /** Evidence read before and after the probes. */
   checks: CheckSpec[];
   title?: string;
   options: ScenarioRunOptions;
+  /** The scenario's result, which the phase's result is added to. */
   result: ScenarioResult;
   /** Background commands of earlier phases; this phase's are added to it. */
   background: Command[];
 }
 
-async function runPhase(p: PhaseInput): Promise<void> {
-  const { scenario, cluster, options } = p;
+/** A phase in progress: its result, and how its steps and events are recorded. */
+interface RunningPhase extends PhaseInput {
+  phase: PhaseResult;
+  resolve: (ref: string) => string;
+  stepDone: (step: StepResult) => void;
+}
+
+async function runPhase(input: PhaseInput): Promise<void> {
+  const { scenario, cluster, options } = input;
   const started = performance.now();
-  const phase: PhaseResult = { name: p.name, variant: p.variant, title: p.title, steps: [], probes: [], checks: [], durationMs: 0, status: 'passed' };
-  const resolve = placeholderResolver(cluster);
-  p.result.phases.push(phase);
-  options.emit({ kind: 'phase-start', id: scenario.id, phase: p.name, variant: p.variant, title: p.title });
-  const evidenceDir = p.result.evidenceDir && join(p.result.evidenceDir, scenario.fixes.length > 1 ? p.variant : '', p.name);
-  const stepDone = (step: StepResult) => {
-    phase.steps.push(step);
-    options.emit({ kind: 'step', id: scenario.id, phase: p.name, step });
+  const phase: PhaseResult = { name: input.name, variant: input.variant, title: input.title, steps: [], probes: [], checks: [], durationMs: 0, status: 'passed' };
+  input.result.phases.push(phase);
+  options.emit({ kind: 'phase-start', id: scenario.id, phase: input.name, variant: input.variant, title: input.title });
+  const p: RunningPhase = {
+    ...input,
+    phase,
+    resolve: placeholderResolver(cluster),
+    stepDone: (step) => {
+      phase.steps.push(step);
+      options.emit({ kind: 'step', id: scenario.id, phase: input.name, step });
+    },
   };
+  const evidenceDir = input.result.evidenceDir && join(input.result.evidenceDir, scenario.fixes.length > 1 ? input.variant : '', input.name);
   try {
     await collectPhaseEvidence(cluster, evidenceDir, scenario.evidence, async () => {
-      for (const step of p.steps) {
-        for (const action of expandStep(step, resolve)) {
-          if (action.kind === 'command' && action.background) p.background.push(action);
-          else stepDone(await runForegroundStep(cluster, action, describeLabAction, options.signal));
-        }
-      }
-      const checks = new PhaseChecks(p.checks, cluster, resolve);
+      await runForegroundSteps(p);
+      const checks = new PhaseChecks(p.checks, cluster, p.resolve);
       // the probes' packet watches start now, after the steps (which may replace an interface), while the checks read
       const ahead = new AheadWatches(Object.keys(p.expect).map((id) => scenario.probes.find((x) => x.id === id)!), cluster);
       await checks.start().catch(async (e: unknown) => {
         await ahead.stop();
         throw e;
       });
-      const running = p.background.map((command) => startBackgroundStep(cluster, command, options.signal));
-      try {
-        if (running.length > 0) await sleep(Math.max(...running.map((r) => r.command.background!.leadMs)));
-        // probes run one at a time; each keeps the packets captured from its own start on
-        for (const [id, expected] of Object.entries(p.expect)) {
-          const spec = scenario.probes.find((x) => x.id === id)!;
-          // trace this probe's packets; an attributed drop ends it early
-          const trace = traceProbe(await startProbeTrace(cluster, probeFlows(spec, cluster), options.signal));
-          const observation = await trace.run((dropped) => runProbe(spec, cluster, options.signal, dropped, ahead));
-          const probe = probeResult(id, expected, observation, (ref) => ((p.result.addresses ??= {})[ref] = cluster.address(ref)));
-          await trace.finish(probe); // keeps the trace of a faulted or failing probe
-          phase.probes.push(probe);
-          options.emit({ kind: 'probe', id: scenario.id, phase: p.name, probe });
-        }
-      } finally {
-        await ahead.stop();
-        // every background step is awaited (and judged) even when a probe threw
-        const judged = await Promise.allSettled(running.map((r) => r.finish()));
-        for (const j of judged) if (j.status === 'fulfilled') stepDone(j.value);
-        const failed = judged.find((j) => j.status === 'rejected');
-        if (failed) {
-          await checks.finish().catch(() => {});
-          // biome-ignore lint/correctness/noUnsafeFinally: a background step that failed is the phase's error, before a probe's
-          throw failed.reason;
-        }
-      }
+      await alongsideBackgroundSteps(p, checks, ahead, () => runProbes(p, ahead));
       for (const check of await checks.finish()) {
         phase.checks.push(check);
-        options.emit({ kind: 'check', id: scenario.id, phase: p.name, check });
+        options.emit({ kind: 'check', id: scenario.id, phase: input.name, check });
       }
       attachDiagnoses(phase, (ref) => cluster.address(ref)); // after the checks, whose evidence it cites
     });
@@ -209,10 +199,57 @@ async function runPhase(p: PhaseInput): Promise<void> {
     const err = e as HarnessError;
     phase.status = 'errored';
     if (err.code !== 'ABORTED') phase.error = { code: err.code ?? 'INTERNAL', message: err.message, hint: err.hint };
-    if (e instanceof StepFailedError) stepDone(e.step);
+    if (e instanceof StepFailedError) p.stepDone(e.step);
     throw e;
   } finally {
     phase.durationMs = Math.round(performance.now() - started);
+  }
+}
+
+/** The phase's steps in order; a background command is kept for the probes (of this phase and every later one). */
+async function runForegroundSteps(p: RunningPhase): Promise<void> {
+  for (const step of p.steps) {
+    for (const action of expandStep(step, p.resolve)) {
+      if (action.kind === 'command' && action.background) p.background.push(action);
+      else p.stepDone(await runForegroundStep(p.cluster, action, describeLabAction, p.options.signal));
+    }
+  }
+}
+
+/**
+ * Runs `probes` while the background steps run, after their longest lead; every background step is then
+ * awaited and judged, also when a probe threw, and one that failed is the phase's error.
+ */
+async function alongsideBackgroundSteps(p: RunningPhase, checks: PhaseChecks, ahead: AheadWatches, probes: () => Promise<void>): Promise<void> {
+  const running = p.background.map((command) => startBackgroundStep(p.cluster, command, p.options.signal));
+  try {
+    if (running.length > 0) await sleep(Math.max(...running.map((r) => r.command.background!.leadMs)));
+    await probes();
+  } finally {
+    await ahead.stop();
+    const judged = await Promise.allSettled(running.map((r) => r.finish()));
+    for (const j of judged) if (j.status === 'fulfilled') p.stepDone(j.value);
+    const failed = judged.find((j) => j.status === 'rejected');
+    if (failed) {
+      await checks.finish().catch(() => {});
+      // biome-ignore lint/correctness/noUnsafeFinally: a background step that failed is the phase's error, before a probe's
+      throw failed.reason;
+    }
+  }
+}
+
+/** The phase's probes, one at a time: each traced, each keeping the packets captured from its own start on. */
+async function runProbes(p: RunningPhase, ahead: AheadWatches): Promise<void> {
+  const { scenario, cluster, options } = p;
+  for (const [id, expected] of Object.entries(p.expect)) {
+    const spec = scenario.probes.find((x) => x.id === id)!;
+    // an attributed drop of this probe's packets ends it early
+    const trace = traceProbe(await startProbeTrace(cluster, probeFlows(spec, cluster), options.signal));
+    const observation = await trace.run((dropped) => runProbe({ spec, cluster, signal: options.signal, dropped, ahead }));
+    const probe = probeResult(id, expected, observation, (ref) => ((p.result.addresses ??= {})[ref] = cluster.address(ref)));
+    await trace.finish(probe); // keeps the trace of a faulted or failing probe
+    p.phase.probes.push(probe);
+    options.emit({ kind: 'probe', id: scenario.id, phase: p.name, probe });
   }
 }
 

@@ -44,7 +44,23 @@ export class SeriesWatch {
   }
 }
 
-export function probeRun(spec: ProbeSpec, cluster: StartedCluster, signal: AbortSignal, dropped?: AbortSignal, series?: SeriesWatch, ahead?: AheadWatches): ProbeRun {
+/** Where and how one run of a probe happens. */
+export interface ProbeRunOptions {
+  /** The probe as the scenario declares it. */
+  spec: ProbeSpec;
+  /** The started cluster its client and target are in. */
+  cluster: StartedCluster;
+  /** Aborted at Ctrl-C or a deadline: the run stops at once. */
+  signal: AbortSignal;
+  /** Aborted when the probe trace saw a packet the client sent dropped: the verdict is called there. */
+  dropped?: AbortSignal;
+  /** The packet watch a repeated probe's runs share. */
+  series?: SeriesWatch;
+  /** The phase's packet watches, started before its probes. */
+  ahead?: AheadWatches;
+}
+
+export function probeRun({ spec, cluster, signal, dropped, series, ahead }: ProbeRunOptions): ProbeRun {
   const to = probeDestination(spec);
   return {
     spec,
