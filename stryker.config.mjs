@@ -6,11 +6,11 @@ export default {
   testRunner: 'vitest',
   vitest: { configFile: 'vitest.mutation.config.ts', related: true },
   mutate: [
-    'harness/expect/**/*.ts',
-    'harness/probes/classify.ts',
-    'harness/gate/**/*.ts',
-    'harness/mutate/**/*.ts',
-    'harness/engine/failures.ts',
+    'src/observe/expect/**/*.ts',
+    'src/observe/probes/classify.ts',
+    'src/engine/gate/**/*.ts',
+    'src/engine/mutate/**/*.ts',
+    'src/engine/run/failures.ts',
   ],
   coverageAnalysis: 'perTest',
   // two cores; a mutant's tests run in seconds, a hang is a mutant that loops

@@ -6,8 +6,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, release } from 'node:os';
 import { join } from 'node:path';
-import { scenarioFailures } from '../harness/engine/failures.ts';
-import { runSuite } from '../harness/engine/run-suite.ts';
+import { scenarioFailures } from '../src/engine/run/failures.ts';
+import { runSuite } from '../src/engine/run/run-suite.ts';
 import { setUpSuiteScript } from './suite-script.ts';
 
 const { runs, options: values, provider, scenarios, signal } = await setUpSuiteScript('flakes', 100, { 'report-dir': { type: 'string' }, parallel: { type: 'string', default: '1' } });
@@ -66,7 +66,7 @@ const report = {
   failures,
 };
 await mkdir(values.out!, { recursive: true });
-await writeFile(join(values.out!, 'flakes.json'), JSON.stringify(report, null, 2) + '\n');
+await writeFile(join(values.out!, 'flakes.json'), `${JSON.stringify(report, null, 2)}\n`);
 for (const [id, c] of Object.entries(counts)) process.stdout.write(`${id.padEnd(42)} ${c.measured ? `measured ${c.measured}` : `passed ${c.passed}`}/${done}${c.failed ? `, failed ${c.failed}` : ''}${c.errored ? `, errored ${c.errored}` : ''}${c.skipped ? `, skipped ${c.skipped}` : ''}\n`);
 for (const f of failures) {
   process.stdout.write(`\nrun ${f.run} ${f.scenario}: ${f.verdict}\n`);

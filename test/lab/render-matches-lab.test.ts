@@ -2,9 +2,9 @@
 // real `iptables-save` is compared with the render, line for line (counters and date comments
 // aside); and the Service shapes the writer knows are exercised against the kernel.
 import { describe, expect, it } from 'vitest';
-import { newRunId, runPrefix } from '../../clusters/run-id.ts';
-import { provisionNetnsLab } from '../../clusters/netns/provision-netns-lab.ts';
-import { renderIptables } from '../../clusters/netns/render-node.ts';
+import { newRunId, runPrefix } from '../../src/contract/run-id.ts';
+import { provisionNetnsLab } from '../../src/providers/netns/provision-netns-lab.ts';
+import { renderIptables } from '../../src/dataplane/render-node.ts';
 import { labSkipReason, labTopology } from '../lab-support.ts';
 
 const topology = (cni: string, kubeProxy: string, services: string, extraNode = '') =>

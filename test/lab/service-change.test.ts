@@ -2,8 +2,8 @@
 // UDP conntrack clean-up follows the node's release: <= 1.31 deletes the entry DNATed to a removed
 // endpoint, 1.32's reconciler leaves it when the service has no endpoint left (kubernetes#139628).
 import { describe, expect, it } from 'vitest';
-import { newRunId, runPrefix } from '../../clusters/run-id.ts';
-import { provisionNetnsLab } from '../../clusters/netns/provision-netns-lab.ts';
+import { newRunId, runPrefix } from '../../src/contract/run-id.ts';
+import { provisionNetnsLab } from '../../src/providers/netns/provision-netns-lab.ts';
 import { dnsServiceTopology, labSkipReason } from '../lab-support.ts';
 
 const topology = (kubeProxy: string) => dnsServiceTopology({ kubeProxy });

@@ -2,10 +2,10 @@
 // removed, each assertion without its step, each faulted outcome swapped, each absence) makes it fail. The unmutated runs are the one suite run of
 // this `npm test` (test/suite-run.ts): only the mutants' own labs run here.
 import { describe, expect, it } from 'vitest';
-import { NetnsProvider } from '../../clusters/netns/netns-provider.ts';
-import { loadAllScenarios } from '../../harness/model/find-scenarios.ts';
-import { mutateAll } from '../../harness/mutate/mutate-command.ts';
-import { plannedMutants } from '../../harness/mutate/mutate-scenario.ts';
+import { NetnsProvider } from '../../src/providers/netns/netns-provider.ts';
+import { loadAllScenarios } from '../../src/model/find-scenarios.ts';
+import { mutateAll } from '../../src/engine/mutate/mutate-command.ts';
+import { plannedMutants } from '../../src/engine/mutate/mutate-scenario.ts';
 import { labSkipReason } from '../lab-support.ts';
 import { suiteRun, suiteSkipReason } from '../suite-run.ts';
 

@@ -2,10 +2,10 @@
 // that did not fire errors the phase, a counter that matches nothing fails.
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { NetnsProvider } from '../../clusters/netns/netns-provider.ts';
-import { scenarioFailures } from '../../harness/engine/failures.ts';
-import { runScenario } from '../../harness/engine/run-scenario.ts';
-import { loadScenarioFile, parseScenario } from '../../harness/model/load-scenario.ts';
+import { NetnsProvider } from '../../src/providers/netns/netns-provider.ts';
+import { scenarioFailures } from '../../src/engine/run/failures.ts';
+import { runScenario } from '../../src/engine/run/run-scenario.ts';
+import { loadScenarioFile, parseScenario } from '../../src/model/load-scenario.ts';
 import { labSkipReason } from '../lab-support.ts';
 
 const provider = new NetnsProvider();

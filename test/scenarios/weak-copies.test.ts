@@ -3,11 +3,11 @@
 // refuses them, test/unit/falsifiable.test.ts.)
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { NetnsProvider } from '../../clusters/netns/netns-provider.ts';
-import { runGate } from '../../harness/gate/run-gate.ts';
-import { parseScenario } from '../../harness/model/load-scenario.ts';
-import { loadProfile } from '../../harness/model/profile.ts';
-import { mutateScenario } from '../../harness/mutate/mutate-scenario.ts';
+import { NetnsProvider } from '../../src/providers/netns/netns-provider.ts';
+import { runGate } from '../../src/engine/gate/run-gate.ts';
+import { parseScenario } from '../../src/model/load-scenario.ts';
+import { loadProfile } from '../../src/model/profile.ts';
+import { mutateScenario } from '../../src/engine/mutate/mutate-scenario.ts';
 import { labSkipReason } from '../lab-support.ts';
 
 const provider = new NetnsProvider();

@@ -1,10 +1,10 @@
 // The process runner every lab and cluster command goes through: output, exit codes, input and
 // environment, deadlines, cancellation, early stops, programs that cannot start, readiness lines.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCommand, spawnCommand, useSpawner } from '../../clusters/command.ts';
-import { NativeSpawner } from '../../clusters/native-spawner.ts';
-import { helperBinary } from '../../clusters/netns/helper-build.ts';
-import { CommandFailedError, HarnessError } from '../../harness/model/errors.ts';
+import { runCommand, spawnCommand, useSpawner } from '../../src/contract/command.ts';
+import { NativeSpawner } from '../../src/contract/native-spawner.ts';
+import { helperBinary } from '../../src/providers/netns/helper-build.ts';
+import { CommandFailedError, HarnessError } from '../../src/model/errors.ts';
 
 // every behaviour holds whichever way the process starts: node:child_process, or the native spawner
 describe.each(['node:child_process', 'native spawner'])('through %s', (how) => {

@@ -1,7 +1,7 @@
 // Input that cannot fail is refused at validation, with the file, line, field and what to write instead.
 import { describe, expect, it } from 'vitest';
-import { ScenarioValidationError } from '../../harness/model/errors.ts';
-import { parseScenario } from '../../harness/model/load-scenario.ts';
+import { ScenarioValidationError } from '../../src/model/errors.ts';
+import { parseScenario } from '../../src/model/load-scenario.ts';
 
 /** A valid scenario: one repeated probe, one counter check; `edit` swaps parts of it. */
 const TEMPLATE = `id: s

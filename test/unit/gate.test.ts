@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import type { ProbeResult, ScenarioResult } from '../../harness/engine/results.ts';
-import type { CheckResult } from '../../harness/expect/run-checks.ts';
-import type { Outcome } from '../../harness/model/outcome.ts';
-import type { CheckSpec, Scenario } from '../../harness/model/scenario-schema.ts';
-import { change } from '../../harness/gate/run-gate.ts';
-import { assess } from '../../harness/gate/susceptibility.ts';
-import { applyProfile, loadProfile } from '../../harness/model/profile.ts';
-import { loadAllScenarios } from '../../harness/model/find-scenarios.ts';
+import type { ProbeResult, ScenarioResult } from '../../src/engine/run/results.ts';
+import type { CheckResult } from '../../src/observe/expect/run-checks.ts';
+import type { Outcome } from '../../src/model/outcome.ts';
+import type { CheckSpec, Scenario } from '../../src/model/scenario-schema.ts';
+import { change } from '../../src/engine/gate/run-gate.ts';
+import { assess } from '../../src/engine/gate/susceptibility.ts';
+import { applyProfile, loadProfile } from '../../src/model/profile.ts';
+import { loadAllScenarios } from '../../src/model/find-scenarios.ts';
 
 const probe = (id: string, matched: boolean, observed: Outcome = 'ok', summary = `${id} saw ${observed}`): ProbeResult => ({ id, expected: 'x', observed, matched, summary, durationMs: 1, detail: {} });
 type Probe = ProbeResult;

@@ -16,8 +16,8 @@
 // - everything else at fork commits (no tagged source could be had): named in each test.
 import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { kubeProxyLayout, type KubeProxyLayout } from '../../clusters/netns/kube-proxy-layout.ts';
-import { kubeProxyJumps, kubeProxyRules, savedProbability } from '../../clusters/netns/kube-proxy-rules.ts';
+import { kubeProxyLayout, type KubeProxyLayout } from '../../src/dataplane/kube-proxy-layout.ts';
+import { kubeProxyJumps, kubeProxyRules, savedProbability } from '../../src/dataplane/kube-proxy-rules.ts';
 
 /** One rule of iptables-restore input in the form iptables-save prints it. */
 export function saveForm(rule: string): string {

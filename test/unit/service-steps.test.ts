@@ -4,13 +4,13 @@
 // and of services going from no endpoints to some, cleared per change) and pkg/proxy/conntrack/cleanup.go
 // (1.32, PR 127318: a reconciler that skips a service without endpoints, issue 139628, fixed by PR 139629).
 import { describe, expect, it } from 'vitest';
-import { IptablesModel } from '../../clusters/netns/iptables-ops.ts';
-import { kubeProxyLayout } from '../../clusters/netns/kube-proxy-layout.ts';
-import { kubeProxySyncOps, parseUdpFlows, rulesFor, udpConntrackDeletes } from '../../clusters/netns/kube-proxy-sync.ts';
-import { Topology } from '../../harness/model/scenario-schema.ts';
-import { changedEndpoints, endpointStep } from '../../harness/model/steps/endpoint.ts';
-import { expandStep, Step } from '../../harness/model/steps/registry.ts';
-import { changedService } from '../../harness/model/steps/service.ts';
+import { IptablesModel } from '../../src/dataplane/iptables-ops.ts';
+import { kubeProxyLayout } from '../../src/dataplane/kube-proxy-layout.ts';
+import { kubeProxySyncOps, parseUdpFlows, rulesFor, udpConntrackDeletes } from '../../src/providers/netns/kube-proxy-sync.ts';
+import { Topology } from '../../src/model/scenario-schema.ts';
+import { changedEndpoints, endpointStep } from '../../src/model/steps/endpoint.ts';
+import { expandStep, Step } from '../../src/model/steps/registry.ts';
+import { changedService } from '../../src/model/steps/service.ts';
 
 const topology = (protocol: 'TCP' | 'UDP', endpoints: string[]) =>
   Topology.parse({
@@ -91,7 +91,7 @@ describe("kube-proxy's UDP conntrack clean-up", () => {
     expect(udpConntrackDeletes(layout, svc(['a']), svc(['a', 'b']), placements, [])).toEqual([]);
   });
 
-  it('1.32: the reconciler deletes entries to anything but an endpoint, and skips a service left with none (issue 139628)', () => {
+  it('1.32: the reconciler deletes entries to anything but an endpoint, and skips a service left with none (kubernetes#139628)', () => {
     const layout = kubeProxyLayout('1.32');
     expect(udpConntrackDeletes(layout, svc(['a']), svc([]), placements, flows)).toEqual([]);
     expect(udpConntrackDeletes(layout, svc([]), svc(['b']), placements, flows)).toEqual([

@@ -1,7 +1,7 @@
 // The trace tools' output as recorded on Linux 6.18 (iptables 1.8.9 nf_tables, conntrack-tools 1.4.7, our drop tracer).
 import { describe, expect, it } from 'vitest';
-import { parseConntrackLine, parseDropLine, XtablesTraceParser } from '../../clusters/netns/trace/parse-trace-lines.ts';
-import { invalidTraceRule, labTraceRules } from '../../clusters/netns/trace/lab-tracer.ts';
+import { parseConntrackLine, parseDropLine, XtablesTraceParser } from '../../src/providers/netns/trace/parse-trace-lines.ts';
+import { invalidTraceRule, labTraceRules } from '../../src/providers/netns/trace/lab-tracer.ts';
 
 describe('xtables-monitor --trace', () => {
   it('pairs each TRACE line with its PACKET line: table, chain, verdict, rule text', () => {

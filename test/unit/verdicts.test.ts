@@ -2,20 +2,20 @@
 // outcomes come from packets, phases must assert something, and mutants are judged on observations.
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import type { ExecOptions, ExecResult } from '../../clusters/command.ts';
-import type { StartedCluster, Target } from '../../clusters/provider.ts';
-import { expandStep } from '../../harness/model/steps/registry.ts';
-import { runForegroundStep, startBackgroundStep, StepFailedError } from '../../harness/engine/run-steps.ts';
-import { PhaseChecks } from '../../harness/expect/run-checks.ts';
-import { matchExpectation } from '../../harness/expect/match-expectation.ts';
-import { ScenarioValidationError } from '../../harness/model/errors.ts';
-import { parseScenario } from '../../harness/model/load-scenario.ts';
-import type { CheckSpec, StepSpec } from '../../harness/model/scenario-schema.ts';
-import { classifyCurl, connectAnswer, ignoredAnswers } from '../../harness/probes/classify.ts';
-import { parseTcpdumpLine } from '../../harness/probes/packet-watch.ts';
-import { nslookupAnswers } from '../../harness/probes/kinds/dns.ts';
-import { swappedOutcomes } from '../../harness/mutate/mutate-scenario.ts';
-import type { ScenarioResult } from '../../harness/engine/results.ts';
+import type { ExecOptions, ExecResult } from '../../src/contract/command.ts';
+import type { StartedCluster, Target } from '../../src/contract/provider.ts';
+import { expandStep } from '../../src/model/steps/registry.ts';
+import { runForegroundStep, startBackgroundStep, StepFailedError } from '../../src/engine/run/run-steps.ts';
+import { PhaseChecks } from '../../src/observe/expect/run-checks.ts';
+import { matchExpectation } from '../../src/observe/expect/match-expectation.ts';
+import { ScenarioValidationError } from '../../src/model/errors.ts';
+import { parseScenario } from '../../src/model/load-scenario.ts';
+import type { CheckSpec, StepSpec } from '../../src/model/scenario-schema.ts';
+import { classifyCurl, connectAnswer, ignoredAnswers } from '../../src/observe/probes/classify.ts';
+import { parseTcpdumpLine } from '../../src/observe/probes/packet-watch.ts';
+import { nslookupAnswers } from '../../src/observe/probes/kinds/dns.ts';
+import { swappedOutcomes } from '../../src/engine/mutate/mutate-scenario.ts';
+import type { ScenarioResult } from '../../src/engine/run/results.ts';
 
 /** A cluster whose commands answer from a script: argv joined by spaces -> result. */
 function scriptedCluster(answers: Record<string, Partial<ExecResult>>): StartedCluster {

@@ -1,15 +1,15 @@
-// harness/mutate/mutate-scenario.ts, absence-matches: an absence (count 0, delta 0, max 0) proves
+// src/engine/mutate/mutate-scenario.ts, absence-matches: an absence (count 0, delta 0, max 0) proves
 // something only where its pattern matches in some phase of some run, the original's or a removal's.
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import * as engine from '../../../harness/engine/run-scenario.ts';
-import { mutateScenario, plannedMutants, type MutantResult } from '../../../harness/mutate/mutate-scenario.ts';
-import type { ClusterProvider } from '../../../clusters/provider.ts';
-import type { PhaseResult } from '../../../harness/engine/results.ts';
-import type { CheckSpec, Scenario } from '../../../harness/model/scenario-schema.ts';
+import * as engine from '../../../src/engine/run/run-scenario.ts';
+import { mutateScenario, plannedMutants, type MutantResult } from '../../../src/engine/mutate/mutate-scenario.ts';
+import type { ClusterProvider } from '../../../src/contract/provider.ts';
+import type { PhaseResult } from '../../../src/engine/run/results.ts';
+import type { CheckSpec, Scenario } from '../../../src/model/scenario-schema.ts';
 import { checkSpec, fakeLab, type Decide } from './fake-lab.ts';
 import { check, phase, probe, scenarioResult } from './results.ts';
 
-vi.mock('../../../harness/engine/run-scenario.ts', async (importOriginal) => ({ ...(await importOriginal<typeof engine>()), runLab: vi.fn(), runScenario: vi.fn() }));
+vi.mock('../../../src/engine/run/run-scenario.ts', async (importOriginal) => ({ ...(await importOriginal<typeof engine>()), runLab: vi.fn(), runScenario: vi.fn() }));
 
 const RST = checkSpec({ id: 'no-rst', cmd: 'tcpdump -c 10', matches: 'RST', expect: { count: 0 } });
 const scenario = (checks: { baseline?: CheckSpec[]; fault?: CheckSpec[]; fix?: CheckSpec[] }) =>

@@ -1,6 +1,6 @@
-// harness/expect/run-checks.ts, the pure parts: ranges, counters read from output, printable strings.
+// src/observe/expect/run-checks.ts, the pure parts: ranges, counters read from output, printable strings.
 import { describe, expect, it } from 'vitest';
-import { describeRange, inRange, printableStrings, readCounter } from '../../../harness/expect/run-checks.ts';
+import { describeRange, inRange, printableStrings, readCounter } from '../../../src/observe/expect/run-checks.ts';
 
 describe('inRange', () => {
   it('a number is an exact value: 0 holds only for 0', () => {

@@ -1,6 +1,6 @@
-// harness/probes/classify.ts, classifyCurl: an HTTP probe's outcome from curl's exit and the wire.
+// src/observe/probes/classify.ts, classifyCurl: an HTTP probe's outcome from curl's exit and the wire.
 import { describe, expect, it } from 'vitest';
-import { classifyCurl, type CurlResult } from '../../../harness/probes/classify.ts';
+import { classifyCurl, type CurlResult } from '../../../src/observe/probes/classify.ts';
 import { client, icmp, SYN, tcp, vip, wire } from './wire.ts';
 
 const curl = (exitCode: number | undefined, stderr = '', over: Partial<CurlResult> = {}): CurlResult => ({ exitCode, stderr, httpCode: 0, body: '', ...over });

@@ -1,7 +1,7 @@
-// harness/probes/classify.ts, DNS: the agent resolver's result, backed by the capture: a reply on the
+// src/observe/probes/classify.ts, DNS: the agent resolver's result, backed by the capture: a reply on the
 // wire, an ICMP error about the query, or nothing.
 import { describe, expect, it } from 'vitest';
-import { classifyDnsAgent, dnsReplyOnWire, icmpAboutQuery, icmpInsteadOfReply, type DnsAgentResult } from '../../../harness/probes/classify.ts';
+import { classifyDnsAgent, dnsReplyOnWire, icmpAboutQuery, icmpInsteadOfReply, type DnsAgentResult } from '../../../src/observe/probes/classify.ts';
 import { client, icmp, udp, wire } from './wire.ts';
 
 const dns = { ip: '10.96.0.10', port: 53 };

@@ -1,7 +1,7 @@
-// harness/probes/classify.ts, classifyDownload: ok only when every byte arrived; a reset names the
+// src/observe/probes/classify.ts, classifyDownload: ok only when every byte arrived; a reset names the
 // packet that missed its reverse NAT when the capture holds it.
 import { describe, expect, it } from 'vitest';
-import { classifyDownload, type DownloadResult } from '../../../harness/probes/classify.ts';
+import { classifyDownload, type DownloadResult } from '../../../src/observe/probes/classify.ts';
 import { client, SYN, tcp, vip, wire } from './wire.ts';
 
 const download = (over: Partial<DownloadResult>): DownloadResult => ({ exitCode: 0, stderr: '', httpCode: 200, body: '', bytes: 1000, sizeDownload: 1000, ...over });

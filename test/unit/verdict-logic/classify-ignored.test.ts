@@ -1,8 +1,8 @@
-// harness/probes/classify.ts: only an answer the client's socket acts on makes the outcome: a RST from
+// src/observe/probes/classify.ts: only an answer the client's socket acts on makes the outcome: a RST from
 // where its SYN went (as the client sees it, after reverse NAT), an ICMP error about that address. Others
 // are named in the reason (ignoredAnswers), never the outcome.
 import { describe, expect, it } from 'vitest';
-import { classifyCurl, connectAnswer, ignoredAnswers } from '../../../harness/probes/classify.ts';
+import { classifyCurl, connectAnswer, ignoredAnswers } from '../../../src/observe/probes/classify.ts';
 import { client, icmp, SYN, tcp, vip, wire } from './wire.ts';
 
 const UNNATED_RST = tcp('10.244.1.3.8080', '10.244.1.2.44186', 'R.');

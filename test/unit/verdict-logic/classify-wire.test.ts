@@ -1,7 +1,7 @@
-// harness/probes/classify.ts, the packet readers: who answered the client's SYN, where the SYN went,
+// src/observe/probes/classify.ts, the packet readers: who answered the client's SYN, where the SYN went,
 // and replies or segments that missed their reverse NAT.
 import { describe, expect, it } from 'vitest';
-import { connectAnswer, foreignReply, foreignSegment, synAckSource, synDestination } from '../../../harness/probes/classify.ts';
+import { connectAnswer, foreignReply, foreignSegment, synAckSource, synDestination } from '../../../src/observe/probes/classify.ts';
 import { client, icmp, SYN, tcp, udp, vip, wire } from './wire.ts';
 
 describe('synDestination: where the client\'s first SYN went', () => {

@@ -1,6 +1,6 @@
-// harness/engine/failures.ts: the lines that make a run exit 1.
+// src/engine/run/failures.ts: the lines that make a run exit 1.
 import { describe, expect, it } from 'vitest';
-import { phaseFailures, runFailures, scenarioFailures } from '../../../harness/engine/failures.ts';
+import { phaseFailures, runFailures, scenarioFailures } from '../../../src/engine/run/failures.ts';
 import { check, phase, probe, scenarioResult } from './results.ts';
 
 describe('phaseFailures', () => {

@@ -1,7 +1,7 @@
 // A cluster whose commands answer from a script, for PhaseChecks: each exec names where it ran and
 // what, and gets the next answer its script gives; background commands are fake processes.
-import type { ExecResult, Spawned } from '../../../clusters/command.ts';
-import type { StartedCluster, Target } from '../../../clusters/provider.ts';
+import type { ExecResult, Spawned } from '../../../src/contract/command.ts';
+import type { StartedCluster, Target } from '../../../src/contract/provider.ts';
 
 export interface FakeProcess {
   /** What it printed. */

@@ -1,10 +1,10 @@
 // A stand-in for run-scenario.ts' runLab: each phase of a plan ends as `decide` says, recorded the way
 // the real one records it (an errored phase is pushed, then its error thrown), and every lab started
 // is logged by its label and plan.
-import type { PhaseResult, ScenarioResult } from '../../../harness/engine/results.ts';
-import type { PhasePlan, ScenarioRunOptions } from '../../../harness/engine/run-scenario.ts';
-import { HarnessError } from '../../../harness/model/errors.ts';
-import type { CheckSpec, Scenario } from '../../../harness/model/scenario-schema.ts';
+import type { PhaseResult, ScenarioResult } from '../../../src/engine/run/results.ts';
+import type { PhasePlan, ScenarioRunOptions } from '../../../src/engine/run/run-scenario.ts';
+import { HarnessError } from '../../../src/model/errors.ts';
+import type { CheckSpec, Scenario } from '../../../src/model/scenario-schema.ts';
 
 export type Decide = (phase: PhasePlan, label: string) => Partial<PhaseResult> | Error;
 

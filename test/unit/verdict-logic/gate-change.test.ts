@@ -1,7 +1,7 @@
-// harness/gate/run-gate.ts, change: the gate's verdict for one scenario from both profiles' assessments.
+// src/engine/gate/run-gate.ts, change: the gate's verdict for one scenario from both profiles' assessments.
 import { expect, it } from 'vitest';
-import { change } from '../../../harness/gate/run-gate.ts';
-import type { Susceptibility } from '../../../harness/gate/susceptibility.ts';
+import { change } from '../../../src/engine/gate/run-gate.ts';
+import type { Susceptibility } from '../../../src/engine/gate/susceptibility.ts';
 
 const SIDES: Susceptibility[] = ['susceptible', 'immune', 'broken', 'not-applicable', 'unjudged'];
 

@@ -1,8 +1,8 @@
 // Fault-only runs for the gate's tests: a baseline phase and a faulted phase of probes and checks.
-import type { ProbeResult, ScenarioResult } from '../../../harness/engine/results.ts';
-import type { CheckResult } from '../../../harness/expect/run-checks.ts';
-import type { Outcome } from '../../../harness/model/outcome.ts';
-import type { CheckSpec, Scenario } from '../../../harness/model/scenario-schema.ts';
+import type { ProbeResult, ScenarioResult } from '../../../src/engine/run/results.ts';
+import type { CheckResult } from '../../../src/observe/expect/run-checks.ts';
+import type { Outcome } from '../../../src/model/outcome.ts';
+import type { CheckSpec, Scenario } from '../../../src/model/scenario-schema.ts';
 import { checkSpec } from './fake-lab.ts';
 import { check, phase, probe, scenarioResult } from './results.ts';
 

@@ -1,7 +1,7 @@
-// harness/expect/match-expectation.ts, one run: each field of an expectation compared with what the probe observed.
+// src/observe/expect/match-expectation.ts, one run: each field of an expectation compared with what the probe observed.
 import { describe, expect, it } from 'vitest';
-import { matchExpectation } from '../../../harness/expect/match-expectation.ts';
-import type { ExpectedSpec } from '../../../harness/model/scenario-schema.ts';
+import { matchExpectation } from '../../../src/observe/expect/match-expectation.ts';
+import type { ExpectedSpec } from '../../../src/model/scenario-schema.ts';
 import { observation } from './results.ts';
 
 const addresses: Record<string, string> = { 'pod/web': '10.244.1.3', 'svc/web': '10.96.0.20', 'svc/kube-dns': '10.96.0.10' };

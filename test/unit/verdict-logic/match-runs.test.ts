@@ -1,9 +1,9 @@
-// harness/expect/match-expectation.ts, a repeated probe: how many runs must meet the expectation
+// src/observe/expect/match-expectation.ts, a repeated probe: how many runs must meet the expectation
 // (every run; an exact or open `count`; a `rate`) and what the others may be (`otherwise`).
 import { describe, expect, it } from 'vitest';
-import { matchExpectation } from '../../../harness/expect/match-expectation.ts';
-import type { ExpectedSpec } from '../../../harness/model/scenario-schema.ts';
-import type { Outcome } from '../../../harness/model/outcome.ts';
+import { matchExpectation } from '../../../src/observe/expect/match-expectation.ts';
+import type { ExpectedSpec } from '../../../src/model/scenario-schema.ts';
+import type { Outcome } from '../../../src/model/outcome.ts';
 import { repeated } from './results.ts';
 
 const match = (expected: ExpectedSpec, outcomes: Outcome[]) => matchExpectation(expected, repeated(outcomes), (ref) => (ref === 'pod/web' ? '10.244.1.3' : ref));

@@ -1,4 +1,4 @@
-// harness/mutate/mutate-command.ts on a colour terminal: each mutant's status in its own colour
+// src/engine/mutate/mutate-command.ts on a colour terminal: each mutant's status in its own colour
 // (green killed, red survived, yellow not judged), a failed original in red.
 import { expect, it, vi } from 'vitest';
 
@@ -8,7 +8,7 @@ const before = vi.hoisted(() => {
   process.env.FORCE_COLOR = '1';
   return was;
 });
-const { mutantLine, mutateTable } = await import('../../../harness/mutate/mutate-command.ts');
+const { mutantLine, mutateTable } = await import('../../../src/engine/mutate/mutate-command.ts');
 if (before === undefined) delete process.env.FORCE_COLOR;
 else process.env.FORCE_COLOR = before;
 

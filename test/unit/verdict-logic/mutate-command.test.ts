@@ -1,18 +1,19 @@
-// harness/mutate/mutate-command.ts: mutants of several scenarios, originals that failed, the verdict
+// src/engine/mutate/mutate-command.ts: mutants of several scenarios, originals that failed, the verdict
 // of the whole run, its table, line and JSON.
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import * as mutate from '../../../harness/mutate/mutate-scenario.ts';
-import { mutantLine, mutateAll, mutatePassed, mutateTable, writeMutateJson, type MutateRun } from '../../../harness/mutate/mutate-command.ts';
-import type { ClusterProvider } from '../../../clusters/provider.ts';
-import type { LoadedScenario } from '../../../harness/model/load-scenario.ts';
+import * as mutate from '../../../src/engine/mutate/mutate-scenario.ts';
+import { mutantLine, mutateAll, mutatePassed, mutateTable, writeMutateJson, type MutateRun } from '../../../src/engine/mutate/mutate-command.ts';
+import type { ClusterProvider } from '../../../src/contract/provider.ts';
+import type { LoadedScenario } from '../../../src/model/load-scenario.ts';
 import { scenarioResult } from './results.ts';
 
-vi.mock('../../../harness/mutate/mutate-scenario.ts', async (importOriginal) => ({ ...(await importOriginal<typeof mutate>()), mutateScenario: vi.fn() }));
+vi.mock('../../../src/engine/mutate/mutate-scenario.ts', async (importOriginal) => ({ ...(await importOriginal<typeof mutate>()), mutateScenario: vi.fn() }));
 
-const plain = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, '');
+const plain = stripVTControlCharacters;
 const m = (scenario: string, mutation: string, status: mutate.MutantStatus, reason = 'r'): mutate.MutantResult => ({ scenario, mutation, status, killed: status === 'killed', reason });
 const loaded = (id: string) => ({ file: `${id}.yaml`, scenario: { id } }) as unknown as LoadedScenario;
 const options = () => ({ provider: {} as ClusterProvider, signal: new AbortController().signal, parallel: 1 });

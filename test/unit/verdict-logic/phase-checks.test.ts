@@ -1,8 +1,8 @@
-// harness/expect/run-checks.ts, PhaseChecks: counters read before and after the probes, lines counted
+// src/observe/expect/run-checks.ts, PhaseChecks: counters read before and after the probes, lines counted
 // after them or over a background command's output, and checks that cannot be read.
 import { describe, expect, it } from 'vitest';
-import { PhaseChecks } from '../../../harness/expect/run-checks.ts';
-import type { CheckSpec } from '../../../harness/model/scenario-schema.ts';
+import { PhaseChecks } from '../../../src/observe/expect/run-checks.ts';
+import type { CheckSpec } from '../../../src/model/scenario-schema.ts';
 import { fakeCluster, type FakeProcess, type Script } from './fake-cluster.ts';
 
 const CMD = 'iptables -L KUBE-FORWARD -v -x -n';

@@ -1,16 +1,16 @@
-// harness/mutate/mutate-scenario.ts: a removal's lab replays the original's history first (baseline,
+// src/engine/mutate/mutate-scenario.ts: a removal's lab replays the original's history first (baseline,
 // then the fault when a fix is removed). When that history does not hold, the removal was never put to
 // the test: its mutant and assertions are not judged, rather than killed by a failure they did not cause.
 // A case mutate gets wrong is an `it.fails` naming the bug (as in bad-input.test.ts): when the bug is
 // fixed, vitest reports it as failing; turn it into `it`.
 import { beforeEach, expect, it, vi } from 'vitest';
-import * as engine from '../../../harness/engine/run-scenario.ts';
-import { mutateScenario, type MutantResult } from '../../../harness/mutate/mutate-scenario.ts';
-import type { ClusterProvider } from '../../../clusters/provider.ts';
+import * as engine from '../../../src/engine/run/run-scenario.ts';
+import { mutateScenario, type MutantResult } from '../../../src/engine/mutate/mutate-scenario.ts';
+import type { ClusterProvider } from '../../../src/contract/provider.ts';
 import { fakeLab, SCENARIO, type Decide } from './fake-lab.ts';
 import { phase, probe, scenarioResult } from './results.ts';
 
-vi.mock('../../../harness/engine/run-scenario.ts', async (importOriginal) => ({ ...(await importOriginal<typeof engine>()), runLab: vi.fn(), runScenario: vi.fn() }));
+vi.mock('../../../src/engine/run/run-scenario.ts', async (importOriginal) => ({ ...(await importOriginal<typeof engine>()), runLab: vi.fn(), runScenario: vi.fn() }));
 
 const passed = scenarioResult({ id: 'race', phases: [phase({ probes: [probe({ observed: 'timeout' })] })] });
 const healthy = { probes: [probe({ id: 'p' }), probe({ id: 'q' })] };

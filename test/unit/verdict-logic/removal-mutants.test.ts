@@ -1,16 +1,16 @@
-// harness/mutate/mutate-scenario.ts, mutateScenario: fault-removed and fix-removed, each in a lab of its
+// src/engine/mutate/mutate-scenario.ts, mutateScenario: fault-removed and fix-removed, each in a lab of its
 // own with the original's history, and the assertions each must make fail on its own (needs-fault,
 // needs-fix); an original that did not pass. The labs are stand-ins (fake-lab.ts): no root, no namespaces.
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import * as engine from '../../../harness/engine/run-scenario.ts';
-import { HarnessError } from '../../../harness/model/errors.ts';
-import { mutateScenario, plannedMutants, type MutantResult } from '../../../harness/mutate/mutate-scenario.ts';
-import type { ClusterProvider } from '../../../clusters/provider.ts';
-import type { Scenario } from '../../../harness/model/scenario-schema.ts';
+import * as engine from '../../../src/engine/run/run-scenario.ts';
+import { HarnessError } from '../../../src/model/errors.ts';
+import { mutateScenario, plannedMutants, type MutantResult } from '../../../src/engine/mutate/mutate-scenario.ts';
+import type { ClusterProvider } from '../../../src/contract/provider.ts';
+import type { Scenario } from '../../../src/model/scenario-schema.ts';
 import { aborted, fakeLab, SCENARIO, type Decide, type FakeLab } from './fake-lab.ts';
 import { check, phase, probe, scenarioResult } from './results.ts';
 
-vi.mock('../../../harness/engine/run-scenario.ts', async (importOriginal) => ({ ...(await importOriginal<typeof engine>()), runLab: vi.fn(), runScenario: vi.fn() }));
+vi.mock('../../../src/engine/run/run-scenario.ts', async (importOriginal) => ({ ...(await importOriginal<typeof engine>()), runLab: vi.fn(), runScenario: vi.fn() }));
 
 const provider = {} as ClusterProvider;
 const signal = new AbortController().signal;

@@ -1,7 +1,7 @@
 // Builders of run results for the verdict-logic tests: only the fields a test names differ from a
 // passing default, so each test reads as the situation it judges.
-import type { CheckResult, PhaseResult, ProbeResult, ScenarioResult } from '../../../harness/engine/results.ts';
-import type { Observation } from '../../../harness/model/outcome.ts';
+import type { CheckResult, PhaseResult, ProbeResult, ScenarioResult } from '../../../src/engine/run/results.ts';
+import type { Observation } from '../../../src/model/outcome.ts';
 
 export const probe = (over: Partial<ProbeResult> = {}): ProbeResult => ({
   id: 'p',

@@ -1,15 +1,15 @@
-// harness/gate/run-gate.ts, runGate: each scenario's fault-only run under both profiles, assessed and
+// src/engine/gate/run-gate.ts, runGate: each scenario's fault-only run under both profiles, assessed and
 // compared. runScenario is a stand-in: its result depends on the profile the scenario was given.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import * as engine from '../../../harness/engine/run-scenario.ts';
-import { runGate } from '../../../harness/gate/run-gate.ts';
-import type { ClusterProvider } from '../../../clusters/provider.ts';
-import type { LoadedScenario } from '../../../harness/model/load-scenario.ts';
-import type { Profile } from '../../../harness/model/profile.ts';
-import type { Scenario } from '../../../harness/model/scenario-schema.ts';
+import * as engine from '../../../src/engine/run/run-scenario.ts';
+import { runGate } from '../../../src/engine/gate/run-gate.ts';
+import type { ClusterProvider } from '../../../src/contract/provider.ts';
+import type { LoadedScenario } from '../../../src/model/load-scenario.ts';
+import type { Profile } from '../../../src/model/profile.ts';
+import type { Scenario } from '../../../src/model/scenario-schema.ts';
 import { BASELINE_OK, CONTROLS_HELD, read, run, saw, SCENARIO } from './gate-results.ts';
 
-vi.mock('../../../harness/engine/run-scenario.ts', async (importOriginal) => ({ ...(await importOriginal<typeof engine>()), runScenario: vi.fn() }));
+vi.mock('../../../src/engine/run/run-scenario.ts', async (importOriginal) => ({ ...(await importOriginal<typeof engine>()), runScenario: vi.fn() }));
 
 const old: Profile = { name: 'kube-proxy-1.14', description: 'old', kubeProxy: '1.14', nodeSysctls: {} } as Profile;
 const next: Profile = { name: 'kube-proxy-1.15', description: 'new', kubeProxy: '1.15', nodeSysctls: { 'net.netfilter.nf_conntrack_tcp_be_liberal': 1 } } as Profile;

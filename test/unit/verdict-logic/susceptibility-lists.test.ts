@@ -1,8 +1,8 @@
-// harness/gate/susceptibility.ts: every probe or check behind a verdict is named, in order, in its
+// src/engine/gate/susceptibility.ts: every probe or check behind a verdict is named, in order, in its
 // reason and in decidedBy; roles are read with several checks and probes of each kind.
 import { describe, expect, it } from 'vitest';
-import { assess } from '../../../harness/gate/susceptibility.ts';
-import type { Scenario } from '../../../harness/model/scenario-schema.ts';
+import { assess } from '../../../src/engine/gate/susceptibility.ts';
+import type { Scenario } from '../../../src/model/scenario-schema.ts';
 import { counter, read, run, saw } from './gate-results.ts';
 
 /** Two symptom probes (a, b: ok -> timeout), two controls (c, d: ok), two symptom checks, two control checks. */

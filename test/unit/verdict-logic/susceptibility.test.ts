@@ -1,9 +1,9 @@
-// harness/gate/susceptibility.ts, assess: a profile's fault-only run read as susceptible (the symptom and
+// src/engine/gate/susceptibility.ts, assess: a profile's fault-only run read as susceptible (the symptom and
 // its mechanism showed), immune (only from health: symptom probes healthy, controls held), broken
 // (neither), unjudged (could not tell) or not-applicable.
 import { describe, expect, it } from 'vitest';
-import { assess } from '../../../harness/gate/susceptibility.ts';
-import type { Scenario } from '../../../harness/model/scenario-schema.ts';
+import { assess } from '../../../src/engine/gate/susceptibility.ts';
+import type { Scenario } from '../../../src/model/scenario-schema.ts';
 import { BASELINE_OK, CONTROLS_HELD, counter, read, run, saw, SCENARIO } from './gate-results.ts';
 
 const symptom = { probes: [saw('sym', 'timeout', true), saw('ctl', 'ok', true)], checks: [read('drops', true), ...CONTROLS_HELD] };

@@ -1,9 +1,9 @@
-// harness/mutate/mutate-scenario.ts, swappedOutcomes and killRate: mutants judged on the original
+// src/engine/mutate/mutate-scenario.ts, swappedOutcomes and killRate: mutants judged on the original
 // run's observations, without a lab.
 import { describe, expect, it } from 'vitest';
-import { killRate, swappedOutcomes, type MutantStatus } from '../../../harness/mutate/mutate-scenario.ts';
-import type { ScenarioResult } from '../../../harness/engine/results.ts';
-import type { Scenario } from '../../../harness/model/scenario-schema.ts';
+import { killRate, swappedOutcomes, type MutantStatus } from '../../../src/engine/mutate/mutate-scenario.ts';
+import type { ScenarioResult } from '../../../src/engine/run/results.ts';
+import type { Scenario } from '../../../src/model/scenario-schema.ts';
 import { phase, probe, scenarioResult } from './results.ts';
 
 const scenario = (expect: Record<string, unknown>) => ({ id: 's', fault: { expect } }) as unknown as Scenario;

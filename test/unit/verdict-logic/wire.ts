@@ -1,6 +1,6 @@
 // Captured packets for the classification tests, written as tcpdump prints them (addresses as
 // IP.PORT) and parsed the way a probe's packet watch parses them.
-import { parseTcpdumpLine, type Packet } from '../../../harness/probes/packet-watch.ts';
+import { parseTcpdumpLine, type Packet } from '../../../src/observe/probes/packet-watch.ts';
 
 /** The probing pod, its ephemeral port, the Service it connects to and the pod behind it. */
 export const client = '10.244.1.2';

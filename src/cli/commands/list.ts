@@ -1,0 +1,13 @@
+// `netrepro list`: scenario ids and titles, or (--json) what a script needs to pick scenarios.
+import { relative } from 'node:path';
+import { scenarioCatalogue } from '../../model/scenario-catalogue.ts';
+
+export default async function list(options: { json?: boolean }): Promise<void> {
+  const scenarios = await scenarioCatalogue();
+  if (options.json) {
+    const rows = scenarios.map((s) => ({ ...s, file: relative(process.cwd(), s.file) || s.file }));
+    process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
+    return;
+  }
+  for (const s of scenarios) process.stdout.write(`${s.id.padEnd(40)} ${s.title}\n`);
+}

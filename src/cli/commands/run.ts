@@ -1,0 +1,66 @@
+// `netrepro run`: scenarios in labs, progress on stderr, summary on stdout, reports on request.
+import { join } from 'node:path';
+import { usableProvider } from '../../providers/create-provider.ts';
+import { resolveRunConfig } from '../../providers/run-config.ts';
+import type { RunResult } from '../../engine/run/results.ts';
+import { runSuite } from '../../engine/run/run-suite.ts';
+import { unusableRun } from '../../engine/run/unusable-run.ts';
+import { EXIT } from '../exit-codes.ts';
+import { interruptible } from '../interruptible.ts';
+import { HarnessError } from '../../model/errors.ts';
+import { loadAllScenarios, selectScenarios } from '../../model/find-scenarios.ts';
+import { consoleReporter } from '../../report/console-reporter.ts';
+import { jsonReporter } from '../../report/json-reporter.ts';
+import { markdownReporter } from '../../report/markdown-reporter.ts';
+import { reportContext } from '../../report/report-context.ts';
+import { combineReporters, type Reporter } from '../../report/reporter.ts';
+import { verdictCounts } from '../../report/verdict-counts.ts';
+
+export interface RunOptions {
+  all?: boolean;
+  provider: string;
+  json?: string;
+  junit?: string;
+  markdown?: string;
+  reportDir?: string;
+  html?: string;
+  keep?: boolean;
+  parallel: number;
+}
+
+export default async function run(ids: string[], options: RunOptions): Promise<number> {
+  if (ids.length === 0 && !options.all) throw new HarnessError('USAGE', 'name scenario ids or files, or pass --all', 'netrepro list shows the ids');
+  // the provider's checks (programs, kernel features: processes, mostly waiting) run while the scenarios parse
+  const usable = usableProvider(resolveRunConfig({ provider: options.provider }));
+  usable.catch(() => {}); // awaited below, after the scenarios: a bad scenario file is reported first
+  const scenarios = options.all ? await loadAllScenarios() : await selectScenarios(ids);
+  const context = reportContext(scenarios);
+  const files: Reporter[] = [];
+  if (options.json) files.push(jsonReporter(options.json));
+  // loaded only when asked for
+  if (options.junit) files.push((await import('../../report/junit-reporter.ts')).junitReporter(options.junit, context));
+  if (options.markdown || process.env.GITHUB_STEP_SUMMARY) files.push(markdownReporter(context, options.markdown, process.env.GITHUB_STEP_SUMMARY));
+  // the page with each probe's diagnosis and packet path: --html FILE, and report.html in --report-dir
+  for (const file of [options.html, options.reportDir && join(options.reportDir, 'report.html')]) if (file) files.push((await import('../../report/html-reporter.ts')).htmlReporter(file));
+
+  let provider;
+  try {
+    provider = await usable;
+  } catch (e) {
+    // exit 3 still leaves CI a report: every scenario errored with the reason
+    if (e instanceof HarnessError && e.code === 'ENVIRONMENT') await combineReporters(files).onRunEnd(unusableRun(scenarios, options.provider, e));
+    throw e;
+  }
+  const reporter = combineReporters([consoleReporter(), ...files]);
+  const { signal, exitCode } = interruptible();
+  let result: RunResult;
+  try {
+    result = await runSuite(scenarios, { provider, reportDir: options.reportDir, parallel: options.parallel, signal, emit: reporter.onEvent, keep: options.keep });
+  } catch (e) {
+    if (exitCode() !== undefined) return exitCode()!;
+    throw e;
+  }
+  await reporter.onRunEnd(result);
+  if (exitCode() !== undefined) return exitCode()!;
+  return verdictCounts(result).failed > 0 ? EXIT.failed : EXIT.ok;
+}

@@ -1,0 +1,35 @@
+// The building blocks of the scenario format, shared by the scenario schema and the step and probe kinds.
+import { z } from 'zod';
+
+/** Names reach namespace names and command lines: keep them to DNS-label characters. */
+export const Name = z
+  .string()
+  .regex(/^[a-z]([a-z0-9-]{0,30}[a-z0-9])?$/, 'lower-case letters, digits and "-", starting with a letter, at most 32 characters');
+
+/** Scenario ids are contract (reports, CI): longer than names, never used in interface or namespace names. */
+export const ScenarioId = z.string().regex(/^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$/, 'lower-case letters, digits and "-", at most 63 characters');
+export const Ipv4 = z.ipv4({ message: 'an IPv4 address such as 10.96.0.10' });
+export const Cidr = z.cidrv4({ message: 'an IPv4 CIDR such as 10.244.1.0/24' });
+export const Port = z.number().int().min(1).max(65535);
+export const Duration = z
+  .union([z.number().positive(), z.string().regex(/^\d+(\.\d+)?(ms|s)$/, 'a duration such as 800ms or 1s')])
+  .describe('milliseconds as a number, or a string such as 800ms / 1.5s');
+/** A reference to something with an address: pod/NAME, svc/NAME, node/NAME or host/NAME (outside the cluster). */
+export const Ref = z.string().regex(/^(pod|svc|node|host)\/[a-z][a-z0-9-]*$/, 'pod/NAME, svc/NAME, node/NAME or host/NAME');
+/** Where a step runs: a node, a pod or an external host. */
+export const TargetRef = z
+  .string()
+  .regex(/^((pod|node|host)\/[a-z][a-z0-9-]*|fabric)$/, 'pod/NAME, node/NAME, host/NAME or fabric (the network joining the nodes)');
+
+export const CNI_SHAPES = ['bridge', 'flannel', 'cilium'] as const;
+export const COMPONENTS = ['kube-proxy', 'cilium', 'flannel'] as const;
+/** A kube-proxy release, 1.14 or newer: its iptables layout is derived by version (src/dataplane/kube-proxy-layout.ts). */
+export const KubeProxyVersion = z
+  .string()
+  .regex(/^1\.\d+$/, 'a kube-proxy release such as "1.29" (quoted in YAML)')
+  .refine((v) => Number(v.split('.')[1]) >= 14, 'kube-proxy 1.14 or newer');
+/** CILIUM_FORWARD layouts: "1.7" for Cilium v1.6.2 - v1.7.4, "1.8" from v1.7.5 on (cilium/cilium PR 11819, backported to v1.7.5). */
+export const CILIUM_VERSIONS = ['1.7', '1.8'] as const;
+/** Socket-LB hooks a stale program may hold. */
+export const SOCK_LB_HOOKS = ['connect4', 'sendmsg4'] as const;
+

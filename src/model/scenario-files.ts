@@ -1,0 +1,10 @@
+// Where scenario files are: the package's scenarios/ directory, every *.yaml in it, sorted.
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { packagePath } from './package-root.ts';
+
+export const SCENARIO_DIR = packagePath('scenarios');
+
+export async function scenarioFiles(dir = SCENARIO_DIR): Promise<string[]> {
+  return (await readdir(dir)).filter((f) => f.endsWith('.yaml')).sort().map((f) => join(dir, f));
+}

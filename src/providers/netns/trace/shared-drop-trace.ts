@@ -1,0 +1,99 @@
+// One drop-trace loader (agent/drop-trace.c) per harness process, shared by every lab: loading the BPF
+// program and reading the kernel's BTF cost ~0.2 s of CPU, once per process instead of once per lab.
+// Its filter map holds the namespace inodes of the labs that watch: a lab adds its own when its tracer
+// starts and deletes them at its teardown (one `bpftool batch` each), and each drop line goes to the lab
+// that owns its namespace. The loader ends a moment after the last lab stops watching (a next lab in
+// the same slot reuses it), at process exit, and with the process however it dies (PR_SET_PDEATHSIG).
+import type { Spawned } from '../../../contract/command.ts';
+import { runCommand, spawnCommand } from '../../../contract/command.ts';
+import { bpfObject } from '../bpf-build.ts';
+import { dropFilterLine } from '../bpf-maps.ts';
+import { helperBinary } from '../helper-build.ts';
+
+/** How long the loader outlives the last lab watching: the next lab of a run usually starts within it. */
+const IDLE_MS = 1500;
+
+type Listener = (line: string) => void;
+
+class SharedDropTrace {
+  private readonly routes = new Map<number, Listener>();
+  private idle: NodeJS.Timeout | undefined;
+  alive = true;
+
+  private constructor(
+    private readonly loader: Spawned,
+    private readonly mapId: number,
+    private readonly onExit: () => void,
+  ) {
+    loader.onLine((line) => {
+      const inum = Number(/^drop ns=(\d+)/.exec(line)?.[1]);
+      if (inum) this.routes.get(inum)?.(line);
+    });
+  }
+
+  /** `binaries`: our compiled helper and the BPF object it loads (built once per source version). */
+  static async start(binaries: Promise<[string, string]>): Promise<SharedDropTrace> {
+    const loader = spawnCommand(await binaries);
+    const kill = () => loader.pid && process.kill(loader.pid, 'SIGTERM');
+    process.once('exit', kill);
+    try {
+      const ready = await loader.waitFor(/^ready map=\d+$/, 10_000);
+      return new SharedDropTrace(loader, Number(ready.split('=')[1]), kill);
+    } catch (e) {
+      process.removeListener('exit', kill);
+      await loader.stop('SIGKILL');
+      throw e;
+    }
+  }
+
+  /** Routes drops in `inums` to `listener` once the filter holds them; the returned function undoes both. */
+  async watch(inums: readonly number[], listener: Listener): Promise<() => Promise<void>> {
+    clearTimeout(this.idle);
+    for (const inum of inums) this.routes.set(inum, listener);
+    const unroute = () => {
+      for (const inum of inums) if (this.routes.get(inum) === listener) this.routes.delete(inum);
+      if (this.routes.size === 0) this.idle = setTimeout(() => void this.stop(), IDLE_MS);
+    };
+    // a filter that did not take: no route left behind, so the loader can still end when idle
+    await this.filter('update', inums).catch((e: unknown) => (unroute(), Promise.reject(e)));
+    return async () => {
+      unroute();
+      await this.filter('delete', inums).catch(() => {}); // the loader may be gone already (Ctrl-C)
+    };
+  }
+
+  private async filter(op: 'update' | 'delete', inums: readonly number[]): Promise<void> {
+    await runCommand(['bpftool', 'batch', 'file', '-'], { input: inums.map((inum) => dropFilterLine(op, this.mapId, inum)).join('') });
+  }
+
+  private async stop(): Promise<void> {
+    if (this.routes.size > 0 || !this.alive) return;
+    this.alive = false;
+    if (current?.value === this) current = undefined;
+    process.removeListener('exit', this.onExit);
+    await this.loader.stop('SIGTERM');
+  }
+}
+
+type Current = { promise: Promise<SharedDropTrace>; value?: SharedDropTrace };
+let current: Current | undefined;
+
+/** The process's loader, started on first use (again after it ended idle). */
+function loader(): Promise<SharedDropTrace> {
+  if (!current) {
+    const entry: Current = { promise: SharedDropTrace.start(Promise.all([helperBinary('drop-trace'), bpfObject('drop-trace')])) };
+    entry.promise.then(
+      (v: SharedDropTrace) => (entry.value = v),
+      () => current === entry && (current = undefined), // a failed start is not remembered
+    );
+    current = entry;
+  }
+  return current.promise;
+}
+
+/** Drop lines of the namespaces `inums` go to `listener` from when this resolves; call the result to stop. */
+export async function watchDrops(inums: readonly number[], listener: Listener): Promise<() => Promise<void>> {
+  let shared = await loader();
+  if (!shared.alive) shared = await loader(); // it ended idle just now: a new one
+  return shared.watch(inums, listener);
+}
