@@ -13,8 +13,9 @@ describe('connectAnswer: the client\'s own tuple', () => {
     expect(connectAnswer(wire(SYN, UNNATED_RST), client)).toBeUndefined();
   });
 
-  it('nor a RST from the Service\'s address on another port', () => {
+  it("nor a RST from the Service's address on another port, or from another address on its port", () => {
     expect(connectAnswer(wire(SYN, tcp('10.96.0.20.8080', '10.244.1.2.44186', 'R')), client)).toBeUndefined();
+    expect(connectAnswer(wire(SYN, tcp('10.244.1.9.80', '10.244.1.2.44186', 'R')), client)).toBeUndefined();
   });
 
   it("the SYN is the client's first TCP SYN, not an earlier segment of another of its connections", () => {
@@ -44,6 +45,7 @@ describe('ignoredAnswers', () => {
   it('a RST the client did not act on, named with where the SYN went', () => {
     expect(ignoredAnswers(wire(SYN, UNNATED_RST), client)).toEqual([IGNORED_RST]);
     expect(ignoredAnswers(wire(SYN, tcp('10.96.0.20.8080', '10.244.1.2.44186', 'R')), client)).toEqual(['RST from 10.96.0.20:8080 ignored by the client: not from 10.96.0.20:80, where its SYN went']);
+    expect(ignoredAnswers(wire(SYN, tcp('10.244.1.9.80', '10.244.1.2.44186', 'R')), client)).toEqual(['RST from 10.244.1.9:80 ignored by the client: not from 10.96.0.20:80, where its SYN went']);
   });
 
   it('an ICMP error about another address', () => {

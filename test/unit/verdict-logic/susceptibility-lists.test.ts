@@ -60,6 +60,25 @@ describe('reproduce', () => {
     });
   });
 
+  it('the symptom without its mechanism: every check that did not hold', () => {
+    expect(assessed([saw('a', 'timeout', true), saw('b', 'timeout', true), ...controls], [read('m1', false), read('m2', false), read('ran', true), read('same', true)])).toEqual({
+      verdict: 'broken',
+      reason: 'the symptom showed without its mechanism: check m1: expected m1 bound, observed m1 read; check m2: expected m2 bound, observed m2 read',
+      decidedBy: ['check m1', 'check m2'],
+    });
+  });
+
+  it('a symptom in the checks alone that showed in part: what held and what did not', () => {
+    const checksOnly = { ...SCENARIO, fault: { ...SCENARIO.fault, expect: { a: 'ok', b: 'ok', c: 'ok', d: 'ok' }, checks: [...SCENARIO.fault.checks, counter('m3', { cmd: 'w' }), counter('m4', { cmd: 'v' })] } } as unknown as Scenario;
+    const probes = [saw('a', 'ok', true), saw('b', 'ok', true), ...controls];
+    const checks = [read('m1', true), read('m2', true), read('m3', false), read('m4', false), read('ran', true), read('same', true)];
+    expect(assess(run(baseline, { probes, checks }), checksOnly)).toEqual({
+      verdict: 'broken',
+      reason: 'only part of the symptom showed: check m1: m1 read; check m2: m2 read; not check m3: expected m3 bound, observed m3 read; check m4: expected m4 bound, observed m4 read',
+      decidedBy: ['check m1', 'check m2', 'check m3', 'check m4'],
+    });
+  });
+
   it('every probe with a third outcome', () => {
     expect(assessed([saw('a', 'error', false), saw('b', 'refused', false), ...controls])).toEqual({
       verdict: 'broken',
