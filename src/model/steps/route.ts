@@ -12,7 +12,7 @@ export const routeStep = defineStep({
       on: TargetRef,
       to: z.union([z.literal('default'), Cidr]),
       via: z.union([Ipv4, z.string().regex(/^(node|host|pod)\/[a-z][a-z0-9-]*$/, 'node/NAME, host/NAME or pod/NAME')]).optional(),
-      dev: z.string().regex(/^[a-zA-Z0-9_.-]{1,15}$/).default('eth0'),
+      dev: z.string().regex(/^[a-zA-Z0-9_.-]{1,15}$/).default('eth0').describe('the device the route leaves by'),
     })
     .strict(),
   refs: (s) => [{ ref: s.on, path: ['on'] }, ...(s.via?.includes('/') ? [{ ref: s.via, path: ['via'] }] : [])],

@@ -15,10 +15,10 @@ export const serviceStep = defineStep({
   schema: z
     .object({
       name: Name,
-      type: z.enum(['ClusterIP', 'NodePort']).optional(),
+      type: z.enum(['ClusterIP', 'NodePort']).optional().describe('the new type'),
       nodePorts: z.array(Port).min(1).optional().describe('type NodePort: the nodePort of each port, in port order'),
-      externalTrafficPolicy: Policy.optional(),
-      internalTrafficPolicy: Policy.optional(),
+      externalTrafficPolicy: Policy.optional().describe('the new externalTrafficPolicy'),
+      internalTrafficPolicy: Policy.optional().describe('the new internalTrafficPolicy'),
     })
     .strict()
     .refine((s) => Object.keys(s).length > 1, 'a service step changes at least one field'),
