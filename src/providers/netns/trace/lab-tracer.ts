@@ -177,13 +177,20 @@ class LabTracer {
     const conntrack = new NetlinkMonitor(target.spawn(['conntrack', '-E']), GROUPS.conntrack);
     this.lab.processes.push(xtables.process, conntrack.process);
     const parser = new XtablesTraceParser(node);
+    // a burst can overflow a monitor's socket (each datagram's verdicts take ~38 KB of its 208 KB) and end it:
+    // every trace from then on says what is missing instead of reading as "no rule touched it"
+    const ended = (what: string) => (line: string) => {
+      if (/No buffer space available|ENOBUFS/.test(line)) this.unavailable.push(`${what} on ${node}: its monitor ended (${line.trim()}): later events there are missing`);
+    };
     xtables.onLine((line) => {
       const event = parser.feed(line, 0);
       if (event) this.record(event);
+      else ended('rule verdicts')(line);
     });
     conntrack.onLine((line) => {
       const event = parseConntrackLine(line, 0, node);
       if (event) this.record(event);
+      else ended('conntrack events')(line);
     });
     await target.exec(['iptables-restore', '-w', '--noflush'], { input: labTraceRules() });
     const inum = (await stat(target.netnsPath)).ino;
