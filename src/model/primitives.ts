@@ -47,3 +47,26 @@ export const CILIUM_VERSIONS = ['1.7', '1.8'] as const;
 /** Socket-LB hooks a stale program may hold. */
 export const SOCK_LB_HOOKS = ['connect4', 'sendmsg4'] as const;
 
+
+/** A Service port: what `ports` holds in a topology's service and in a `service` step that replaces them. */
+export const ServicePort = z
+  .object({
+    name: Name.optional(),
+    port: Port,
+    targetPort: Port,
+    protocol: z.enum(['TCP', 'UDP']).default('TCP').describe('TCP or UDP'),
+    nodePort: Port.optional().describe('type NodePort: the port on every node (KUBE-NODEPORTS)'),
+  })
+  .strict();
+/** The API server refuses two ports with one name, or one port number twice for one protocol. */
+export const servicePortsDistinct = (ports: readonly { name?: string; port: number; protocol: string }[]) =>
+  new Set(ports.map((p) => p.name ?? '')).size === ports.length && new Set(ports.map((p) => `${p.port}/${p.protocol}`)).size === ports.length;
+export const SessionAffinity = z.enum(['None', 'ClientIP']);
+export const SessionAffinityConfig = z
+  .object({
+    clientIP: z
+      .object({ timeoutSeconds: z.number().int().min(1).max(86400).default(10800).describe('how long a client keeps its endpoint after its last new flow (the API\'s range and default)') })
+      .strict()
+      .describe('affinity by the client\'s address'),
+  })
+  .strict();

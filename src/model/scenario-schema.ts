@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { OUTCOMES } from './outcome.ts';
 
 export { Name, ScenarioId, Ipv4, Cidr, Port, Duration, Ref, TargetRef, CNI_SHAPES, COMPONENTS, KubeProxyVersion, CILIUM_VERSIONS, SOCK_LB_HOOKS } from './primitives.ts';
-import { Name, ScenarioId, Ipv4, Cidr, Port, Duration, Ref, TargetRef, CNI_SHAPES, COMPONENTS, KubeProxyVersion, CILIUM_VERSIONS } from './primitives.ts';
+import { Name, ScenarioId, Ipv4, Cidr, Port, Duration, Ref, TargetRef, CNI_SHAPES, COMPONENTS, KubeProxyVersion, CILIUM_VERSIONS, ServicePort, servicePortsDistinct, SessionAffinity, SessionAffinityConfig } from './primitives.ts';
 import { Step } from './steps/registry.ts';
 import { PROBE_KINDS, probeKindFields, type ProbeKindName } from './probes/registry.ts';
 
@@ -39,16 +39,6 @@ const Pod = z
   })
   .strict();
 
-const ServicePort = z
-  .object({
-    name: Name.optional(),
-    port: Port,
-    targetPort: Port,
-    protocol: z.enum(['TCP', 'UDP']).default('TCP').describe('TCP or UDP'),
-    nodePort: Port.optional().describe('type NodePort: the port on every node (KUBE-NODEPORTS)'),
-  })
-  .strict();
-
 const EndpointEntry = z
   .union([
     Name,
@@ -70,13 +60,20 @@ const Service = z
     type: z.enum(['ClusterIP', 'NodePort']).default('ClusterIP').describe('ClusterIP, or NodePort (also reachable on every node\'s port)'),
     externalTrafficPolicy: z.enum(['Cluster', 'Local']).default('Cluster').describe('NodePort traffic: any endpoint (SNAT) or only this node\'s'),
     internalTrafficPolicy: z.enum(['Cluster', 'Local']).default('Cluster').describe('ClusterIP traffic: any endpoint or only this node\'s (kube-proxy >= 1.22)'),
-    ports: z.array(ServicePort).min(1).describe('the Service\'s ports'),
+    sessionAffinity: SessionAffinity.optional().describe('ClientIP: a client address keeps its endpoint (kube-proxy\'s `-m recent` rules); None (the default): each new flow is balanced'),
+    sessionAffinityConfig: SessionAffinityConfig.optional().describe('ClientIP affinity: how long a client keeps its endpoint'),
+    ports: z
+      .array(ServicePort)
+      .min(1)
+      .refine(servicePortsDistinct, 'each port needs its own name, and a port number appears once per protocol')
+      .describe("the Service's ports"),
     endpoints: z.array(EndpointEntry)
       .describe('pods backing the service, in EndpointSlice order: a pod name, or {pod, ready, terminating}'),
   })
   .strict()
   .refine((s) => s.type !== 'NodePort' || s.ports.every((p) => p.nodePort !== undefined), 'a NodePort service names a nodePort on every port')
-  .refine((s) => s.type === 'NodePort' || s.ports.every((p) => p.nodePort === undefined), 'nodePort needs type: NodePort');
+  .refine((s) => s.type === 'NodePort' || s.ports.every((p) => p.nodePort === undefined), 'nodePort needs type: NodePort')
+  .refine((s) => s.sessionAffinityConfig === undefined || s.sessionAffinity === 'ClientIP', 'sessionAffinityConfig needs sessionAffinity: ClientIP');
 
 const Host = z
   .object({ name: Name, serve: z.array(Program).optional().describe('programs the host serves') })

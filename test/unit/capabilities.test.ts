@@ -18,7 +18,7 @@ import type { StepSpec } from '../../src/model/scenario-schema.ts';
 import { STEP_KINDS, stepRequires } from '../../src/model/steps/registry.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
-const SCENARIOS = readdirSync(join(ROOT, 'scenarios')).filter((f) => f.endsWith('.yaml')).map((f) => join(ROOT, 'scenarios', f));
+const SCENARIOS = readdirSync(join(ROOT, 'scenarios'), { recursive: true }).map(String).filter((f) => f.endsWith('.yaml')).map((f) => join(ROOT, 'scenarios', f));
 const run = (on: string, cmd: string) => ({ run: { on, cmd, background: false, lead: 50, timeout: '30s', expect: { exit: 0 } } }) as StepSpec;
 
 describe('step kinds declare what they need', () => {
