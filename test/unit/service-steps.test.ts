@@ -69,6 +69,13 @@ describe('endpoint and service steps', () => {
     expect(hairpin.map((c) => (c.kind === 'command' ? c.argv.join(' ') : c.kind))).toEqual(['bridge link set dev veth123 hairpin off', 'bridge -d link show dev veth123']);
     const route = expandStep(Step.parse({ route: { on: 'node/n1', to: 'default', via: 'host/gw' } }), () => '172.18.0.100');
     expect(route[0]!.kind === 'command' && route[0]!.argv.join(' ')).toBe('ip route replace default via 172.18.0.100 dev eth0');
+    // a gateway outside every subnet of the device: onlink, and the read-back requires the flag
+    const onlink = expandStep(Step.parse({ route: { on: 'node/n1', to: 'default', via: '10.9.9.1', onlink: true } }), (r) => r);
+    expect(onlink.map((c) => (c.kind === 'command' ? [c.argv.join(' '), c.expect.prints] : c.kind))).toEqual([
+      ['ip route replace default via 10.9.9.1 dev eth0 onlink', undefined],
+      ['ip route show default', 'via 10.9.9.1 dev eth0.* onlink'],
+    ]);
+    expect(Step.safeParse({ route: { on: 'node/n1', to: 'default', onlink: true } }).success).toBe(false);
   });
 });
 
