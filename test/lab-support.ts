@@ -26,7 +26,8 @@ if (labSkipReason) console.warn(`netns lab tests skipped: ${labSkipReason}`);
 
 /**
  * A topology for a lab test, written as the YAML lines under `topology:` (indented two spaces). The rest
- * of the scenario it is parsed in (one probe, no-op fault and fix) only makes it valid.
+ * of the scenario it is parsed in (one probe, no-op fault and fix, each expecting something the phase
+ * before does not, as validation requires) only makes it valid; it never runs.
  */
 export function labTopology(body: string, probe = '{ id: p, from: client, http: { to: svc/web, port: 80 } }'): TopologySpec {
   const scenario = `id: t

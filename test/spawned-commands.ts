@@ -268,11 +268,11 @@ function words(text: string): string[] {
   return [...text.matchAll(/'([^']*)'|"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2] ?? m[3] ?? '');
 }
 
-/** The program of every `cmd:` in scenarios/*.yaml; placeholders (`{bin/inject-ahead}`: lab-built helpers) left out. */
+/** The program of every `cmd:` in the YAML files under scenarios/; placeholders (`{bin/inject-ahead}`: lab-built helpers) left out. */
 export function scanScenarioCommands(root: string): Spawn[] {
   const out: Spawn[] = [];
   const dir = join(root, 'scenarios');
-  for (const name of readdirSync(dir).filter((n) => n.endsWith('.yaml')).sort()) {
+  for (const name of readdirSync(dir, { recursive: true }).map(String).filter((n) => n.endsWith('.yaml')).sort()) {
     const lineCounter = new LineCounter();
     const doc = parseDocument(readFileSync(join(dir, name), 'utf8'), { lineCounter });
     visit(doc, {

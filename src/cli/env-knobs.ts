@@ -18,7 +18,7 @@ export const ENV_KNOBS: readonly (readonly [name: string, meaning: string])[] = 
   ['NO_COLOR', 'non-empty: no colour'],
   ['FORCE_COLOR', '1/2/3/true: colour even when not a terminal; 0/false: no colour'],
   ['CI', 'set: plain progress lines instead of a spinner'],
-  ['GITHUB_STEP_SUMMARY', 'set (GitHub Actions): `run` appends its Markdown summary to this file'],
+  ['GITHUB_STEP_SUMMARY', 'set (GitHub Actions): `run` and `gate` append their Markdown summary to this file'],
   ['GITHUB_ACTIONS', 'true: `validate` also prints ::error annotations'],
 ];
 

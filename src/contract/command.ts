@@ -41,6 +41,8 @@ export interface ExecResult {
 export interface SpawnOptions {
   signal?: AbortSignal;
   enter?: NamespaceEntry;
+  /** An open stdin, written through `write` (else stdin is empty). */
+  stdin?: boolean;
 }
 
 /** A long-running process: readiness is a line it prints, never a sleep. */
@@ -216,9 +218,16 @@ export class LineLog {
   }
 }
 
-export function spawnCommand(command: readonly string[], options: SpawnOptions = {}): Spawned {
+/** A long-running process spawned with `stdin: true`: it takes requests on its stdin. */
+export interface SpawnedWithInput extends Spawned {
+  write(text: string): void;
+}
+
+export function spawnCommand(command: readonly string[], options: SpawnOptions & { stdin: true }): SpawnedWithInput;
+export function spawnCommand(command: readonly string[], options?: SpawnOptions): Spawned;
+export function spawnCommand(command: readonly string[], options: SpawnOptions = {}): Spawned | SpawnedWithInput {
   const started = performance.now();
-  const { child, argv, ended } = start(command, 'ignore', undefined, options.enter);
+  const { child, argv, ended } = start(command, options.stdin ? 'pipe' : 'ignore', undefined, options.enter);
   const exited = ended.then((r) => r.exitCode);
   const log = new LineLog(argv, exited);
   for (const stream of [child.stdout!, child.stderr!]) createInterface({ input: stream }).on('line', log.push);
@@ -231,6 +240,7 @@ export function spawnCommand(command: readonly string[], options: SpawnOptions =
     lines: () => log.lines(),
     onLine: (listener) => log.onLine(listener),
     waitFor: (pattern, timeoutMs) => log.waitFor(pattern, timeoutMs),
+    write: (text: string) => void child.stdin?.write(text),
     async stop(signal = 'SIGTERM') {
       kill(child, signal);
       const exitCode = await exited;

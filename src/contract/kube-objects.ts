@@ -5,6 +5,9 @@ import type { TopologySpec } from '../model/scenario-schema.ts';
 
 type ServiceSpec = TopologySpec['services'][number];
 
+/** The API server's default sessionAffinityConfig.clientIP.timeoutSeconds (3 hours). */
+export const DEFAULT_AFFINITY_SECONDS = 10800;
+
 /** Pods backing a service carry this label; the Service selects on it. */
 export const endpointLabel = (service: string) => `netrepro.io/backs-${service}`;
 
@@ -20,6 +23,9 @@ export function serviceObject(svc: ServiceSpec): V1Service {
       ports: svc.ports.map((p) => ({ name: p.name, port: p.port, targetPort: p.targetPort, protocol: p.protocol, ...(p.nodePort ? { nodePort: p.nodePort } : {}) })),
       ...(svc.type === 'NodePort' ? { externalTrafficPolicy: svc.externalTrafficPolicy } : {}),
       ...(svc.internalTrafficPolicy === 'Local' ? { internalTrafficPolicy: 'Local' } : {}),
+      ...(svc.sessionAffinity === 'ClientIP'
+        ? { sessionAffinity: 'ClientIP', sessionAffinityConfig: { clientIP: { timeoutSeconds: svc.sessionAffinityConfig?.clientIP.timeoutSeconds ?? DEFAULT_AFFINITY_SECONDS } } }
+        : {}),
     },
   };
 }

@@ -5,6 +5,7 @@
 // (base32 of a sha256 over the service port name), so evidence reads like a real node's.
 import { createHash } from 'node:crypto';
 import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
+import { DEFAULT_AFFINITY_SECONDS } from '../contract/kube-objects.ts';
 import type { KubeProxyLayout } from './kube-proxy-layout.ts';
 
 export interface RuleInput {
@@ -126,6 +127,7 @@ function servicePortRules(input: RuleInput, svc: V1Service, port: NonNullable<No
   const vipMatch = `-d ${vip}/32 -p ${proto} ${q(`${portName} cluster IP`)} -m ${proto} --dport ${port.port}`;
   const masq = `! -s ${input.clusterCIDR} ${vipMatch} -j KUBE-MARK-MASQ`;
   const sep = (e: Endpoint) => chainName('KUBE-SEP-', `${portName}${proto}${e.ip}:${e.port}`);
+  const affinity = clientIPAffinity(svc);
 
   if (!hasEndpoints) {
     filter.rules.push(`-A KUBE-SERVICES -d ${vip}/32 -p ${proto} ${q(`${portName} has no endpoints`)} -m ${proto} --dport ${port.port} -j REJECT --reject-with icmp-port-unreachable`);
@@ -149,8 +151,8 @@ function servicePortRules(input: RuleInput, svc: V1Service, port: NonNullable<No
       if (!etpLocal) nat.rules.push(`-A KUBE-NODEPORTS ${np} -j KUBE-MARK-MASQ`, `-A KUBE-NODEPORTS ${np} -j ${svcChain}`);
       else nat.rules.push(`-A KUBE-NODEPORTS -s 127.0.0.0/8 ${np} -j KUBE-MARK-MASQ`, `-A KUBE-NODEPORTS ${np} -j ${xlb}`);
     }
-    writeBalancing(input, nat, svcChain, portName, internal, sep);
-    for (const e of clusterEps) writeEndpoint(input, nat, portName, proto, e, sep(e));
+    writeBalancing(input, nat, svcChain, portName, internal, sep, affinity);
+    for (const e of clusterEps) writeEndpoint(input, nat, portName, proto, e, sep(e), affinity);
     if (etpLocal) {
       nat.chains.push(xlb);
       const redirectPods = `-A ${xlb} -s ${input.clusterCIDR} ${q('Redirect pods trying to reach external loadbalancer VIP to clusterIP')} -j ${svcChain}`;
@@ -164,6 +166,8 @@ function servicePortRules(input: RuleInput, svc: V1Service, port: NonNullable<No
           : [];
       nat.rules.push(...(L.xlbRedirectFirst ? [redirectPods, ...localTraffic] : [...localTraffic, redirectPods]));
       if (localEps.length === 0) nat.rules.push(`-A ${xlb} ${q(`${portName} has no local endpoints`)} -j KUBE-MARK-DROP`);
+      // KUBE-XLB always carries the service comment on its affinity rules, whatever the release does to KUBE-SVC's
+      if (affinity !== undefined) for (const e of localEps) nat.rules.push(`-A ${xlb} ${q(portName)} ${recentCheck(sep(e), affinity)} -j ${sep(e)}`);
       localEps.forEach((e, i) => {
         const left = localEps.length - i;
         nat.rules.push(`-A ${xlb} ${q(`Balancing rule ${i} for ${portName}`)}${probability(left)} -j ${sep(e)}`);
@@ -208,26 +212,41 @@ function servicePortRules(input: RuleInput, svc: V1Service, port: NonNullable<No
   }
   if (usesCluster) {
     nat.chains.push(svcChain);
-    writeBalancing(input, nat, svcChain, portName, clusterEps, sep);
+    writeBalancing(input, nat, svcChain, portName, clusterEps, sep, affinity);
   }
   if (usesLocal) {
     nat.chains.push(svl);
-    writeBalancing(input, nat, svl, portName, localEps, sep);
+    writeBalancing(input, nat, svl, portName, localEps, sep, affinity);
   }
   const reachable = [...(usesCluster ? clusterEps : []), ...(usesLocal ? localEps : [])].filter((e, i, a) => a.findIndex((o) => o.ip === e.ip && o.port === e.port) === i);
-  for (const e of reachable) writeEndpoint(input, nat, portName, proto, e, sep(e));
+  for (const e of reachable) writeEndpoint(input, nat, portName, proto, e, sep(e), affinity);
 }
 
-function writeBalancing(input: RuleInput, nat: TableRules, chain: string, portName: string, eps: Endpoint[], sep: (e: Endpoint) => string) {
+/** sessionAffinity ClientIP: its timeout in seconds; undefined without affinity. */
+function clientIPAffinity(svc: V1Service): number | undefined {
+  if (svc.spec?.sessionAffinity !== 'ClientIP') return undefined;
+  return svc.spec.sessionAffinityConfig?.clientIP?.timeoutSeconds ?? DEFAULT_AFFINITY_SECONDS;
+}
+
+/** The `-m recent` match of an affinity jump, as iptables-save prints it (the kernel adds the mask and the source side). */
+const recentCheck = (list: string, seconds: number) => `-m recent --rcheck --seconds ${seconds} --reap --name ${list} --mask 255.255.255.255 --rsource`;
+
+/** With affinity, a jump per endpoint to a client seen within the timeout comes before the balancing rules (writeServiceToEndpointRules). */
+function writeBalancing(input: RuleInput, nat: TableRules, chain: string, portName: string, eps: Endpoint[], sep: (e: Endpoint) => string, affinity: number | undefined) {
+  if (affinity !== undefined) {
+    for (const e of eps) nat.rules.push(`-A ${chain}${endpointComment(input.layout, portName, e)} ${recentCheck(sep(e), affinity)} -j ${sep(e)}`);
+  }
   eps.forEach((e, i) => {
     nat.rules.push(`-A ${chain}${endpointComment(input.layout, portName, e)}${probability(eps.length - i)} -j ${sep(e)}`);
   });
 }
 
-function writeEndpoint(input: RuleInput, nat: TableRules, portName: string, proto: string, e: Endpoint, chain: string) {
+/** KUBE-SEP: hairpin masquerade, then DNAT; with affinity the DNAT rule records the client in the endpoint's list (`--set`). */
+function writeEndpoint(input: RuleInput, nat: TableRules, portName: string, proto: string, e: Endpoint, chain: string, affinity: number | undefined) {
   nat.chains.push(chain);
   const comment = input.layout.endpointComments === 'none' ? '' : ` ${q(portName)}`;
-  nat.rules.push(`-A ${chain} -s ${e.ip}/32${comment} -j KUBE-MARK-MASQ`, `-A ${chain} -p ${proto}${comment} -m ${proto} -j DNAT --to-destination ${e.ip}:${e.port}`);
+  const record = affinity === undefined ? '' : ` -m recent --set --name ${chain} --mask 255.255.255.255 --rsource`;
+  nat.rules.push(`-A ${chain} -s ${e.ip}/32${comment} -j KUBE-MARK-MASQ`, `-A ${chain} -p ${proto}${comment}${record} -m ${proto} -j DNAT --to-destination ${e.ip}:${e.port}`);
 }
 
 function endpointComment(layout: KubeProxyLayout, portName: string, e: Endpoint): string {

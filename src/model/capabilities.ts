@@ -19,8 +19,11 @@ export type Capability =
   /** A lab action performed the provider's own way. */
   | `action/${LabAction['kind']}`
   /** A placeholder resolved to a lab name: `{cgroup/NODE}`, `{veth/POD}`... */
-  | `path/${PathKind}`;
+  | `path/${PathKind}`
+  /** A kernel setting the host keeps for every network namespace, set on one node: a node with a kernel of its own. */
+  | 'host-kernel';
 
+/** Everything a provider can declare; `host-kernel` is left out: no provider here gives a node a kernel of its own. */
 export const ALL_CAPABILITIES: readonly Capability[] = [
   'node-exec',
   'external-hosts',
@@ -44,6 +47,7 @@ const MEANING: Record<string, string> = {
   'path/veth': "resolve {veth/POD} (a pod's host-side interface)",
   'path/port': "resolve {port/NODE} (a node's port on the fabric)",
   'path/bin': 'resolve {bin/NAME} (a helper program built at set-up)',
+  'host-kernel': 'set a kernel setting the whole host shares on one node (its nodes share the host\'s kernel)',
 };
 
 /** `kind cannot <meaning>`. */

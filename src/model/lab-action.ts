@@ -27,6 +27,16 @@ export type LabAction =
   /** An EndpointSlice change, then kube-proxy's sync on every node (its chains rewritten, UDP conntrack cleaned as its release does). */
   | { kind: 'endpoint'; service: string; pod: string; op: 'add' | 'remove' | 'set'; ready?: boolean; terminating?: boolean }
   /** A Service spec change, then kube-proxy's sync on every node. */
-  | { kind: 'service'; name: string; type?: 'ClusterIP' | 'NodePort'; nodePorts?: number[]; externalTrafficPolicy?: 'Cluster' | 'Local'; internalTrafficPolicy?: 'Cluster' | 'Local' };
+  | {
+      kind: 'service';
+      name: string;
+      type?: 'ClusterIP' | 'NodePort';
+      nodePorts?: number[];
+      externalTrafficPolicy?: 'Cluster' | 'Local';
+      internalTrafficPolicy?: 'Cluster' | 'Local';
+      sessionAffinity?: 'None' | 'ClientIP';
+      sessionAffinityConfig?: { clientIP: { timeoutSeconds: number } };
+      ports?: { name?: string; port: number; targetPort: number; protocol: 'TCP' | 'UDP'; nodePort?: number }[];
+    };
 
 export type Expanded = Command | LabAction;

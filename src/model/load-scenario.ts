@@ -1,9 +1,9 @@
 // Reads a scenario file and validates it, turning every problem into file:line:column + field.
 import { readFile, stat } from 'node:fs/promises';
 import { LineCounter, parseDocument, isMap, isNode, isSeq, type Document, type Node as YamlNode } from 'yaml';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { ScenarioValidationError, type ValidationIssue } from './errors.ts';
-import { ScenarioSchema, type Scenario } from './scenario-schema.ts';
+import { ScenarioSchema, Topology, type Scenario, type TopologySpec } from './scenario-schema.ts';
 import { nearest } from './nearest.ts';
 import { checkFalsifiable } from './falsifiable.ts';
 import { checkReferences } from './scenario-references.ts';
@@ -50,6 +50,21 @@ export interface LoadedScenario {
 
 /** `cached: false` (what `validate` asks): parse and validate now, whatever an earlier run kept. */
 export async function loadScenarioFile(file: string, { cached = true }: { cached?: boolean } = {}): Promise<LoadedScenario> {
+  const buffer = await readScenarioBytes(file);
+  return { file, scenario: cached ? await cachedScenario(buffer, () => parseScenario(buffer, file)) : parseScenario(buffer, file) };
+}
+
+/** A file's topology, whatever else it holds or lacks (`render` needs no probes, fault or fixes). */
+export async function loadTopologyFile(file: string): Promise<{ id: string; topology: TopologySpec }> {
+  const buffer = await readScenarioBytes(file);
+  const { data, doc, position } = parseValidated(z.object({ id: z.string().optional(), topology: Topology }).loose(), buffer, file);
+  const bare = { id: 't', title: 't', purpose: 'reproduce', sources: [], topology: data.topology, probes: [], baseline: { expect: {}, checks: [] }, fault: { steps: [], expect: {}, checks: [] }, fixes: [], evidence: [] } as Scenario;
+  const refs = checkReferences(bare);
+  if (refs.length > 0) throw new ScenarioValidationError(refs.map((r) => ({ file, ...locate(doc, r.path, position), field: fieldName(r.path), message: r.message, received: r.received, expected: r.expected })));
+  return { id: data.id ?? file, topology: data.topology };
+}
+
+async function readScenarioBytes(file: string): Promise<Buffer> {
   let size: number;
   try {
     size = (await stat(file)).size;
@@ -59,10 +74,9 @@ export async function loadScenarioFile(file: string, { cached = true }: { cached
   if (size > MAX_BYTES) {
     throw new ScenarioValidationError([{ file, line: 1, column: 1, field: '', message: 'file too large for a scenario', received: `${size} bytes`, expected: `at most ${MAX_BYTES} bytes` }]);
   }
-  const buffer = await readFile(file).catch((e: unknown) => {
+  return readFile(file).catch((e: unknown) => {
     throw unreadable(file, e);
   });
-  return { file, scenario: cached ? await cachedScenario(buffer, () => parseScenario(buffer, file)) : parseScenario(buffer, file) };
 }
 
 /** A file that cannot be read: the path, the system's reason, and what to do about that reason. */

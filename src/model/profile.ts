@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { packagePath } from './package-root.ts';
 import { HarnessError } from './errors.ts';
 import { parseValidated } from './load-scenario.ts';
-import { CILIUM_VERSIONS, KubeProxyVersion, type Scenario } from './scenario-schema.ts';
+import { CILIUM_VERSIONS, KubeProxyVersion, type Scenario, type TopologySpec } from './scenario-schema.ts';
 
 export const PROFILE_DIR = packagePath('profiles');
 
@@ -52,14 +52,15 @@ export async function loadProfile(name: string): Promise<Profile> {
 }
 
 export function applyProfile(scenario: Scenario, profile: Profile): Scenario {
-  const t = scenario.topology;
+  return { ...scenario, topology: profiledTopology(scenario.topology, profile) };
+}
+
+/** The topology as `profile` makes it: its kube-proxy release, node sysctls and Cilium options. */
+export function profiledTopology(t: TopologySpec, profile: Profile): TopologySpec {
   return {
-    ...scenario,
-    topology: {
-      ...t,
-      kubeProxy: profile.kubeProxy ?? t.kubeProxy,
-      nodes: t.nodes.map((n) => ({ ...n, sysctls: { ...n.sysctls, ...profile.nodeSysctls } })),
-      cilium: { ...t.cilium, ...profile.cilium },
-    },
+    ...t,
+    kubeProxy: profile.kubeProxy ?? t.kubeProxy,
+    nodes: t.nodes.map((n) => ({ ...n, sysctls: { ...n.sysctls, ...profile.nodeSysctls } })),
+    cilium: { ...t.cilium, ...profile.cilium },
   };
 }

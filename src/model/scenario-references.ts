@@ -69,6 +69,10 @@ export function checkReferences(s: Scenario): ReferenceIssue[] {
   s.probes.forEach((p, i) => {
     if (p.from.includes('/')) checkRef(p.from, ['probes', i, 'from']);
     else if (!names.pod.has(p.from)) issues.push({ path: ['probes', i, 'from'], message: 'unknown pod', received: p.from, expected: `one of: ${known('pod')}` });
+    // parallel runs of a fixed source port would bind one port twice: the second run fails (EADDRINUSE)
+    if (p.dns?.sourcePort !== undefined && p.parallel > 1) {
+      issues.push({ path: ['probes', i, 'parallel'], message: 'parallel runs cannot share one fixed source port: each run binds it (Address already in use)', received: String(p.parallel), expected: 'parallel: 1 with dns.sourcePort, or no sourcePort' });
+    }
     const { ref, field } = probeDestination(p);
     checkRef(ref, ['probes', i, probeKindOf(p)[0], field]);
   });

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { OUTCOMES } from './outcome.ts';
 
 export { Name, ScenarioId, Ipv4, Cidr, Port, Duration, Ref, TargetRef, CNI_SHAPES, COMPONENTS, KubeProxyVersion, CILIUM_VERSIONS, SOCK_LB_HOOKS } from './primitives.ts';
-import { Name, ScenarioId, Ipv4, Cidr, Port, Duration, Ref, TargetRef, CNI_SHAPES, COMPONENTS, KubeProxyVersion, CILIUM_VERSIONS } from './primitives.ts';
+import { Name, ScenarioId, Ipv4, Cidr, Port, Duration, Ref, TargetRef, CNI_SHAPES, COMPONENTS, KubeProxyVersion, CILIUM_VERSIONS, ServicePort, servicePortsDistinct, SessionAffinity, SessionAffinityConfig } from './primitives.ts';
 import { Step } from './steps/registry.ts';
 import { PROBE_KINDS, probeKindFields, type ProbeKindName } from './probes/registry.ts';
 
@@ -39,16 +39,6 @@ const Pod = z
   })
   .strict();
 
-const ServicePort = z
-  .object({
-    name: Name.optional(),
-    port: Port,
-    targetPort: Port,
-    protocol: z.enum(['TCP', 'UDP']).default('TCP'),
-    nodePort: Port.optional().describe('type NodePort: the port on every node (KUBE-NODEPORTS)'),
-  })
-  .strict();
-
 const EndpointEntry = z
   .union([
     Name,
@@ -67,19 +57,26 @@ const Service = z
     name: Name,
     namespace: Name.default('default'),
     clusterIP: Ipv4,
-    type: z.enum(['ClusterIP', 'NodePort']).default('ClusterIP'),
+    type: z.enum(['ClusterIP', 'NodePort']).default('ClusterIP').describe('ClusterIP, or NodePort (also reachable on every node\'s port)'),
     externalTrafficPolicy: z.enum(['Cluster', 'Local']).default('Cluster').describe('NodePort traffic: any endpoint (SNAT) or only this node\'s'),
     internalTrafficPolicy: z.enum(['Cluster', 'Local']).default('Cluster').describe('ClusterIP traffic: any endpoint or only this node\'s (kube-proxy >= 1.22)'),
-    ports: z.array(ServicePort).min(1),
+    sessionAffinity: SessionAffinity.optional().describe('ClientIP: a client address keeps its endpoint (kube-proxy\'s `-m recent` rules); None (the default): each new flow is balanced'),
+    sessionAffinityConfig: SessionAffinityConfig.optional().describe('ClientIP affinity: how long a client keeps its endpoint'),
+    ports: z
+      .array(ServicePort)
+      .min(1)
+      .refine(servicePortsDistinct, 'each port needs its own name, and a port number appears once per protocol')
+      .describe("the Service's ports"),
     endpoints: z.array(EndpointEntry)
       .describe('pods backing the service, in EndpointSlice order: a pod name, or {pod, ready, terminating}'),
   })
   .strict()
   .refine((s) => s.type !== 'NodePort' || s.ports.every((p) => p.nodePort !== undefined), 'a NodePort service names a nodePort on every port')
-  .refine((s) => s.type === 'NodePort' || s.ports.every((p) => p.nodePort === undefined), 'nodePort needs type: NodePort');
+  .refine((s) => s.type === 'NodePort' || s.ports.every((p) => p.nodePort === undefined), 'nodePort needs type: NodePort')
+  .refine((s) => s.sessionAffinityConfig === undefined || s.sessionAffinity === 'ClientIP', 'sessionAffinityConfig needs sessionAffinity: ClientIP');
 
 const Host = z
-  .object({ name: Name, serve: z.array(Program).optional() })
+  .object({ name: Name, serve: z.array(Program).optional().describe('programs the host serves') })
   .strict()
   .describe('a machine outside the cluster, on the nodes\' network, with no route back to the pod network');
 
@@ -97,16 +94,16 @@ const Cilium = z
 
 export const Topology = z
   .object({
-    cni: z.enum(CNI_SHAPES),
+    cni: z.enum(CNI_SHAPES).describe('the CNI shape: bridge (cni0), flannel (cni0 + VXLAN), cilium (routed lxc veths, BPF)'),
     kubeProxy: KubeProxyVersion.default('1.29').describe('kube-proxy release whose iptables-mode layout the lab writes (any 1.y from 1.14)'),
     cilium: Cilium.default({ bpfMasquerade: true, socketLB: false, version: '1.8', endpointRoutes: false }).describe('options of the cilium shape'),
     startOrder: z.array(z.enum(COMPONENTS)).default(['kube-proxy', 'cilium'])
       .describe('order the node components start in at boot (kube-proxy, cilium, flannel; those not in the CNI shape are skipped); with no rules yet, the last prepender ends up first in FORWARD'),
-    hosts: z.array(Host).default([]),
-    clusterCIDR: Cidr.default('10.244.0.0/16'),
-    nodes: z.array(Node).min(1),
-    pods: z.array(Pod).min(1),
-    services: z.array(Service).default([]),
+    hosts: z.array(Host).default([]).describe('machines outside the cluster, on the nodes\' network'),
+    clusterCIDR: Cidr.default('10.244.0.0/16').describe('the pod network; every node\'s podCIDR lies in it'),
+    nodes: z.array(Node).min(1).describe('the nodes, each with its pod subnet'),
+    pods: z.array(Pod).min(1).describe('the pods, each on a node, with the programs it serves'),
+    services: z.array(Service).default([]).describe('Services kube-proxy writes rules for'),
   })
   .strict();
 
@@ -135,18 +132,26 @@ export const Probe = z
   .refine((p) => p.parallel === 1 || p.repeat !== undefined, 'parallel needs repeat');
 
 const Expected = z.union([
-  z.enum(OUTCOMES),
+  z.enum(OUTCOMES).describe('the outcome the probe must observe'),
   z
     .object({
-      outcome: z.enum(OUTCOMES),
+      outcome: z.enum(OUTCOMES).describe('what the client observes: ok, timeout, reset, refused, unexpected-source, wrong-answer, unreachable, error'),
       servedBy: Name.optional().describe('the pod (or host) that must have answered'),
       source: Ref.optional().describe('the unexpected source the reply must have come from'),
       connected: z.boolean().optional().describe('whether the TCP handshake completed (e.g. connected, but no HTTP answer)'),
       sentTo: z.union([Ref, z.string().regex(/^\d+\.\d+\.\d+\.\d+:\d+$/, 'IP:PORT')]).optional()
         .describe('where the client\'s SYN really went (a socket-LB rewrite shows here)'),
-      count: z.union([z.number().int().min(0), z.object({ min: z.number().int().min(0).optional(), max: z.number().int().min(0).optional() }).strict()]).optional()
+      count: z
+        .union([
+          z.number().int().min(0),
+          z.object({ min: z.number().int().min(0).optional().describe('at least this many runs'), max: z.number().int().min(0).optional().describe('at most this many runs') }).strict(),
+        ])
+        .optional()
         .describe('repeated probes: how many runs must have this outcome (a number or {min, max})'),
-      rate: z.object({ min: z.number().min(0).max(1).optional(), max: z.number().min(0).max(1).optional() }).strict().optional()
+      rate: z
+        .object({ min: z.number().min(0).max(1).optional().describe('at least this fraction of runs'), max: z.number().min(0).max(1).optional().describe('at most this fraction of runs') })
+        .strict()
+        .optional()
         .describe('repeated probes: the fraction of runs with this outcome, 0..1'),
       otherwise: z.enum(OUTCOMES).optional().describe('repeated probes: every run without `outcome` must have this one'),
       answer: z.union([Ref, Ipv4]).optional()
@@ -154,9 +159,12 @@ const Expected = z.union([
     })
     .strict(),
 ]);
-export const Expectations = z.record(Name, Expected);
+export const Expectations = z.record(Name, Expected).describe('probe id -> what it must observe: an outcome, or an outcome with more conditions');
 
-const Range = z.union([z.number().int(), z.object({ min: z.number().int().optional(), max: z.number().int().optional() }).strict()]);
+const Range = z.union([
+  z.number().int().describe('exactly this'),
+  z.object({ min: z.number().int().optional().describe('at least this'), max: z.number().int().optional().describe('at most this') }).strict(),
+]);
 export const Check = z
   .object({
     id: Name,
@@ -198,10 +206,10 @@ export const Check = z
 const asserts = (p: { expect: Record<string, unknown>; checks: { report?: true }[] }) => Object.keys(p.expect).length > 0 || p.checks.some((c) => !c.report);
 const NOTHING_ASSERTED = { message: 'this phase asserts nothing: expect at least one probe outcome or add a check', path: ['expect'] };
 const PhaseFields = {
-  title: z.string().optional(),
-  steps: z.array(Step).min(1, 'a fault or fix needs at least one step: what makes (or removes) the symptom'),
+  title: z.string().optional().describe('one line: what this phase does'),
+  steps: z.array(Step).min(1, 'a fault or fix needs at least one step: what makes (or removes) the symptom').describe('what makes (or removes) the symptom, in order'),
   expect: Expectations,
-  checks: z.array(Check).default([]),
+  checks: z.array(Check).default([]).describe('evidence asserted directly: counters and matching lines'),
 };
 const Phase = z.object(PhaseFields).strict().refine(asserts, NOTHING_ASSERTED);
 const Fix = z
@@ -225,7 +233,7 @@ export const EVIDENCE_KINDS = ['iptables', 'conntrack', 'ip', 'capture', 'bpf'] 
 export const ScenarioSchema = z
   .object({
     id: ScenarioId,
-    title: z.string().min(1),
+    title: z.string().min(1).describe('one line saying what happens (reports carry it)'),
     incident: z.string().optional().describe('path of the incident brief this scenario reproduces'),
     purpose: z
       .enum(['reproduce', 'measure', 'preserve'])
@@ -233,20 +241,21 @@ export const ScenarioSchema = z
       .describe(
         'reproduce: the faulted phase asserts the symptom; measure: the run reports `measured` with its numbers, never `passed` (the gate skips it); preserve: the fault is a change traffic must survive (a server pod cycles), so the faulted phase expects the baseline\'s outcomes and its checks prove the change happened',
       ),
-    sources: z.array(z.string()).default([]),
-    description: z.string().optional(),
-    topology: Topology,
-    probes: z.array(Probe).min(1),
+    sources: z.array(z.string()).default([]).describe('links to the upstream issues, pull requests and write-ups the scenario rests on'),
+    description: z.string().optional().describe('the mechanism in a few sentences'),
+    topology: Topology.describe('the cluster: CNI shape, kube-proxy release, nodes, pods, Services, hosts outside it'),
+    probes: z.array(Probe).min(1).describe('what clients do: HTTP, DNS or a download, from a pod, a node or an outside host'),
     baseline: z
       .object({
         steps: z.array(Step).optional().describe('setup: steps that make the healthy cluster the incident starts from (run before the baseline probes, kept by every mutant)'),
         expect: Expectations,
-        checks: z.array(Check).default([]),
+        checks: z.array(Check).default([]).describe('evidence of the healthy cluster'),
       })
-      .strict(),
-    fault: Phase,
+      .strict()
+      .describe('the healthy cluster: what every probe observes before the fault'),
+    fault: Phase.describe('the steps that make the symptom, and the symptom asserted'),
     fixes: z.array(Fix).min(1).describe('each fix runs on a fresh lab after baseline and fault'),
-    evidence: z.array(z.enum(EVIDENCE_KINDS)).default([...EVIDENCE_KINDS]),
+    evidence: z.array(z.enum(EVIDENCE_KINDS)).default([...EVIDENCE_KINDS]).describe('what is collected per phase and node: iptables, conntrack, ip, capture, bpf'),
   })
   .strict();
 

@@ -2,9 +2,12 @@
 import type { GateResult } from '../engine/gate/run-gate.ts';
 
 const MARK = { regression: '🔴 regression', improvement: '🟢 improvement', unchanged: 'unchanged', unjudged: '⚠️ unjudged' } as const;
+/** What a reviewer must read first: regressions, then what could not be judged, then the rest. */
+const ORDER = { regression: 0, unjudged: 1, improvement: 2, unchanged: 3 } as const;
 
 export function gateMarkdown(g: GateResult): string {
   const counts = (c: keyof typeof MARK) => g.scenarios.filter((s) => s.change === c).length;
+  const rows = [...g.scenarios].sort((a, b) => ORDER[a.change] - ORDER[b.change]);
   return [
     `### netrepro gate: \`${g.baseline}\` → \`${g.candidate}\``,
     '',
@@ -12,11 +15,11 @@ export function gateMarkdown(g: GateResult): string {
     '',
     `| incident | ${g.baseline} | ${g.candidate} | change |`,
     '|---|---|---|---|',
-    ...g.scenarios.map((s) => `| \`${s.id}\` | ${s.baseline} | ${s.candidate} | ${MARK[s.change]} |`),
+    ...rows.map((s) => `| \`${s.id}\` | ${s.baseline} | ${s.candidate} | ${MARK[s.change]} |`),
     '',
     '<details><summary>What each run observed</summary>',
     '',
-    ...g.scenarios.flatMap((s) => [`- \`${s.id}\``, `  - ${g.baseline}: ${decided(s.baselineDecidedBy)}${s.baselineReason}`, `  - ${g.candidate}: ${decided(s.candidateDecidedBy)}${s.candidateReason}`]),
+    ...rows.flatMap((s) => [`- \`${s.id}\``, `  - ${g.baseline}: ${decided(s.baselineDecidedBy)}${s.baselineReason}`, `  - ${g.candidate}: ${decided(s.candidateDecidedBy)}${s.candidateReason}`]),
     '',
     '</details>',
     '',

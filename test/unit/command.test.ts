@@ -111,6 +111,15 @@ describe('spawnCommand', () => {
     expect((await p.stop()).exitCode).toBeUndefined();
   });
 
+  it('with stdin: true it takes requests on its stdin while it runs', async () => {
+    const p = spawnCommand(['sh', '-c', 'read first; echo "answer $first"; read second; echo "answer $second"; read last'], { stdin: true });
+    p.write('1\n');
+    expect(await p.waitFor(/^answer 1$/, 2000)).toBe('answer 1');
+    p.write('2\n');
+    expect(await p.waitFor(/^answer 2$/, 2000)).toBe('answer 2');
+    await p.stop();
+  });
+
   it('an abort signal ends the process', async () => {
     const controller = new AbortController();
     const p = spawnCommand(['sleep', '5'], { signal: controller.signal });

@@ -91,6 +91,13 @@ describe('bounds that cannot fail are refused', () => {
   });
 });
 
+describe('probes that cannot run as written', () => {
+  it('parallel runs of a DNS probe with a fixed source port are refused (each run would bind the port)', () => {
+    const text = TEMPLATE.replace("probes: [{ id: p, from: c, repeat: 4, http: { to: pod/c, port: 80 } }]", "probes: [{ id: p, from: c, repeat: 4, parallel: 2, dns: { server: pod/c, name: a.default.svc.cluster.local, tool: agent, sourcePort: 40000 } }]");
+    expect(problems(text)).toContain('probes[0].parallel: parallel runs cannot share one fixed source port');
+  });
+});
+
 describe('a fault must show a symptom, a fix must remove it', () => {
   const faultLikeBaseline = (t: string) =>
     t.replace('expect: { p: { outcome: timeout, count: { min: 1 }, otherwise: ok } }', 'expect: { p: ok }').replace("expect: { delta: { min: 1 } } }]\nfixes", "expect: { delta: 0 } }]\nfixes");

@@ -1,6 +1,6 @@
 // `netrepro gate`: every scenario's trigger under a baseline and a candidate profile; exit 1 when the
 // candidate is newly susceptible to an incident.
-import { writeFile } from 'node:fs/promises';
+import { appendFile, writeFile } from 'node:fs/promises';
 import { usableProvider } from '../../providers/create-provider.ts';
 import type { ClusterProvider } from '../../contract/provider.ts';
 import { resolveRunConfig } from '../../providers/run-config.ts';
@@ -44,6 +44,8 @@ export default async function gate(ids: string[], options: GateOptions): Promise
   process.stdout.write(gateText(result));
   if (options.json) await writeFile(options.json, `${JSON.stringify(gateReport(result), null, 2)}\n`);
   if (options.markdown) await writeFile(options.markdown, gateMarkdown(result));
+  // on GitHub Actions the job's summary page shows the gate, regressions first
+  if (process.env.GITHUB_STEP_SUMMARY) await appendFile(process.env.GITHUB_STEP_SUMMARY, `${gateMarkdown(result)}\n`);
   // a scenario that could not be judged under one profile fails the gate too: it could hide a regression
   return result.scenarios.some((s) => s.change === 'regression' || s.change === 'unjudged') ? EXIT.failed : EXIT.ok;
 }

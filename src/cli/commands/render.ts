@@ -3,7 +3,8 @@
 import { renderNode } from '../../dataplane/render-node.ts';
 import { HarnessError } from '../../model/errors.ts';
 import { selectScenarios } from '../../model/find-scenarios.ts';
-import { applyProfile, loadProfile } from '../../model/profile.ts';
+import { loadTopologyFile } from '../../model/load-scenario.ts';
+import { loadProfile, profiledTopology } from '../../model/profile.ts';
 
 interface RenderOptions {
   profile?: string;
@@ -12,12 +13,12 @@ interface RenderOptions {
 }
 
 export default async function render(id: string, options: RenderOptions): Promise<void> {
-  const [loaded] = await selectScenarios([id]);
-  let scenario = loaded!.scenario;
-  if (options.profile) scenario = applyProfile(scenario, await loadProfile(options.profile));
-  const nodes = scenario.topology.nodes.map((n) => n.name);
+  // a file needs only a valid topology (a scenario being written, fixes: [] included); an id is a shipped scenario
+  const source = /\.ya?ml$/.test(id) ? await loadTopologyFile(id) : await selectScenarios([id]).then(([s]) => ({ id: s!.scenario.id, topology: s!.scenario.topology }));
+  const topology = options.profile ? profiledTopology(source.topology, await loadProfile(options.profile)) : source.topology;
+  const nodes = topology.nodes.map((n) => n.name);
   if (options.node && !nodes.includes(options.node)) {
-    throw new HarnessError('USAGE', `no node ${options.node} in ${scenario.id}`, `nodes: ${nodes.join(', ')}`);
+    throw new HarnessError('USAGE', `no node ${options.node} in ${source.id}`, `nodes: ${nodes.join(', ')}`);
   }
-  for (const node of options.node ? [options.node] : nodes) process.stdout.write(renderNode(scenario.topology, node, { nfacct: options.nfacct }));
+  for (const node of options.node ? [options.node] : nodes) process.stdout.write(renderNode(topology, node, { nfacct: options.nfacct }));
 }

@@ -8,7 +8,7 @@ import { sysctlCommand } from './sysctl.ts';
 export const brNetfilterStep = defineStep({
   key: 'br-netfilter',
   description: 'net.bridge.bridge-nf-call-iptables on a node: the module loaded or not',
-  schema: z.object({ node: Name, enabled: z.boolean() }).strict(),
+  schema: z.object({ node: Name, enabled: z.boolean().describe('1 (the module loaded) or 0') }).strict(),
   refs: (s) => [nodeRef(s.node)],
   requires: () => ['node-exec'],
   expand: (s) => [sysctlCommand(`node/${s.node}`, 'net.bridge.bridge-nf-call-iptables', s.enabled ? 1 : 0)],

@@ -10,9 +10,9 @@ export const hairpinStep = defineStep({
   description: "hairpin mode of a pod's port on the node's cni0 bridge (bridge link set dev VETH hairpin on|off), read back",
   schema: z
     .object({
-      on: z.string().regex(/^node\/[a-z][a-z0-9-]*$/, 'node/NAME: the node the pod runs on'),
+      on: z.string().regex(/^node\/[a-z][a-z0-9-]*$/, 'node/NAME: the node the pod runs on').describe('node/NAME: the node the pod runs on'),
       pod: Name,
-      enabled: z.boolean(),
+      enabled: z.boolean().describe('hairpin mode on or off'),
     })
     .strict(),
   refs: (s) => [

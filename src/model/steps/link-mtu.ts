@@ -11,8 +11,8 @@ export const linkMtuStep = defineStep({
   schema: z
     .object({
       on: TargetRef,
-      dev: z.string().regex(/^[a-zA-Z0-9_.{}/+-]{1,40}$/, 'an interface name (placeholders such as {veth/web} allowed)'),
-      mtu: z.number().int().min(68).max(65535),
+      dev: z.string().regex(/^[a-zA-Z0-9_.{}/+-]{1,40}$/, 'an interface name (placeholders such as {veth/web} allowed)').describe('the interface'),
+      mtu: z.number().int().min(68).max(65535).describe('the MTU to set'),
     })
     .strict(),
   refs: (s) => [{ ref: s.on, path: ['on'] }],

@@ -12,7 +12,7 @@ export const sockLbStaleProgramStep = defineStep({
       node: Name,
       service: Ref,
       port: Port,
-      backend: z.string().regex(/^\d+\.\d+\.\d+\.\d+:\d+$/, 'IP:PORT'),
+      backend: z.string().regex(/^\d+\.\d+\.\d+\.\d+:\d+$/, 'IP:PORT').describe('IP:PORT the stale map still sends the Service to'),
       first: z.boolean().default(true).describe('attached before the current program (it was there first); false attaches it after'),
       hook: z.enum(SOCK_LB_HOOKS).default('connect4').describe('the hook the stale program holds: connect4 (TCP) or sendmsg4 (UDP, e.g. DNS)'),
     })

@@ -12,7 +12,13 @@ export function sysctlCommand(on: string, name: string, value: string | number):
 export const sysctlStep = defineStep({
   key: 'sysctl',
   description: 'a net.* sysctl in a node or pod namespace, read back after writing',
-  schema: z.object({ on: TargetRef, name: z.string().regex(/^net\.[a-z0-9_.-]+$/, 'a net.* sysctl'), value: z.union([z.string(), z.number()]) }).strict(),
+  schema: z
+    .object({
+      on: TargetRef,
+      name: z.string().regex(/^net\.[a-z0-9_.-]+$/, 'a net.* sysctl').describe('the sysctl, net.*'),
+      value: z.union([z.string(), z.number()]).describe('the value written and read back'),
+    })
+    .strict(),
   refs: (s) => [{ ref: s.on, path: ['on'] }],
   requires: (s) => targetNeeds(s.on),
   expand: (s) => [sysctlCommand(s.on, s.name, s.value)],

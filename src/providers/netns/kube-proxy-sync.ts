@@ -58,6 +58,10 @@ export function rulesFor(topology: TopologySpec, layout: KubeProxyLayout, nodeNa
 const usable = (s: ServiceSpec | undefined, placements: ReadonlyMap<string, PodPlacement>) =>
   new Set((s?.endpoints ?? []).filter((e) => e.ready && !e.terminating).map((e) => placements.get(e.pod)?.ip).filter((ip): ip is string => !!ip));
 
+/** Serving endpoints (the slice's `serving` condition: ready, terminating or not), whose flows the reconciler keeps. */
+const serving = (s: ServiceSpec, placements: ReadonlyMap<string, PodPlacement>) =>
+  new Set(s.endpoints.filter((e) => e.ready).map((e) => placements.get(e.pod)?.ip).filter((ip): ip is string => !!ip));
+
 /** A conntrack entry as `conntrack -L` prints it: original tuple, then the reply tuple. */
 export interface UdpFlow {
   src: string;
@@ -86,17 +90,20 @@ export function parseUdpFlows(list: string): UdpFlow[] {
  *  - event (<= 1.31): for each endpoint that was usable and is not any more, entries to the VIP DNATed to it
  *    (ClearEntriesForNAT) and to its nodePort (ClearEntriesForPortNAT); for a service going from no usable
  *    endpoint to some, every entry to the VIP and nodePort (ClearEntriesForIP / ClearEntriesForPort).
- *  - reconciler (1.32 .. before PR 139629): each UDP service port with endpoints: entries to VIP:port whose
- *    reply comes from anything but an endpoint; a service left with none is skipped (kubernetes#139628).
+ *  - reconciler (1.32 .. before PR 139629, CleanStaleEntries in pkg/proxy/conntrack/cleanup.go): for each UDP
+ *    service port with serving endpoints (terminating ones included), an entry to VIP:port or to *:nodePort
+ *    whose reply comes from anything but one of them is deleted, by the same filters upstream builds
+ *    (orig-dst + orig-port-dst + reply-src; orig-port-dst + reply-src). A service left with none is skipped
+ *    (kubernetes#139628).
  */
 export function udpConntrackDeletes(layout: KubeProxyLayout, before: readonly ServiceSpec[], after: readonly ServiceSpec[], placements: ReadonlyMap<string, PodPlacement>, flows: readonly UdpFlow[]): string[][] {
   const out: string[][] = [];
   for (const svc of after) {
     const udp = svc.ports.filter((p) => p.protocol === 'UDP');
     if (udp.length === 0) continue;
-    const old = usable(before.find((b) => b.name === svc.name && b.namespace === svc.namespace), placements);
-    const now = usable(svc, placements);
     if (layout.udpConntrack === 'event') {
+      const old = usable(before.find((b) => b.name === svc.name && b.namespace === svc.namespace), placements);
+      const now = usable(svc, placements);
       for (const ip of old) {
         if (now.has(ip)) continue;
         out.push(['conntrack', '-D', '--orig-dst', svc.clusterIP, '--dst-nat', ip, '-p', 'udp']);
@@ -108,11 +115,15 @@ export function udpConntrackDeletes(layout: KubeProxyLayout, before: readonly Se
       }
       continue;
     }
-    if (now.size === 0) continue; // kubernetes#139628
+    const keep = serving(svc, placements);
+    if (keep.size === 0) continue; // kubernetes#139628
     for (const p of udp) {
       for (const f of flows) {
-        if (f.dst !== svc.clusterIP || f.dport !== p.port || now.has(f.replySrc)) continue;
-        out.push(['conntrack', '-D', '-p', 'udp', '--orig-src', f.src, '--orig-dst', f.dst, '--sport', String(f.sport), '--dport', String(f.dport)]);
+        if (keep.has(f.replySrc)) continue;
+        if (f.dst === svc.clusterIP && f.dport === p.port) {
+          out.push(['conntrack', '-D', '-p', 'udp', '--orig-dst', f.dst, '--orig-port-dst', String(f.dport), '--reply-src', f.replySrc]);
+        }
+        if (p.nodePort && f.dport === p.nodePort) out.push(['conntrack', '-D', '-p', 'udp', '--orig-port-dst', String(f.dport), '--reply-src', f.replySrc]);
       }
     }
   }

@@ -12,8 +12,22 @@ import { killAll, namespacePids } from './namespace-pids.ts';
 import { NetnsTarget } from './netns-target.ts';
 import type { ProbeTraceSession, TraceFlows } from '../../model/trace-events.ts';
 
-/** What a lab action does on this lab; set by the provisioning code that knows the CNI shape. */
+/** What a lab action does on this lab; given by the provisioning code that knows the CNI shape. */
 export type ActionHandler = (lab: NetnsLab, action: LabAction) => Promise<void>;
+/** Traces one probe's packets in this lab. */
+export type TraceHandler = (lab: NetnsLab, flows: TraceFlows, signal?: AbortSignal) => Promise<ProbeTraceSession>;
+
+/** What a lab is made with: its names and topology, and how it performs actions and traces probes. */
+export interface NetnsLabParts {
+  /** Every name the lab creates, carrying the run prefix. */
+  names: LabNames;
+  /** Services change with `endpoint` and `service` steps: the lab keeps its own copy. */
+  topology: TopologySpec;
+  /** What a lab action (start a component, a Service change, a stale program) does here. */
+  perform: ActionHandler;
+  /** How a probe's packets are traced here. */
+  trace: TraceHandler;
+}
 
 export class NetnsLab implements StartedCluster {
   /** In creation order; destroyed in reverse. */
@@ -38,18 +52,20 @@ export class NetnsLab implements StartedCluster {
   agentCommand: readonly string[] = this.nodeAgentCommand;
   /** Node -> the kube-proxy release a `start` step put there (else the topology's). */
   readonly kubeProxyVersions = new Map<string, string>();
-  actionHandler?: ActionHandler;
-  /** Traces a probe in this lab; set by provisioning (trace/lab-tracer.ts). */
-  traceHandler?: (lab: NetnsLab, flows: TraceFlows, signal?: AbortSignal) => Promise<ProbeTraceSession>;
+  readonly names: LabNames;
+  /** Services change with `endpoint` and `service` steps: the lab keeps its own copy. */
+  topology: TopologySpec;
+  private readonly actionHandler: ActionHandler;
+  private readonly traceHandler: TraceHandler;
   /** What the lab created, undone newest first: its processes, its namespaces, its cgroups, its state. */
   private readonly teardown: TeardownStack;
   private labEntries = false;
 
-  constructor(
-    readonly names: LabNames,
-    /** Services change with `endpoint` and `service` steps: the lab keeps its own copy. */
-    public topology: TopologySpec,
-  ) {
+  constructor({ names, topology, perform, trace }: NetnsLabParts) {
+    this.names = names;
+    this.topology = topology;
+    this.actionHandler = perform;
+    this.traceHandler = trace;
     for (const s of topology.services) this.addresses.set(`svc/${s.name}`, s.clusterIP);
     this.teardown = new TeardownStack();
     this.teardown.push(`state ${names.stateDir}`, async () => {
@@ -146,12 +162,10 @@ export class NetnsLab implements StartedCluster {
   }
 
   startTrace(flows: TraceFlows, signal?: AbortSignal): Promise<ProbeTraceSession> {
-    if (!this.traceHandler) throw new HarnessError('UNSUPPORTED', 'this lab cannot trace packets');
     return this.traceHandler(this, flows, signal);
   }
 
   perform(action: LabAction): Promise<void> {
-    if (!this.actionHandler) throw new HarnessError('UNSUPPORTED', `the netns lab cannot perform ${action.kind}`);
     return this.actionHandler(this, action);
   }
 

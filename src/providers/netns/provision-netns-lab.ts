@@ -27,9 +27,7 @@ const READY_TIMEOUT_MS = 5000;
 
 export async function provisionNetnsLab(topology: TopologySpec, run: RunContext): Promise<NetnsLab> {
   const names = labNames(run.runId);
-  const lab = new NetnsLab(names, topology);
-  lab.actionHandler = performAction;
-  lab.traceHandler = startNetnsTrace;
+  const lab = new NetnsLab({ names, topology, perform: performAction, trace: startNetnsTrace });
   const step = async (what: string, action: () => Promise<unknown>) => {
     if (run.signal.aborted) throw new HarnessError('ABORTED', `aborted before: ${what}`);
     const started = performance.now();

@@ -12,6 +12,8 @@
  * One loader serves every lab of a harness process: it starts with an empty filter and prints
  * `ready map=ID`; the harness adds a lab's namespace inodes to map ID (bpftool map update id) when the
  * lab starts and deletes them at its teardown.
+ * A line `flush N` on stdin is answered, once every drop queued before it has been printed, with
+ * `flushed N`: the harness knows it has every drop up to its request without a packet to watch for.
  * Why a loader of our own: bpftool 7.1 cannot attach a raw tracepoint, and this kernel has neither
  * kprobe/eprobe events nor fentry. Everything lives as long as this process: no pin, no bpffs, no
  * tracefs instance; it ends at SIGTERM/SIGINT and when its parent (the harness) dies, however it dies
@@ -25,12 +27,12 @@
 #include <bpf/libbpf.h>
 #include <bpf/bpf.h>
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <time.h>
 #include <unistd.h>
 #include "../bpf/drop-event.h"
 
@@ -223,6 +225,47 @@ static size_t drain(int events_fd, int *full)
 	return n;
 }
 
+/* Pops and prints until the queue is empty: everything dropped before the call is printed when it returns. */
+static void drain_all(int events_fd)
+{
+	int full = 1;
+	while (full) {
+		size_t n = drain(events_fd, &full);
+		for (size_t i = 0; i < n; i++)
+			print_event(&batch[i].event, batch[i].repeat);
+	}
+}
+
+/* Flush requests from stdin, `flush N` a line: each is answered `flushed N` after a full drain. At EOF
+ * (or a stdin that is not ours to read) stdin is no longer polled: *fd becomes -1. */
+static void serve_requests(int *fd, int events_fd)
+{
+	static char line[128];
+	static size_t len;
+	ssize_t n = read(*fd, line + len, sizeof(line) - 1 - len);
+	if (n <= 0) {
+		if (n == 0 || (errno != EINTR && errno != EAGAIN))
+			*fd = -1;
+		return;
+	}
+	len += (size_t)n;
+	line[len] = 0;
+	char *start = line, *end;
+	while ((end = strchr(start, '\n'))) {
+		*end = 0;
+		if (strncmp(start, "flush ", 6) == 0) {
+			drain_all(events_fd);
+			printf("flushed %s\n", start + 6);
+		}
+		start = end + 1;
+	}
+	len -= (size_t)(start - line);
+	memmove(line, start, len);
+	if (len == sizeof(line) - 1) /* a line longer than any request: not one */
+		len = 0;
+	fflush(stdout);
+}
+
 static void on_signal(int sig)
 {
 	(void)sig;
@@ -285,16 +328,18 @@ int main(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	printf("ready map=%u\n", info.id);
 	fflush(stdout);
-	/* a queue map, popped every 5 ms: perf/ring buffers need an mmap that faults on some VMs */
-	const struct timespec tick = { 0, 5 * 1000 * 1000 };
+	/* a queue map, popped every 5 ms: perf/ring buffers need an mmap that faults on some VMs; the
+	 * wait between pops is a poll of stdin, so a flush request is served at once */
+	struct pollfd requests = { .fd = STDIN_FILENO, .events = POLLIN };
 	while (!stop) {
 		int full;
 		size_t n = drain(events_fd, &full);
 		for (size_t i = 0; i < n; i++)
 			print_event(&batch[i].event, batch[i].repeat);
 		fflush(stdout); /* once per batch: one write for every line of it */
-		if (!full) /* else more may be waiting */
-			nanosleep(&tick, NULL);
+		/* a full batch: more may be waiting, so no wait */
+		if (poll(&requests, 1, full ? 0 : 5) > 0)
+			serve_requests(&requests.fd, events_fd);
 	}
 	bpf_link__destroy(link);
 	bpf_object__close(obj);

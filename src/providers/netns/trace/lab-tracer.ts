@@ -8,25 +8,28 @@
 //  - conntrack state changes: `conntrack -E` in each node.
 // The monitors start once per lab, in the background as soon as the lab has booted (startLabTrace), so the
 // first probe finds them running; they end with the lab: lab processes in lab namespaces, so teardown and
-// `netrepro clean` end them. A monitor is ready when its netlink socket has joined the trace or conntrack
-// group (/proc/PID/net/netlink, no command); flushing uses a marker: a UDP datagram to 127.0.0.1:9 in
-// the node, which each monitor sees (traced on lo, a NEW conntrack entry, a NO_SOCKET drop). Never a sleep.
+// `netrepro clean` end them. Nothing of the trace puts a packet into the lab: a monitor is ready when its
+// netlink socket has joined the trace or conntrack group (/proc/PID/net/netlink); the booted node's
+// ruleset (iptables-save) says whether its verdicts are traced and whether conntrack runs there; a kept
+// trace is flushed by asking each source: the drop loader answers a request once it has printed every
+// drop queued before it, and each monitor once the kernel shows it has handled all it was sent
+// (netlink-monitor.ts). Never a sleep.
 //
 // An ICMP error the node sends and drops (frag-needed dropped in OUTPUT: an MTU black hole) is about
 // another packet: the kernel drop carries the header it quotes, and the rule verdicts of the same packet
 // (xtables-monitor prints no ICMP header for it) are given that header, so the drop is attributed to the
 // probe whose flow it is about, with the rule that dropped it.
 import { HarnessError } from '../../../model/errors.ts';
-import { readFile, readlink, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { concernsClient, tracingEnabled, type ProbeTraceResult, type ProbeTraceSession, type TraceEvent, type TraceFact, type TraceFlows } from '../../../model/trace-events.ts';
 import type { NetnsLab } from '../netns-lab.ts';
-import { watchDrops } from './shared-drop-trace.ts';
+import { NetlinkMonitor } from './netlink-monitor.ts';
+import { watchDrops, type DropWatch } from './shared-drop-trace.ts';
 import { readTraceFacts } from './trace-facts.ts';
 import { explainable, readDropCause } from './drop-cause.ts';
 import { parseConntrackLine, parseDropLine, XtablesTraceParser } from './parse-trace-lines.ts';
+import { invalidTraceRule, labTraceRules, readTraceRuleset } from './trace-rules.ts';
 
-const COMMENT = 'netrepro-trace';
-const MARKER_PORT = 9;
 /**
  * Drop reasons that repeat for every retransmission of the same packet: a probe may conclude at once. Not
  * NEIGH_FAILED: before the kernel frees a packet whose neighbour never answered it sends the sender ICMP
@@ -35,11 +38,9 @@ const MARKER_PORT = 9;
  */
 export const DETERMINISTIC_DROPS = new Set(['NETFILTER_DROP', 'IP_OUTNOROUTES', 'IP_INNOROUTES', 'IP_RPFILTER', 'IP_INVALID_SOURCE']);
 
-type Source = 'rules' | 'drops' | 'conntrack';
 type Stamped = TraceEvent & { stamp: number };
 
 /** nf_tables trace events (NFNLGRP_NFTRACE, group 9) and conntrack events (NFNLGRP_CONNTRACK_NEW..DESTROY, 1-3): the Groups bits a monitor's socket joins. */
-const NETLINK_NETFILTER = 12;
 const GROUPS = { rules: 1 << 8, conntrack: 0b111 };
 
 const tracers = new WeakMap<NetnsLab, Promise<LabTracer>>();
@@ -56,7 +57,7 @@ export function startLabMonitors(lab: NetnsLab): void {
   if (tracingEnabled() && !monitors.has(lab)) monitors.set(lab, LabTracer.begin(lab));
 }
 
-/** What conntrack decides (is it running, trace INVALID) once the lab has booted: provisioning calls it then. */
+/** What each booted node's ruleset decides (are its verdicts traced, does conntrack run: then INVALID is traced): provisioning calls it once the lab has booted. */
 export function prepareLabTrace(lab: NetnsLab): void {
   if (tracingEnabled()) void startLabTrace(lab);
 }
@@ -79,7 +80,7 @@ function startLabTrace(lab: NetnsLab): Promise<LabTracer> {
 
 export async function startNetnsTrace(lab: NetnsLab, flows: TraceFlows, signal?: AbortSignal): Promise<ProbeTraceSession> {
   const t0 = performance.now();
-  // the first probe waits for the lab's monitors (barriers of up to 1 s per node): an abort (Ctrl-C) does not
+  // the first probe waits for the lab's monitors (subscriptions of up to 1 s, each node's ruleset read): an abort (Ctrl-C) does not
   let onAbort = () => {};
   const aborted = new Promise<never>((_, reject) => (onAbort = () => reject(new HarnessError('ABORTED', 'aborted while the probe trace started'))));
   aborted.catch(() => {});
@@ -92,16 +93,14 @@ export async function startNetnsTrace(lab: NetnsLab, flows: TraceFlows, signal?:
 class LabTracer {
   private readonly events: Stamped[] = [];
   private readonly listeners = new Set<(e: Stamped) => void>();
-  /** Marker sightings per node and source: a barrier waits for the count to rise. */
-  private readonly markers = new Map<string, number>();
-  /** Sources that saw the first marker: later barriers wait only for those. */
-  private readonly live = new Map<string, Set<Source>>();
   readonly unavailable: string[] = [];
   private probes = 0;
 
-  /** The monitors started in the namespaces (begin), per node: whether each joined its netlink groups. */
+  /** The monitors started in the namespaces (begin). */
   begun!: Promise<void>;
-  private readonly subscribed = new Map<string, { rules: boolean; events: boolean }>();
+  /** Per node, its monitors that joined their netlink groups: a flush waits for each. */
+  private readonly nodeMonitors = new Map<string, { rules?: NetlinkMonitor; events?: NetlinkMonitor }>();
+  private drops: DropWatch | undefined;
 
   private constructor(private readonly lab: NetnsLab) {}
 
@@ -114,22 +113,14 @@ class LabTracer {
     return tracer;
   }
 
-  /** Once the lab has booted: conntrack's part in each node, then the tracer is ready. */
+  /** Once the lab has booted: what each node's ruleset says, then the tracer is ready. */
   async complete(): Promise<LabTracer> {
     await this.begun;
-    await Promise.all(this.lab.nodeNames.map((n) => this.startConntrackTrace(n).catch(this.nodeFailed(n))));
-    const anyNode = this.lab.nodeNames[0];
-    const seen = anyNode ? this.live.get(anyNode) ?? new Set<Source>() : new Set<Source>();
-    if (!seen.has('rules')) this.unavailable.push('rule verdicts: xtables-monitor --trace printed nothing in the node (no nf_tables trace support?)');
+    await Promise.all(this.lab.nodeNames.map((n) => this.readRuleset(n).catch(this.nodeFailed(n))));
     return this;
   }
 
-  private record(event: TraceEvent, source: Source, node: string | undefined): void {
-    const marker = event.packet.dst === '127.0.0.1' || event.packet.src === '127.0.0.1';
-    if (marker) {
-      if (node && (event.packet.dport === MARKER_PORT || event.kind === 'conntrack')) this.markers.set(`${node}/${source}`, (this.markers.get(`${node}/${source}`) ?? 0) + 1);
-      return;
-    }
+  private record(event: TraceEvent): void {
     const stamped = { ...event, stamp: performance.now() };
     this.events.push(stamped);
     this.quoteIcmpError(stamped);
@@ -167,79 +158,63 @@ class LabTracer {
         ...this.lab.topology.pods.map((p) => add(names.pod(p.name), `pod/${p.name}`)),
         ...this.lab.topology.hosts.map((h) => add(names.host(h.name), `host/${h.name}`)),
       ]);
-      const nodeOf = new Map([...where].map(([inum, ref]) => [inum, ref.startsWith('node/') ? ref.slice(5) : undefined]));
       const watching = watchDrops([...where.keys()], (line) => {
         const event = parseDropLine(line, 0, (inum) => where.get(inum));
-        if (event) this.record(event, 'drops', nodeOf.get(Number(/ns=(\d+)/.exec(line)?.[1])));
+        if (event) this.record(event);
       });
       // registered before it resolves: a lab torn down meanwhile still takes its namespaces out of the filter
-      this.lab.atTeardown('probe trace: the drop filter entries', async () => (await watching.catch(() => undefined))?.());
-      await watching;
+      this.lab.atTeardown('probe trace: the drop filter entries', async () => (await watching.catch(() => undefined))?.stop());
       // the filter map is updated when bpftool returns: drops are traced from here on
-      for (const node of this.lab.nodeNames) this.liveSources(node).add('drops');
+      this.drops = await watching;
     } catch (e) {
       this.unavailable.push(`kernel drop reasons: ${(e as Error).message.split('\n')[0]}`);
     }
   }
 
-  private liveSources(node: string): Set<Source> {
-    let set = this.live.get(node);
-    if (!set) this.live.set(node, (set = new Set()));
-    return set;
-  }
-
   private async startMonitors(node: string): Promise<void> {
     const target = this.lab.node(node);
-    const xtables = target.spawn(['xtables-monitor', '--trace']);
-    const conntrack = target.spawn(['conntrack', '-E']);
-    this.lab.processes.push(xtables, conntrack);
+    const xtables = new NetlinkMonitor(target.spawn(['xtables-monitor', '--trace']), GROUPS.rules);
+    const conntrack = new NetlinkMonitor(target.spawn(['conntrack', '-E']), GROUPS.conntrack);
+    this.lab.processes.push(xtables.process, conntrack.process);
     const parser = new XtablesTraceParser(node);
+    // a burst can overflow a monitor's socket (each datagram's verdicts take ~38 KB of its 208 KB) and end it:
+    // every trace from then on says what is missing instead of reading as "no rule touched it"
+    const ended = (what: string) => (line: string) => {
+      if (/No buffer space available|ENOBUFS/.test(line)) this.unavailable.push(`${what} on ${node}: its monitor ended (${line.trim()}): later events there are missing`);
+    };
     xtables.onLine((line) => {
       const event = parser.feed(line, 0);
-      if (event) this.record(event, 'rules', node);
+      if (event) this.record(event);
+      else ended('rule verdicts')(line);
     });
     conntrack.onLine((line) => {
       const event = parseConntrackLine(line, 0, node);
-      if (event) this.record(event, 'conntrack', node);
+      if (event) this.record(event);
+      else ended('conntrack events')(line);
     });
     await target.exec(['iptables-restore', '-w', '--noflush'], { input: labTraceRules() });
     const inum = (await stat(target.netnsPath)).ino;
-    const [rules, events] = await Promise.all([subscribed(xtables.pid, inum, GROUPS.rules), subscribed(conntrack.pid, inum, GROUPS.conntrack)]);
-    if (rules) this.liveSources(node).add('rules');
-    this.subscribed.set(node, { rules, events });
+    const [rules, events] = await Promise.all([xtables.subscribe(inum), conntrack.subscribe(inum)]);
+    this.nodeMonitors.set(node, { rules: rules ? xtables : undefined, events: events ? conntrack : undefined });
   }
 
-  private async startConntrackTrace(node: string): Promise<void> {
-    const { rules, events } = this.subscribed.get(node) ?? { rules: false, events: false };
-    if (!events) return;
-    // INVALID is conntrack's word: traced only where conntrack already runs (a marker gets an entry),
-    // since the match would otherwise switch conntrack on in a node that did without it
-    const seen = await this.barrier(node, ['conntrack', ...(rules ? (['rules'] as const) : [])], 1000);
-    if (!seen.has('conntrack')) return;
-    this.liveSources(node).add('conntrack');
-    await this.lab.node(node).exec(['iptables-restore', '-w', '--noflush'], { input: invalidTraceRule() });
+  /** The booted node's ruleset: whether its rule verdicts are traced, and whether conntrack runs (then INVALID is traced too). */
+  private async readRuleset(node: string): Promise<void> {
+    const target = this.lab.node(node);
+    const { traced, conntrack } = readTraceRuleset((await target.exec(['iptables-save'])).stdout);
+    const monitors = this.nodeMonitors.get(node);
+    if (monitors && !monitors.rules) this.unavailable.push(`rule verdicts on ${node}: xtables-monitor --trace did not join the nf_tables trace group`);
+    else if (monitors && !traced) this.unavailable.push(`rule verdicts on ${node}: its TRACE rules are not nf_tables rules (iptables-legacy?)`);
+    // INVALID is conntrack's word: traced only where conntrack already runs, since the match would
+    // otherwise switch conntrack on in a node that did without it
+    if (conntrack) await target.exec(['iptables-restore', '-w', '--noflush'], { input: invalidTraceRule() });
   }
 
-  /** Sends markers in `node` until every source in `wanted` has seen one (or the deadline): returns the sources that did. */
-  private async barrier(node: string, wanted: Source[], deadlineMs: number): Promise<Set<Source>> {
-    const before = new Map(wanted.map((s) => [s, this.markers.get(`${node}/${s}`) ?? 0]));
-    const seen = () => new Set(wanted.filter((s) => (this.markers.get(`${node}/${s}`) ?? 0) > before.get(s)!));
+  /** Resolves once every event the kernel reported before the call has been recorded, or at the deadline. */
+  private async flush(deadlineMs: number): Promise<void> {
     const until = performance.now() + deadlineMs;
-    // conntrack reports the marker with the others, or never (not in use in this node): once the
-    // other sources have it, give conntrack 50 ms more, not the whole deadline
-    const others = wanted.filter((s) => s !== 'conntrack');
-    let othersAt: number | undefined;
-    while (performance.now() < until) {
-      await this.lab.node(node).exec(['bash', '-c', `echo > /dev/udp/127.0.0.1/${MARKER_PORT}`], { reject: false });
-      // a running monitor sees the marker within ms: send another only after 100 ms (one was lost)
-      const sent = performance.now();
-      while (performance.now() - sent < 100 && seen().size < wanted.length) {
-        if (others.length > 0 && others.every((o) => seen().has(o)) && performance.now() - (othersAt ??= performance.now()) > 50) return seen();
-        await new Promise((r) => setTimeout(r, 5));
-      }
-      if (seen().size === wanted.length) break;
-    }
-    return seen();
+    const monitors = [...this.nodeMonitors.values()].flatMap((m) => [m.rules, m.events]).filter((m) => m !== undefined);
+    await Promise.all([this.drops?.flush(deadlineMs), ...monitors.map((m) => m.flush(until))]);
   }
 
   /** `waitedMs`: how long the probe waited for the lab's monitors (charged to it). */
@@ -325,18 +300,18 @@ class LabTracer {
         (stopped ??= (async () => {
           const t1 = performance.now();
           // the facts (settings and programs: what the phase's steps made, not the traffic) are read
-          // while the barrier waits, not after it
+          // while the flush waits, not after it
           const reading = options?.facts ? readTraceFacts(this.lab).catch((): TraceFact[] => []) : undefined;
-          // flush: whatever the monitors still had in flight arrives before the marker. Only for a probe
-          // whose trace is kept: a probe that ended well drops its trace, so it skips the wait.
-          if (options?.facts) await Promise.all(this.lab.nodeNames.map((n) => this.barrier(n, [...(this.live.get(n) ?? [])], 500)));
+          // flush: whatever the sources still had in flight is recorded. Only for a probe whose trace
+          // is kept: a probe that ended well drops its trace, so it skips the wait.
+          if (options?.facts) await this.flush(500);
           this.listeners.delete(onEvent);
           await Promise.all(causes); // a drop's cause, read from the node, belongs to the events kept
           const events = this.events.filter((e) => e.stamp >= start && relevant(e, flows)).map((e) => relative(e, start));
           const t2 = performance.now();
           const facts: TraceFact[] = (await reading) ?? [];
           const lab = this.probes === 1 ? { lab: waitedMs } : {};
-          // facts: how much longer than the barrier the facts took
+          // facts: how much longer than the flush the facts took
           const costMs = { ...lab, start: Math.round(start - t0), stop: Math.round(t2 - t1), ...(options?.facts ? { facts: Math.round(performance.now() - t2) } : {}) };
           return { startedAt, flows, events, facts, unavailable: [...this.unavailable], costMs };
         })()),
@@ -376,55 +351,3 @@ function isReject(e: Extract<TraceEvent, { kind: 'rule' }>): boolean {
 }
 
 const samePacket = (a: TraceEvent['packet'], b: TraceEvent['packet']): boolean => a.proto === b.proto && a.src === b.src && a.dst === b.dst && a.sport === b.sport && a.dport === b.dport;
-
-/**
- * iptables-restore input for the lab's TRACE rules (one node). Each marks a packet for nf_tables tracing
- * through every later table; the data segments of a transfer are never marked, unless INVALID.
- */
-export function labTraceRules(): string {
-  const rule = (chain: string, spec: string) => `-A ${chain} ${spec} -m comment --comment ${COMMENT} -j TRACE`;
-  // raw runs before conntrack and needs none: these rules change nothing in how the node handles packets
-  return [
-    '*raw',
-    // the readiness and flush marker: a datagram to 127.0.0.1:9 on lo
-    rule('OUTPUT', `-o lo -p udp --dport ${MARKER_PORT}`),
-    rule('PREROUTING', '-p tcp --syn'),
-    rule('PREROUTING', '-p tcp --tcp-flags RST RST'),
-    // not VXLAN (flannel 8472, IANA 4789): its outer datagrams carry every inner packet, the data stream too
-    rule('PREROUTING', '-p udp -m multiport ! --dports 4789,8472'),
-    rule('PREROUTING', '-p icmp'),
-    // the ICMP errors the node itself sends (frag-needed from a forwarding path that is too narrow)
-    rule('OUTPUT', '! -o lo -p icmp'),
-    // a probe from the node itself: its SYN or datagram opens the flow its drops are matched to
-    rule('OUTPUT', '! -o lo -p tcp --syn'),
-    rule('OUTPUT', '! -o lo -p udp -m multiport ! --dports 4789,8472'),
-    'COMMIT',
-    '',
-  ].join('\n');
-}
-
-/** After conntrack: what it could not place (the ACK after a reply it never saw, a segment out of window). */
-export function invalidTraceRule(): string {
-  return `*mangle\n-A PREROUTING -m conntrack --ctstate INVALID -m comment --comment ${COMMENT} -j TRACE\nCOMMIT\n`;
-}
-
-/**
- * Whether the process `pid` (a monitor entered into the namespace `inum`) has a netfilter netlink socket
- * in one of `groups`: then it receives every event from now on. Read from /proc, no command; up to 1 s.
- */
-async function subscribed(pid: number | undefined, inum: number, groups: number): Promise<boolean> {
-  if (!pid) return false;
-  for (let i = 0; i < 200; i++) {
-    const ns = await readlink(`/proc/${pid}/ns/net`).catch(() => undefined);
-    if (ns === undefined) return false; // it ended
-    if (ns === `net:[${inum}]`) {
-      const table = await readFile(`/proc/${pid}/net/netlink`, 'utf8').catch(() => '');
-      for (const row of table.split('\n').slice(1)) {
-        const [, eth, , group] = row.trim().split(/\s+/);
-        if (Number(eth) === NETLINK_NETFILTER && (Number.parseInt(group ?? '0', 16) & groups) !== 0) return true;
-      }
-    }
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  return false;
-}

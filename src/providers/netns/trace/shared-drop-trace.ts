@@ -4,7 +4,8 @@
 // starts and deletes them at its teardown (one `bpftool batch` each), and each drop line goes to the lab
 // that owns its namespace. The loader ends a moment after the last lab stops watching (a next lab in
 // the same slot reuses it), at process exit, and with the process however it dies (PR_SET_PDEATHSIG).
-import type { Spawned } from '../../../contract/command.ts';
+// A flush is a request on the loader's stdin: its answer follows every drop queued before it.
+import type { SpawnedWithInput } from '../../../contract/command.ts';
 import { runCommand, spawnCommand } from '../../../contract/command.ts';
 import { bpfObject } from '../bpf-build.ts';
 import { dropFilterLine } from '../bpf-maps.ts';
@@ -15,25 +16,35 @@ const IDLE_MS = 1500;
 
 type Listener = (line: string) => void;
 
+/** A lab's part of the loader: its drops go to its listener until `stop`. */
+export interface DropWatch {
+  /** Resolves true once every drop the kernel queued before the call has gone to the listener; false after `timeoutMs`. */
+  flush(timeoutMs: number): Promise<boolean>;
+  stop(): Promise<void>;
+}
+
 class SharedDropTrace {
   private readonly routes = new Map<number, Listener>();
   private idle: NodeJS.Timeout | undefined;
+  private requests = 0;
+  private readonly answers = new Map<number, () => void>();
   alive = true;
 
   private constructor(
-    private readonly loader: Spawned,
+    private readonly loader: SpawnedWithInput,
     private readonly mapId: number,
     private readonly onExit: () => void,
   ) {
     loader.onLine((line) => {
       const inum = Number(/^drop ns=(\d+)/.exec(line)?.[1]);
       if (inum) this.routes.get(inum)?.(line);
+      else this.answers.get(Number(/^flushed (\d+)$/.exec(line)?.[1]))?.();
     });
   }
 
   /** `binaries`: our compiled helper and the BPF object it loads (built once per source version). */
   static async start(binaries: Promise<[string, string]>): Promise<SharedDropTrace> {
-    const loader = spawnCommand(await binaries);
+    const loader = spawnCommand(await binaries, { stdin: true });
     const kill = () => loader.pid && process.kill(loader.pid, 'SIGTERM');
     process.once('exit', kill);
     try {
@@ -46,8 +57,8 @@ class SharedDropTrace {
     }
   }
 
-  /** Routes drops in `inums` to `listener` once the filter holds them; the returned function undoes both. */
-  async watch(inums: readonly number[], listener: Listener): Promise<() => Promise<void>> {
+  /** Routes drops in `inums` to `listener` once the filter holds them; its `stop` undoes both. */
+  async watch(inums: readonly number[], listener: Listener): Promise<DropWatch> {
     clearTimeout(this.idle);
     for (const inum of inums) this.routes.set(inum, listener);
     const unroute = () => {
@@ -56,10 +67,27 @@ class SharedDropTrace {
     };
     // a filter that did not take: no route left behind, so the loader can still end when idle
     await this.filter('update', inums).catch((e: unknown) => (unroute(), Promise.reject(e)));
-    return async () => {
-      unroute();
-      await this.filter('delete', inums).catch(() => {}); // the loader may be gone already (Ctrl-C)
+    return {
+      flush: (timeoutMs) => this.flush(timeoutMs),
+      stop: async () => {
+        unroute();
+        await this.filter('delete', inums).catch(() => {}); // the loader may be gone already (Ctrl-C)
+      },
     };
+  }
+
+  private flush(timeoutMs: number): Promise<boolean> {
+    const request = ++this.requests;
+    return new Promise((resolve) => {
+      const done = (flushed: boolean) => {
+        clearTimeout(timer);
+        this.answers.delete(request);
+        resolve(flushed);
+      };
+      const timer = setTimeout(() => done(false), timeoutMs);
+      this.answers.set(request, () => done(true));
+      this.loader.write(`flush ${request}\n`);
+    });
   }
 
   private async filter(op: 'update' | 'delete', inums: readonly number[]): Promise<void> {
@@ -91,8 +119,8 @@ function loader(): Promise<SharedDropTrace> {
   return current.promise;
 }
 
-/** Drop lines of the namespaces `inums` go to `listener` from when this resolves; call the result to stop. */
-export async function watchDrops(inums: readonly number[], listener: Listener): Promise<() => Promise<void>> {
+/** Drop lines of the namespaces `inums` go to `listener` from when this resolves, until its `stop`. */
+export async function watchDrops(inums: readonly number[], listener: Listener): Promise<DropWatch> {
   let shared = await loader();
   if (!shared.alive) shared = await loader(); // it ended idle just now: a new one
   return shared.watch(inums, listener);
