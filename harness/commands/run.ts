@@ -7,6 +7,7 @@ import { runSuite } from '../engine/run-suite.ts';
 import { unusableRun } from '../engine/unusable-run.ts';
 import { EXIT } from '../cli/exit-codes.ts';
 import { interruptible } from '../cli/interruptible.ts';
+import { checkReportPaths } from '../cli/report-paths.ts';
 import { HarnessError } from '../model/errors.ts';
 import { loadAllScenarios, selectScenarios } from '../model/find-scenarios.ts';
 import { consoleReporter } from '../report/console-reporter.ts';
@@ -30,6 +31,14 @@ export interface RunOptions {
 
 export default async function run(ids: string[], options: RunOptions): Promise<number> {
   if (ids.length === 0 && !options.all) throw new HarnessError('USAGE', 'name scenario ids or files, or pass --all', 'netrepro list shows the ids');
+  const { stdoutTaken } = await checkReportPaths([
+    { flag: '--json', what: 'JSON report', path: options.json },
+    { flag: '--junit', what: 'JUnit report', path: options.junit },
+    { flag: '--markdown', what: 'Markdown summary', path: options.markdown },
+    { flag: '--html', what: 'HTML report', path: options.html },
+    { flag: '--report-dir', what: 'evidence', path: options.reportDir, directory: true },
+    { flag: '$GITHUB_STEP_SUMMARY', what: 'step summary', path: process.env.GITHUB_STEP_SUMMARY || undefined },
+  ]);
   // the provider's checks (programs, kernel features: processes, mostly waiting) run while the scenarios parse
   const usable = usableProvider(resolveRunConfig({ provider: options.provider }));
   usable.catch(() => {}); // awaited below, after the scenarios: a bad scenario file is reported first
@@ -51,16 +60,24 @@ export default async function run(ids: string[], options: RunOptions): Promise<n
     if (e instanceof HarnessError && e.code === 'ENVIRONMENT') await combineReporters(files).onRunEnd(unusableRun(scenarios, options.provider, e));
     throw e;
   }
-  const reporter = combineReporters([consoleReporter(), ...files]);
-  const { signal, exitCode } = interruptible();
+  // a report on stdout keeps it clean for a reader (`--json - | jq`): the summary goes to stderr
+  const reporter = combineReporters([consoleReporter(process.stderr, stdoutTaken ? process.stderr : process.stdout), ...files]);
+  const { signal, exitCode, labsDown } = interruptible();
   let result: RunResult;
   try {
     result = await runSuite(scenarios, { provider, reportDir: options.reportDir, parallel: options.parallel, signal, emit: reporter.onEvent, keep: options.keep });
   } catch (e) {
     if (exitCode() !== undefined) return exitCode()!;
     throw e;
+  } finally {
+    labsDown();
   }
-  await reporter.onRunEnd(result);
+  try {
+    await reporter.onRunEnd(result);
+  } catch (e) {
+    if (exitCode() !== undefined) return exitCode()!;
+    throw e;
+  }
   if (exitCode() !== undefined) return exitCode()!;
   return verdictCounts(result).failed > 0 ? EXIT.failed : EXIT.ok;
 }
