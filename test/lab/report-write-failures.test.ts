@@ -1,16 +1,17 @@
 // Reports that fail in ways only root can stage without touching the host: EACCES as another user,
 // EROFS and ENOSPC on a small tmpfs in a private mount namespace (gone with the namespace), and a
 // signal while a report write is stuck (a FIFO nobody reads). Nothing is timed: the machine is shared.
+// No lab runs inside a private mount namespace: its `ip netns` entries would outlive the run there.
 import { spawn } from 'node:child_process';
 import { chmod, mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { PACKAGE_ROOT } from '../../harness/package-root.ts';
 import { runProcess } from '../child-process.ts';
 import { labSkipReason, tempDir } from '../lab-support.ts';
 
 const CLI = [join(PACKAGE_ROOT, 'bin/netrepro.js'), 'run', 'service-no-endpoints-reject'];
-/** Runs `script` in a private mount namespace: its mounts vanish with it, the host never sees them. */
+/** Runs `script` in a private mount namespace: its mounts vanish with it, the host never sees them. Only for runs refused before any lab. */
 const inMountNamespace = (script: string) => runProcess('unshare', ['--mount', '--propagation', 'private', 'sh', '-ec', script], { cwd: PACKAGE_ROOT });
 
 describe.skipIf(labSkipReason)('reports that cannot be written', () => {
@@ -34,18 +35,21 @@ describe.skipIf(labSkipReason)('reports that cannot be written', () => {
     const dir = await tempDir();
     const full = join(dir, 'full');
     await mkdir(full);
-    const r = await inMountNamespace(
-      `mount -t tmpfs -o size=64k netrepro-test ${full}; head -c 1M /dev/zero > ${full}/filler || true; ` +
-        `exec node ${CLI.join(' ')} --json ${full}/r.json --junit ${dir}/r.xml --markdown ${dir}/r.md`,
-    );
+    // the full tmpfs lives in a sleeper's private mount namespace; the run reaches it through
+    // /proc/PID/root, so the lab itself runs in the host's mount namespace as always
+    const sleeper = spawn('unshare', ['--mount', '--propagation', 'private', 'sh', '-ec', `mount -t tmpfs -o size=64k netrepro-test ${full}; head -c 1M /dev/zero > ${full}/filler || true; echo ready; exec sleep 600`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    onTestFinished(() => void sleeper.kill('SIGKILL'));
+    await new Promise((resolve) => sleeper.stdout.once('data', resolve));
+    const onFullDisk = `/proc/${sleeper.pid}/root${full}`;
+    const r = await runProcess('node', [...CLI, '--json', `${onFullDisk}/r.json`, '--junit', join(dir, 'r.xml'), '--markdown', join(dir, 'r.md')], { cwd: PACKAGE_ROOT });
     expect(r.exitCode).toBe(3);
     expect(r.stdout).toContain('1 passed, 0 failed');
-    expect(r.stderr).toContain(`netrepro: cannot write the JSON report to ${full}/r.json: no space left on device (ENOSPC`);
+    expect(r.stderr).toContain(`netrepro: cannot write the JSON report to ${onFullDisk}/r.json: no space left on device (ENOSPC`);
     expect(r.stderr).toContain('hint: free space on that file system, or write the report to another one');
     expect(await readFile(join(dir, 'r.xml'), 'utf8')).toContain('<testsuites');
     expect(await readFile(join(dir, 'r.md'), 'utf8')).toContain('service-no-endpoints-reject');
-    // the tmpfs went with the namespace: what is left is the empty directory it was mounted on
-    expect(await readdir(full)).toEqual([]);
+    // no cut-off report is left on the full disk
+    expect(await readdir(onFullDisk)).toEqual(['filler']);
   });
 
   it.each([
