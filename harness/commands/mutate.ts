@@ -4,18 +4,20 @@ import { usableProvider } from '../../clusters/create-provider.ts';
 import { resolveRunConfig } from '../../clusters/run-config.ts';
 import { EXIT } from '../cli/exit-codes.ts';
 import { interruptible } from '../cli/interruptible.ts';
+import { checkReportPaths } from '../cli/report-paths.ts';
 import { HarnessError } from '../model/errors.ts';
 import { loadAllScenarios, selectScenarios } from '../model/find-scenarios.ts';
 import { mutateAll, mutantLine, mutateTable, writeMutateJson } from '../mutate/mutate-command.ts';
 
 export default async function mutate(ids: string[], options: { all?: boolean; provider: string; json?: string; parallel: number }): Promise<number> {
   if (ids.length === 0 && !options.all) throw new HarnessError('USAGE', 'name scenario ids or files, or pass --all', 'netrepro list shows the ids');
+  const { stdoutTaken } = await checkReportPaths([{ flag: '--json', what: 'mutants JSON', path: options.json }]);
   const scenarios = options.all ? await loadAllScenarios() : await selectScenarios(ids);
   const provider = await usableProvider(resolveRunConfig({ provider: options.provider }));
-  const { signal, exitCode } = interruptible();
-  const result = await mutateAll(scenarios, { provider, signal, parallel: options.parallel, onMutant: (m) => process.stderr.write(`${mutantLine(m)}\n`) });
+  const { signal, exitCode, labsDown } = interruptible();
+  const result = await mutateAll(scenarios, { provider, signal, parallel: options.parallel, onMutant: (m) => process.stderr.write(`${mutantLine(m)}\n`) }).finally(labsDown);
   if (exitCode() !== undefined) return exitCode()!;
-  process.stdout.write(mutateTable(result));
+  (stdoutTaken ? process.stderr : process.stdout).write(mutateTable(result));
   if (options.json) await writeMutateJson(options.json, result);
   return result.killRate === 1 ? EXIT.ok : EXIT.failed;
 }

@@ -1,11 +1,11 @@
 // `netrepro mutate`: runs every mutant of the chosen scenarios, prints a table and the kill rate, and
 // exits 1 when a mutant survived (a verdict that could not fail) or could not be judged.
-import { writeFile } from 'node:fs/promises';
 import pc from 'picocolors';
 import type { ClusterProvider } from '../../clusters/provider.ts';
 import type { ScenarioResult } from '../engine/results.ts';
 import { runLimited } from '../engine/run-limited.ts';
 import type { LoadedScenario } from '../model/load-scenario.ts';
+import { writeReport } from '../report/write-report.ts';
 import { killRate, mutateScenario, type MutantResult } from './mutate-scenario.ts';
 
 export interface MutateRun {
@@ -48,5 +48,5 @@ export function mutateTable(run: MutateRun): string {
 }
 
 export async function writeMutateJson(file: string, run: MutateRun): Promise<void> {
-  await writeFile(file, JSON.stringify({ version: 1, mutants: run.mutants, killRate: run.killRate, durationMs: run.durationMs }, null, 2) + '\n');
+  await writeReport('mutants JSON', file, JSON.stringify({ version: 1, mutants: run.mutants, killRate: run.killRate, durationMs: run.durationMs }, null, 2) + '\n');
 }
