@@ -9,5 +9,6 @@ export default async function list(options: { json?: boolean }): Promise<void> {
     process.stdout.write(JSON.stringify(rows, null, 2) + '\n');
     return;
   }
-  for (const s of scenarios) process.stdout.write(`${s.id.padEnd(40)} ${s.title}\n`);
+  const width = Math.max(...scenarios.map((s) => s.id.length));
+  for (const s of scenarios) process.stdout.write(`${s.id.padEnd(width)}  ${s.title}\n`);
 }
