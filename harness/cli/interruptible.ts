@@ -13,6 +13,8 @@ export const REPORT_GRACE_MS = 2000;
 export interface Interruptible {
   signal: AbortSignal;
   exitCode: () => number | undefined;
+  /** The signal that interrupted the run (SIGPIPE for a reader that went away). */
+  interruptedBy: () => string | undefined;
   /** The labs are torn down; from now on a signal ends the process within REPORT_GRACE_MS. */
   labsDown: () => void;
 }
@@ -54,6 +56,7 @@ export function interruptible(): Interruptible {
   return {
     signal: controller.signal,
     exitCode: () => code,
+    interruptedBy: () => received ?? (code === undefined ? undefined : 'SIGPIPE'),
     labsDown: () => {
       if (down) return;
       down = true;

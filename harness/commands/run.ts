@@ -6,10 +6,12 @@ import type { RunResult } from '../engine/results.ts';
 import { runSuite } from '../engine/run-suite.ts';
 import { unusableRun } from '../engine/unusable-run.ts';
 import { EXIT } from '../cli/exit-codes.ts';
+import { interruptSummary } from '../cli/interrupt-summary.ts';
 import { interruptible } from '../cli/interruptible.ts';
 import { checkReportPaths } from '../cli/report-paths.ts';
+import { selectRunScenarios } from '../cli/select-scenarios.ts';
 import { HarnessError } from '../model/errors.ts';
-import { loadAllScenarios, selectScenarios } from '../model/find-scenarios.ts';
+import { applyProfile, loadProfile } from '../model/profile.ts';
 import { consoleReporter } from '../report/console-reporter.ts';
 import { jsonReporter } from '../report/json-reporter.ts';
 import { markdownReporter } from '../report/markdown-reporter.ts';
@@ -27,10 +29,22 @@ export interface RunOptions {
   html?: string;
   keep?: boolean;
   parallel: number;
+  /** profiles/NAME.yaml or a YAML file, applied to every scenario (and a real provider's versions). */
+  profile?: string;
+  /** Keep only scenarios of this CNI shape. */
+  cni?: string;
+  /** After a scenario fails or errors, start no other. */
+  failFast?: boolean;
+  quiet?: boolean;
 }
 
 export default async function run(ids: string[], options: RunOptions): Promise<number> {
-  if (ids.length === 0 && !options.all) throw new HarnessError('USAGE', 'name scenario ids or files, or pass --all', 'netrepro list shows the ids');
+  const profile = options.profile ? await loadProfile(options.profile) : undefined;
+  // the provider's checks (programs, kernel features: processes, mostly waiting) run while the scenarios parse
+  const usable = usableProvider(resolveRunConfig({ provider: options.provider, profile }));
+  usable.catch(() => {}); // awaited below, after the scenarios: a bad scenario file is reported first
+  const selected = await selectRunScenarios(ids, options);
+  const scenarios = profile ? selected.map((s) => ({ ...s, scenario: applyProfile(s.scenario, profile) })) : selected;
   const { stdoutTaken } = await checkReportPaths([
     { flag: '--json', what: 'JSON report', path: options.json },
     { flag: '--junit', what: 'JUnit report', path: options.junit },
@@ -39,10 +53,6 @@ export default async function run(ids: string[], options: RunOptions): Promise<n
     { flag: '--report-dir', what: 'evidence', path: options.reportDir, directory: true },
     { flag: '$GITHUB_STEP_SUMMARY', what: 'step summary', path: process.env.GITHUB_STEP_SUMMARY || undefined },
   ]);
-  // the provider's checks (programs, kernel features: processes, mostly waiting) run while the scenarios parse
-  const usable = usableProvider(resolveRunConfig({ provider: options.provider }));
-  usable.catch(() => {}); // awaited below, after the scenarios: a bad scenario file is reported first
-  const scenarios = options.all ? await loadAllScenarios() : await selectScenarios(ids);
   const context = reportContext(scenarios);
   const files: Reporter[] = [];
   if (options.json) files.push(jsonReporter(options.json));
@@ -61,13 +71,18 @@ export default async function run(ids: string[], options: RunOptions): Promise<n
     throw e;
   }
   // a report on stdout keeps it clean for a reader (`--json - | jq`): the summary goes to stderr
-  const reporter = combineReporters([consoleReporter(process.stderr, stdoutTaken ? process.stderr : process.stdout), ...files]);
-  const { signal, exitCode, labsDown } = interruptible();
+  const { signal, exitCode, interruptedBy, labsDown } = interruptible();
+  const labs = interruptSummary(signal);
+  const reporter = combineReporters([consoleReporter(process.stderr, stdoutTaken ? process.stderr : process.stdout, { quiet: options.quiet }), labs, ...files]);
+  const interrupted = () => {
+    process.stderr.write(`${labs.line(interruptedBy()!, exitCode()!, scenarios.length)}\n`);
+    return exitCode()!;
+  };
   let result: RunResult;
   try {
-    result = await runSuite(scenarios, { provider, reportDir: options.reportDir, parallel: options.parallel, signal, emit: reporter.onEvent, keep: options.keep });
+    result = await runSuite(scenarios, { provider, reportDir: options.reportDir, parallel: options.parallel, signal, emit: reporter.onEvent, keep: options.keep, failFast: options.failFast });
   } catch (e) {
-    if (exitCode() !== undefined) return exitCode()!;
+    if (exitCode() !== undefined) return interrupted();
     throw e;
   } finally {
     labsDown();
@@ -75,9 +90,11 @@ export default async function run(ids: string[], options: RunOptions): Promise<n
   try {
     await reporter.onRunEnd(result);
   } catch (e) {
-    if (exitCode() !== undefined) return exitCode()!;
+    if (exitCode() !== undefined) return interrupted();
     throw e;
   }
-  if (exitCode() !== undefined) return exitCode()!;
+  if (exitCode() !== undefined) return interrupted();
+  const notRun = scenarios.length - result.scenarios.length;
+  if (options.failFast && notRun > 0) process.stderr.write(`--fail-fast: stopped after the first failure; ${notRun} scenario(s) not run\n`);
   return verdictCounts(result).failed > 0 ? EXIT.failed : EXIT.ok;
 }

@@ -1,0 +1,32 @@
+// The one line an interrupted run ends with: which labs the interrupt tore down (scenarios under way
+// when it came, by fix variant), how many scenarios had finished before it and how many never started.
+// Built from the run's events, so it says the same whether the interrupt came during provisioning, a
+// probe or a teardown.
+import type { RunEvent } from '../engine/results.ts';
+import type { Reporter } from '../report/reporter.ts';
+
+export interface InterruptSummary extends Reporter {
+  line(signal: string, exitCode: number, scenarios: number): string;
+}
+
+/** `interrupt`: aborted by the signal; a scenario that ends after it was cut short, not finished. */
+export function interruptSummary(interrupt: AbortSignal): InterruptSummary {
+  const labs = new Map<string, string[]>(); // scenario -> its fix variants whose lab came up
+  const started = new Set<string>();
+  let finished = 0;
+  return {
+    onEvent(event: RunEvent) {
+      if (event.kind === 'scenario-start') started.add(event.id);
+      if (event.kind === 'lab-ready') labs.set(event.id, [...(labs.get(event.id) ?? []), event.variant]);
+      if (event.kind === 'scenario-end' && !interrupt.aborted) {
+        labs.delete(event.result.id);
+        finished += 1;
+      }
+    },
+    line(signal, exitCode, scenarios) {
+      const torn = [...labs].map(([id, variants]) => `${id} (fix ${variants.map((v) => `"${v}"`).join(', ')})`);
+      const what = torn.length ? `tore down the labs of ${torn.join('; ')}` : 'no lab was up';
+      return `${signal}: ${what}; ${finished} of ${scenarios} scenario(s) finished before it, ${scenarios - started.size} not started; exiting ${exitCode}`;
+    },
+  };
+}
