@@ -5,7 +5,7 @@
 import { open, stat, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { HarnessError } from '../model/errors.ts';
-import { makeDirectories } from '../report/make-directories.ts';
+import { makeDirectories } from '../model/make-directories.ts';
 import { reportWriteError } from '../report/report-write-error.ts';
 import { STDOUT } from '../report/write-report.ts';
 

@@ -7,7 +7,8 @@ import { interruptible } from '../cli/interruptible.ts';
 import { checkReportPaths } from '../cli/report-paths.ts';
 import { HarnessError } from '../model/errors.ts';
 import { loadAllScenarios, selectScenarios } from '../model/find-scenarios.ts';
-import { mutateAll, mutantLine, mutateTable, writeMutateJson } from '../mutate/mutate-command.ts';
+import { mutateAll, mutantLine, mutateJson, mutateTable } from '../mutate/mutate-command.ts';
+import { writeReport } from '../report/write-report.ts';
 
 export default async function mutate(ids: string[], options: { all?: boolean; provider: string; json?: string; parallel: number }): Promise<number> {
   if (ids.length === 0 && !options.all) throw new HarnessError('USAGE', 'name scenario ids or files, or pass --all', 'netrepro list shows the ids');
@@ -18,6 +19,6 @@ export default async function mutate(ids: string[], options: { all?: boolean; pr
   const result = await mutateAll(scenarios, { provider, signal, parallel: options.parallel, onMutant: (m) => process.stderr.write(`${mutantLine(m)}\n`) }).finally(labsDown);
   if (exitCode() !== undefined) return exitCode()!;
   (stdoutTaken ? process.stderr : process.stdout).write(mutateTable(result));
-  if (options.json) await writeMutateJson(options.json, result);
+  if (options.json) await writeReport('mutants JSON', options.json, mutateJson(result));
   return result.killRate === 1 ? EXIT.ok : EXIT.failed;
 }

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { Spawned } from '../../clusters/command.ts';
 import type { StartedCluster } from '../../clusters/provider.ts';
 import type { Scenario } from '../model/scenario-schema.ts';
-import { makeDirectories } from '../report/make-directories.ts';
+import { makeDirectories } from '../model/make-directories.ts';
 
 type Kind = Scenario['evidence'][number];
 

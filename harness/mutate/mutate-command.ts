@@ -5,7 +5,6 @@ import type { ClusterProvider } from '../../clusters/provider.ts';
 import type { ScenarioResult } from '../engine/results.ts';
 import { runLimited } from '../engine/run-limited.ts';
 import type { LoadedScenario } from '../model/load-scenario.ts';
-import { writeReport } from '../report/write-report.ts';
 import { killRate, mutateScenario, type MutantResult } from './mutate-scenario.ts';
 
 export interface MutateRun {
@@ -47,6 +46,7 @@ export function mutateTable(run: MutateRun): string {
   ].join('\n');
 }
 
-export async function writeMutateJson(file: string, run: MutateRun): Promise<void> {
-  await writeReport('mutants JSON', file, JSON.stringify({ version: 1, mutants: run.mutants, killRate: run.killRate, durationMs: run.durationMs }, null, 2) + '\n');
+/** The --json file's text: the mutants and the kill rate. */
+export function mutateJson(run: MutateRun): string {
+  return JSON.stringify({ version: 1, mutants: run.mutants, killRate: run.killRate, durationMs: run.durationMs }, null, 2) + '\n';
 }

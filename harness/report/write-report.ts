@@ -3,7 +3,7 @@
 // report, the path and the errno.
 import { appendFile, lstat, unlink, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { makeDirectories } from './make-directories.ts';
+import { makeDirectories } from '../model/make-directories.ts';
 import { reportWriteError } from './report-write-error.ts';
 
 /** The path that means standard output for every report flag. */

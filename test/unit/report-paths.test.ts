@@ -6,7 +6,7 @@ import { readdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkReportPaths } from '../../harness/cli/report-paths.ts';
-import { makeDirectories } from '../../harness/report/make-directories.ts';
+import { makeDirectories } from '../../harness/model/make-directories.ts';
 import { PACKAGE_ROOT } from '../../harness/package-root.ts';
 import { runProcess } from '../child-process.ts';
 import { tempDir } from '../lab-support.ts';
