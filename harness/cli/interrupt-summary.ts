@@ -25,7 +25,7 @@ export function interruptSummary(interrupt: AbortSignal): InterruptSummary {
     },
     line(signal, exitCode, scenarios) {
       const torn = [...labs].map(([id, variants]) => `${id} (fix ${variants.map((v) => `"${v}"`).join(', ')})`);
-      const what = torn.length ? `tore down the labs of ${torn.join('; ')}` : 'no lab was up';
+      const what = torn.length ? `tore down the labs of ${torn.join('; ')}` : 'no lab was up when it came';
       return `${signal}: ${what}; ${finished} of ${scenarios} scenario(s) finished before it, ${scenarios - started.size} not started; exiting ${exitCode}`;
     },
   };

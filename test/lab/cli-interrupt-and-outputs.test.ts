@@ -11,7 +11,7 @@ import { runProcess } from '../child-process.ts';
 import { labSkipReason, tempDir } from '../lab-support.ts';
 
 const CLI = join(PACKAGE_ROOT, 'bin/netrepro.js');
-const INTERRUPTED = /^SIGINT: (tore down the labs of [\w-]+ \(fix "[\w-]+"(, "[\w-]+")*\)(; [\w-]+ \(fix .+\))*|no lab was up); \d+ of \d+ scenario\(s\) finished before it, \d+ not started; exiting 130$/;
+const INTERRUPTED = /^SIGINT: (tore down the labs of [\w-]+ \(fix "[\w-]+"(, "[\w-]+")*\)(; [\w-]+ \(fix .+\))*|no lab was up when it came); \d+ of \d+ scenario\(s\) finished before it, \d+ not started; exiting 130$/;
 
 /** `run --all` in its own process group, Ctrl-C'd (SIGINT to the whole group, as a terminal does) once stderr shows `when`. */
 async function interruptedRun(when: RegExp): Promise<{ code: number | null; stderr: string }> {
