@@ -11,22 +11,25 @@ export interface InterruptSummary extends Reporter {
 
 /** `interrupt`: aborted by the signal; a scenario that ends after it was cut short, not finished. */
 export function interruptSummary(interrupt: AbortSignal): InterruptSummary {
-  const labs = new Map<string, string[]>(); // scenario -> its fix variants whose lab came up
-  const started = new Set<string>();
+  const underWay = new Map<string, string[]>(); // scenario -> its fix variants whose lab came up
+  let started = 0;
   let finished = 0;
   return {
     onEvent(event: RunEvent) {
-      if (event.kind === 'scenario-start') started.add(event.id);
-      if (event.kind === 'lab-ready') labs.set(event.id, [...(labs.get(event.id) ?? []), event.variant]);
+      if (event.kind === 'scenario-start') {
+        started += 1;
+        underWay.set(event.id, []);
+      }
+      if (event.kind === 'lab-ready') underWay.get(event.id)?.push(event.variant);
       if (event.kind === 'scenario-end' && !interrupt.aborted) {
-        labs.delete(event.result.id);
+        underWay.delete(event.result.id);
         finished += 1;
       }
     },
     line(signal, exitCode, scenarios) {
-      const torn = [...labs].map(([id, variants]) => `${id} (fix ${variants.map((v) => `"${v}"`).join(', ')})`);
+      const torn = [...underWay].map(([id, variants]) => `${id} (${variants.length ? `fix ${variants.map((v) => `"${v}"`).join(', ')}` : 'while being built'})`);
       const what = torn.length ? `tore down the labs of ${torn.join('; ')}` : 'no lab was up when it came';
-      return `${signal}: ${what}; ${finished} of ${scenarios} scenario(s) finished before it, ${scenarios - started.size} not started; exiting ${exitCode}`;
+      return `${signal}: ${what}; ${finished} of ${scenarios} scenario(s) finished before it, ${scenarios - started} not started; exiting ${exitCode}`;
     },
   };
 }

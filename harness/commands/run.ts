@@ -73,7 +73,7 @@ export default async function run(ids: string[], options: RunOptions): Promise<n
   const { signal, exitCode, interruptedBy, labsDown } = interruptible();
   const labs = interruptSummary(signal);
   // a report on stdout keeps it clean for a reader (`--json - | jq`): the summary goes to stderr
-  const reporter = combineReporters([consoleReporter(process.stderr, stdoutTaken ? process.stderr : process.stdout, { quiet: options.quiet }), labs, ...files]);
+  const reporter = combineReporters([consoleReporter(process.stderr, stdoutTaken ? process.stderr : process.stdout, { quiet: options.quiet, signal }), labs, ...files]);
   const interrupted = () => {
     process.stderr.write(`${labs.line(interruptedBy()!, exitCode()!, scenarios.length)}\n`);
     return exitCode()!;

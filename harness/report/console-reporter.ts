@@ -45,12 +45,15 @@ function scenarioEnd(pc: Colors, r: ScenarioResult): string {
 export interface ConsoleOptions {
   /** Only what did not pass (the scenario's verdict and why) and the summary: no spinner, no step or probe lines. */
   quiet?: boolean;
+  /** The run's interrupt: the spinner stops there, and the teardown's lines follow as plain lines. */
+  signal?: AbortSignal;
 }
 
 export function consoleReporter(stderr: NodeJS.WriteStream = process.stderr, stdout: NodeJS.WritableStream = process.stdout, options: ConsoleOptions = {}): Reporter {
   const format = formatters(colorsFor(stderr));
   const out = colorsFor(stdout as { isTTY?: boolean });
   const lines = progress(stderr, { spinner: !options.quiet });
+  options.signal?.addEventListener('abort', () => lines.stop(), { once: true });
   const shown = (event: RunEvent) => !options.quiet || (event.kind === 'scenario-end' && event.result.verdict !== 'passed' && event.result.verdict !== 'measured');
   return {
     onEvent(event) {

@@ -14,11 +14,14 @@ export interface Progress {
 }
 
 export function canSpin(stream: { isTTY?: boolean; columns?: number }, env: NodeJS.ProcessEnv = process.env): boolean {
-  return Boolean(stream.isTTY) && (stream.columns ?? 0) > 0 && !env.CI && env.TERM !== 'dumb';
+  // CI set at all, even empty, as ora itself reads it
+  return Boolean(stream.isTTY) && (stream.columns ?? 0) > 0 && env.CI === undefined && env.TERM !== 'dumb';
 }
 
 export function progress(stream: NodeJS.WriteStream, options: { spinner: boolean }): Progress {
-  let spinner: Ora | undefined = options.spinner && canSpin(stream) ? ora({ stream }) : undefined;
+  // discardStdin off: ora's discarder puts the terminal in raw mode (no Ctrl-C from the terminal) and
+  // never resumes stdin, so the ^C it means to forward is never read: Ctrl-C would do nothing
+  let spinner: Ora | undefined = options.spinner && canSpin(stream) ? ora({ stream, discardStdin: false }) : undefined;
   const drop = () => {
     spinner?.stop();
     spinner = undefined;

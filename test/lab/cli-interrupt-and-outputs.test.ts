@@ -11,7 +11,7 @@ import { runProcess } from '../child-process.ts';
 import { labSkipReason, tempDir } from '../lab-support.ts';
 
 const CLI = join(PACKAGE_ROOT, 'bin/netrepro.js');
-const INTERRUPTED = /^SIGINT: (tore down the labs of [\w-]+ \(fix "[\w-]+"(, "[\w-]+")*\)(; [\w-]+ \(fix .+\))*|no lab was up when it came); \d+ of \d+ scenario\(s\) finished before it, \d+ not started; exiting 130$/;
+const INTERRUPTED = /^SIGINT: (tore down the labs of [\w-]+ \((fix "[\w-]+"(, "[\w-]+")*|while being built)\)(; [\w-]+ \(.+\))*|no lab was up when it came); \d+ of \d+ scenario\(s\) finished before it, \d+ not started; exiting 130$/;
 
 /** `run --all` in its own process group, Ctrl-C'd (SIGINT to the whole group, as a terminal does) once stderr shows `when`. */
 async function interruptedRun(when: RegExp): Promise<{ code: number | null; stderr: string }> {
@@ -41,6 +41,26 @@ describe.skipIf(labSkipReason)('the CLI on a lab', () => {
     expect(stderr).not.toMatch(/Error:|\n\s+at /);
   });
 
+  it('Ctrl-C typed on a terminal with a spinner reaches the run', async () => {
+    const dir = await tempDir();
+    // a pty 100 columns wide, so the spinner runs; ^C goes in as a keypress
+    const { CI: _ci, ...env } = process.env; // CI set at all means plain lines
+    const child = spawn('script', ['-qfec', `stty cols 100 rows 30; node ${CLI} run --all`, join(dir, 'typescript')], { cwd: PACKAGE_ROOT, env, stdio: ['pipe', 'pipe', 'inherit'] });
+    let screen = '';
+    let typed = false;
+    child.stdout.on('data', (b: Buffer) => {
+      screen += b.toString();
+      if (!typed && /lab up for fix/.test(screen)) {
+        typed = true;
+        child.stdin.write('\x03');
+      }
+    });
+    const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+    expect(code, screen.slice(-600)).toBe(130);
+    expect(screen).toMatch(/SIGINT: (tore down the labs of|no lab was up)/);
+    expect(screen).toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/); // the spinner did run
+  });
+
   it('clean names a live run it leaves alone', async () => {
     const child = spawn('node', [CLI, 'run', 'stale-sock-lb-program', 'cilium-kube-proxy-forward-race'], { cwd: PACKAGE_ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
     const ended = new Promise((resolve) => child.once('close', resolve));
@@ -60,8 +80,8 @@ describe.skipIf(labSkipReason)('the CLI on a lab', () => {
     const r = await runProcess('script', ['-qfec', `stty cols 0 rows 0; node ${CLI} run service-no-endpoints-reject`, log], { cwd: PACKAGE_ROOT, env: { COLUMNS: undefined, CI: undefined } });
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toContain('1 passed, 0 failed');
-    // ora's line clearing and hidden cursor never appear
-    expect(r.stdout).not.toMatch(/\x1b\[2K|\x1b\[\?25l/);
+    // no spinner frame, no line clearing
+    expect(r.stdout).not.toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]|\x1b\[2K/);
   });
 
   it('--json - writes the report to stdout and the summary to stderr', async () => {

@@ -50,6 +50,7 @@ describe('progress', () => {
     [{ isTTY: true, columns: undefined }, {}, false],
     [{ isTTY: false, columns: 80 }, {}, false],
     [{ isTTY: true, columns: 80 }, { CI: 'true' }, false],
+    [{ isTTY: true, columns: 80 }, { CI: '' }, false],
     [{ isTTY: true, columns: 80 }, { TERM: 'dumb' }, false],
   ])('%o with %o: spinner %s', (stream, env, expected) => {
     expect(canSpin(stream, env)).toBe(expected);
