@@ -3,20 +3,20 @@
 // in words with the call and path that failed, and what to do.
 import { HarnessError } from '../model/errors.ts';
 
-const ERRNOS: Record<string, { words: string; todo: string }> = {
+const ERRNOS: Record<string, { words: string; remedy: string }> = {
   ENOENT: {
     words: 'no such file or directory',
-    todo: 'a directory on the way is missing and cannot be made there (a dangling symlink, or a file system such as /proc or /sys); choose a path on a writable file system',
+    remedy: 'a directory on the way is missing and cannot be made there (a dangling symlink, or a file system such as /proc or /sys); choose a path on a writable file system',
   },
-  EACCES: { words: 'permission denied', todo: 'choose a directory this user can write, or give it write permission' },
-  EPERM: { words: 'operation not permitted', todo: 'choose a directory this user can write' },
-  EROFS: { words: 'read-only file system', todo: 'the file system is mounted read-only; choose a path on a writable one' },
-  ENOSPC: { words: 'no space left on device', todo: 'free space on that file system, or write the report to another one' },
-  EDQUOT: { words: 'disk quota exceeded', todo: 'free space within the quota, or write the report elsewhere' },
-  EISDIR: { words: 'is a directory', todo: 'name a file, e.g. DIR/report.json' },
-  ENOTDIR: { words: 'not a directory', todo: 'a part of the path is a file, not a directory; choose another path' },
-  ENAMETOOLONG: { words: 'file name too long', todo: 'choose a shorter path' },
-  EEXIST: { words: 'file exists', todo: 'something that is not a regular file is in the way (a dangling symlink?); choose another path' },
+  EACCES: { words: 'permission denied', remedy: 'choose a directory this user can write, or give it write permission' },
+  EPERM: { words: 'operation not permitted', remedy: 'choose a directory this user can write' },
+  EROFS: { words: 'read-only file system', remedy: 'the file system is mounted read-only; choose a path on a writable one' },
+  ENOSPC: { words: 'no space left on device', remedy: 'free space on that file system, or write the report to another one' },
+  EDQUOT: { words: 'disk quota exceeded', remedy: 'free space within the quota, or write the report elsewhere' },
+  EISDIR: { words: 'is a directory', remedy: 'name a file, e.g. DIR/report.json' },
+  ENOTDIR: { words: 'not a directory', remedy: 'a part of the path is a file, not a directory; choose another path' },
+  ENAMETOOLONG: { words: 'file name too long', remedy: 'choose a shorter path' },
+  EEXIST: { words: 'file exists', remedy: 'something that is not a regular file is in the way (a dangling symlink?); choose another path' },
 };
 
 export function reportWriteError(code: 'USAGE' | 'ENVIRONMENT', what: string, path: string, cause: unknown): HarnessError {
@@ -24,7 +24,7 @@ export function reportWriteError(code: 'USAGE' | 'ENVIRONMENT', what: string, pa
   const known = e.code ? ERRNOS[e.code] : undefined;
   const call = e.syscall && e.path ? `, ${e.syscall} ${e.path}` : '';
   const why = e.code ? `${known?.words ?? e.message} (${e.code}${call})` : String(e.message ?? e);
-  const todo = known?.todo ?? 'choose a path on a writable file system';
+  const remedy = known?.remedy ?? 'choose a path on a writable file system';
   const when = code === 'USAGE' ? 'nothing was run' : 'the verdicts are in the summary; the other reports were written';
-  return new HarnessError(code, `cannot write the ${what} to ${path}: ${why}`, `${todo} (${when})`, { cause });
+  return new HarnessError(code, `cannot write the ${what} to ${path}: ${why}`, `${remedy} (${when})`, { cause });
 }
