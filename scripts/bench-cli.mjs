@@ -37,7 +37,7 @@ const rows = commands.map((c) => {
   const m = median(times[c.name] ?? []);
   return { command: c.name, medianMs: Math.round(m), ratio: Number((m / base).toFixed(2)), limit: c.limit, ok: c.limit === undefined || m / base <= c.limit };
 });
-if (process.argv.includes('--json')) process.stdout.write(JSON.stringify({ runs, rows }, null, 2) + '\n');
+if (process.argv.includes('--json')) process.stdout.write(`${JSON.stringify({ runs, rows }, null, 2)}\n`);
 else {
   process.stdout.write(`${runs} interleaved runs each, medians:\n`);
   for (const r of rows) process.stdout.write(`  ${r.command.padEnd(14)} ${String(r.medianMs).padStart(5)} ms  ${r.ratio.toFixed(2)}x${r.limit ? ` (target <= ${r.limit}x) ${r.ok ? 'ok' : 'OVER'}` : ''}\n`);

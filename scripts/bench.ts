@@ -6,9 +6,9 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, release } from 'node:os';
 import { join } from 'node:path';
-import { newRunId, runPrefix } from '../clusters/run-id.ts';
-import type { RunResult } from '../harness/engine/results.ts';
-import { runSuite } from '../harness/engine/run-suite.ts';
+import { newRunId, runPrefix } from '../src/contract/run-id.ts';
+import type { RunResult } from '../src/engine/run/results.ts';
+import { runSuite } from '../src/engine/run/run-suite.ts';
 import { setUpSuiteScript } from './suite-script.ts';
 
 const USAGE = `usage: npm run bench -- [--runs N] [--out DIR] [--labs] [--modes serial,parallel]   (root)
@@ -108,7 +108,7 @@ const report = {
   metrics,
 };
 await mkdir(values.out!, { recursive: true });
-await writeFile(join(values.out!, 'bench.json'), JSON.stringify(report, null, 2) + '\n');
+await writeFile(join(values.out!, 'bench.json'), `${JSON.stringify(report, null, 2)}\n`);
 const md = [
   `# netrepro bench (${report.date.slice(0, 10)}, ${report.machine.cpus} cores, Linux ${report.machine.kernel}, Node ${report.machine.node})`,
   '',

@@ -1,15 +1,21 @@
 // Runs the whole netns suite N times in this process, one scenario at a time, and reports how
 // often each scenario passed, with the details of every failure (probe mismatch text, errors).
-// Usage: npm run flakes -- [--runs N] [--out DIR]   (root; writes DIR/flakes.json)
+// Usage: npm run flakes -- [--runs N] [--parallel N] [--out DIR]   (root; writes DIR/flakes.json)
+// --parallel above the core count is the load test: verdict margins must hold with labs competing for CPU.
 // Exit 1 if any run had a failed or errored scenario. No retries: a flake is a finding.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, release } from 'node:os';
 import { join } from 'node:path';
-import { scenarioFailures } from '../harness/engine/failures.ts';
-import { runSuite } from '../harness/engine/run-suite.ts';
+import { scenarioFailures } from '../src/engine/run/failures.ts';
+import { runSuite } from '../src/engine/run/run-suite.ts';
 import { setUpSuiteScript } from './suite-script.ts';
 
-const { runs, options: values, provider, scenarios, signal } = await setUpSuiteScript('flakes', 100, { 'report-dir': { type: 'string' } });
+const { runs, options: values, provider, scenarios, signal } = await setUpSuiteScript('flakes', 100, { 'report-dir': { type: 'string' }, parallel: { type: 'string', default: '1' } });
+const parallel = Number(values.parallel);
+if (!Number.isInteger(parallel) || parallel < 1) {
+  console.error('flakes: --parallel must be a whole number >= 1');
+  process.exit(2);
+}
 
 interface Failure {
   run: number;
@@ -30,7 +36,7 @@ let done = 0;
 for (let run = 1; run <= runs && !signal.aborted; run++) {
   // evidence only when asked (--report-dir): captures of every run would be large
   const reportDir = values['report-dir'] ? join(values['report-dir'], `run-${run}`) : undefined;
-  const result = await runSuite(scenarios, { provider, parallel: 1, reportDir, signal, emit: () => {} });
+  const result = await runSuite(scenarios, { provider, parallel, reportDir, signal, emit: () => {} });
   done = run;
   for (const s of result.scenarios) {
     counts[s.id]![s.verdict]++;
@@ -53,14 +59,15 @@ const report = {
   date: new Date().toISOString(),
   machine: { cpus: cpus().length, kernel: release(), node: process.version },
   runsRequested: runs,
+  parallel,
   runsCompleted: done,
   durationMs: Date.now() - started,
   counts,
   failures,
 };
 await mkdir(values.out!, { recursive: true });
-await writeFile(join(values.out!, 'flakes.json'), JSON.stringify(report, null, 2) + '\n');
-for (const [id, c] of Object.entries(counts)) process.stdout.write(`${id.padEnd(42)} passed ${c.passed}/${done}${c.failed ? `, failed ${c.failed}` : ''}${c.errored ? `, errored ${c.errored}` : ''}${c.skipped ? `, skipped ${c.skipped}` : ''}\n`);
+await writeFile(join(values.out!, 'flakes.json'), `${JSON.stringify(report, null, 2)}\n`);
+for (const [id, c] of Object.entries(counts)) process.stdout.write(`${id.padEnd(42)} ${c.measured ? `measured ${c.measured}` : `passed ${c.passed}`}/${done}${c.failed ? `, failed ${c.failed}` : ''}${c.errored ? `, errored ${c.errored}` : ''}${c.skipped ? `, skipped ${c.skipped}` : ''}\n`);
 for (const f of failures) {
   process.stdout.write(`\nrun ${f.run} ${f.scenario}: ${f.verdict}\n`);
   for (const line of f.failures) process.stdout.write(`  ${line}\n`);

@@ -10,12 +10,12 @@ import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
 const root = new URL('..', import.meta.url).pathname;
 const forTests = process.argv.includes('--for=test');
 const say = (/** @type {string} */ line) => process.stderr.write(`preflight: ${line}\n`);
-const requirements = JSON.parse(readFileSync(new URL('../clusters/netns/lab-requirements.json', import.meta.url), 'utf8'));
+const requirements = JSON.parse(readFileSync(new URL('../src/providers/netns/lab-requirements.json', import.meta.url), 'utf8'));
 
 if (!existsSync(`${root}/node_modules/.package-lock.json`)) {
   say('installing npm dependencies (npm ci)');
   execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit' });
-} else if (!existsSync(`${root}/dist/harness/main.js`)) {
+} else if (!existsSync(`${root}/dist/cli/main.js`)) {
   // a checkout installed before the CLI was compiled (npm ci builds dist/ in prepare)
   say('building the CLI (npm run build)');
   execFileSync('npm', ['run', 'build'], { cwd: root, stdio: 'inherit' });

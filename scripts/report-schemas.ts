@@ -1,7 +1,7 @@
-// Writes docs/schemas/*.schema.json from harness/report/report-schema.ts (part of `npm run schema`).
+// Writes docs/schemas/*.schema.json from src/report/report-schema.ts (part of `npm run schema`).
 import { writeFileSync } from 'node:fs';
-import { reportJsonSchemas } from '../harness/report/report-schema.ts';
+import { reportJsonSchemas } from '../src/report/report-schema.ts';
 
 for (const [name, schema] of Object.entries(reportJsonSchemas())) {
-  writeFileSync(new URL(`../docs/schemas/${name}`, import.meta.url), JSON.stringify(schema, null, 2) + '\n');
+  writeFileSync(new URL(`../docs/schemas/${name}`, import.meta.url), `${JSON.stringify(schema, null, 2)}\n`);
 }

@@ -1,11 +1,11 @@
 // What the bench and flake scripts share: --runs, the netns lab (exit 3 with the fix where it cannot
 // run), every scenario, and an abort signal on Ctrl-C / SIGTERM (teardown still runs).
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { usableProvider } from '../clusters/create-provider.ts';
-import type { ClusterProvider } from '../clusters/provider.ts';
-import { HarnessError } from '../harness/model/errors.ts';
-import { loadAllScenarios } from '../harness/model/find-scenarios.ts';
-import type { LoadedScenario } from '../harness/model/load-scenario.ts';
+import { usableProvider } from '../src/providers/create-provider.ts';
+import type { ClusterProvider } from '../src/contract/provider.ts';
+import { HarnessError } from '../src/model/errors.ts';
+import { loadAllScenarios } from '../src/model/find-scenarios.ts';
+import type { LoadedScenario } from '../src/model/load-scenario.ts';
 
 export interface SuiteScript {
   runs: number;

@@ -4,7 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { PACKAGE_ROOT } from '../harness/package-root.ts';
+import { PACKAGE_ROOT } from '../src/model/package-root.ts';
 
 function newestSource(dir: string): number {
   let newest = 0;
@@ -19,12 +19,12 @@ function newestSource(dir: string): number {
 export default function buildCli(): void {
   const built = (() => {
     try {
-      return statSync(join(PACKAGE_ROOT, 'dist/harness/main.js')).mtimeMs;
+      return statSync(join(PACKAGE_ROOT, 'dist/cli/main.js')).mtimeMs;
     } catch {
       return 0;
     }
   })();
-  const sources = Math.max(newestSource(join(PACKAGE_ROOT, 'harness')), newestSource(join(PACKAGE_ROOT, 'clusters')), statSync(join(PACKAGE_ROOT, 'tsconfig.build.json')).mtimeMs);
+  const sources = Math.max(newestSource(join(PACKAGE_ROOT, 'src')), statSync(join(PACKAGE_ROOT, 'tsconfig.build.json')).mtimeMs);
   if (sources <= built) return;
   execFileSync('node', [join(PACKAGE_ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: PACKAGE_ROOT, stdio: 'inherit' });
 }

@@ -1,6 +1,6 @@
 // What the lab must never change in the root network namespace.
 import { readdir } from 'node:fs/promises';
-import { runCommand } from '../clusters/command.ts';
+import { runCommand } from '../src/contract/command.ts';
 
 const HOST_SYSCTLS = ['net.ipv4.ip_forward', 'net.bridge.bridge-nf-call-iptables', 'net.netfilter.nf_conntrack_tcp_be_liberal', 'net.ipv6.conf.all.disable_ipv6'];
 

@@ -90,7 +90,7 @@ export function tokenize(source: string): Token[] {
       while (i < source.length && source[i] !== '\n') i++;
     } else if (c === '"' || c === "'") {
       i = skipString(i);
-      tokens.push({ kind: 'string', text: unescape(source.slice(start + 1, i - 1)), line });
+      tokens.push({ kind: 'string', text: unescapeString(source.slice(start + 1, i - 1)), line });
     } else if (c === '`') {
       const t = readTemplate(i);
       i = t.end;
@@ -123,6 +123,6 @@ export function tokenize(source: string): Token[] {
   return tokens;
 }
 
-function unescape(raw: string): string {
+function unescapeString(raw: string): string {
   return raw.replace(/\\(.)/g, (_, ch: string) => ({ n: '\n', t: '\t' })[ch] ?? ch);
 }

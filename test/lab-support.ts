@@ -4,9 +4,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { onTestFinished } from 'vitest';
-import { netnsAvailability } from '../clusters/netns/netns-provider.ts';
-import { parseScenario } from '../harness/model/load-scenario.ts';
-import type { TopologySpec } from '../harness/model/scenario-schema.ts';
+import { netnsAvailability } from '../src/providers/netns/netns-provider.ts';
+import { parseScenario } from '../src/model/load-scenario.ts';
+import type { TopologySpec } from '../src/model/scenario-schema.ts';
 
 /** A temporary directory (e.g. for evidence: pcaps of MBs) removed when the test ends, pass or fail. */
 export async function tempDir(prefix = 'netrepro-test-'): Promise<string> {
@@ -26,7 +26,8 @@ if (labSkipReason) console.warn(`netns lab tests skipped: ${labSkipReason}`);
 
 /**
  * A topology for a lab test, written as the YAML lines under `topology:` (indented two spaces). The rest
- * of the scenario it is parsed in (one probe, no-op fault and fix) only makes it valid.
+ * of the scenario it is parsed in (one probe, no-op fault and fix, each expecting something the phase
+ * before does not, as validation requires) only makes it valid; it never runs.
  */
 export function labTopology(body: string, probe = '{ id: p, from: client, http: { to: svc/web, port: 80 } }'): TopologySpec {
   const scenario = `id: t
@@ -35,7 +36,7 @@ topology:
 ${body.replace(/^\n+|\n+$/g, '')}
 probes: [${probe}]
 baseline: { expect: { p: ok } }
-fault: { steps: [{ run: { on: node/a, cmd: "true" } }], expect: { p: ok } }
+fault: { steps: [{ run: { on: node/a, cmd: "true" } }], expect: { p: timeout } }
 fixes: [{ steps: [{ run: { on: node/a, cmd: "true" } }], expect: { p: ok } }]
 `;
   return parseScenario(scenario, 't.yaml').topology;

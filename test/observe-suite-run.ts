@@ -4,11 +4,11 @@
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { spawnCommand } from '../clusters/command.ts';
-import { netnsAvailability, NetnsProvider } from '../clusters/netns/netns-provider.ts';
-import type { RunResult } from '../harness/engine/results.ts';
-import { runSuite } from '../harness/engine/run-suite.ts';
-import { loadAllScenarios } from '../harness/model/find-scenarios.ts';
+import { spawnCommand } from '../src/contract/command.ts';
+import { netnsAvailability, NetnsProvider } from '../src/providers/netns/netns-provider.ts';
+import type { RunResult } from '../src/engine/run/results.ts';
+import { runSuite } from '../src/engine/run/run-suite.ts';
+import { loadAllScenarios } from '../src/model/find-scenarios.ts';
 import { extendedHostSnapshot } from './host/host-state.ts';
 
 export interface SuiteRun {

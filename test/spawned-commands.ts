@@ -2,7 +2,7 @@
 // first word of every argv literal handed to a process runner (runCommand, spawnCommand, runProcess,
 // execFileSync, spawnSync, Target.exec/spawn, ...), of the constants and fields such a call names,
 // of local wrappers around those runners, of `sh -c` scripts, and of every `cmd:` in scenarios/*.yaml.
-// test/unit/lab-requirements.test.ts checks each against clusters/netns/lab-requirements.json.
+// test/unit/lab-requirements.test.ts checks each against src/providers/netns/lab-requirements.json.
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -29,9 +29,9 @@ const RUNNERS = new Set(['runCommand', 'spawnCommand', 'runProcess', 'execFile',
  * prefixes (every argv literal in the file) are the programs they start; the rest comes from callers.
  */
 export const PASS_THROUGH: Record<string, string> = {
-  'clusters/command.ts': 'the one process runner: argv comes from its callers',
-  'clusters/namespace-entry.ts': 'puts nsenter (and sh, to join a cgroup) in front of its caller\'s argv',
-  'clusters/real/cli-node-target.ts': 'puts docker exec / docker run / minikube ssh in front of its caller\'s argv',
+  'src/contract/command.ts': 'the one process runner: argv comes from its callers',
+  'src/contract/namespace-entry.ts': 'puts nsenter (and sh, to join a cgroup) in front of its caller\'s argv',
+  'src/providers/real/cli-node-target.ts': 'puts docker exec / docker run / minikube ssh in front of its caller\'s argv',
 };
 
 const SOURCE = /\.(ts|mts|cts|js|mjs|cjs)$/;
@@ -268,11 +268,11 @@ function words(text: string): string[] {
   return [...text.matchAll(/'([^']*)'|"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2] ?? m[3] ?? '');
 }
 
-/** The program of every `cmd:` in scenarios/*.yaml; placeholders (`{bin/inject-ahead}`: lab-built helpers) left out. */
+/** The program of every `cmd:` in the YAML files under scenarios/; placeholders (`{bin/inject-ahead}`: lab-built helpers) left out. */
 export function scanScenarioCommands(root: string): Spawn[] {
   const out: Spawn[] = [];
   const dir = join(root, 'scenarios');
-  for (const name of readdirSync(dir).filter((n) => n.endsWith('.yaml')).sort()) {
+  for (const name of readdirSync(dir, { recursive: true }).map(String).filter((n) => n.endsWith('.yaml')).sort()) {
     const lineCounter = new LineCounter();
     const doc = parseDocument(readFileSync(join(dir, name), 'utf8'), { lineCounter });
     visit(doc, {

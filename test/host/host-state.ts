@@ -3,8 +3,8 @@
 // keep them to its own run's private places).
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { runCommand } from '../../clusters/command.ts';
-import type { RunResult } from '../../harness/engine/results.ts';
+import { runCommand } from '../../src/contract/command.ts';
+import type { RunResult } from '../../src/engine/run/results.ts';
 import { hostSnapshot } from '../host-snapshot.ts';
 
 /** Every directory (and, for bpffs, file) below `root`, relative to it; `[missing]` when absent. */

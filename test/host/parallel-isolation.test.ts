@@ -10,11 +10,11 @@
 //    alone, then both at once, observe exactly the same, and the copy fails naming the expectation.
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { NetnsProvider } from '../../clusters/netns/netns-provider.ts';
-import { runFailures, scenarioFailures } from '../../harness/engine/failures.ts';
-import { runSuite } from '../../harness/engine/run-suite.ts';
-import { loadAllScenarios } from '../../harness/model/find-scenarios.ts';
-import { parseScenario, type LoadedScenario } from '../../harness/model/load-scenario.ts';
+import { NetnsProvider } from '../../src/providers/netns/netns-provider.ts';
+import { runFailures, scenarioFailures } from '../../src/engine/run/failures.ts';
+import { runSuite } from '../../src/engine/run/run-suite.ts';
+import { loadAllScenarios } from '../../src/model/find-scenarios.ts';
+import { parseScenario, type LoadedScenario } from '../../src/model/load-scenario.ts';
 import { labNamespaces } from '../host-snapshot.ts';
 import { labSkipReason } from '../lab-support.ts';
 import { suiteRun, suiteSkipReason } from '../suite-run.ts';

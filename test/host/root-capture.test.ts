@@ -5,12 +5,12 @@
 // the one suite run of this `npm test` (test/suite-run.ts); this file only asserts on them.
 // Not vacuous: the same tcpdump command, run inside a lab node's namespace, does see lab packets.
 import { describe, expect, it } from 'vitest';
-import { type Spawned } from '../../clusters/command.ts';
-import { NetnsProvider } from '../../clusters/netns/netns-provider.ts';
-import { newRunId, runPrefix } from '../../clusters/run-id.ts';
-import { runFailures } from '../../harness/engine/failures.ts';
-import { loadAllScenarios } from '../../harness/model/find-scenarios.ts';
-import { parseScenario } from '../../harness/model/load-scenario.ts';
+import type { Spawned } from '../../src/contract/command.ts';
+import { NetnsProvider } from '../../src/providers/netns/netns-provider.ts';
+import { newRunId, runPrefix } from '../../src/contract/run-id.ts';
+import { runFailures } from '../../src/engine/run/failures.ts';
+import { loadAllScenarios } from '../../src/model/find-scenarios.ts';
+import { parseScenario } from '../../src/model/load-scenario.ts';
 import { labSkipReason } from '../lab-support.ts';
 import { PACKET, suiteRun, suiteSkipReason, TCPDUMP } from '../suite-run.ts';
 import { ignoringOtherRuns, otherRuns } from './host-state.ts';
@@ -45,7 +45,7 @@ topology:
   services: [{ name: web, clusterIP: 10.96.0.20, ports: [{ port: 80, targetPort: 8080 }], endpoints: [web] }]
 probes: [{ id: p, from: client, http: { to: svc/web, port: 80 } }]
 baseline: { expect: { p: ok } }
-fault: { steps: [{ run: { on: node/a, cmd: "true" } }], expect: { p: ok } }
+fault: { steps: [{ run: { on: node/a, cmd: "true" } }], expect: { p: timeout } }
 fixes: [{ steps: [{ run: { on: node/a, cmd: "true" } }], expect: { p: ok } }]
 `,
   'capture-sanity.yaml',

@@ -2,10 +2,10 @@
 // one source port; ICMP echo), ICMP errors reverse-translated through SNAT (port unreachable, PMTU), and socket LB
 // showing the ClusterIP to getpeername() while connect() went to the backend.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { provisionNetnsLab } from '../../clusters/netns/provision-netns-lab.ts';
-import type { NetnsLab } from '../../clusters/netns/netns-lab.ts';
-import { newRunId, runPrefix } from '../../clusters/run-id.ts';
-import { Topology } from '../../harness/model/scenario-schema.ts';
+import { provisionNetnsLab } from '../../src/providers/netns/provision-netns-lab.ts';
+import type { NetnsLab } from '../../src/providers/netns/netns-lab.ts';
+import { newRunId, runPrefix } from '../../src/contract/run-id.ts';
+import { Topology } from '../../src/model/scenario-schema.ts';
 import { labSkipReason } from '../lab-support.ts';
 
 const topology = Topology.parse({

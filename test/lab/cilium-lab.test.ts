@@ -1,10 +1,10 @@
 // The cilium shape leaves nothing behind: no BPF program, pin, cgroup, namespace or tc filter.
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { runCommand } from '../../clusters/command.ts';
-import { provisionNetnsLab } from '../../clusters/netns/provision-netns-lab.ts';
-import { newRunId, runPrefix } from '../../clusters/run-id.ts';
-import { loadAllScenarios } from '../../harness/model/find-scenarios.ts';
+import { runCommand } from '../../src/contract/command.ts';
+import { provisionNetnsLab } from '../../src/providers/netns/provision-netns-lab.ts';
+import { newRunId, runPrefix } from '../../src/contract/run-id.ts';
+import { loadAllScenarios } from '../../src/model/find-scenarios.ts';
 import { labNamespaces } from '../host-snapshot.ts';
 import { labSkipReason } from '../lab-support.ts';
 

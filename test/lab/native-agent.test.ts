@@ -1,9 +1,9 @@
-// The netns lab runs the native pod agent (clusters/netns/agent/pod-agent.c) where real clusters run
+// The netns lab runs the native pod agent (src/providers/netns/agent/pod-agent.c) where real clusters run
 // pod-agent.mjs: both must serve the same HTTP and DNS answers and print the same JSON for the same probe.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newRunId, runPrefix } from '../../clusters/run-id.ts';
-import type { NetnsLab } from '../../clusters/netns/netns-lab.ts';
-import { provisionNetnsLab } from '../../clusters/netns/provision-netns-lab.ts';
+import { newRunId, runPrefix } from '../../src/contract/run-id.ts';
+import type { NetnsLab } from '../../src/providers/netns/netns-lab.ts';
+import { provisionNetnsLab } from '../../src/providers/netns/provision-netns-lab.ts';
 import { dnsServiceTopology, labSkipReason } from '../lab-support.ts';
 
 const topology = dnsServiceTopology({ web: true });

@@ -2,8 +2,8 @@
 // abort) leaves nothing behind.
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { newRunId, runPrefix } from '../../clusters/run-id.ts';
-import { provisionNetnsLab } from '../../clusters/netns/provision-netns-lab.ts';
+import { newRunId, runPrefix } from '../../src/contract/run-id.ts';
+import { provisionNetnsLab } from '../../src/providers/netns/provision-netns-lab.ts';
 import { labNamespaces } from '../host-snapshot.ts';
 import { labSkipReason, labTopology } from '../lab-support.ts';
 

@@ -1,10 +1,10 @@
 // `netrepro render` claims to print what the lab installs. Here the lab is built and each node's
 // real `iptables-save` is compared with the render, line for line (counters and date comments
-// aside); and the Service shapes the writer knows are exercised against the kernel.
+// aside); and the Service shapes the writer knows (session affinity included) are exercised against the kernel.
 import { describe, expect, it } from 'vitest';
-import { newRunId, runPrefix } from '../../clusters/run-id.ts';
-import { provisionNetnsLab } from '../../clusters/netns/provision-netns-lab.ts';
-import { renderIptables } from '../../clusters/netns/render-node.ts';
+import { newRunId, runPrefix } from '../../src/contract/run-id.ts';
+import { provisionNetnsLab } from '../../src/providers/netns/provision-netns-lab.ts';
+import { renderIptables } from '../../src/dataplane/render-node.ts';
 import { labSkipReason, labTopology } from '../lab-support.ts';
 
 const topology = (cni: string, kubeProxy: string, services: string, extraNode = '') =>
@@ -23,8 +23,8 @@ const topology = (cni: string, kubeProxy: string, services: string, extraNode = 
 ${services}`);
 
 const SERVICES = `
-    - { name: web, clusterIP: 10.96.0.20, ports: [{ name: http, port: 80, targetPort: 8080 }], endpoints: [web, web2] }
-    - { name: np, type: NodePort, externalTrafficPolicy: Local, clusterIP: 10.96.0.21, ports: [{ port: 80, targetPort: 8080, nodePort: 30080 }], endpoints: [web2, { pod: web, ready: false }] }
+    - { name: web, clusterIP: 10.96.0.20, sessionAffinity: ClientIP, sessionAffinityConfig: { clientIP: { timeoutSeconds: 600 } }, ports: [{ name: http, port: 80, targetPort: 8080 }], endpoints: [web, web2] }
+    - { name: np, type: NodePort, externalTrafficPolicy: Local, sessionAffinity: ClientIP, clusterIP: 10.96.0.21, ports: [{ port: 80, targetPort: 8080, nodePort: 30080 }], endpoints: [web2, { pod: web, ready: false }] }
     - { name: empty, type: NodePort, clusterIP: 10.96.0.22, ports: [{ port: 80, targetPort: 8080, nodePort: 30081 }], endpoints: [] }`;
 
 const saved = (text: string) =>

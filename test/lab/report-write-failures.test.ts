@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { chmod, mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { PACKAGE_ROOT } from '../../harness/package-root.ts';
+import { PACKAGE_ROOT } from '../../src/model/package-root.ts';
 import { runProcess } from '../child-process.ts';
 import { labSkipReason, tempDir } from '../lab-support.ts';
 

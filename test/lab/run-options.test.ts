@@ -3,7 +3,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PACKAGE_ROOT } from '../../harness/package-root.ts';
+import { PACKAGE_ROOT } from '../../src/model/package-root.ts';
 import { runProcess } from '../child-process.ts';
 import { labSkipReason, tempDir } from '../lab-support.ts';
 

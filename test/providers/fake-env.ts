@@ -5,10 +5,10 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ClusterNode, KubeApi, PodRef } from '../../clusters/real/kube-api.ts';
-import type { KubeAccess } from '../../clusters/real/kube-cli.ts';
-import type { RunContext } from '../../clusters/provider.ts';
-import { Topology, type TopologySpec } from '../../harness/model/scenario-schema.ts';
+import type { ClusterNode, KubeApi, PodRef } from '../../src/providers/real/kube-api.ts';
+import type { KubeAccess } from '../../src/providers/real/kube-cli.ts';
+import type { RunContext } from '../../src/contract/provider.ts';
+import { Topology, type TopologySpec } from '../../src/model/scenario-schema.ts';
 
 export const FAKES = fileURLToPath(new URL('./fakes', import.meta.url));
 

@@ -1,8 +1,8 @@
 // k3s provider contract: server arguments per CNI shape, helm for cilium, context renamed, misfits.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { K3sStartInput } from '../../clusters/k3s/k3s-container.ts';
-import { cleanK3sLeftovers } from '../../clusters/k3s/clean-k3s-leftovers.ts';
-import { K3sProvider } from '../../clusters/k3s/k3s-provider.ts';
+import type { K3sStartInput } from '../../src/providers/real/k3s/k3s-container.ts';
+import { cleanK3sLeftovers } from '../../src/providers/real/k3s/clean-k3s-leftovers.ts';
+import { K3sProvider } from '../../src/providers/real/k3s/k3s-provider.ts';
 import { fakeTools, recordingKubeApi, runContext, topology } from './fake-env.ts';
 
 const KUBECONFIG = `apiVersion: v1

@@ -1,9 +1,9 @@
 // kind provider contract: the exact commands per CNI shape, the objects it creates, rollback, clean.
 import type { V1Pod } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it } from 'vitest';
-import { cleanKindLeftovers } from '../../clusters/kind/clean-kind-leftovers.ts';
-import { kindConfig } from '../../clusters/kind/kind-config.ts';
-import { KindProvider } from '../../clusters/kind/kind-provider.ts';
+import { cleanKindLeftovers } from '../../src/providers/real/kind/clean-kind-leftovers.ts';
+import { kindConfig } from '../../src/providers/real/kind/kind-config.ts';
+import { KindProvider } from '../../src/providers/real/kind/kind-provider.ts';
 import { fakeTools, recordingKubeApi, runContext, topology, type Recorded, type Reply } from './fake-env.ts';
 
 const CP = 'nr-abc123-cluster-control-plane';

@@ -1,8 +1,8 @@
 // minikube provider contract: the exact commands per CNI shape, misfits as skips, node exec, clean.
 import { afterEach, describe, expect, it } from 'vitest';
-import { cleanMinikubeLeftovers } from '../../clusters/minikube/clean-minikube-leftovers.ts';
-import { MinikubeProvider } from '../../clusters/minikube/minikube-provider.ts';
-import { UnsupportedScenarioError } from '../../clusters/real/unsupported.ts';
+import { cleanMinikubeLeftovers } from '../../src/providers/real/minikube/clean-minikube-leftovers.ts';
+import { MinikubeProvider } from '../../src/providers/real/minikube/minikube-provider.ts';
+import { UnsupportedScenarioError } from '../../src/providers/real/unsupported.ts';
 import { fakeTools, recordingKubeApi, runContext, topology, type Reply } from './fake-env.ts';
 
 const P = 'nr-abc123-cluster';

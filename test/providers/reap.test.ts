@@ -2,8 +2,8 @@
 // owner process (the owner file in the run's work directory) is alive unless forced; `clean` loops over them.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createProvider } from '../../clusters/create-provider.ts';
-import { resolveRunConfig } from '../../clusters/run-config.ts';
+import { createProvider } from '../../src/providers/create-provider.ts';
+import { resolveRunConfig } from '../../src/providers/run-config.ts';
 import { fakeTools } from './fake-env.ts';
 
 let fakes: ReturnType<typeof fakeTools> | undefined;

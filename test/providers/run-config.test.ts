@@ -4,11 +4,11 @@ import { runProcess } from '../child-process.ts';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createProvider, providerSupport } from '../../clusters/create-provider.ts';
-import { resolveRunConfig } from '../../clusters/run-config.ts';
-import { runGate } from '../../harness/gate/run-gate.ts';
-import { loadScenarioFile } from '../../harness/model/load-scenario.ts';
-import { loadProfile, type Profile } from '../../harness/model/profile.ts';
+import { createProvider, providerSupport } from '../../src/providers/create-provider.ts';
+import { resolveRunConfig } from '../../src/providers/run-config.ts';
+import { runGate } from '../../src/engine/gate/run-gate.ts';
+import { loadScenarioFile } from '../../src/model/load-scenario.ts';
+import { loadProfile, type Profile } from '../../src/model/profile.ts';
 import { FAKES, fakeTools, recordingKubeApi } from './fake-env.ts';
 
 const SCENARIO = 'scenarios/br-netfilter-clusterip-same-node.yaml';

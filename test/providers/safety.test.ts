@@ -1,11 +1,11 @@
 // Fault injection changes node kernels: nothing outside what the run created is touched unless allowed.
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
-import { KindProvider } from '../../clusters/kind/kind-provider.ts';
-import { assertOwnedName } from '../../clusters/real/context-guard.ts';
-import { detectTools } from '../../clusters/real/cli-tools.ts';
-import { KubeCli } from '../../clusters/real/kube-cli.ts';
-import { provisionRealCluster } from '../../clusters/real/provision-real-cluster.ts';
-import { resolveRealOptions } from '../../clusters/real/real-options.ts';
+import { KindProvider } from '../../src/providers/real/kind/kind-provider.ts';
+import { assertOwnedName } from '../../src/providers/real/context-guard.ts';
+import { detectTools } from '../../src/providers/real/cli-tools.ts';
+import { KubeCli } from '../../src/providers/real/kube-cli.ts';
+import { provisionRealCluster } from '../../src/providers/real/provision-real-cluster.ts';
+import { resolveRealOptions } from '../../src/providers/real/real-options.ts';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -4,9 +4,9 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { RunResult } from '../../harness/engine/results.ts';
-import { renderHtml } from '../../harness/report/html-reporter.ts';
-import { attachDiagnoses } from '../../harness/engine/probe-trace-hooks.ts';
+import type { RunResult } from '../../src/engine/run/results.ts';
+import { renderHtml } from '../../src/report/html-reporter.ts';
+import { attachDiagnoses } from '../../src/engine/run/probe-trace-hooks.ts';
 import { tempDir } from '../lab-support.ts';
 import { decodePng } from '../png-pixels.ts';
 

@@ -3,11 +3,11 @@
 // scenarios' observations come from the one suite run of this `npm test` (test/suite-run.ts).
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { NetnsProvider } from '../../clusters/netns/netns-provider.ts';
-import { runScenario } from '../../harness/engine/run-scenario.ts';
-import type { ScenarioResult } from '../../harness/engine/results.ts';
-import { loadAllScenarios } from '../../harness/model/find-scenarios.ts';
-import { parseScenario } from '../../harness/model/load-scenario.ts';
+import { NetnsProvider } from '../../src/providers/netns/netns-provider.ts';
+import { runScenario } from '../../src/engine/run/run-scenario.ts';
+import type { ScenarioResult } from '../../src/engine/run/results.ts';
+import { loadAllScenarios } from '../../src/model/find-scenarios.ts';
+import { parseScenario } from '../../src/model/load-scenario.ts';
 import { labNamespaces } from '../host-snapshot.ts';
 import { labSkipReason } from '../lab-support.ts';
 import { suiteRun, suiteSkipReason } from '../suite-run.ts';

@@ -1,9 +1,9 @@
 // The regression gate on the real lab: kube-proxy 1.15's INVALID DROP is what opens the Cilium race.
 import { describe, expect, it } from 'vitest';
-import { NetnsProvider } from '../../clusters/netns/netns-provider.ts';
-import { runGate } from '../../harness/gate/run-gate.ts';
-import { selectScenarios } from '../../harness/model/find-scenarios.ts';
-import { loadProfile } from '../../harness/model/profile.ts';
+import { NetnsProvider } from '../../src/providers/netns/netns-provider.ts';
+import { runGate } from '../../src/engine/gate/run-gate.ts';
+import { selectScenarios } from '../../src/model/find-scenarios.ts';
+import { loadProfile } from '../../src/model/profile.ts';
 import { labSkipReason } from '../lab-support.ts';
 
 describe.skipIf(labSkipReason)('gate on the netns lab', () => {

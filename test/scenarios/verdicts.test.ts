@@ -2,10 +2,10 @@
 // that did not fire errors the phase, a counter that matches nothing fails.
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { NetnsProvider } from '../../clusters/netns/netns-provider.ts';
-import { scenarioFailures } from '../../harness/engine/failures.ts';
-import { runScenario } from '../../harness/engine/run-scenario.ts';
-import { loadScenarioFile, parseScenario } from '../../harness/model/load-scenario.ts';
+import { NetnsProvider } from '../../src/providers/netns/netns-provider.ts';
+import { scenarioFailures } from '../../src/engine/run/failures.ts';
+import { runScenario } from '../../src/engine/run/run-scenario.ts';
+import { loadScenarioFile, parseScenario } from '../../src/model/load-scenario.ts';
 import { labSkipReason } from '../lab-support.ts';
 
 const provider = new NetnsProvider();
@@ -41,6 +41,28 @@ describe.skipIf(labSkipReason)('verdicts on the netns lab', () => {
     expect(faulted.error?.message).toMatch(/^step failed on pod\/web: \S*inject-ahead\S* --iface eth0 --port 8080 --timeout-ms 5000\n {2}exit 3, expected 0/);
     expect(faulted.error?.message).toMatch(/Operation not permitted/);
     expect(result.phases.filter((p) => p.name === 'fixed')).toEqual([]);
+  });
+
+  it('a RST the client\'s socket ignores is named, not taken as its outcome: timeout, not refused', async () => {
+    // REJECT after the ClusterIP's DNAT answers from the backend's address: the client's socket never sees a RST for
+    // its connection to the ClusterIP; the same RST to a connection to the pod IP is that connection's answer
+    const text = (await scenarioText('br-netfilter-clusterip-same-node')).replace(/^fault:\n[\s\S]*?(?=^fixes:)/m, () =>
+      [
+        'fault:',
+        '  steps:',
+        '    - run: { on: node/node-a, cmd: "iptables -I FORWARD -p tcp -d 10.244.1.3 --dport 8080 -j REJECT --reject-with tcp-reset" }',
+        '  expect:',
+        '    clusterip: timeout',
+        '    pod-ip: refused',
+        '',
+        '',
+      ].join('\n'),
+    );
+    const result = await run('reject-after-dnat.yaml', text, true);
+    const faulted = result.phases.find((p) => p.name === 'faulted')!;
+    expect(faulted.status).toBe('passed');
+    expect(faulted.probes.find((p) => p.id === 'clusterip')!.summary).toMatch(/= timeout \(.*RST from 10\.244\.1\.3:8080 ignored by the client: not from 10\.96\.0\.20:80, where its SYN went\)/);
+    expect(faulted.probes.find((p) => p.id === 'pod-ip')!.summary).toMatch(/= refused \(RST from 10\.244\.1\.3:8080 in answer to the SYN to 10\.244\.1\.3:8080/);
   });
 
   it('a counter whose pattern matches no line fails the check with "no line matched"', async () => {

@@ -4,7 +4,7 @@
 // A case the harness gets wrong is an `it.fails` naming the bug, so the suite stays green and the
 // bug stays visible; when the bug is fixed, vitest reports the `it.fails` as failing: turn it into
 // a plain `it` then.
-// Every file goes through the CLI's entry point (harness/cli.ts main, what bin/netrepro.js calls)
+// Every file goes through the CLI's entry point (src/cli/build-cli.ts main, what bin/netrepro.js calls)
 // in this process; real `node bin/netrepro.js` processes run `validate` over the whole corpus at
 // once and `run` on one file per refusing layer (each process start costs a CLI start-up; 100+ of
 // them would make this file take minutes on 2 cores). That the namespace watch used here does see a
@@ -18,9 +18,9 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ScenarioValidationError } from '../../harness/model/errors.ts';
-import { loadScenarioFile } from '../../harness/model/load-scenario.ts';
-import { main } from '../../harness/cli.ts';
+import { ScenarioValidationError } from '../../src/model/errors.ts';
+import { loadScenarioFile } from '../../src/model/load-scenario.ts';
+import { main } from '../../src/cli/build-cli.ts';
 import { namespacesCreatedDuring } from '../namespace-watch.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -128,7 +128,7 @@ async function cliProcess(args: string[]) {
   return { exitCode: r.exitCode, stderr: stripAnsi(String(r.stderr)), pid: child.pid };
 }
 
-/** The CLI's own entry point (harness/cli.ts main, what bin/netrepro.js calls) in this process, stderr captured. */
+/** The CLI's own entry point (src/cli/build-cli.ts main, what bin/netrepro.js calls) in this process, stderr captured. */
 async function cliInProcess(args: string[]) {
   let stderr = '';
   const write = process.stderr.write;
@@ -145,6 +145,7 @@ async function cliInProcess(args: string[]) {
   }
 }
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colour codes start with ESC
 const stripAnsi = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, '');
 
 const timings: { case: string; loadMs: number; validateMs?: number; runMs?: number; processMs?: number }[] = [];
@@ -161,13 +162,13 @@ async function inProcess(file: string): Promise<{ issues: string[]; ms: number; 
   }
 }
 
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 function expectRejected(output: string, file: string, c: Case): void {
   const lines = Array.isArray(c.line) ? c.line : [c.line];
-  const field = c.field ? ` ${escape(c.field)}` : '';
+  const field = c.field ? ` ${escapeRegex(c.field)}` : '';
   // FILE:LINE:COL: field ...message
-  const where = new RegExp(`${escape(file)}:(${lines.join('|')}):\\d+:${field}`);
+  const where = new RegExp(`${escapeRegex(file)}:(${lines.join('|')}):\\d+:${field}`);
   const issue = output.split('\n').find((l) => where.test(l) && (typeof c.message === 'string' ? l.includes(c.message) : c.message.test(l)));
   expect(issue, `no issue at ${file}:${lines.join(' or ')}${field} matching ${c.message} in:\n${output}`).toBeDefined();
 }
@@ -201,7 +202,7 @@ describe('bad-input corpus', () => {
     expect(all.length).toBeGreaterThanOrEqual(25);
   });
 
-  // `validate FILE` and `run FILE` through the CLI's entry point (harness/cli.ts main: commander,
+  // `validate FILE` and `run FILE` through the CLI's entry point (src/cli/build-cli.ts main: commander,
   // error formatting, exit-code mapping) in this process, one file at a time.
   describe('each file is refused by validate and run: exit 2, FILE:LINE:COL: field, before any lab exists', () => {
     for (const c of all) {

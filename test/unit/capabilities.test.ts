@@ -4,21 +4,21 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { runProcess } from '../child-process.ts';
 import { describe, expect, it } from 'vitest';
-import { providerSupport } from '../../clusters/create-provider.ts';
-import type { ClusterProvider } from '../../clusters/provider.ts';
-import { unsupported } from '../../clusters/provider-support.ts';
-import { resolveRunConfig } from '../../clusters/run-config.ts';
-import { TeardownStack } from '../../clusters/teardown-stack.ts';
-import { runScenario } from '../../harness/engine/run-scenario.ts';
-import type { RunEvent } from '../../harness/engine/results.ts';
-import { ALL_CAPABILITIES } from '../../harness/model/capabilities.ts';
-import { loadScenarioFile } from '../../harness/model/load-scenario.ts';
-import { scenarioRequirements } from '../../harness/model/scenario-requirements.ts';
-import type { StepSpec } from '../../harness/model/scenario-schema.ts';
-import { STEP_KINDS, stepRequires } from '../../harness/model/steps/registry.ts';
+import { providerSupport } from '../../src/providers/create-provider.ts';
+import type { ClusterProvider } from '../../src/contract/provider.ts';
+import { unsupported } from '../../src/contract/provider-support.ts';
+import { resolveRunConfig } from '../../src/providers/run-config.ts';
+import { TeardownStack } from '../../src/contract/teardown-stack.ts';
+import { runScenario } from '../../src/engine/run/run-scenario.ts';
+import type { RunEvent } from '../../src/engine/run/results.ts';
+import { ALL_CAPABILITIES } from '../../src/model/capabilities.ts';
+import { loadScenarioFile } from '../../src/model/load-scenario.ts';
+import { scenarioRequirements } from '../../src/model/scenario-requirements.ts';
+import type { StepSpec } from '../../src/model/scenario-schema.ts';
+import { STEP_KINDS, stepRequires } from '../../src/model/steps/registry.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
-const SCENARIOS = readdirSync(join(ROOT, 'scenarios')).filter((f) => f.endsWith('.yaml')).map((f) => join(ROOT, 'scenarios', f));
+const SCENARIOS = readdirSync(join(ROOT, 'scenarios'), { recursive: true }).map(String).filter((f) => f.endsWith('.yaml')).map((f) => join(ROOT, 'scenarios', f));
 const run = (on: string, cmd: string) => ({ run: { on, cmd, background: false, lead: 50, timeout: '30s', expect: { exit: 0 } } }) as StepSpec;
 
 describe('step kinds declare what they need', () => {
@@ -68,6 +68,27 @@ describe('providers declare what they can do', () => {
     const needs = scenarioRequirements(scenario);
     expect(needs).toContainEqual({ capability: 'action/sock-lb-stale-program', by: 'fault, step 1 (sock-lb-stale-program)' });
     expect(needs.find((n) => n.capability === 'path/cgroup')?.by).toMatch(/^baseline, check /);
+  });
+});
+
+describe('kernel settings a node cannot have of its own', () => {
+  it('a host-global sysctl (step or node setting) is refused by every provider, naming the knob, why, and what could run it', async () => {
+    const { scenario } = await loadScenarioFile(join(ROOT, 'scenarios/conntrack-invalid-reset.yaml'));
+    const step = { sysctl: { on: 'node/node-a', name: 'net.netfilter.nf_conntrack_max', value: 64 } } as StepSpec;
+    const node = { ...scenario.topology.nodes[0]!, sysctls: { 'net.ipv4.neigh.default.gc_thresh3': 64 } };
+    const copy = { ...scenario, topology: { ...scenario.topology, nodes: [node] }, fault: { ...scenario.fault, steps: [step, ...scenario.fault.steps] } };
+    for (const name of ['netns', 'kind', 'minikube', 'k3s']) {
+      const misfit = unsupported(providerSupport(name === 'netns' ? 'netns' : resolveRunConfig({ provider: name }, {})), copy)!;
+      expect(misfit.reason).toContain(`${name} cannot set a kernel setting the whole host shares on one node`);
+      expect(misfit.hint).toMatch(/a kernel of their own/);
+    }
+    const needs = scenarioRequirements(copy).filter((n) => n.capability === 'host-kernel').map((n) => n.by);
+    expect(needs).toEqual([
+      "topology.nodes node-a.sysctls: net.ipv4.neigh.default.gc_thresh3 exists only in the host's initial network namespace: the neighbour table's garbage collection is per host",
+      "fault, step 1 (sysctl): net.netfilter.nf_conntrack_max is read-only outside the host's initial network namespace: one conntrack table size for the whole host",
+    ]);
+    // a per-namespace knob needs nothing more than the node's namespace
+    expect(scenarioRequirements(scenario).some((n) => n.capability === 'host-kernel')).toBe(false);
   });
 });
 

@@ -4,14 +4,14 @@ import { runProcess } from '../child-process.ts';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { RunResult, ScenarioResult } from '../../harness/engine/results.ts';
-import { unusableRun } from '../../harness/engine/unusable-run.ts';
-import { HarnessError } from '../../harness/model/errors.ts';
-import { PACKAGE_ROOT } from '../../harness/package-root.ts';
-import { junitXml } from '../../harness/report/junit-reporter.ts';
-import { runMarkdown } from '../../harness/report/markdown-reporter.ts';
-import { RunReportSchema } from '../../harness/report/report-schema.ts';
-import type { ReportContext } from '../../harness/report/report-context.ts';
+import type { RunResult, ScenarioResult } from '../../src/engine/run/results.ts';
+import { unusableRun } from '../../src/engine/run/unusable-run.ts';
+import { HarnessError } from '../../src/model/errors.ts';
+import { PACKAGE_ROOT } from '../../src/model/package-root.ts';
+import { junitXml } from '../../src/report/junit-reporter.ts';
+import { runMarkdown } from '../../src/report/markdown-reporter.ts';
+import { RunReportSchema } from '../../src/report/report-schema.ts';
+import type { ReportContext } from '../../src/report/report-context.ts';
 import { tempDir } from '../lab-support.ts';
 
 const context: ReportContext = {

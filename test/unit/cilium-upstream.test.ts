@@ -1,7 +1,7 @@
 // Our cilium shape against Cilium's own sources. The facts below were read by hand in cilium/cilium
 // at the release tags named with each group and written down in our words: struct layouts as byte
 // offsets, map names and types, program names, CILIUM_FORWARD rule texts. The tests compile our C
-// (clusters/netns/bpf/*.c) and compare its BTF with these facts, and our rule writer with the rule
+// (src/providers/netns/bpf/*.c) and compare its BTF with these facts, and our rule writer with the rule
 // texts, so a change on either side that breaks the model shows up here. No upstream code is copied.
 //
 // cilium/cilium itself is larger than the fetch tool's limit; its forks carry the release tags. Each
@@ -10,9 +10,9 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { bpfObject } from '../../clusters/netns/bpf-build.ts';
-import { ciliumForwardRules } from '../../clusters/netns/cilium-forward-rules.ts';
-import { masqueradeConfig, SNAT_PORTS, socketLbEntries } from '../../clusters/netns/bpf-maps.ts';
+import { bpfObject } from '../../src/providers/netns/bpf-build.ts';
+import { ciliumForwardRules } from '../../src/dataplane/cilium-forward-rules.ts';
+import { masqueradeConfig, SNAT_PORTS, socketLbEntries } from '../../src/providers/netns/bpf-maps.ts';
 
 interface Source {
   repo: 'cilium/cilium';
@@ -205,7 +205,7 @@ describe('cilium shape constants and rules vs cilium/cilium sources', () => {
   });
 
   it(`masquerade.c's constants are the ones read in ${COMMON_H.path}, ${NAT_H.path} and ${NODE_CONFIG_H.path} at ${NAT_H.tag}`, () => {
-    const source = readFileSync(new URL('../../clusters/netns/bpf/masquerade.c', import.meta.url), 'utf8');
+    const source = readFileSync(new URL('../../src/providers/netns/bpf/masquerade.c', import.meta.url), 'utf8');
     const define = (name: string) => Number(new RegExp(`#define ${name} (\\d+)`).exec(source)?.[1]);
     expect(define('TUPLE_F_OUT')).toBe(CONSTANTS.TUPLE_F_OUT.value);
     expect(define('TUPLE_F_IN')).toBe(CONSTANTS.TUPLE_F_IN.value);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { classifyCurl, classifyDnsAgent, icmpAboutQuery } from '../../harness/probes/classify.ts';
-import { parseTcpdumpLine, type Packet } from '../../harness/probes/packet-watch.ts';
+import { classifyCurl, classifyDnsAgent, icmpAboutQuery } from '../../src/observe/probes/classify.ts';
+import { parseTcpdumpLine, type Packet } from '../../src/observe/probes/packet-watch.ts';
 
 const vip = { ip: '10.96.0.20', port: 80 };
 const client = '10.244.1.2';

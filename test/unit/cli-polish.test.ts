@@ -4,15 +4,15 @@ import { runProcess } from '../child-process.ts';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { colorEnabled } from '../../harness/report/colors.ts';
-import { ENV_KNOBS, envHelp } from '../../harness/cli/env-knobs.ts';
-import { githubAnnotation } from '../../harness/commands/validate.ts';
-import { ScenarioValidationError } from '../../harness/model/errors.ts';
-import { selectScenarios } from '../../harness/model/find-scenarios.ts';
-import { loadScenarioFile, parseScenario } from '../../harness/model/load-scenario.ts';
-import { nearest } from '../../harness/model/nearest.ts';
-import { PACKAGE_ROOT } from '../../harness/package-root.ts';
-import { importOptional, requireInstalled } from '../../clusters/real/optional-module.ts';
+import { colorEnabled } from '../../src/report/colors.ts';
+import { ENV_KNOBS, envHelp } from '../../src/cli/env-knobs.ts';
+import { githubAnnotation } from '../../src/cli/commands/validate.ts';
+import type { ScenarioValidationError } from '../../src/model/errors.ts';
+import { selectScenarios } from '../../src/model/find-scenarios.ts';
+import { loadScenarioFile, parseScenario } from '../../src/model/load-scenario.ts';
+import { nearest } from '../../src/model/nearest.ts';
+import { PACKAGE_ROOT } from '../../src/model/package-root.ts';
+import { importOptional, requireInstalled } from '../../src/providers/real/optional-module.ts';
 import { tempDir } from '../lab-support.ts';
 
 const cli = (args: string[], env: Record<string, string> = {}) => runProcess('node', ['bin/netrepro.js', ...args], { cwd: PACKAGE_ROOT, env });
@@ -80,7 +80,7 @@ describe('unreadable scenario files', () => {
 describe('environment knobs', () => {
   it('--help lists every NETREPRO_* variable the code reads', async () => {
     const names = new Set<string>();
-    for (const top of ['harness', 'clusters']) {
+    for (const top of ['src']) {
       for (const file of await readdir(join(PACKAGE_ROOT, top), { recursive: true })) {
         if (file.endsWith('.ts')) for (const m of (await readFile(join(PACKAGE_ROOT, top, file), 'utf8')).matchAll(/NETREPRO_[A-Z0-9_]+/g)) names.add(m[0]);
       }
@@ -139,7 +139,7 @@ describe('optional real-cluster libraries', () => {
 
 describe('the scenario catalogue behind `list`', () => {
   it('reuses an entry only while the file is unchanged, and an invalid file still fails', async () => {
-    const { scenarioCatalogue } = await import('../../harness/model/scenario-catalogue.ts');
+    const { scenarioCatalogue } = await import('../../src/model/scenario-catalogue.ts');
     const dir = await tempDir();
     const file = join(dir, 'one.yaml');
     const seed = await readFile(join(PACKAGE_ROOT, 'scenarios/br-netfilter-clusterip-same-node.yaml'), 'utf8');

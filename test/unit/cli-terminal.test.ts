@@ -4,14 +4,14 @@
 import { EventEmitter } from 'node:events';
 import { stripVTControlCharacters } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import type { PhaseResult, ProbeResult, RunResult, ScenarioResult } from '../../harness/engine/results.ts';
-import { buildCli } from '../../harness/cli.ts';
-import { selectRunScenarios } from '../../harness/cli/select-scenarios.ts';
-import { listLines } from '../../harness/commands/list.ts';
-import { consoleReporter, phaseCell, summary } from '../../harness/report/console-reporter.ts';
-import { colorsFor } from '../../harness/report/colors.ts';
-import { diagnosisLines } from '../../harness/report/diagnosis-lines.ts';
-import { canSpin, progress } from '../../harness/report/progress.ts';
+import type { PhaseResult, ProbeResult, RunResult, ScenarioResult } from '../../src/engine/run/results.ts';
+import { buildCli } from '../../src/cli/build-cli.ts';
+import { selectRunScenarios } from '../../src/cli/select-scenarios.ts';
+import { listLines } from '../../src/cli/commands/list.ts';
+import { consoleReporter, phaseCell, summary } from '../../src/report/console-reporter.ts';
+import { colorsFor } from '../../src/report/colors.ts';
+import { diagnosisLines } from '../../src/report/diagnosis-lines.ts';
+import { canSpin, progress } from '../../src/report/progress.ts';
 
 /** A terminal-like stream that records what is written. */
 function fakeTerminal(columns: number | undefined) {
@@ -138,7 +138,7 @@ describe('--help', () => {
       let help = '';
       command.configureOutput({ writeOut: (s) => (help += s) });
       command.outputHelp();
-      expect(help, command.name()).toMatch(/\nExamples:\n(  # .+\n  \$ netrepro .+\n)+/);
+      expect(help, command.name()).toMatch(/\nExamples:\n( {2}# .+\n {2}\$ netrepro .+\n)+/);
     }
   });
 });

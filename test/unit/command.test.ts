@@ -1,10 +1,10 @@
 // The process runner every lab and cluster command goes through: output, exit codes, input and
 // environment, deadlines, cancellation, early stops, programs that cannot start, readiness lines.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCommand, spawnCommand, useSpawner } from '../../clusters/command.ts';
-import { NativeSpawner } from '../../clusters/native-spawner.ts';
-import { helperBinary } from '../../clusters/netns/helper-build.ts';
-import { CommandFailedError, HarnessError } from '../../harness/model/errors.ts';
+import { runCommand, spawnCommand, useSpawner } from '../../src/contract/command.ts';
+import { NativeSpawner } from '../../src/contract/native-spawner.ts';
+import { helperBinary } from '../../src/providers/netns/helper-build.ts';
+import { CommandFailedError, HarnessError } from '../../src/model/errors.ts';
 
 // every behaviour holds whichever way the process starts: node:child_process, or the native spawner
 describe.each(['node:child_process', 'native spawner'])('through %s', (how) => {
@@ -109,6 +109,15 @@ describe('spawnCommand', () => {
     await expect(p.waitFor(/x/, 2000)).rejects.toThrow(/exited before it was ready/);
     expect(p.pid).toBeUndefined();
     expect((await p.stop()).exitCode).toBeUndefined();
+  });
+
+  it('with stdin: true it takes requests on its stdin while it runs', async () => {
+    const p = spawnCommand(['sh', '-c', 'read first; echo "answer $first"; read second; echo "answer $second"; read last'], { stdin: true });
+    p.write('1\n');
+    expect(await p.waitFor(/^answer 1$/, 2000)).toBe('answer 1');
+    p.write('2\n');
+    expect(await p.waitFor(/^answer 2$/, 2000)).toBe('answer 2');
+    await p.stop();
   });
 
   it('an abort signal ends the process', async () => {

@@ -3,9 +3,9 @@
 // the client's packets, the trace events (xtables-monitor, kfree_skb, conntrack -E) and the facts.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { CheckResult, PhaseName, ProbeResult, StepResult } from '../../harness/engine/results.ts';
-import type { ProbeTraceResult } from '../../harness/model/trace-events.ts';
-import { diagnose } from '../../harness/trace/diagnosis.ts';
+import type { CheckResult, PhaseName, ProbeResult, StepResult } from '../../src/engine/run/results.ts';
+import type { ProbeTraceResult } from '../../src/model/trace-events.ts';
+import { diagnose } from '../../src/observe/trace/diagnosis.ts';
 
 interface Fixture {
   phase: PhaseName;
@@ -65,6 +65,13 @@ describe('diagnosis of the seed incidents (recorded traces)', () => {
   it('a bridge drop without the state that explains it names no culprit (NOT_SPECIFIED alone is no evidence)', () => {
     const f = fixture('hairpin-off-pod-to-own-service--self-via-service');
     const events = f.probe.trace.events.map((e) => (e.kind === 'drop' ? { ...e, cause: undefined } : e));
+    expect(diagnose({ probe: f.probe, phase: 'faulted', checks: [], trace: { ...f.probe.trace, events } })).toBeUndefined();
+  });
+
+  it('a capture socket that dropped its own copy (PACKET_SOCK_ERROR) is never the culprit', () => {
+    const f = fixture('hairpin-off-pod-to-own-service--self-via-service');
+    // only the observer's drop is left: the hairpin drop's cause is gone, and tcpdump's clone was freed
+    const events = f.probe.trace.events.map((e) => (e.kind === 'drop' ? { ...e, cause: undefined, reason: 'PACKET_SOCK_ERROR', location: 'packet_rcv+0x4f' } : e));
     expect(diagnose({ probe: f.probe, phase: 'faulted', checks: [], trace: { ...f.probe.trace, events } })).toBeUndefined();
   });
 

@@ -2,10 +2,10 @@
 // `ip -j neigh` and `bridge -j link`/`bridge -j fdb` (output shapes as iproute2 6.1 prints them on
 // Linux 6.18), and the verdict words they give.
 import { describe, expect, it } from 'vitest';
-import { explainable, hairpinCause, neighbourCause } from '../../clusters/netns/trace/drop-cause.ts';
-import { parseDropLine } from '../../clusters/netns/trace/parse-trace-lines.ts';
-import { describeDrop } from '../../harness/trace/drop-verdict.ts';
-import type { TraceEvent } from '../../harness/model/trace-events.ts';
+import { explainable, hairpinCause, neighbourCause } from '../../src/providers/netns/trace/drop-cause.ts';
+import { parseDropLine } from '../../src/providers/netns/trace/parse-trace-lines.ts';
+import { describeDrop } from '../../src/observe/trace/drop-verdict.ts';
+import type { TraceEvent } from '../../src/model/trace-events.ts';
 
 type Drop = Extract<TraceEvent, { kind: 'drop' }>;
 

@@ -1,7 +1,7 @@
 // The drop tracer's filter entries as bpftool batch lines: the namespace inode as the loader's u32 key,
 // in the host's (little-endian) byte order, the value 1; a delete carries no value.
 import { describe, expect, it } from 'vitest';
-import { dropFilterLine } from '../../clusters/netns/bpf-maps.ts';
+import { dropFilterLine } from '../../src/providers/netns/bpf-maps.ts';
 
 describe('drop filter lines', () => {
   it('key the map by the namespace inode, little-endian', () => {

@@ -3,12 +3,12 @@
 // the restore lines do to a table exactly what the operations do (the same model the render uses),
 // and the number of processes per start, boot and reboot.
 import { describe, expect, it } from 'vitest';
-import type { ExecOptions, ExecResult } from '../../clusters/command.ts';
-import { applyOps, IptablesModel, type IptablesOp } from '../../clusters/netns/iptables-ops.ts';
-import { kubeProxyLayout } from '../../clusters/netns/kube-proxy-layout.ts';
-import { kubeProxyRules } from '../../clusters/netns/kube-proxy-rules.ts';
-import { ciliumStart, flannelStart, kubeProxyStart } from '../../clusters/netns/node-components.ts';
-import type { Target } from '../../clusters/provider.ts';
+import type { ExecOptions, ExecResult } from '../../src/contract/command.ts';
+import { applyOps, IptablesModel, type IptablesOp } from '../../src/dataplane/iptables-ops.ts';
+import { kubeProxyLayout } from '../../src/dataplane/kube-proxy-layout.ts';
+import { kubeProxyRules } from '../../src/dataplane/kube-proxy-rules.ts';
+import { ciliumStart, flannelStart, kubeProxyStart } from '../../src/dataplane/node-components.ts';
+import type { Target } from '../../src/contract/provider.ts';
 
 const rules = (version: string) =>
   kubeProxyRules({ layout: kubeProxyLayout(version), services: [], slices: [], clusterCIDR: '10.244.0.0/16', nodeName: 'n1', beLiberal: false, nfacctCounters: false });

@@ -16,8 +16,8 @@
 // - everything else at fork commits (no tagged source could be had): named in each test.
 import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { kubeProxyLayout, type KubeProxyLayout } from '../../clusters/netns/kube-proxy-layout.ts';
-import { kubeProxyJumps, kubeProxyRules, savedProbability } from '../../clusters/netns/kube-proxy-rules.ts';
+import { kubeProxyLayout, type KubeProxyLayout } from '../../src/dataplane/kube-proxy-layout.ts';
+import { kubeProxyJumps, kubeProxyRules, savedProbability } from '../../src/dataplane/kube-proxy-rules.ts';
 
 /** One rule of iptables-restore input in the form iptables-save prints it. */
 export function saveForm(rule: string): string {
@@ -45,7 +45,10 @@ export function saveForm(rule: string): string {
     .replace(/-j MARK --xor-mark (\S+)/, '-j MARK --set-xmark $1/0x0')
     .replace(/-j MARK --set-xmark (0x[0-9a-f]+)$/, '-j MARK --set-xmark $1/$1')
     .replace(/-j REJECT$/, '-j REJECT --reject-with icmp-port-unreachable')
-    .replace(/--probability ([\d.]+)/, (_, p: string) => `--probability ${savedProbability(Number(p))}`);
+    .replace(/--probability ([\d.]+)/, (_, p: string) => `--probability ${savedProbability(Number(p))}`)
+    // xt_recent saves its options in its own order and adds the defaults (mask, source side)
+    .replace(/-m recent --name (\S+) --rcheck --seconds (\d+) --reap/, '-m recent --rcheck --seconds $2 --reap --name $1 --mask 255.255.255.255 --rsource')
+    .replace(/-m recent --name (\S+) --set/, '-m recent --set --name $1 --mask 255.255.255.255 --rsource');
   return out;
 }
 
@@ -127,6 +130,47 @@ describe('kube-proxy rules against upstream', () => {
     const plain = ours({ ...kubeProxyLayout('1.34'), randomFully: false }, false);
     expect(plain.filter['KUBE-FORWARD']![0]).toBe('-A KUBE-FORWARD -m conntrack --ctstate INVALID -j DROP');
     expect(plain.nat['KUBE-NODEPORTS']).toHaveLength(1);
+  });
+
+  it('session affinity ClientIP: kubernetes TestOverallIPTablesRules svc5, and kept by the writer for every release', () => {
+    // Commit-pinned: aroradaman/kubernetes @ 4177b600d4b97a67b765a18ddeeb295ef757b212, pkg/proxy/iptables/proxier_test.go,
+    // TestOverallIPTablesRules: ns5/svc5 (sessionAffinity ClientIP, timeoutSeconds 10800, one endpoint 10.180.0.3:80),
+    // its KUBE-SVC-NUKIZ6OKUXPJNT4C and KUBE-SEP-I77PXRDZVX7PMWMN lines. svc5 is a LoadBalancer there; its
+    // KUBE-SVC and KUBE-SEP chains do not depend on that, so it is written here as a NodePort service (3002).
+    const svcChain = [
+      '-A KUBE-SVC-NUKIZ6OKUXPJNT4C -m comment --comment "ns5/svc5:p80 cluster IP" -m tcp -p tcp -d 172.30.0.45 --dport 80 ! -s 10.0.0.0/8 -j KUBE-MARK-MASQ',
+      '-A KUBE-SVC-NUKIZ6OKUXPJNT4C -m comment --comment "ns5/svc5:p80 -> 10.180.0.3:80" -m recent --name KUBE-SEP-I77PXRDZVX7PMWMN --rcheck --seconds 10800 --reap -j KUBE-SEP-I77PXRDZVX7PMWMN',
+      '-A KUBE-SVC-NUKIZ6OKUXPJNT4C -m comment --comment "ns5/svc5:p80 -> 10.180.0.3:80" -j KUBE-SEP-I77PXRDZVX7PMWMN',
+    ];
+    const sepChain = [
+      '-A KUBE-SEP-I77PXRDZVX7PMWMN -m comment --comment ns5/svc5:p80 -s 10.180.0.3 -j KUBE-MARK-MASQ',
+      '-A KUBE-SEP-I77PXRDZVX7PMWMN -m comment --comment ns5/svc5:p80 -m recent --name KUBE-SEP-I77PXRDZVX7PMWMN --set -m tcp -p tcp -j DNAT --to-destination 10.180.0.3:80',
+    ];
+    const sticky = (timeoutSeconds: number): V1Service => {
+      const s = svc('ns5', 'svc5', '172.30.0.45', 3002);
+      return { ...s, spec: { ...s.spec, sessionAffinity: 'ClientIP', sessionAffinityConfig: { clientIP: { timeoutSeconds } } } };
+    };
+    const input = (s: V1Service) => ({ services: [s], slices: [slice('ns5', 'svc5', '10.180.0.3')], clusterCIDR: '10.0.0.0/8' });
+    const got = ours({ ...kubeProxyLayout('1.34'), randomFully: false }, false, input(sticky(10800)));
+    expect(got.nat['KUBE-SVC-NUKIZ6OKUXPJNT4C']).toEqual(svcChain.map(saveForm));
+    expect(got.nat['KUBE-SEP-I77PXRDZVX7PMWMN']).toEqual(sepChain.map(saveForm));
+    // timeoutSeconds goes into --seconds (StickyMaxAgeSeconds)
+    expect(ours(kubeProxyLayout('1.34'), false, input(sticky(60))).nat['KUBE-SVC-NUKIZ6OKUXPJNT4C']![1]).toContain('--rcheck --seconds 60 --reap');
+    // older layouts: the same jumps, with that release's endpoint comments (none before 1.20, the service's until 1.23)
+    const v15 = ours(kubeProxyLayout('1.15'), false, input(sticky(10800)));
+    expect(v15.nat['KUBE-SVC-NUKIZ6OKUXPJNT4C']![0]).toBe('-A KUBE-SVC-NUKIZ6OKUXPJNT4C -m recent --rcheck --seconds 10800 --reap --name KUBE-SEP-I77PXRDZVX7PMWMN --mask 255.255.255.255 --rsource -j KUBE-SEP-I77PXRDZVX7PMWMN');
+    expect(v15.nat['KUBE-SEP-I77PXRDZVX7PMWMN']![1]).toBe('-A KUBE-SEP-I77PXRDZVX7PMWMN -p tcp -m recent --set --name KUBE-SEP-I77PXRDZVX7PMWMN --mask 255.255.255.255 --rsource -m tcp -j DNAT --to-destination 10.180.0.3:80');
+    expect(ours(kubeProxyLayout('1.20'), false, input(sticky(10800))).nat['KUBE-SVC-NUKIZ6OKUXPJNT4C']![0]).toContain('-m comment --comment "ns5/svc5:p80" -m recent --rcheck');
+    // < 1.24, externalTrafficPolicy Local: KUBE-XLB checks the local endpoints' lists before balancing over them
+    const local = sticky(10800);
+    const xlbInput = { ...input({ ...local, spec: { ...local.spec, externalTrafficPolicy: 'Local' } }), slices: [{ ...slice('ns5', 'svc5', '10.180.0.3'), endpoints: [{ addresses: ['10.180.0.3'], nodeName: 'test-node' }] }] };
+    const [xlbName, xlb] = Object.entries(ours(kubeProxyLayout('1.20'), false, xlbInput).nat).find(([c]) => c.startsWith('KUBE-XLB-'))!;
+    expect(xlb.slice(-2)).toEqual([
+      `-A ${xlbName} -m comment --comment "ns5/svc5:p80" -m recent --rcheck --seconds 10800 --reap --name KUBE-SEP-I77PXRDZVX7PMWMN --mask 255.255.255.255 --rsource -j KUBE-SEP-I77PXRDZVX7PMWMN`,
+      `-A ${xlbName} -m comment --comment "Balancing rule 0 for ns5/svc5:p80" -j KUBE-SEP-I77PXRDZVX7PMWMN`,
+    ]);
+    // without affinity, no recent match anywhere
+    expect(JSON.stringify(ours(kubeProxyLayout('1.34'), false, input(svc('ns5', 'svc5', '172.30.0.45', 3002))).nat)).not.toContain('recent');
   });
 
   it('v1.20.2: kubernetes TestEndpointSliceE2E, the whole dump', () => {

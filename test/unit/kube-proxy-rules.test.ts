@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { endpointSliceObject, serviceObject } from '../../clusters/kube-objects.ts';
-import { IptablesModel } from '../../clusters/netns/iptables-ops.ts';
-import { kubeProxyLayout } from '../../clusters/netns/kube-proxy-layout.ts';
-import { chainName, kubeProxyRules, type RuleInput } from '../../clusters/netns/kube-proxy-rules.ts';
-import { ciliumStart, kubeProxyStart } from '../../clusters/netns/node-components.ts';
-import { Topology } from '../../harness/model/scenario-schema.ts';
+import { endpointSliceObject, serviceObject } from '../../src/contract/kube-objects.ts';
+import { IptablesModel } from '../../src/dataplane/iptables-ops.ts';
+import { kubeProxyLayout } from '../../src/dataplane/kube-proxy-layout.ts';
+import { chainName, kubeProxyRules, type RuleInput } from '../../src/dataplane/kube-proxy-rules.ts';
+import { ciliumStart, kubeProxyStart } from '../../src/dataplane/node-components.ts';
+import { Topology } from '../../src/model/scenario-schema.ts';
 
 type ServiceInput = Parameters<typeof Topology.parse>[0] extends infer T ? T : never;
 const service = (extra: Record<string, unknown> = {}) =>

@@ -1,5 +1,5 @@
 // A fresh machine must have every program the code and the tests start: each one is listed in
-// clusters/netns/lab-requirements.json (with its Debian package, which preflight installs) or is a
+// src/providers/netns/lab-requirements.json (with its Debian package, which preflight installs) or is a
 // documented exception there (real-cluster tools, the Node runtime). Adding a spawn of a new tool
 // without listing it fails here, naming the file and line.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { scanScenarioCommands, scanSpawns, shellScriptCommands } from '../spawned-commands.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
-const requirements = JSON.parse(readFileSync(new URL('../../clusters/netns/lab-requirements.json', import.meta.url), 'utf8')) as Record<string, Record<string, string> | string>;
+const requirements = JSON.parse(readFileSync(new URL('../../src/providers/netns/lab-requirements.json', import.meta.url), 'utf8')) as Record<string, Record<string, string> | string>;
 const SECTIONS = ['commands', 'testCommands', 'realClusterCommands', 'runtime'] as const;
 const listed = (section: (typeof SECTIONS)[number]) => Object.keys((requirements[section] ?? {}) as Record<string, string>);
 
@@ -36,7 +36,7 @@ describe('lab-requirements.json covers every program started', () => {
   it('every program is listed with its package or as a documented exception', () => {
     const known = new Set(SECTIONS.flatMap(listed));
     const missing = all.filter((s) => !known.has(s.command)).map((s) => `${s.command} (${s.where})`);
-    expect(missing, 'add these to clusters/netns/lab-requirements.json with their Debian package').toEqual([]);
+    expect(missing, 'add these to src/providers/netns/lab-requirements.json with their Debian package').toEqual([]);
   });
 
   it('every listed program is still started somewhere (the list does not rot)', () => {

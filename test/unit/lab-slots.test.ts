@@ -1,6 +1,6 @@
 // LabSlots: at most N labs at once, first come first served.
 import { describe, expect, it } from 'vitest';
-import { inSlots, LabSlots } from '../../harness/engine/lab-slots.ts';
+import { inSlots, LabSlots } from '../../src/engine/run/lab-slots.ts';
 
 const tick = () => new Promise((r) => setTimeout(r, 5));
 

@@ -1,13 +1,17 @@
-// The layers import downward only, and no module imports itself back through others:
-//   0 model        harness/model (types, schema, step kinds, errors, placeholders), version, package root
-//   1 contract     clusters/provider.ts and what every provider shares (command runner, run ids, names,
-//                  the teardown stack, the capability check)
-//   2 providers    clusters/netns, kind, minikube, k3s, real, create-provider
-//   3 observation  harness/probes, expect, evidence, trace, diagnosis
-//   4 engine       harness/engine, gate, mutate
-//   5 reports      harness/report
-//   6 CLI          harness/cli.ts, cli/, commands/, main, index
-// Layers 3-5 see providers only through the contract (layer 1), never a concrete one.
+// Each folder of src/ is a layer, and the layers import downward only:
+//   0 src/model       the scenario format and its semantics (types, schema, step and probe kinds, errors,
+//                     placeholders, falsifiability rules), version, package root: pure, no provider
+//   1 src/contract    the provider contract and what every provider shares (command runner, run ids,
+//                     the teardown stack, the capability check, Kubernetes objects)
+//   2 src/dataplane   what a node's dataplane is made of, by release: kube-proxy's and Cilium's rules,
+//                     flannel's entries, the iptables model, the render of a node (shared by providers and `render`)
+//   3 src/providers   netns, real (kind, minikube, k3s), the factory and run configuration
+//   4 src/observe     probes, expectations and checks, evidence, traces and diagnosis
+//   5 src/engine      running scenarios (run/), the gate, mutation testing
+//   6 src/report      reporters
+//   7 src/cli         the command line and its commands; src/index.ts, the library entry
+// Layers 4-6 see providers only through the contract; one provider never imports another's folder
+// (real/kind, real/minikube and real/k3s share real/). No file imports itself back through others.
 import { readFileSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
 import { execFileSync } from 'node:child_process';
@@ -15,33 +19,40 @@ import { describe, expect, it } from 'vitest';
 
 const root = normalize(join(import.meta.dirname, '../..'));
 
-const LAYERS: [RegExp, number, string][] = [
-  [/^harness\/(model\/|version\.ts|package-root\.ts)/, 0, 'model'],
-  [/^clusters\/(provider|provider-names|provider-support|teardown-stack|command|namespace-entry|native-spawner|run-id|kube-objects)\.ts$/, 1, 'contract'],
-  [/^clusters\//, 2, 'providers'],
-  [/^harness\/(probes|expect|evidence|trace|diagnosis)\//, 3, 'observation'],
-  [/^harness\/(engine|gate|mutate)\//, 4, 'engine'],
-  [/^harness\/report\//, 5, 'reports'],
-  [/^harness\/(cli\.ts|cli\/|commands\/|main\.ts|index\.ts)/, 6, 'cli'],
+/** The layers, lowest first: a file belongs to the first folder prefix it starts with. */
+export const LAYERS: readonly [prefix: string, name: string][] = [
+  ['src/model/', 'model'],
+  ['src/contract/', 'contract'],
+  ['src/dataplane/', 'dataplane'],
+  ['src/providers/', 'providers'],
+  ['src/observe/', 'observe'],
+  ['src/engine/', 'engine'],
+  ['src/report/', 'report'],
+  ['src/cli/', 'cli'],
+  ['src/index.ts', 'cli'],
 ];
 
 export function layerOf(file: string): { rank: number; name: string } {
-  const hit = LAYERS.find(([re]) => re.test(file));
-  if (!hit) throw new Error(`${file} belongs to no layer: add it to LAYERS in test/unit/layers.test.ts`);
-  return { rank: hit[1], name: hit[2] };
+  const rank = LAYERS.findIndex(([prefix]) => file.startsWith(prefix));
+  if (rank < 0) throw new Error(`${file} belongs to no layer: put it in one of the folders of LAYERS in test/unit/layers.test.ts`);
+  const name = LAYERS[rank]![1];
+  return { rank: LAYERS.findIndex(([, n]) => n === name), name };
 }
+
+/** The provider folder a file belongs to (netns, real), or undefined for the factory and shared files. */
+const providerOf = (file: string) => /^src\/providers\/([^/]+)\//.exec(file)?.[1];
 
 /** Relative imports of a TypeScript source, static and dynamic, type-only ones included. */
 export function importsOf(file: string, source: string): string[] {
   return [...source.matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*)'(\.{1,2}\/[^']+)'/g)].map((m) => relative(root, normalize(join(root, dirname(file), m[1]!))));
 }
 
-const files = execFileSync('git', ['ls-files', '-co', '--exclude-standard', 'harness', 'clusters'], { cwd: root, encoding: 'utf8' })
+const files = execFileSync('git', ['ls-files', '-co', '--exclude-standard', 'src'], { cwd: root, encoding: 'utf8' })
   .split('\n')
   .filter((f) => f.endsWith('.ts'));
 const graph = new Map(files.map((f) => [f, importsOf(f, readFileSync(join(root, f), 'utf8')).filter((to) => to.endsWith('.ts'))]));
 
-/** Problems in an import graph: imports into a higher layer, concrete providers seen past the contract. */
+/** Problems in an import graph: imports into a higher layer, concrete providers seen past the contract, one provider's folder from outside it. */
 export function layerViolations(g: Map<string, string[]>): string[] {
   const out: string[] = [];
   for (const [from, tos] of g) {
@@ -49,7 +60,10 @@ export function layerViolations(g: Map<string, string[]>): string[] {
     for (const to of tos) {
       const b = layerOf(to);
       if (b.rank > a.rank) out.push(`${from} (${a.name}) imports ${to} (${b.name}), a higher layer`);
-      else if (b.name === 'providers' && a.rank >= 3 && a.rank <= 5) out.push(`${from} (${a.name}) imports the concrete provider ${to}; use the contract in clusters/provider.ts`);
+      else if (b.name === 'providers' && ['observe', 'engine', 'report'].includes(a.name)) out.push(`${from} (${a.name}) imports the concrete provider ${to}; use the contract in src/contract/provider.ts`);
+      else if (providerOf(to) && providerOf(from) !== providerOf(to) && !/^src\/providers\/[^/]+\.ts$/.test(from)) {
+        out.push(`${from} imports ${to}, inside another provider's folder: move what both need below src/providers, or go through src/providers/create-provider.ts`);
+      }
     }
   }
   return out;
@@ -85,15 +99,17 @@ describe('layers', () => {
 
   it('the check fails on an upward import and on a cycle', () => {
     const bad = new Map([
-      ['harness/model/a.ts', ['harness/engine/b.ts']],
-      ['harness/engine/b.ts', ['harness/model/a.ts']],
-      ['harness/report/c.ts', ['clusters/netns/netns-lab.ts']],
-      ['clusters/netns/netns-lab.ts', []],
+      ['src/model/a.ts', ['src/engine/run/b.ts']],
+      ['src/engine/run/b.ts', ['src/model/a.ts']],
+      ['src/report/c.ts', ['src/providers/netns/netns-lab.ts']],
+      ['src/providers/netns/netns-lab.ts', []],
+      ['src/providers/real/fit.ts', ['src/providers/netns/netns-lab.ts']],
     ]);
     expect(layerViolations(bad)).toEqual([
-      'harness/model/a.ts (model) imports harness/engine/b.ts (engine), a higher layer',
-      'harness/report/c.ts (reports) imports the concrete provider clusters/netns/netns-lab.ts; use the contract in clusters/provider.ts',
+      'src/model/a.ts (model) imports src/engine/run/b.ts (engine), a higher layer',
+      'src/report/c.ts (report) imports the concrete provider src/providers/netns/netns-lab.ts; use the contract in src/contract/provider.ts',
+      "src/providers/real/fit.ts imports src/providers/netns/netns-lab.ts, inside another provider's folder: move what both need below src/providers, or go through src/providers/create-provider.ts",
     ]);
-    expect(cycles(bad)).toEqual(['harness/model/a.ts -> harness/engine/b.ts -> harness/model/a.ts']);
+    expect(cycles(bad)).toEqual(['src/model/a.ts -> src/engine/run/b.ts -> src/model/a.ts']);
   });
 });

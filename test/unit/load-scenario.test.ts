@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { ScenarioValidationError } from '../../harness/model/errors.ts';
-import { loadAllScenarios } from '../../harness/model/find-scenarios.ts';
-import { parseScenario } from '../../harness/model/load-scenario.ts';
-import { splitWords } from '../../harness/model/placeholders.ts';
+import { ScenarioValidationError } from '../../src/model/errors.ts';
+import { loadAllScenarios } from '../../src/model/find-scenarios.ts';
+import { parseScenario } from '../../src/model/load-scenario.ts';
+import { splitWords } from '../../src/model/placeholders.ts';
 
 const seed = await readFile(new URL('../../scenarios/br-netfilter-clusterip-same-node.yaml', import.meta.url), 'utf8');
 

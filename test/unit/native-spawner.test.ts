@@ -4,7 +4,7 @@ import * as childProcess from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { helperBinary } from '../../clusters/netns/helper-build.ts';
+import { helperBinary } from '../../src/providers/netns/helper-build.ts';
 
 /** A request frame: u32 length, u8 type, u32 id, payload (see spawner.c). */
 function frame(type: string, id: number, payload: Buffer): Buffer {
@@ -18,7 +18,7 @@ function frame(type: string, id: number, payload: Buffer): Buffer {
 describe('native spawner', () => {
   it('at EOF on its stdin (the harness died) it SIGTERMs every child it started and exits', async () => {
     const spawner = childProcess.spawn(await helperBinary('spawner'), [], { stdio: ['pipe', 'pipe', 'inherit'] });
-    const strings = ['', '', '', '0', 'sleep', '30'].join('\0') + '\0';
+    const strings = `${['', '', '', '0', 'sleep', '30'].join('\0')}\0`;
     spawner.stdin.write(frame('S', 1, Buffer.concat([Buffer.from([0]), Buffer.from(strings)])));
     const [started] = (await once(spawner.stdout, 'data')) as [Buffer];
     expect(started.toString('latin1', 4, 5)).toBe('P');

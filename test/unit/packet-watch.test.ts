@@ -1,9 +1,9 @@
 // A packet watch shared by a repeated probe's runs: each run's window holds exactly the packets its own
 // watch would have held (its connection's, from its start to its stop), with a fake tcpdump.
 import { describe, expect, it } from 'vitest';
-import type { ExecResult, Spawned } from '../../clusters/command.ts';
-import type { Target } from '../../clusters/provider.ts';
-import { capturedSince, PacketWatch, type Packet } from '../../harness/probes/packet-watch.ts';
+import type { ExecResult, Spawned } from '../../src/contract/command.ts';
+import type { Target } from '../../src/contract/provider.ts';
+import { capturedSince, PacketWatch, type Packet } from '../../src/observe/probes/packet-watch.ts';
 
 /** A tcpdump that is listening at once and prints what the test hands it; `exit` ends it. */
 function fakeTcpdump(): { target: Target; print: (line: string) => void; started: () => number; exit: () => void } {
@@ -28,7 +28,10 @@ function fakeTcpdump(): { target: Target; print: (line: string) => void; started
     stop: () => exited.then(() => result),
   };
   const target: Target = { ref: 'pod/client', exec: () => Promise.reject(new Error('no exec')), spawn: () => (spawns++, process) };
-  return { target, print: (line) => (lines.push(line), [...listeners].forEach((l) => l(line))), started: () => spawns, exit };
+  return { target, print: (line) => {
+      lines.push(line);
+      for (const l of [...listeners]) l(line);
+    }, started: () => spawns, exit };
 }
 
 const syn = (port: number) => `12:00:00.000001 IP 10.244.1.2.${port} > 10.96.0.23.80: Flags [S], seq 1, win 64240, length 0`;

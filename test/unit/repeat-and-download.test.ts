@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { flannelDevice, flannelPeerEntries, networkAddress, vtepMac, type FlannelNode } from '../../clusters/netns/flannel-entries.ts';
-import { matchExpectation } from '../../harness/expect/match-expectation.ts';
-import { printableStrings, readCounter } from '../../harness/expect/run-checks.ts';
-import { parseScenario } from '../../harness/model/load-scenario.ts';
-import type { Observation } from '../../harness/model/outcome.ts';
-import type { ExpectedSpec } from '../../harness/model/scenario-schema.ts';
-import { classifyDownload, foreignSegment } from '../../harness/probes/classify.ts';
-import { parseTcpdumpLine, type Packet } from '../../harness/probes/packet-watch.ts';
-import { distribution, foldRuns, pooled } from '../../harness/probes/repeat-stats.ts';
+import { flannelDevice, flannelPeerEntries, networkAddress, vtepMac, type FlannelNode } from '../../src/dataplane/flannel-entries.ts';
+import { matchExpectation } from '../../src/observe/expect/match-expectation.ts';
+import { printableStrings, readCounter } from '../../src/observe/expect/run-checks.ts';
+import { parseScenario } from '../../src/model/load-scenario.ts';
+import type { Observation } from '../../src/model/outcome.ts';
+import type { ExpectedSpec } from '../../src/model/scenario-schema.ts';
+import { classifyDownload, foreignSegment } from '../../src/observe/probes/classify.ts';
+import { parseTcpdumpLine, type Packet } from '../../src/observe/probes/packet-watch.ts';
+import { distribution, foldRuns, pooled } from '../../src/observe/probes/repeat-stats.ts';
 
 const vip = { ip: '10.96.0.30', port: 80 };
 const client = '10.244.1.2';

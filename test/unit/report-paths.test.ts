@@ -5,9 +5,9 @@
 import { readdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkReportPaths } from '../../harness/cli/report-paths.ts';
-import { makeDirectories } from '../../harness/model/make-directories.ts';
-import { PACKAGE_ROOT } from '../../harness/package-root.ts';
+import { checkReportPaths } from '../../src/cli/report-paths.ts';
+import { makeDirectories } from '../../src/model/make-directories.ts';
+import { PACKAGE_ROOT } from '../../src/model/package-root.ts';
 import { runProcess } from '../child-process.ts';
 import { tempDir } from '../lab-support.ts';
 

@@ -1,16 +1,16 @@
 // The JSON reports keep their contract: a run report written by the real JSON reporter and a gate
-// report built by the real gate code validate against harness/report/report-schema.ts, carry nothing
+// report built by the real gate code validate against src/report/report-schema.ts, carry nothing
 // the schema does not document, and docs/schemas/ holds exactly what the schema generates.
 import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { release, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { RunResult, ScenarioResult } from '../../harness/engine/results.ts';
-import { gateReport } from '../../harness/report/gate-json.ts';
-import { jsonReporter } from '../../harness/report/json-reporter.ts';
-import { netreproVersion } from '../../harness/report/report-meta.ts';
-import { GateReportSchema, reportJsonSchemas, RunReportSchema } from '../../harness/report/report-schema.ts';
+import type { RunResult, ScenarioResult } from '../../src/engine/run/results.ts';
+import { gateReport } from '../../src/report/gate-json.ts';
+import { jsonReporter } from '../../src/report/json-reporter.ts';
+import { netreproVersion } from '../../src/report/report-meta.ts';
+import { GateReportSchema, reportJsonSchemas, RunReportSchema } from '../../src/report/report-schema.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 
@@ -109,8 +109,8 @@ describe('JSON report contract', () => {
     const report = JSON.parse(JSON.stringify(gateReport({
       baseline: 'kube-proxy-1.15', candidate: 'kube-proxy-1.29-be-liberal', durationMs: 5000,
       scenarios: [
-        { id: 'cilium-kube-proxy-forward-race', baseline: 'susceptible', candidate: 'immune', change: 'improvement', baselineReason: 'timeout', candidateReason: 'ok' },
-        { id: 'conntrack-invalid-reset', baseline: 'unjudged', candidate: 'immune', change: 'unjudged', baselineReason: 'errored: step failed', candidateReason: 'ok' },
+        { id: 'cilium-kube-proxy-forward-race', baseline: 'susceptible', candidate: 'immune', change: 'improvement', baselineReason: 'timeout', candidateReason: 'ok', baselineDecidedBy: ['external'], candidateDecidedBy: ['external'] },
+        { id: 'conntrack-invalid-reset', baseline: 'unjudged', candidate: 'immune', change: 'unjudged', baselineReason: 'errored: step failed', candidateReason: 'ok', baselineDecidedBy: [], candidateDecidedBy: ['external'] },
       ],
     })));
     expectDocumented(GateReportSchema, report);

@@ -2,9 +2,9 @@
 import { readFileSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { parseScenario } from '../../harness/model/load-scenario.ts';
-import { cachedScenario } from '../../harness/model/scenario-cache.ts';
-import { scenarioFiles } from '../../harness/model/scenario-files.ts';
+import { parseScenario } from '../../src/model/load-scenario.ts';
+import { cachedScenario } from '../../src/model/scenario-cache.ts';
+import { scenarioFiles } from '../../src/model/scenario-files.ts';
 
 describe('scenario cache', () => {
   it('every shipped scenario survives the cache\'s JSON unchanged (what a hit returns is what validation returned)', async () => {

@@ -2,15 +2,15 @@
 // ensured) and its UDP conntrack clean-up by release. The release ranges are what we read upstream in
 // kubernetes/kubernetes: pkg/proxy/endpointschangetracker.go (<= 1.31: entries of deleted UDP endpoints,
 // and of services going from no endpoints to some, cleared per change) and pkg/proxy/conntrack/cleanup.go
-// (1.32, PR 127318: a reconciler that skips a service without endpoints, issue 139628, fixed by PR 139629).
+// (1.32, kubernetes#127318: a reconciler that skips a service without endpoints, kubernetes#139628, fixed by kubernetes#139629).
 import { describe, expect, it } from 'vitest';
-import { IptablesModel } from '../../clusters/netns/iptables-ops.ts';
-import { kubeProxyLayout } from '../../clusters/netns/kube-proxy-layout.ts';
-import { kubeProxySyncOps, parseUdpFlows, rulesFor, udpConntrackDeletes } from '../../clusters/netns/kube-proxy-sync.ts';
-import { Topology } from '../../harness/model/scenario-schema.ts';
-import { changedEndpoints, endpointStep } from '../../harness/model/steps/endpoint.ts';
-import { expandStep, Step } from '../../harness/model/steps/registry.ts';
-import { changedService } from '../../harness/model/steps/service.ts';
+import { IptablesModel } from '../../src/dataplane/iptables-ops.ts';
+import { kubeProxyLayout } from '../../src/dataplane/kube-proxy-layout.ts';
+import { kubeProxySyncOps, parseUdpFlows, rulesFor, udpConntrackDeletes } from '../../src/providers/netns/kube-proxy-sync.ts';
+import { Topology } from '../../src/model/scenario-schema.ts';
+import { changedEndpoints, endpointStep } from '../../src/model/steps/endpoint.ts';
+import { expandStep, Step } from '../../src/model/steps/registry.ts';
+import { changedService } from '../../src/model/steps/service.ts';
 
 const topology = (protocol: 'TCP' | 'UDP', endpoints: string[]) =>
   Topology.parse({
@@ -46,6 +46,20 @@ describe('endpoint and service steps', () => {
     expect([local.internalTrafficPolicy, local.type]).toEqual(['Local', 'ClusterIP']);
   });
 
+  it('a service patch sets session affinity (off again drops its timeout) and replaces the port list', () => {
+    const svc = topology('TCP', ['a']).services[0]!;
+    const sticky = changedService(svc, { kind: 'service', name: 'dns', sessionAffinity: 'ClientIP', sessionAffinityConfig: { clientIP: { timeoutSeconds: 60 } } });
+    expect([sticky.sessionAffinity, sticky.sessionAffinityConfig?.clientIP.timeoutSeconds]).toEqual(['ClientIP', 60]);
+    const off = changedService(sticky, { kind: 'service', name: 'dns', sessionAffinity: 'None' });
+    expect([off.sessionAffinity, off.sessionAffinityConfig]).toEqual(['None', undefined]);
+    expect(() => changedService(svc, { kind: 'service', name: 'dns', sessionAffinityConfig: { clientIP: { timeoutSeconds: 60 } } })).toThrow(/ClientIP/);
+    const both = changedService(svc, { kind: 'service', name: 'dns', ports: [{ name: 'tcp', port: 53, targetPort: 53, protocol: 'TCP' }, { name: 'udp', port: 53, targetPort: 53, protocol: 'UDP' }] });
+    expect(both.ports.map((p) => `${p.port}/${p.protocol}`)).toEqual(['53/TCP', '53/UDP']);
+    expect(() => changedService(svc, { kind: 'service', name: 'dns', ports: [{ port: 53, targetPort: 53, protocol: 'TCP', nodePort: 30053 }] })).toThrow(/NodePort/);
+    expect(Step.safeParse({ service: { name: 'dns', ports: [{ name: 'x', port: 53, targetPort: 53 }, { name: 'x', port: 54, targetPort: 54 }] } }).success).toBe(false);
+    expect(Step.safeParse({ service: { name: 'dns', ports: [{ name: 'x', port: 53, targetPort: 53 }, { name: 'y', port: 53, targetPort: 54 }] } }).success).toBe(false);
+  });
+
   it('steps are schema-checked and expand to one lab action; remove takes no conditions', () => {
     expect(Step.safeParse({ endpoint: { service: 's', pod: 'a', op: 'remove', ready: true } }).success).toBe(false);
     expect(Step.safeParse({ endpoint: { service: 's', pod: 'a', op: 'set' } }).success).toBe(false);
@@ -55,6 +69,13 @@ describe('endpoint and service steps', () => {
     expect(hairpin.map((c) => (c.kind === 'command' ? c.argv.join(' ') : c.kind))).toEqual(['bridge link set dev veth123 hairpin off', 'bridge -d link show dev veth123']);
     const route = expandStep(Step.parse({ route: { on: 'node/n1', to: 'default', via: 'host/gw' } }), () => '172.18.0.100');
     expect(route[0]!.kind === 'command' && route[0]!.argv.join(' ')).toBe('ip route replace default via 172.18.0.100 dev eth0');
+    // a gateway outside every subnet of the device: onlink, and the read-back requires the flag
+    const onlink = expandStep(Step.parse({ route: { on: 'node/n1', to: 'default', via: '10.9.9.1', onlink: true } }), (r) => r);
+    expect(onlink.map((c) => (c.kind === 'command' ? [c.argv.join(' '), c.expect.prints] : c.kind))).toEqual([
+      ['ip route replace default via 10.9.9.1 dev eth0 onlink', undefined],
+      ['ip route show default', 'via 10.9.9.1 dev eth0.* onlink'],
+    ]);
+    expect(Step.safeParse({ route: { on: 'node/n1', to: 'default', onlink: true } }).success).toBe(false);
   });
 });
 
@@ -71,6 +92,19 @@ describe("kube-proxy's sync", () => {
     expect(payload).toContain('default/dns:dns has no endpoints" -m tcp --dport 53 -j REJECT --reject-with icmp-port-unreachable');
     // jumps are ensured, never re-inserted
     expect(ops.slice(1).every((o) => o.op === 'ensure-first')).toBe(true);
+  });
+
+  it('a port change writes the new protocol next to the old one; affinity rules are written again by every sync', () => {
+    const t = topology('TCP', ['a']);
+    const both = { ...t, services: [changedService(t.services[0]!, { kind: 'service', name: 'dns', sessionAffinity: 'ClientIP', ports: [{ name: 'dns', port: 53, targetPort: 53, protocol: 'TCP' }, { name: 'dns-udp', port: 53, targetPort: 53, protocol: 'UDP' }] })] };
+    const after = new IptablesModel().apply(kubeProxySyncOps(rulesFor(both, kubeProxyLayout('1.29'), 'n1', placements, false), save(t))).save();
+    expect(after.match(/^-A KUBE-SERVICES .*--dport 53 -j KUBE-SVC-/gm)).toHaveLength(2);
+    expect(after.match(/-m recent --rcheck --seconds 10800 --reap/g)).toHaveLength(2);
+    // an unrelated endpoint change keeps the affinity rules (they come from the Service, not from the last step)
+    const again = { ...both, services: [{ ...both.services[0]!, endpoints: [...both.services[0]!.endpoints, { pod: 'b', ready: true, terminating: false }] }] };
+    const synced = new IptablesModel().apply(kubeProxySyncOps(rulesFor(again, kubeProxyLayout('1.29'), 'n1', placements, false), after)).save();
+    expect(synced.match(/-m recent --rcheck --seconds 10800 --reap/g)).toHaveLength(4);
+    expect(synced.match(/-m recent --set/g)).toHaveLength(4);
   });
 });
 
@@ -91,13 +125,37 @@ describe("kube-proxy's UDP conntrack clean-up", () => {
     expect(udpConntrackDeletes(layout, svc(['a']), svc(['a', 'b']), placements, [])).toEqual([]);
   });
 
-  it('1.32: the reconciler deletes entries to anything but an endpoint, and skips a service left with none (issue 139628)', () => {
+  it('1.32: the reconciler deletes entries to anything but a serving endpoint, and skips a service left with none (kubernetes#139628)', () => {
+    // kubernetes/kubernetes @1601b9e27d8570364d9a1b94be16a0ca7b744a7e pkg/proxy/conntrack/cleanup.go, CleanStaleEntries:
+    // serving endpoints only (lines 79-81), a service without them skipped (85-87), filterForIPPortNAT (125-128)
     const layout = kubeProxyLayout('1.32');
     expect(udpConntrackDeletes(layout, svc(['a']), svc([]), placements, flows)).toEqual([]);
     expect(udpConntrackDeletes(layout, svc([]), svc(['b']), placements, flows)).toEqual([
-      ['conntrack', '-D', '-p', 'udp', '--orig-src', '10.244.1.9', '--orig-dst', '10.96.0.10', '--sport', '40000', '--dport', '53'],
+      ['conntrack', '-D', '-p', 'udp', '--orig-dst', '10.96.0.10', '--orig-port-dst', '53', '--reply-src', '10.244.1.2'],
     ]);
     expect(udpConntrackDeletes(layout, svc(['a']), svc(['a', 'b']), placements, flows)).toEqual([]);
+  });
+
+  it('1.32: a terminating endpoint that still serves keeps its entries; one that stopped serving loses them', () => {
+    // cleanup.go lines 71-81: "we do not take ... terminating status of the service into account", only IsServing()
+    const layout = kubeProxyLayout('1.32');
+    const withA = (a: { ready: boolean; terminating: boolean }) =>
+      Topology.parse({ ...topology('UDP', []), services: [{ ...topology('UDP', []).services[0]!, endpoints: [{ pod: 'a', ...a }, 'b'] }] }).services;
+    expect(udpConntrackDeletes(layout, svc(['a', 'b']), withA({ ready: true, terminating: true }), placements, flows)).toEqual([]);
+    expect(udpConntrackDeletes(layout, svc(['a', 'b']), withA({ ready: false, terminating: true }), placements, flows)).toHaveLength(1);
+  });
+
+  it('1.32: entries to a NodePort whose reply is not from a serving endpoint are deleted by port and reply source', () => {
+    // cleanup.go lines 102-107 (serviceNodePortEndpointIPs) and 130-136 (filterForPortNAT: orig-port-dst + reply-src)
+    const nodePort = Topology.parse({
+      ...topology('UDP', []),
+      services: [{ name: 'dns', type: 'NodePort', clusterIP: '10.96.0.10', ports: [{ name: 'dns', port: 53, targetPort: 53, protocol: 'UDP', nodePort: 30053 }], endpoints: ['b'] }],
+    }).services;
+    const toNode = parseUdpFlows('udp      17 28 src=172.18.0.100 dst=172.18.0.2 sport=41000 dport=30053 src=10.244.1.2 dst=172.18.0.2 sport=53 dport=41000 mark=0 use=1\n');
+    expect(udpConntrackDeletes(kubeProxyLayout('1.32'), nodePort, nodePort, placements, toNode)).toEqual([['conntrack', '-D', '-p', 'udp', '--orig-port-dst', '30053', '--reply-src', '10.244.1.2']]);
+    // the flow to the serving endpoint stays
+    const live = parseUdpFlows('udp      17 28 src=172.18.0.100 dst=172.18.0.2 sport=41000 dport=30053 src=10.244.1.3 dst=172.18.0.2 sport=53 dport=41000 mark=0 use=1\n');
+    expect(udpConntrackDeletes(kubeProxyLayout('1.32'), nodePort, nodePort, placements, live)).toEqual([]);
   });
 
   it('TCP services are never cleaned', () => {

@@ -1,0 +1,86 @@
+// The contract every cluster provider implements. The engine only sees these types.
+import type { Capability } from '../model/capabilities.ts';
+import type { TopologySpec } from '../model/scenario-schema.ts';
+import type { ProbeTraceSession, TraceFlows } from '../model/trace-events.ts';
+import type { ExecOptions, ExecResult, Spawned, SpawnOptions } from './command.ts';
+
+export type ProviderName = 'netns' | 'kind' | 'minikube' | 'k3s';
+
+export type Availability = { ok: true } | { ok: false; reason: string; hint: string };
+
+/** Somewhere commands run: a node or a pod. Probes and faults only ever see this. */
+export interface Target {
+  /** `node/NAME` or `pod/NAME`. */
+  readonly ref: string;
+  exec(argv: readonly string[], options?: ExecOptions): Promise<ExecResult>;
+  spawn(argv: readonly string[], options?: SpawnOptions): Spawned;
+}
+
+export interface RunContext {
+  /** Unique per run; every name the lab creates starts with `prefix`. */
+  readonly runId: string;
+  readonly prefix: string;
+  readonly signal: AbortSignal;
+  log(line: string): void;
+}
+
+/** Why a provider cannot stand for a scenario, with what to do instead. */
+export interface Misfit {
+  reason: string;
+  hint?: string;
+}
+
+/**
+ * What a provider can do, known without provisioning anything (and without loading its libraries): the
+ * engine and `validate --provider` compare a scenario's requirements with it before a lab exists.
+ */
+export interface ProviderSupport {
+  readonly name: ProviderName;
+  /** Everything a scenario may need beyond pods and probes that this provider can do (src/model/capabilities.ts). */
+  readonly capabilities: ReadonlySet<Capability>;
+  /** A topology this provider cannot stand for (a CNI shape, a node count, a kube-proxy layout its release lacks). */
+  fit(topology: TopologySpec): Misfit | undefined;
+}
+
+export interface ClusterProvider extends ProviderSupport {
+  /** Whether this provider can run here; never fall back silently to another one. */
+  detect(): Promise<Availability>;
+  provision(topology: TopologySpec, run: RunContext): Promise<StartedCluster>;
+  /**
+   * Removes what earlier runs of this provider left behind, found by the run prefix; a run whose owner
+   * process is alive is kept unless `force`. Returns what was removed, one line each.
+   */
+  reap(options: { force: boolean }): Promise<string[]>;
+  /** Runs whose owner is alive, which `reap` without force leaves alone, one line each (where the provider can tell). */
+  liveRuns?(): Promise<string[]>;
+}
+
+/** Node-level operations that are not a plain command: each provider maps them to its own means. */
+export type { LabAction } from '../model/lab-action.ts';
+import type { LabAction } from '../model/lab-action.ts';
+
+export interface StartedCluster extends AsyncDisposable {
+  readonly nodeNames: readonly string[];
+  node(name: string): Target;
+  pod(name: string): Target;
+  /** pod/x, svc/y, node/z -> IPv4 address. */
+  address(ref: string): string;
+  /**
+   * argv prefix that runs our pod agent inside a pod: src/providers/netns/agent/pod-agent.mjs, or (netns lab)
+   * its native twin pod-agent.c, with the same subcommands, arguments and output.
+   */
+  readonly agentCommand: readonly string[];
+  /** Resolve `pod/x` or `node/x` to its Target. */
+  target(ref: string): Target;
+  /** Performs a lab action its provider declares (`action/KIND`); throws HarnessError UNSUPPORTED for any other. */
+  perform(action: LabAction): Promise<void>;
+  /**
+   * Lab names for placeholders that are not addresses (`{veth/POD}`, `{cgroup/NODE}`...). Only the kinds
+   * its provider declares (`path/KIND`) are ever asked for; any other throws HarnessError UNSUPPORTED.
+   */
+  path(ref: string): string;
+  /** Traces one probe's packets in the lab's namespaces (rule verdicts, drop reasons, conntrack); absent where a provider cannot. */
+  startTrace?(flows: TraceFlows, signal?: AbortSignal): Promise<ProbeTraceSession>;
+  /** Idempotent, reverse order, survives partial provisioning. */
+  destroy(): Promise<void>;
+}

@@ -1,0 +1,51 @@
+// What each component writes on one node of a topology, as iptables operations: shared by the lab
+// (which runs them) and `netrepro render` (which prints their result), so both say the same thing.
+import type { TopologySpec } from '../model/scenario-schema.ts';
+import { endpointSliceObject, serviceObject, type PodPlacement } from '../contract/kube-objects.ts';
+import type { IptablesOp } from './iptables-ops.ts';
+import { kubeProxyLayout } from './kube-proxy-layout.ts';
+import { kubeProxyRules } from './kube-proxy-rules.ts';
+import { ciliumStart, flannelStart, kubeProxyStart, type NodeComponent } from './node-components.ts';
+
+/** What a component reads from the node when it starts. */
+export interface NodeFacts {
+  placements: ReadonlyMap<string, PodPlacement>;
+  /** nf_conntrack_tcp_be_liberal at kube-proxy's start. */
+  beLiberal: boolean;
+  /** Whether kube-proxy could create its nfacct counters (the lab has no nfacct tool: false). */
+  nfacctCounters: boolean;
+}
+
+/** The components that start at boot on a node of this CNI shape, in the topology's order (flanneld last when not named). */
+export function bootOrder(topology: TopologySpec, order: readonly NodeComponent[] = topology.startOrder): NodeComponent[] {
+  const fits = order.filter((c) => c === 'kube-proxy' || c === topology.cni);
+  if (topology.cni === 'flannel' && !fits.includes('flannel')) fits.push('flannel');
+  return fits;
+}
+
+export function componentStart(topology: TopologySpec, nodeName: string, component: NodeComponent, facts: NodeFacts, version = topology.kubeProxy): IptablesOp[] {
+  const node = topology.nodes.find((n) => n.name === nodeName);
+  if (!node) throw new Error(`no node ${nodeName}`);
+  if (component === 'cilium') return ciliumStart(topology.cilium.version, topology.cilium.endpointRoutes);
+  if (component === 'flannel') return flannelStart(node.podCIDR, topology.clusterCIDR);
+  const layout = kubeProxyLayout(version);
+  const rules = kubeProxyRules({
+    layout,
+    services: topology.services.map(serviceObject),
+    slices: topology.services.map((s) => endpointSliceObject(s, facts.placements)),
+    clusterCIDR: topology.clusterCIDR,
+    nodeName,
+    beLiberal: facts.beLiberal,
+    nfacctCounters: facts.nfacctCounters,
+  });
+  return kubeProxyStart(layout, rules);
+}
+
+/** A node's boot: rules gone, built-in policies as set at boot, then the components in order. */
+export function bootOps(topology: TopologySpec, nodeName: string, facts: NodeFacts, order?: readonly NodeComponent[]): IptablesOp[] {
+  const node = topology.nodes.find((n) => n.name === nodeName)!;
+  return [
+    { op: 'reset', forwardPolicy: node.forwardPolicy },
+    ...bootOrder(topology, order).flatMap((c) => componentStart(topology, nodeName, c, facts)),
+  ];
+}

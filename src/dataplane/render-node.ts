@@ -1,0 +1,68 @@
+// What the netns lab installs on one node, computed without running anything: the iptables-save
+// text after the node's boot (its components in start order), the routes, neighbour and FDB
+// entries the lab adds. Addresses are the ones the lab hands out (host-local in pod order, nodes on
+// the fabric by index). Users diff the iptables part against `iptables-save` from their own nodes.
+import type { TopologySpec } from '../model/scenario-schema.ts';
+import type { PodPlacement } from '../contract/kube-objects.ts';
+import { flannelDevice, flannelPeerEntries, vtepMac, type FlannelNode } from './flannel-entries.ts';
+import { IptablesModel } from './iptables-ops.ts';
+import { bootOps, bootOrder } from './node-iptables.ts';
+
+/** The nodes' network (the first three octets): node i is .(2+i), hosts outside the cluster .(100+i). */
+export const FABRIC_NET = '172.18.0';
+
+export interface RenderOptions {
+  /** Render as on a node where kube-proxy could create its nfacct counters (the lab cannot). */
+  nfacct?: boolean;
+}
+
+/** The addresses the lab will hand out: host-local gives .2, .3, ... in pod order on each node. */
+export function predictedPlacements(topology: TopologySpec): Map<string, PodPlacement> {
+  const out = new Map<string, PodPlacement>();
+  for (const node of topology.nodes) {
+    const [base = '', len = '24'] = node.podCIDR.split('/');
+    const start = base.split('.').reduce((a, o) => a * 256 + Number(o), 0) & (0xffffffff << (32 - Number(len)));
+    topology.pods
+      .filter((p) => p.node === node.name)
+      .forEach((p, i) => {
+        const n = (start >>> 0) + 2 + i;
+        out.set(p.name, { ip: [24, 16, 8, 0].map((s) => (n >>> s) & 0xff).join('.'), node: node.name });
+      });
+  }
+  return out;
+}
+
+export function renderIptables(topology: TopologySpec, nodeName: string, options: RenderOptions = {}): string {
+  const node = topology.nodes.find((n) => n.name === nodeName)!;
+  const facts = {
+    placements: predictedPlacements(topology),
+    beLiberal: Number(node.sysctls?.['net.netfilter.nf_conntrack_tcp_be_liberal'] ?? 0) === 1,
+    nfacctCounters: options.nfacct ?? false,
+  };
+  return new IptablesModel().apply(bootOps(topology, nodeName, facts)).save();
+}
+
+export function renderNode(topology: TopologySpec, nodeName: string, options: RenderOptions = {}): string {
+  const nodeIndex = topology.nodes.findIndex((n) => n.name === nodeName);
+  const node = topology.nodes[nodeIndex]!;
+  const nodeIP = (i: number) => `${FABRIC_NET}.${i + 2}`;
+  const out = [
+    `# node ${nodeName} (${nodeIP(nodeIndex)}), CNI ${topology.cni}, kube-proxy ${topology.kubeProxy}; boot order: ${bootOrder(topology).join(', ')}`,
+    '# iptables-save',
+    renderIptables(topology, nodeName, options).trimEnd(),
+  ];
+  const placements = predictedPlacements(topology);
+  const pods = topology.pods.filter((p) => p.node === nodeName).map((p) => `${p.name} ${placements.get(p.name)!.ip}`);
+  out.push('# pods', ...(pods.length ? pods : ['(none)']));
+  if (topology.cni === 'flannel') {
+    const all: FlannelNode[] = topology.nodes.map((n, i) => ({ name: n.name, podCIDR: n.podCIDR, nodeIP: nodeIP(i), vtepMac: vtepMac(i + 1) }));
+    const me = all[nodeIndex]!;
+    const peers = flannelPeerEntries(me, all);
+    out.push('# ip -batch (flannel.1, routes, neighbours)', ...flannelDevice(me), ...peers.ip, '# bridge -batch (FDB)', ...peers.bridge);
+  } else if (topology.cni === 'bridge') {
+    out.push('# ip -batch (routes between nodes)', ...topology.nodes.map((o, i) => (o.name === nodeName ? '' : `route add ${o.podCIDR} via ${nodeIP(i)} dev eth0`)).filter(Boolean));
+  } else {
+    out.push(`# cilium: pods on lxc veths, ${node.podCIDR} via cilium_host; BPF maps (masquerade${topology.cilium.socketLB ? ', socket LB' : ''}) are not rendered`);
+  }
+  return `${out.join('\n')}\n`;
+}

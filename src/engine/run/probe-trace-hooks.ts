@@ -1,0 +1,58 @@
+// The small surface the engine calls around each probe (marked `probe-trace` in run-scenario.ts):
+// start a trace, run the probe with a signal that fires at an attributed drop, stop the trace
+// (keeping it only for a faulted or failing probe), and diagnose those probes after the phase's checks.
+import type { PhaseResult, ProbeResult } from './results.ts';
+import type { Observation } from '../../model/outcome.ts';
+import type { ProbeTraceResult, ProbeTraceSession } from '../../model/trace-events.ts';
+import { diagnose } from '../../observe/trace/diagnosis.ts';
+import { AttributedDrop } from '../../observe/trace/drop-verdict.ts';
+
+export { probeFlows, startProbeTrace } from '../../observe/trace/start-probe-trace.ts';
+
+export interface TracedProbe {
+  /** Runs the probe; `dropped` aborts (reason: an AttributedDrop, the drop in words) when the trace attributes a drop of the client's packet. */
+  run(probe: (dropped: AbortSignal) => Promise<Observation>): Promise<Observation>;
+  /** Stops the trace; returns it when `keep` (a faulted or failing probe), else undefined. */
+  stop(keep: boolean): Promise<ProbeTraceResult | undefined>;
+  /** What tracing added to this probe, ms (after stop). */
+  costMs(): number | undefined;
+  /** Stops the trace and records it on the probe: the trace itself only for a faulted or failing probe, its cost always. */
+  finish(probe: ProbeResult): Promise<void>;
+}
+
+export function traceProbe(session: ProbeTraceSession): TracedProbe {
+  const dropped = new AbortController();
+  let cost: number | undefined;
+  session.onDrop((drop) => dropped.abort(new AttributedDrop(drop)));
+  return {
+    async run(probe) {
+      try {
+        return await probe(dropped.signal);
+      } catch (e) {
+        await session.stop().catch(() => {});
+        throw e;
+      }
+    },
+    async stop(keep) {
+      const result = await session.stop({ facts: keep });
+      const { lab = 0, start, stop, facts = 0 } = result.costMs;
+      cost = result.unavailable.some((u) => u.startsWith('tracing is off') || u.includes('cannot trace')) ? undefined : lab + start + stop + facts;
+      return keep ? result : undefined;
+    },
+    costMs: () => cost,
+    async finish(probe) {
+      const trace = await this.stop(!probe.matched || probe.observed !== 'ok');
+      if (trace) probe.trace = trace;
+      if (cost !== undefined) probe.traceCostMs = cost;
+    },
+  };
+}
+
+/** Adds `diagnosis` to each probe that kept its trace; checks' evidence (e.g. conntrack's log) is cited. */
+export function attachDiagnoses(phase: PhaseResult, address: (ref: string) => string): void {
+  for (const probe of phase.probes) {
+    if (!probe.trace) continue;
+    const diagnosis = diagnose({ probe, phase: phase.name, checks: phase.checks, steps: phase.steps, trace: probe.trace, address });
+    if (diagnosis) probe.diagnosis = diagnosis;
+  }
+}

@@ -1,0 +1,28 @@
+// A probe's diagnosis, as the JSON report carries it (contract: src/report/report-schema.ts):
+// the culprit, the packet, a few sentences, and the packet path hop by hop. Built by src/observe/trace/.
+import type { TracePacket } from './trace-events.ts';
+
+export type CulpritKind = 'rule' | 'bpf-program' | 'kernel' | 'socket';
+
+export interface PathStep {
+  /** ms since the trace started (client capture times are lined up by wall clock). */
+  at: number;
+  /** `pod/client`, `node/node-a`, ... */
+  where: string;
+  /** The interface, hook, table/chain, conntrack, or program. */
+  hook: string;
+  packet: string;
+  action: string;
+  kind: 'send' | 'receive' | 'netfilter' | 'conntrack' | 'drop' | 'bpf' | 'bridge';
+  culprit?: boolean;
+  /** Not traced directly: deduced from the other steps and the lab's facts. */
+  inferred?: boolean;
+}
+
+export interface Diagnosis {
+  culprit: { kind: CulpritKind; node: string; where: string; text: string };
+  packet: TracePacket;
+  /** A few plain sentences: what happened to which packet, and why. */
+  reason: string;
+  path: PathStep[];
+}

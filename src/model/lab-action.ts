@@ -1,0 +1,42 @@
+// What a step is made of, after expansion: a command on a target (argv, never a shell string) or a
+// lab action the provider performs its own way (providers map each kind to their means, or refuse it).
+
+export interface Command {
+  kind: 'command';
+  /** `node/NAME`, `pod/NAME`, `host/NAME` or `fabric`. */
+  on: string;
+  argv: string[];
+  /** What proves it worked: an exit status (`any` for none) and a line it must print. */
+  expect: { exit: number | 'any'; prints?: string };
+  /** A command whose output must equal `value` afterwards: the change really took effect (a sysctl read back). */
+  readBack?: { argv: string[]; value: string };
+  /** Runs alongside the probes of this phase and every later one (a trigger that keeps firing). */
+  background?: { leadMs: number };
+  timeoutMs: number;
+}
+
+export type NodeComponentName = 'kube-proxy' | 'cilium' | 'flannel';
+
+/** Node-level operations that are not a plain command. */
+export type LabAction =
+  | { kind: 'start'; node: string; component: NodeComponentName; version?: string }
+  /** The node's iptables rules and conntrack table are emptied, then its components start in `order` (default: the topology's). */
+  | { kind: 'reboot'; node: string; order?: NodeComponentName[] }
+  | { kind: 'sock-lb-stale-program'; node: string; service: string; port: number; backend: string; first: boolean; hook: 'connect4' | 'sendmsg4' }
+  | { kind: 'sock-lb-detach-stale'; node: string }
+  /** An EndpointSlice change, then kube-proxy's sync on every node (its chains rewritten, UDP conntrack cleaned as its release does). */
+  | { kind: 'endpoint'; service: string; pod: string; op: 'add' | 'remove' | 'set'; ready?: boolean; terminating?: boolean }
+  /** A Service spec change, then kube-proxy's sync on every node. */
+  | {
+      kind: 'service';
+      name: string;
+      type?: 'ClusterIP' | 'NodePort';
+      nodePorts?: number[];
+      externalTrafficPolicy?: 'Cluster' | 'Local';
+      internalTrafficPolicy?: 'Cluster' | 'Local';
+      sessionAffinity?: 'None' | 'ClientIP';
+      sessionAffinityConfig?: { clientIP: { timeoutSeconds: number } };
+      ports?: { name?: string; port: number; targetPort: number; protocol: 'TCP' | 'UDP'; nodePort?: number }[];
+    };
+
+export type Expanded = Command | LabAction;

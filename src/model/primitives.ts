@@ -1,0 +1,72 @@
+// The building blocks of the scenario format, shared by the scenario schema and the step and probe kinds.
+import { z } from 'zod';
+
+/** Names reach namespace names and command lines: keep them to DNS-label characters. */
+export const Name = z
+  .string()
+  .regex(/^[a-z]([a-z0-9-]{0,30}[a-z0-9])?$/, 'lower-case letters, digits and "-", starting with a letter, at most 32 characters')
+  .describe('a name: lower-case letters, digits and "-", starting with a letter, at most 32 characters');
+
+/** Scenario ids are contract (reports, CI): longer than names, never used in interface or namespace names. */
+export const ScenarioId = z
+  .string()
+  .regex(/^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$/, 'lower-case letters, digits and "-", at most 63 characters')
+  .describe('the scenario id: reports and CI name it; lower-case letters, digits and "-", at most 63 characters');
+// patterns, not JSON Schema formats: a validator with its defaults (ajv) knows no "ipv4" or "cidrv4" format
+const OCTET = '(25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)';
+const IPV4 = `${OCTET}(\\.${OCTET}){3}`;
+export const Ipv4 = z.string().regex(new RegExp(`^${IPV4}$`), 'an IPv4 address such as 10.96.0.10').describe('an IPv4 address');
+export const Cidr = z
+  .string()
+  .regex(new RegExp(`^${IPV4}/(3[0-2]|[12]?\\d)$`), 'an IPv4 CIDR such as 10.244.1.0/24')
+  .describe('an IPv4 CIDR');
+export const Port = z.number().int().min(1).max(65535).describe('a port, 1-65535');
+export const Duration = z
+  .union([z.number().positive(), z.string().regex(/^\d+(\.\d+)?(ms|s)$/, 'a duration such as 800ms or 1s')])
+  .describe('milliseconds as a number, or a string such as 800ms / 1.5s');
+/** A reference to something with an address: pod/NAME, svc/NAME, node/NAME or host/NAME (outside the cluster). */
+export const Ref = z
+  .string()
+  .regex(/^(pod|svc|node|host)\/[a-z][a-z0-9-]*$/, 'pod/NAME, svc/NAME, node/NAME or host/NAME')
+  .describe('something with an address: pod/NAME, svc/NAME, node/NAME or host/NAME');
+/** Where a step runs: a node, a pod or an external host. */
+export const TargetRef = z
+  .string()
+  .regex(/^((pod|node|host)\/[a-z][a-z0-9-]*|fabric)$/, 'pod/NAME, node/NAME, host/NAME or fabric (the network joining the nodes)')
+  .describe('where it runs: pod/NAME, node/NAME, host/NAME or fabric (the network joining the nodes)');
+
+export const CNI_SHAPES = ['bridge', 'flannel', 'cilium'] as const;
+export const COMPONENTS = ['kube-proxy', 'cilium', 'flannel'] as const;
+/** A kube-proxy release, 1.14 or newer: its iptables layout is derived by version (src/dataplane/kube-proxy-layout.ts). */
+export const KubeProxyVersion = z
+  .string()
+  .regex(/^1\.\d+$/, 'a kube-proxy release such as "1.29" (quoted in YAML)')
+  .refine((v) => Number(v.split('.')[1]) >= 14, 'kube-proxy 1.14 or newer');
+/** CILIUM_FORWARD layouts: "1.7" for Cilium v1.6.2 - v1.7.4, "1.8" from v1.7.5 on (cilium/cilium PR 11819, backported to v1.7.5). */
+export const CILIUM_VERSIONS = ['1.7', '1.8'] as const;
+/** Socket-LB hooks a stale program may hold. */
+export const SOCK_LB_HOOKS = ['connect4', 'sendmsg4'] as const;
+
+
+/** A Service port: what `ports` holds in a topology's service and in a `service` step that replaces them. */
+export const ServicePort = z
+  .object({
+    name: Name.optional(),
+    port: Port,
+    targetPort: Port,
+    protocol: z.enum(['TCP', 'UDP']).default('TCP').describe('TCP or UDP'),
+    nodePort: Port.optional().describe('type NodePort: the port on every node (KUBE-NODEPORTS)'),
+  })
+  .strict();
+/** The API server refuses two ports with one name, or one port number twice for one protocol. */
+export const servicePortsDistinct = (ports: readonly { name?: string; port: number; protocol: string }[]) =>
+  new Set(ports.map((p) => p.name ?? '')).size === ports.length && new Set(ports.map((p) => `${p.port}/${p.protocol}`)).size === ports.length;
+export const SessionAffinity = z.enum(['None', 'ClientIP']);
+export const SessionAffinityConfig = z
+  .object({
+    clientIP: z
+      .object({ timeoutSeconds: z.number().int().min(1).max(86400).default(10800).describe('how long a client keeps its endpoint after its last new flow (the API\'s range and default)') })
+      .strict()
+      .describe('affinity by the client\'s address'),
+  })
+  .strict();

@@ -1,0 +1,43 @@
+// Everything a scenario needs from a provider, each need with where it comes from, read from the file
+// alone: steps (their kinds' `requires`), check commands, probe sources, hosts in the topology.
+import { placeholderNeeds, targetNeeds, type Requirement } from './capabilities.ts';
+import { hostGlobalSysctl } from './host-global-sysctls.ts';
+import { commandArgv } from './placeholders.ts';
+import type { Scenario } from './scenario-schema.ts';
+import { stepKindOf, stepRequires, type StepSpec } from './steps/registry.ts';
+import { probeClient } from './probes/registry.ts';
+
+interface PhaseLike {
+  steps?: StepSpec[];
+  checks?: Scenario['baseline']['checks'];
+}
+
+export function scenarioRequirements(scenario: Scenario): Requirement[] {
+  const out: Requirement[] = [];
+  if (scenario.topology.hosts.length > 0) out.push({ capability: 'external-hosts', by: `topology.hosts: ${scenario.topology.hosts.map((h) => h.name).join(', ')}` });
+  const hostKernel = (name: string, where: string) => {
+    const why = hostGlobalSysctl(name);
+    if (why) out.push({ capability: 'host-kernel', by: `${where}: ${name} ${why}` });
+  };
+  for (const n of scenario.topology.nodes) for (const name of Object.keys(n.sysctls ?? {})) hostKernel(name, `topology.nodes ${n.name}.sysctls`);
+  for (const p of scenario.probes) {
+    const from = String(p.from);
+    for (const capability of targetNeeds(probeClient(from))) out.push({ capability, by: `probe ${p.id}` });
+  }
+  const phases: [string, PhaseLike][] = [
+    ['baseline', scenario.baseline as PhaseLike],
+    ['fault', scenario.fault],
+    ...scenario.fixes.map((f): [string, PhaseLike] => [`fix ${f.name}`, f]),
+  ];
+  for (const [name, phase] of phases) {
+    (phase.steps ?? []).forEach((step, i) => {
+      const key = stepKindOf(step)[0].key;
+      for (const capability of stepRequires(step)) out.push({ capability, by: `${name}, step ${i + 1} (${key})` });
+      if ('sysctl' in step && step.sysctl) hostKernel(step.sysctl.name, `${name}, step ${i + 1} (sysctl)`);
+    });
+    for (const c of phase.checks ?? []) {
+      for (const capability of [...targetNeeds(c.on), ...placeholderNeeds(commandArgv(c.cmd))]) out.push({ capability, by: `${name}, check ${c.id}` });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,93 @@
+// Compares what a probe observed with what the phase expects. A mismatch is a result, not an exception.
+import type { Observation } from '../../model/outcome.ts';
+import type { ExpectedSpec } from '../../model/scenario-schema.ts';
+import { runsOf, type RunSummary } from '../probes/repeat-stats.ts';
+
+export interface Match {
+  matched: boolean;
+  /** The expectation as a person reads it: `unexpected-source from pod/web (10.244.1.3)`. */
+  expected: string;
+  /** Why it did not hold, when it did not. */
+  mismatch?: string;
+}
+
+export function matchExpectation(expected: ExpectedSpec, observed: Observation, address: (ref: string) => string): Match {
+  const runs = runsOf(observed);
+  if (runs) return matchRuns(expected, runs, observed, address);
+  return matchOne(expected, observed, address);
+}
+
+type Bounds = { min?: number; max?: number };
+
+function within(value: number, b: Bounds): boolean {
+  return (b.min === undefined || value >= b.min) && (b.max === undefined || value <= b.max);
+}
+
+function describeBounds(b: Bounds, unit = ''): string {
+  if (b.min !== undefined && b.max !== undefined) return b.min === b.max ? `${b.min}${unit}` : `${b.min}${unit}..${b.max}${unit}`;
+  return b.min !== undefined ? `>= ${b.min}${unit}` : b.max !== undefined ? `<= ${b.max}${unit}` : 'any number';
+}
+
+/**
+ * A repeated probe: a run "matches" when it meets the whole expectation (outcome, servedBy, source...).
+ * Without count/rate every run must match; with them the number (or fraction) of matching runs must fall
+ * in range; with `otherwise` every other run must have that outcome.
+ */
+function matchRuns(expected: ExpectedSpec, runs: readonly RunSummary[], observed: Observation, address: (ref: string) => string): Match {
+  const spec = typeof expected === 'string' ? { outcome: expected } : expected;
+  const { count, rate, otherwise, ...single } = spec as Exclude<ExpectedSpec, string>;
+  const one = matchOne(single as ExpectedSpec, { ...runs[0]!, detail: {} } as Observation, address);
+  const n = runs.length;
+  const bounds: Bounds = count !== undefined ? (typeof count === 'number' ? { min: count, max: count } : count) : rate === undefined ? { min: n, max: n } : {};
+  const matching = runs.filter((r) => matchOne(single as ExpectedSpec, { ...r, detail: {} } as Observation, address).matched);
+  const others = runs.filter((r) => !matching.includes(r));
+  const parts = [
+    count !== undefined ? `${one.expected} in ${describeBounds(bounds)} of ${n} runs` : rate !== undefined ? `${one.expected} in ${describeBounds({ min: rate.min && rate.min * 100, max: rate.max && rate.max * 100 }, '%')} of ${n} runs` : `${one.expected} in every run (${n})`,
+    ...(otherwise ? [`otherwise ${otherwise}`] : []),
+  ];
+  const text = parts.join(', ');
+  const seen = `observed ${observed.summary}`;
+  if (!within(matching.length, bounds)) return { matched: false, expected: text, mismatch: `${matching.length} of ${n} runs matched (${one.expected}); ${seen}` };
+  if (rate !== undefined && !within(matching.length / n, rate)) {
+    return { matched: false, expected: text, mismatch: `${((matching.length / n) * 100).toFixed(1)}% of ${n} runs matched (${one.expected}); ${seen}` };
+  }
+  const stray = otherwise ? others.filter((r) => r.outcome !== otherwise) : [];
+  if (stray.length > 0) return { matched: false, expected: text, mismatch: `${stray.length} run(s) neither ${one.expected} nor ${otherwise}, e.g. ${stray[0]!.summary}; ${seen}` };
+  return { matched: true, expected: text };
+}
+
+function matchOne(expected: ExpectedSpec, observed: Observation, address: (ref: string) => string): Match {
+  const spec = typeof expected === 'string' ? { outcome: expected } : expected;
+  const parts: string[] = [spec.outcome];
+  if ('servedBy' in spec && spec.servedBy) parts.push(`served by ${spec.servedBy}`);
+  let sourceIp: string | undefined;
+  if ('source' in spec && spec.source) {
+    sourceIp = address(spec.source);
+    parts.push(`from ${spec.source} (${sourceIp})`);
+  }
+  const connected = 'connected' in spec ? spec.connected : undefined;
+  if (connected !== undefined) parts.push(connected ? 'TCP connected' : 'TCP not connected');
+  const sentTo = 'sentTo' in spec && spec.sentTo ? (spec.sentTo.includes('/') ? address(spec.sentTo) : spec.sentTo) : undefined;
+  if (sentTo) parts.push(`SYN sent to ${sentTo}`);
+  const answer = 'answer' in spec && spec.answer ? (spec.answer.includes('/') ? address(spec.answer) : spec.answer) : undefined;
+  if (answer) parts.push(`answer ${answer}`);
+  const text = parts.join(', ');
+  // a DNS reply is only ok when its answer section holds the address the expectation names
+  const wrongAnswer = answer !== undefined && observed.outcome === 'ok' && !observed.answers?.includes(answer);
+  const outcome = wrongAnswer ? 'wrong-answer' : observed.outcome;
+  const why = wrongAnswer ? ` (answer ${observed.answers?.join(',') || 'empty'}, expected ${answer})` : '';
+  if (outcome !== spec.outcome) return { matched: false, expected: text, mismatch: `expected ${spec.outcome}, observed ${outcome}${why}: ${observed.summary}` };
+  if ('servedBy' in spec && spec.servedBy && observed.servedBy !== spec.servedBy) {
+    return { matched: false, expected: text, mismatch: `expected an answer from ${spec.servedBy}, got one from ${observed.servedBy ?? 'nobody named'}` };
+  }
+  if (sourceIp && observed.source?.split(':')[0] !== sourceIp) {
+    return { matched: false, expected: text, mismatch: `expected the reply from ${sourceIp}, it came from ${observed.source ?? 'nowhere'}` };
+  }
+  if (connected !== undefined && observed.connected !== connected) {
+    return { matched: false, expected: text, mismatch: `expected the TCP handshake to ${connected ? '' : 'not '}complete; it did${observed.connected ? '' : ' not'}` };
+  }
+  if (sentTo && !(observed.sentTo === sentTo || (!sentTo.includes(':') && observed.sentTo?.split(':')[0] === sentTo))) {
+    return { matched: false, expected: text, mismatch: `expected the SYN to go to ${sentTo}, it went to ${observed.sentTo ?? 'nowhere'}` };
+  }
+  return { matched: true, expected: text };
+}

@@ -1,0 +1,188 @@
+// Phase checks: evidence asserted directly, not only through a probe's outcome. A counter is read
+// right before the phase's probes and right after them (a rule's packet count, say); an output
+// check counts matching lines after the probes (two maps with the same name, say).
+import type { StartedCluster } from '../../contract/provider.ts';
+import type { CheckSpec } from '../../model/scenario-schema.ts';
+import type { Spawned } from '../../contract/command.ts';
+import { commandArgv, substitute } from '../../model/placeholders.ts';
+
+export interface CheckResult {
+  id: string;
+  on: string;
+  argv: string[];
+  expected: string;
+  observed: string;
+  matched: boolean;
+  /** Matching output lines, so the report shows the evidence itself. */
+  evidence: string[];
+  /** The check could not be read at all (its command failed, its counter matched no line): no evidence either way. */
+  unreadable?: true;
+  /** The number read: a counter's change or the count of matching lines. */
+  value?: number;
+  /** Reported, not asserted (`report: true`): it fails only when it cannot be read. */
+  reported?: true;
+}
+
+type Range = NonNullable<NonNullable<CheckSpec['expect']>['delta']>;
+
+export function inRange(value: number, range: Range): boolean {
+  if (typeof range === 'number') return value === range;
+  return (range.min === undefined || value >= range.min) && (range.max === undefined || value <= range.max);
+}
+
+export function describeRange(range: Range): string {
+  if (typeof range === 'number') return `= ${range}`;
+  if (range.min !== undefined && range.max !== undefined) return `${range.min}..${range.max}`;
+  return range.min !== undefined ? `>= ${range.min}` : range.max !== undefined ? `<= ${range.max}` : 'of any value';
+}
+
+/**
+ * The first capture group of `pattern` on any line, as a number; undefined when no line matches (the rule
+ * is absent, or the pattern is wrong: either way the counter cannot be read). With `sum`, the groups of
+ * every matching line added up (one line per CPU, say).
+ */
+export function readCounter(output: string, pattern: string, sum = false): { value: number; line: string } | undefined {
+  const re = new RegExp(pattern);
+  let total = 0;
+  const lines: string[] = [];
+  for (const line of output.split('\n')) {
+    const m = re.exec(line);
+    if (m?.[1] === undefined) continue;
+    if (!sum) return { value: Number(m[1]), line: line.trim() };
+    total += Number(m[1]);
+    lines.push(line.trim());
+  }
+  return lines.length > 0 ? { value: total, line: lines.join(' | ') } : undefined;
+}
+
+/**
+ * The printable strings of a program's output, as `strings` finds them: binary output (a pcap on
+ * stdout, say) is split at every non-printable character; text lines come through whole.
+ */
+export function printableStrings(lines: readonly string[], minLength = 4): string[] {
+  return lines.flatMap((l) => l.split(/[^\x20-\x7e\t]+/)).map((s) => s.trim()).filter((s) => s.length >= minLength);
+}
+
+/** A check's command output, or why there is none (it failed: a check cannot hold on a failed command). */
+type Output = { argv: string[]; text: string; failure?: string };
+
+const failureOf = (r: { exitCode: number | undefined; timedOut: boolean; stderr: string; stdout: string }) =>
+  r.timedOut ? 'timed out' : r.exitCode !== 0 ? `exit ${r.exitCode ?? 'signal'}${(r.stderr || r.stdout).trim() ? `: ${(r.stderr || r.stdout).trim().split('\n').slice(-2).join(' / ')}` : ''}` : undefined;
+
+export class PhaseChecks {
+  private before = new Map<string, { value: number; line?: string } | { failure: string }>();
+  private running = new Map<string, { argv: string[]; process: Spawned }>();
+
+  constructor(
+    private readonly checks: readonly CheckSpec[],
+    private readonly cluster: StartedCluster,
+    private readonly resolve: (ref: string) => string,
+  ) {}
+
+  /**
+   * The outputs of `checks` at one moment: their commands run side by side, and checks naming the same
+   * command on the same machine share one run of it (a table read once, not once per check).
+   */
+  private async outputs(checks: readonly CheckSpec[]): Promise<Map<CheckSpec, Output>> {
+    const runs = new Map<string, Promise<Output>>();
+    const byCheck = checks.map((check) => {
+      const argv = substitute(commandArgv(check.cmd), this.resolve);
+      const key = JSON.stringify([check.on, argv]);
+      if (!runs.has(key)) {
+        const run = async () => this.cluster.target(check.on).exec(argv, { timeoutMs: 10_000, reject: false });
+        runs.set(key, run().then((r) => ({ argv, text: r.stdout, failure: failureOf(r) })));
+      }
+      return [check, runs.get(key)!] as const;
+    });
+    await Promise.allSettled(runs.values()); // none left running if one fails
+    return new Map(await Promise.all(byCheck.map(async ([check, out]) => [check, await out] as const)));
+  }
+
+  /** A counter's value, or why it cannot be read. */
+  private counter(check: CheckSpec, out: Output): { value: number; line?: string } | { failure: string } {
+    if (out.failure) return { failure: `command failed (${out.failure})` };
+    const read = readCounter(out.text, check.counter!, check.sum);
+    if (read) return read;
+    return check.absentIsZero ? { value: 0 } : { failure: `no line matched /${check.counter}/` };
+  }
+
+  /**
+   * Reads every counter and starts every background command, in the checks' order; call right before
+   * the probes. Counters between two background commands are read together.
+   */
+  async start(): Promise<void> {
+    let counters: CheckSpec[] = [];
+    const readCounters = async () => {
+      for (const [check, out] of await this.outputs(counters)) this.before.set(check.id, this.counter(check, out));
+      counters = [];
+    };
+    try {
+      for (const check of this.checks) {
+        if (check.background) {
+          await readCounters();
+          const argv = substitute(commandArgv(check.cmd), this.resolve);
+          const process = this.cluster.target(check.on).spawn(argv);
+          this.running.set(check.id, { argv, process });
+          if (check.ready) await process.waitFor(new RegExp(check.ready), 3000);
+        } else if (check.counter) counters.push(check);
+      }
+      await readCounters();
+    } catch (e) {
+      await this.stopAll();
+      throw e;
+    }
+  }
+
+  private async stopAll(): Promise<(number | undefined)[]> {
+    const stopped = await Promise.allSettled([...this.running.values()].map((r) => r.process.stop('SIGINT')));
+    return stopped.map((s) => (s.status === 'fulfilled' ? s.value.exitCode : undefined));
+  }
+
+  async finish(): Promise<CheckResult[]> {
+    const results: CheckResult[] = [];
+    const exits = new Map([...this.running.keys()].map((id, i) => [id, i]));
+    const codes = await this.stopAll();
+    const read = await this.outputs(this.checks.filter((c) => !this.running.has(c.id)));
+    for (const check of this.checks) {
+      const background = this.running.get(check.id);
+      const code = background ? codes[exits.get(check.id)!] : undefined;
+      const out: Output = background
+        ? { argv: background.argv, text: printableStrings(background.process.lines()).join('\n'), failure: code === 0 ? undefined : `exit ${code ?? 'signal'}: ${background.process.lines().slice(-2).join(' / ')}` }
+        : read.get(check)!;
+      const base = { id: check.id, on: check.on, argv: out.argv, ...(check.report ? { reported: true as const } : {}) };
+      // a reported number holds whatever it is; only a bound can fail it
+      const holds = (value: number, range: Range | undefined) => range === undefined || inRange(value, range);
+      if (check.counter) {
+        const range = check.expect?.delta;
+        const before = this.before.get(check.id) ?? { failure: 'not read before the probes' };
+        const after = this.counter(check, out);
+        const expected = range === undefined ? 'delta reported, not asserted' : `delta ${describeRange(range)}`;
+        if ('failure' in before || 'failure' in after) {
+          const why = 'failure' in before ? `before the probes: ${before.failure}` : `after the probes: ${(after as { failure: string }).failure}`;
+          results.push({ ...base, expected, observed: `cannot be read ${why}`, matched: false, evidence: [], unreadable: true });
+          continue;
+        }
+        const delta = after.value - before.value;
+        results.push({
+          ...base,
+          expected,
+          observed: `delta ${delta} (${before.value} -> ${after.value}${after.line ? '' : ', no line: absent reads 0'})`,
+          matched: holds(delta, range),
+          value: delta,
+          evidence: after.line ? [after.line] : [],
+        });
+      } else {
+        const range = check.expect?.count;
+        const expected = `lines matching /${check.matches}/ ${range === undefined ? 'reported, not asserted' : describeRange(range)}`;
+        if (out.failure) {
+          results.push({ ...base, expected, observed: `command failed (${out.failure})`, matched: false, evidence: [], unreadable: true });
+          continue;
+        }
+        const re = new RegExp(check.matches!);
+        const lines = out.text.split('\n').filter((l) => re.test(l));
+        results.push({ ...base, expected, observed: `${lines.length} matching line(s)`, matched: holds(lines.length, range), value: lines.length, evidence: lines.map((l) => l.trim()).slice(0, 20) });
+      }
+    }
+    return results;
+  }
+}

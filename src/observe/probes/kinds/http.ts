@@ -1,0 +1,73 @@
+// http probe runner: curl from the client while its interface is watched. The wire decides the outcome
+// (classify.ts); a connect() that failed with no packet sent is named by its errno.
+import type { StartedCluster } from '../../../contract/provider.ts';
+import type { Observation } from '../../../model/outcome.ts';
+import type { ProbeSpec } from '../../../model/scenario-schema.ts';
+import { captureAtDrop, dropVerdict } from '../../trace/drop-verdict.ts'; // an early verdict at an attributed drop
+import { classifyCurl, connectAnswer, synDestination, type Endpoint } from '../classify.ts';
+import { probeClient } from '../../../model/probes/registry.ts';
+import { earlyVerdict, observation, startWatch, type ProbeRun } from '../probe-run.ts';
+import { HTTP_WATCH } from '../watch-filters.ts';
+
+/** The errno of one connect() from the client, for a curl that failed with no packet on the wire. */
+async function localErrno(cluster: StartedCluster, from: string, endpoint: Endpoint, signal: AbortSignal): Promise<string | undefined> {
+  const r = await cluster.target(probeClient(from)).exec([...cluster.agentCommand, 'connect', `--server=${endpoint.ip}`, `--port=${endpoint.port}`, '--timeout=500'], { reject: false, signal, timeoutMs: 5000 });
+  try {
+    return (JSON.parse(r.stdout) as { errno: string | null }).errno ?? undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A source port no earlier run in this lab used (below the ephemeral range, so no other connection
+ * takes it): a reused 4-tuple would meet the previous run's conntrack entry, and its NAT decision.
+ */
+const sourcePorts = new WeakMap<StartedCluster, number>();
+function nextSourcePort(cluster: StartedCluster): number {
+  const port = sourcePorts.get(cluster) ?? 20_000;
+  sourcePorts.set(cluster, port >= 29_999 ? 20_000 : port + 1);
+  return port;
+}
+
+export async function runHttp(run: ProbeRun, http: NonNullable<ProbeSpec['http']>): Promise<Observation> {
+  const { spec, cluster, client, target, endpoint, signal, dropped, timeoutMs } = run;
+  // concurrent runs of a repeated probe share the pod's interface (and its packet watch): each connects from
+  // its own source port and keeps only that port's packets, so no run calls its verdict on another run's
+  const sourcePort = spec.parallel > 1 ? nextSourcePort(cluster) : undefined;
+  // ICMP too: an unreachable or a port-unreachable answering the client is what the application experienced
+  const watch = await startWatch(run, HTTP_WATCH, sourcePort ? (p) => p.proto === 'icmp' || p.sport === sourcePort || p.dport === sourcePort : undefined);
+  const early = earlyVerdict(watch, run);
+  try {
+    const url = `http://${endpoint.ip}:${endpoint.port}${http.path}`;
+    // --max-time is the verdict deadline: a hang is called after exactly that, never later
+    const local = sourcePort ? ['--local-port', String(sourcePort)] : [];
+    const r = await target.exec(['curl', '-sS', '--max-time', String(timeoutMs / 1000), ...local, '-w', '\n%{http_code} %{time_connect}', url], { reject: false, signal, stopWhen: dropped ? AbortSignal.any([early.signal, dropped]) : early.signal });
+    // refused or unreachable at once: the answering packet may still be on its way through tcpdump
+    if (r.exitCode === 7) await watch.until((seen) => seen.some((p) => p.dst === client), 100);
+    // stopped at a drop, which the node saw before tcpdump here printed the client's side of it
+    // (or the answer a REJECT sent back, which must decide instead of the drop)
+    if (r.stopped && dropped?.aborted) await captureAtDrop(watch, client, dropped);
+    const packets = await watch.stop();
+    const lines = r.stdout.split('\n');
+    const [code = '0', connect = '0'] = (lines.at(-1) ?? '').split(' ');
+    const httpCode = Number(code);
+    const connectSeconds = Number(connect);
+    // nothing left the pod: only the errno of connect() says why (curl 7.88 does not print it)
+    const silent = r.exitCode === 7 && !packets.some((p) => p.src === client);
+    const errno = silent ? await localErrno(cluster, spec.from, endpoint, signal) : undefined;
+    let classified = classifyCurl({ exitCode: r.exitCode, stderr: r.stderr, httpCode, body: lines.slice(0, -1).join('\n'), connectSeconds }, packets, client, endpoint, errno);
+    const tcp = { connected: connectSeconds > 0, sentTo: synDestination(packets, client) };
+    // a RST or ICMP answered the SYN: what the application got, whatever the trace saw dropped
+    if (r.stopped && dropped?.aborted && !early.signal.aborted && !connectAnswer(packets, client)) {
+      const d = dropVerdict(packets, client, endpoint, String(dropped.reason));
+      classified = d.classified;
+      tcp.connected = d.connected;
+    }
+    const curlExit = r.stopped ? (early.signal.aborted ? 'stopped: the evidence was conclusive' : 'stopped: the trace attributed a drop') : r.exitCode;
+    const detail = { url, curlExit, httpCode, connectMs: Math.round(connectSeconds * 1e4) / 10, curlError: r.stderr.trim() || undefined, ...(errno ? { connectErrno: errno } : {}) };
+    return observation(run, classified, detail, packets, tcp);
+  } finally {
+    await watch.stop();
+  }
+}

@@ -1,0 +1,54 @@
+// Chooses a provider by its run configuration. Never falls back to another one: detect() says why one
+// cannot run. Real-cluster providers are loaded only when asked for: they pull in testcontainers and
+// the Kubernetes client, which cost more start-up than the whole netns lab. What a provider can do
+// (providerSupport) is known without loading it.
+import { HarnessError } from '../model/errors.ts';
+import { NETNS_SUPPORT } from './netns/netns-support.ts';
+import { PROVIDER_NAMES } from '../contract/provider-names.ts';
+import type { ClusterProvider, ProviderSupport } from '../contract/provider.ts';
+import type { KubeApi } from './real/kube-api.ts';
+import type { KubeAccess } from './real/kube-cli.ts';
+import { importOptional, requireInstalled } from './real/optional-module.ts';
+import { realSupport } from './real/real-support.ts';
+import { resolveRunConfig, type RunConfig } from './run-config.ts';
+
+export { PROVIDER_NAMES };
+
+/** Test seams of the real providers (a recording Kubernetes API instead of a server). */
+export interface ProviderDeps {
+  kubeApi?: (access: KubeAccess) => KubeApi;
+}
+
+const configOf = (config: RunConfig | string): RunConfig => (typeof config === 'string' ? resolveRunConfig({ provider: config }) : config);
+
+/** Capabilities and topology fit of the configured provider: no provider code or library is loaded. */
+export function providerSupport(config: RunConfig | string): ProviderSupport {
+  const c = configOf(config);
+  return c.provider === 'netns' ? NETNS_SUPPORT : realSupport(c.provider, c.real);
+}
+
+export async function createProvider(config: RunConfig | string, deps: ProviderDeps = {}): Promise<ClusterProvider> {
+  const c = configOf(config);
+  switch (c.provider) {
+    case 'netns':
+      return new (await import('./netns/netns-provider.ts')).NetnsProvider();
+    case 'kind':
+      requireInstalled('the kind provider', ['@kubernetes/client-node']);
+      return new (await importOptional('the kind provider', () => import('./real/kind/kind-provider.ts'))).KindProvider(c.real, deps);
+    case 'minikube':
+      requireInstalled('the minikube provider', ['@kubernetes/client-node']);
+      return new (await importOptional('the minikube provider', () => import('./real/minikube/minikube-provider.ts'))).MinikubeProvider(c.real, deps);
+    case 'k3s':
+      requireInstalled('the k3s provider', ['@kubernetes/client-node', '@testcontainers/k3s']);
+      return new (await importOptional('the k3s provider', () => import('./real/k3s/k3s-provider.ts'))).K3sProvider(c.real, deps);
+  }
+  throw new HarnessError('USAGE', `unknown provider ${String(c.provider)}`, `one of: ${PROVIDER_NAMES.join(', ')}`);
+}
+
+/** A provider that can run here, or HarnessError ENVIRONMENT (exit 3) saying what is missing and how to fix it. */
+export async function usableProvider(config: RunConfig | string, deps: ProviderDeps = {}): Promise<ClusterProvider> {
+  const provider = await createProvider(config, deps);
+  const availability = await provider.detect();
+  if (!availability.ok) throw new HarnessError('ENVIRONMENT', `provider ${provider.name} cannot run here: ${availability.reason}`, availability.hint);
+  return provider;
+}

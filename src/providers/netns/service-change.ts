@@ -1,0 +1,53 @@
+// A Service or EndpointSlice change in the netns lab: the lab's copy of the services changes, then
+// kube-proxy syncs on every node (kube-proxy-sync.ts) with the release it runs there. The sync is read back:
+// every rule it wrote must be in `iptables-save` and no stale service chain left, or the step fails.
+import { HarnessError } from '../../model/errors.ts';
+import type { LabAction } from '../../model/lab-action.ts';
+import { changedEndpoints } from '../../model/steps/endpoint.ts';
+import { changedService } from '../../model/steps/service.ts';
+import type { PodPlacement } from '../../contract/kube-objects.ts';
+import { applyOps, IptablesModel } from '../../dataplane/iptables-ops.ts';
+import { kubeProxyLayout } from '../../dataplane/kube-proxy-layout.ts';
+import { kubeProxySyncOps, parseUdpFlows, readBeLiberal, rulesFor, udpConntrackDeletes } from './kube-proxy-sync.ts';
+import type { NetnsLab } from './netns-lab.ts';
+
+type ServiceChange = Extract<LabAction, { kind: 'endpoint' | 'service' }>;
+
+export async function changeServices(lab: NetnsLab, action: ServiceChange, placements: ReadonlyMap<string, PodPlacement>): Promise<void> {
+  const name = action.kind === 'endpoint' ? action.service : action.name;
+  const before = lab.topology.services;
+  if (!before.some((s) => s.name === name)) throw new HarnessError('LAB_FAILED', `no service ${name} in this lab`);
+  let after;
+  try {
+    after = before.map((s) => (s.name !== name ? s : action.kind === 'endpoint' ? { ...s, endpoints: changedEndpoints(s.endpoints, action) } : changedService(s, action)));
+  } catch (e) {
+    throw new HarnessError('STEP_FAILED', (e as Error).message, 'the change must fit the service as it is at that point of the scenario');
+  }
+  lab.topology = { ...lab.topology, services: after };
+  await Promise.all(
+    lab.nodeNames.map(async (nodeName) => {
+      const node = lab.node(nodeName);
+      const layout = kubeProxyLayout(lab.kubeProxyVersions.get(nodeName) ?? lab.topology.kubeProxy);
+      const liberal = await readBeLiberal(node);
+      const rules = rulesFor(lab.topology, layout, nodeName, placements, liberal);
+      const save = (await node.exec(['iptables-save'])).stdout;
+      await applyOps(node, kubeProxySyncOps(rules, save), save);
+      const missing = missingRules(rules.tables, (await node.exec(['iptables-save'])).stdout);
+      if (missing.length > 0) throw new HarnessError('STEP_FAILED', `kube-proxy's sync on ${nodeName} did not take: not in iptables-save: ${missing.slice(0, 3).join(' | ')}`);
+      const flows = layout.udpConntrack === 'event' ? [] : parseUdpFlows((await node.exec(['conntrack', '-L', '-p', 'udp'], { reject: false })).stdout);
+      // `conntrack -D` exits 1 when nothing matched: kube-proxy ignores that too
+      for (const argv of udpConntrackDeletes(layout, before, after, placements, flows)) await node.exec(argv, { reject: false });
+    }),
+  );
+}
+
+/** Rules of the sync that `iptables-save` does not show, by table. */
+function missingRules(tables: Record<'filter' | 'nat', { rules: string[] }>, save: string): string[] {
+  const node = IptablesModel.fromSave(save);
+  return (['filter', 'nat'] as const).flatMap((t) =>
+    tables[t].rules.filter((r) => {
+      const [, chain = '', spec = ''] = /^-A (\S+) (.*)$/.exec(r) ?? [];
+      return chain !== '' && !node.has(t, chain, spec);
+    }),
+  );
+}

@@ -1,0 +1,60 @@
+// flannel and cilium installs on a cluster we created (kind, k3s); pinned versions from real-options.
+import type { TopologySpec } from '../../model/scenario-schema.ts';
+import type { KubeCli } from './kube-cli.ts';
+
+/** The scenario's cilium options as helm values; without kube-proxy in startOrder, cilium replaces it. */
+export interface CiliumSettings {
+  kubeProxyReplacement: boolean;
+  bpfMasquerade: boolean;
+  socketLB: boolean;
+  /** enable-endpoint-routes; only set when true, so the default install is unchanged */
+  endpointRoutes: boolean;
+}
+
+export function ciliumSettings(topology: TopologySpec): CiliumSettings {
+  return {
+    kubeProxyReplacement: !topology.startOrder.includes('kube-proxy'),
+    bpfMasquerade: topology.cilium.bpfMasquerade,
+    socketLB: topology.cilium.socketLB,
+    endpointRoutes: topology.cilium.endpointRoutes,
+  };
+}
+
+export interface ApiServerAddress {
+  host: string;
+  port: number;
+}
+
+/** `helm install` argv for cilium; the API server address is needed only without kube-proxy. */
+export function ciliumHelmArgs(chartVersion: string, settings: CiliumSettings, apiServer?: ApiServerAddress): string[] {
+  const values: Record<string, string> = {
+    'ipam.mode': 'kubernetes',
+    'image.pullPolicy': 'IfNotPresent',
+    'operator.replicas': '1',
+    kubeProxyReplacement: String(settings.kubeProxyReplacement),
+    'bpf.masquerade': String(settings.bpfMasquerade),
+    'socketLB.enabled': String(settings.socketLB),
+  };
+  if (settings.endpointRoutes) values['endpointRoutes.enabled'] = 'true';
+  if (settings.kubeProxyReplacement && apiServer) {
+    values.k8sServiceHost = apiServer.host;
+    values.k8sServicePort = String(apiServer.port);
+  }
+  const sets = Object.entries(values).flatMap(([k, v]) => ['--set', `${k}=${v}`]);
+  return ['install', 'cilium', 'cilium', '--repo', 'https://helm.cilium.io', '--version', chartVersion, '--namespace', 'kube-system', ...sets, '--wait', '--timeout', '10m'];
+}
+
+export async function installCilium(cli: KubeCli, chartVersion: string, settings: CiliumSettings, apiServer?: ApiServerAddress): Promise<void> {
+  await cli.helm(ciliumHelmArgs(chartVersion, settings, apiServer), { timeoutMs: 12 * 60_000 });
+  await cli.kubectl(['-n', 'kube-system', 'rollout', 'status', 'daemonset/cilium', '--timeout=300s'], { timeoutMs: 310_000 });
+}
+
+export async function installFlannel(cli: KubeCli, manifestUrl: string): Promise<void> {
+  await cli.kubectl(['apply', '-f', manifestUrl], { timeoutMs: 120_000 });
+  await cli.kubectl(['-n', 'kube-flannel', 'rollout', 'status', 'daemonset/kube-flannel-ds', '--timeout=300s'], { timeoutMs: 310_000 });
+}
+
+/** Nodes turn Ready only once a CNI config is in place: the end of every CNI install. */
+export async function waitNodesReady(cli: KubeCli): Promise<void> {
+  await cli.kubectl(['wait', '--for=condition=Ready', 'nodes', '--all', '--timeout=300s'], { timeoutMs: 310_000 });
+}

@@ -1,0 +1,33 @@
+// The slice of the Kubernetes API the real providers use. An interface so tests record the
+// objects a run would create without a server (test/providers), and client-kube-api.ts talks
+// to a real one through @kubernetes/client-node.
+import type { V1ConfigMap, V1Namespace, V1Pod, V1Service } from '@kubernetes/client-node';
+import type { ExecOptions, ExecResult, Spawned } from '../../contract/command.ts';
+
+export interface ClusterNode {
+  name: string;
+  internalIP: string;
+  podCIDR?: string;
+}
+
+export interface PodRef {
+  namespace: string;
+  name: string;
+  container: string;
+}
+
+export interface KubeApi {
+  listNodes(): Promise<ClusterNode[]>;
+  createNamespace(body: V1Namespace): Promise<void>;
+  createConfigMap(body: V1ConfigMap): Promise<void>;
+  /** Returns the Service as created, with the ClusterIP the cluster allocated. */
+  createService(body: V1Service): Promise<V1Service>;
+  createPod(body: V1Pod): Promise<void>;
+  /** Waits until the pod is Running and Ready; returns it (status.podIP set). */
+  waitPodReady(namespace: string, name: string, timeoutMs: number): Promise<V1Pod>;
+  logs(pod: PodRef): Promise<string>;
+  exec(pod: PodRef, argv: readonly string[], options?: ExecOptions): Promise<ExecResult>;
+  /** A long-running exec (tcpdump): lines as they come, stop() interrupts it in the container. */
+  spawn(pod: PodRef, argv: readonly string[]): Spawned;
+  deleteNamespace(name: string): Promise<void>;
+}

@@ -1,0 +1,89 @@
+// The provisioning every real provider shares, as ordered actions with rollback:
+//   fit checks -> stand up the cluster (provider) -> guard the context -> node sysctls -> workload.
+// On any failure the teardown recorded so far runs, then the error is re-thrown.
+import type { TopologySpec } from '../../model/scenario-schema.ts';
+import type { RunContext, StartedCluster, Target } from '../../contract/provider.ts';
+import { assertContextAllowed } from './context-guard.ts';
+import { deployWorkload } from './deploy-workload.ts';
+import type { KubeApi } from './kube-api.ts';
+import { KubeCli, type KubeAccess } from './kube-cli.ts';
+import { RealCluster } from './real-cluster.ts';
+import type { RealCni, ResolvedRealOptions } from './real-options.ts';
+import { fitCni, realMisfit } from './scenario-fit.ts';
+import { UnsupportedScenarioError } from './unsupported.ts';
+
+/** Cluster, profile and container names: the run prefix first, so `clean` finds them. */
+export const clusterName = (run: RunContext) => `${run.prefix}cluster`;
+
+export interface RealProviderDeps {
+  /** The Kubernetes API; tests inject a recorder instead of a server. */
+  kubeApi?: (access: KubeAccess) => KubeApi;
+}
+
+export interface StoodUp {
+  access: KubeAccess;
+  /** In scenario node order: the Kubernetes node name and how to exec on it. */
+  nodes: { name: string; target: (ref: string) => Target }[];
+}
+
+export interface StandUpInput {
+  topology: TopologySpec;
+  cni: RealCni;
+  run: RunContext;
+  cluster: RealCluster;
+  /** Builds the kubectl/helm runner once the provider knows its kubeconfig; guarded. */
+  cli(access: KubeAccess): KubeCli;
+  api(access: KubeAccess): KubeApi;
+}
+
+export interface RealProviderSpec {
+  name: 'kind' | 'minikube' | 'k3s';
+  options: ResolvedRealOptions;
+  /** The context name the provider's cluster will have. */
+  contextName(run: RunContext): string;
+  /** Creates the cluster and installs the CNI; registers its own teardown on `input.cluster`. */
+  standUp(input: StandUpInput): Promise<StoodUp>;
+  kubeApi(access: KubeAccess): KubeApi;
+}
+
+export async function provisionRealCluster(spec: RealProviderSpec, topology: TopologySpec, run: RunContext): Promise<StartedCluster> {
+  // the engine checked this before calling (src/contract/provider-support.ts); a direct caller gets the same skip
+  const misfit = realMisfit(spec.name, topology, spec.options);
+  if (misfit) throw new UnsupportedScenarioError(spec.name, misfit.reason, misfit.hint);
+  const { cni } = fitCni(topology, spec.options) as { cni: RealCni };
+
+  const guard = { created: spec.contextName(run), allowContexts: spec.options.allowContexts };
+  const guarded = (access: KubeAccess) => (assertContextAllowed(access.context, guard), access);
+  const cluster = new RealCluster(
+    topology.nodes.map((n) => n.name),
+    run,
+  );
+  try {
+    const up = await spec.standUp({
+      topology,
+      cni,
+      run,
+      cluster,
+      cli: (access) => new KubeCli(guarded(access), guard),
+      api: (access) => spec.kubeApi(guarded(access)),
+    });
+    const api = spec.kubeApi(guarded(up.access));
+    const nodeMap = new Map<string, string>();
+    for (const [i, node] of topology.nodes.entries()) {
+      const real = up.nodes[i]!;
+      nodeMap.set(node.name, real.name);
+      const target = real.target(`node/${node.name}`);
+      cluster.nodes.set(node.name, target);
+      for (const [key, value] of Object.entries(node.sysctls ?? {})) await target.exec(['sysctl', '-w', `${key}=${value}`]);
+    }
+    for (const n of await api.listNodes()) {
+      const scenarioName = [...nodeMap].find(([, real]) => real === n.name)?.[0];
+      if (scenarioName) cluster.addresses.set(`node/${scenarioName}`, n.internalIP);
+    }
+    await deployWorkload({ api, cluster, topology, nodeMap, images: spec.options, run });
+    return cluster;
+  } catch (e) {
+    await cluster.destroy().catch((teardown: Error) => run.log(`teardown after failed provisioning: ${teardown.message}`));
+    throw e;
+  }
+}

@@ -1,0 +1,29 @@
+// What kind, minikube and k3s share as providers: resolved options, the capabilities and topology fit of
+// a real cluster, and reaping their leftovers by the run prefix.
+import type { Capability } from '../../model/capabilities.ts';
+import type { TopologySpec } from '../../model/scenario-schema.ts';
+import type { Misfit } from '../../contract/provider.ts';
+import { reapReal } from './clean-real-leftovers.ts';
+import { asResolved, type RealClusterOptions, type ResolvedRealOptions } from './real-options.ts';
+import { realSupport } from './real-support.ts';
+
+export abstract class RealProvider<N extends 'kind' | 'minikube' | 'k3s'> {
+  readonly options: ResolvedRealOptions;
+  readonly capabilities: ReadonlySet<Capability>;
+
+  protected constructor(
+    readonly name: N,
+    options: RealClusterOptions | ResolvedRealOptions,
+  ) {
+    this.options = asResolved(options);
+    this.capabilities = realSupport(name, this.options).capabilities;
+  }
+
+  fit(topology: TopologySpec): Misfit | undefined {
+    return realSupport(this.name, this.options).fit(topology);
+  }
+
+  reap({ force }: { force: boolean }): Promise<string[]> {
+    return reapReal(this.name, { force, workDir: this.options.workDir });
+  }
+}

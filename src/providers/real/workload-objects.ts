@@ -1,0 +1,104 @@
+// The namespaces, agent ConfigMap, Services and Pods a topology becomes on a real cluster (pure).
+// Differences from the netns lab, all on purpose:
+// - every namespace is prefixed with the run prefix (the scenario's kube-system must not be the real one);
+// - ClusterIPs are allocated by the cluster (10.96.0.10 is the real kube-dns), addresses are read back;
+// - a pod lives in the namespace of the services it backs (Service selectors are namespaced).
+import type { V1ConfigMap, V1Container, V1Namespace, V1Pod, V1Service } from '@kubernetes/client-node';
+import { HarnessError } from '../../model/errors.ts';
+import type { TopologySpec } from '../../model/scenario-schema.ts';
+import { endpointLabel, serviceObject } from '../../contract/kube-objects.ts';
+
+type PodSpec = TopologySpec['pods'][number];
+
+export const AGENT_CONFIGMAP = 'netrepro-agent';
+export const AGENT_DIR = '/netrepro';
+/** StartedCluster.agentCommand on real clusters; the pod target runs it in the `agent` container. */
+export const AGENT_COMMAND = ['node', `${AGENT_DIR}/pod-agent.mjs`] as const;
+
+export interface WorkloadImages {
+  probeImage: string;
+  agentImage: string;
+}
+
+const managed = (runId: string) => ({ 'app.kubernetes.io/managed-by': 'netrepro', 'netrepro.io/run': runId });
+
+export const clusterNamespace = (prefix: string, scenarioNamespace: string) => `${prefix}${scenarioNamespace}`;
+
+/** Scenario namespace of each pod: that of the services it backs, else `default`. */
+export function podNamespaces(topology: TopologySpec): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const svc of topology.services) {
+    for (const { pod } of svc.endpoints) {
+      const seen = out.get(pod);
+      if (seen && seen !== svc.namespace) {
+        throw new HarnessError('SCENARIO_INVALID', `pod ${pod} backs services in namespaces ${seen} and ${svc.namespace}; a real pod lives in one namespace`);
+      }
+      out.set(pod, svc.namespace);
+    }
+  }
+  for (const pod of topology.pods) if (!out.has(pod.name)) out.set(pod.name, 'default');
+  return out;
+}
+
+export function namespaceObjects(topology: TopologySpec, prefix: string, runId: string): V1Namespace[] {
+  const names = new Set([...podNamespaces(topology).values(), ...topology.services.map((s) => s.namespace)]);
+  return [...names].sort().map((ns) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: clusterNamespace(prefix, ns), labels: managed(runId) } }));
+}
+
+export function agentConfigMap(namespace: string, agentSource: string, runId: string): V1ConfigMap {
+  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: AGENT_CONFIGMAP, namespace, labels: managed(runId) }, data: { 'pod-agent.mjs': agentSource } };
+}
+
+export function serviceObjects(topology: TopologySpec, prefix: string, runId: string): V1Service[] {
+  return topology.services.map((svc) => {
+    const base = serviceObject(svc);
+    const { clusterIP: _allocatedByTheCluster, ...spec } = base.spec!;
+    return { ...base, metadata: { ...base.metadata, namespace: clusterNamespace(prefix, svc.namespace), labels: { ...base.metadata!.labels, ...managed(runId) } }, spec };
+  });
+}
+
+export interface PodInput {
+  pod: PodSpec;
+  namespace: string;
+  /** Kubernetes node name the scenario node maps to. */
+  nodeName: string;
+  /** `--record=NAME=IP` flags for DNS programs (the real ClusterIPs). */
+  dnsRecords: string[];
+}
+
+/**
+ * One pod = `probe` (netshoot: curl, nslookup, tcpdump; privileged so pod-side sysctl steps work),
+ * `agent` (idle node, for agent probes such as dns-query) and one `serve-N` container per program,
+ * all sharing the pod's network namespace, so every one of them speaks with the pod IP.
+ */
+export function podObject(input: PodInput, topology: TopologySpec, images: WorkloadImages, runId: string): V1Pod {
+  const { pod, namespace, nodeName, dnsRecords } = input;
+  const labels: Record<string, string> = { ...managed(runId), 'netrepro.io/pod': pod.name };
+  for (const svc of topology.services) if (svc.endpoints.some((e) => e.pod === pod.name)) labels[endpointLabel(svc.name)] = 'true';
+  const agentVolume = [{ name: 'agent', mountPath: AGENT_DIR, readOnly: true }];
+  const serve: V1Container[] = (pod.serve ?? []).map((program, i) => ({
+    name: `serve-${i}`,
+    image: images.agentImage,
+    command: program.http
+      ? [...AGENT_COMMAND, 'http', `--port=${program.http}`, `--name=${pod.name}`]
+      : [...AGENT_COMMAND, 'dns', `--port=${program.dns}`, `--name=${pod.name}`, ...dnsRecords],
+    volumeMounts: agentVolume,
+  }));
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: pod.name, namespace, labels },
+    spec: {
+      // pinned like the lab's pod-to-node placement; nodeName bypasses the scheduler (and control-plane taints)
+      nodeName,
+      terminationGracePeriodSeconds: 0,
+      enableServiceLinks: false,
+      containers: [
+        { name: 'probe', image: images.probeImage, command: ['sleep', 'infinity'], securityContext: { privileged: true } },
+        { name: 'agent', image: images.agentImage, command: ['sleep', 'infinity'], volumeMounts: agentVolume },
+        ...serve,
+      ],
+      volumes: [{ name: 'agent', configMap: { name: AGENT_CONFIGMAP } }],
+    },
+  };
+}

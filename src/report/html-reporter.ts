@@ -1,0 +1,115 @@
+// --html FILE (and report.html in --report-dir): one self-contained page per run. Per scenario the
+// phase verdicts; per faulted or failing probe its diagnosis and a sequence diagram of the packet path:
+// one lane per pod/node, one row per hop in time order (netfilter verdicts and rewrites, conntrack,
+// BPF programs, the bridge, drops), the culprit in red, deduced hops dashed. No script, no external file.
+import type { PhaseResult, ProbeResult, RunResult, ScenarioResult } from '../engine/run/results.ts';
+import type { PathStep } from '../model/diagnosis.ts';
+import { diagnosisLines } from './diagnosis-lines.ts';
+import type { Reporter } from './reporter.ts';
+import { writeReport } from './write-report.ts';
+
+export function htmlReporter(file: string): Reporter {
+  return {
+    async onRunEnd(result) {
+      await writeReport('HTML report', file, renderHtml(result));
+    },
+  };
+}
+
+const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const held = (p: PhaseResult) => p.probes.every((x) => x.matched) && p.checks.every((c) => c.matched);
+
+const CSS = `
+body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#1d2330;background:#fff}
+h1{font-size:20px;margin:0 0 4px} h2{font-size:17px;margin:28px 0 4px} h3{font-size:14px;margin:18px 0 6px}
+.dim{color:#667} .ok{color:#137333} .bad{color:#b3261e} code{font:12px ui-monospace,monospace;background:#f3f4f7;padding:1px 4px;border-radius:3px}
+table{border-collapse:collapse;margin:6px 0} td,th{border:1px solid #dde;padding:3px 8px;text-align:left;font-size:13px;vertical-align:top}
+th{background:#f3f4f7} .culprit{border-left:4px solid #b3261e;background:#fdf0ef;padding:8px 12px;margin:8px 0;max-width:1100px}
+.culprit b{color:#b3261e} .probe{margin:10px 0 26px} svg{display:block;margin:8px 0;max-width:100%}
+`;
+
+export function renderHtml(result: RunResult): string {
+  const { passed, failed, errored, skipped } = result.summary;
+  const body = [
+    `<h1>netrepro run</h1>`,
+    `<div class="dim">provider ${esc(result.provider)} · ${(result.durationMs / 1000).toFixed(2)} s · ${passed} passed, ${failed + errored} failed, ${skipped} skipped</div>`,
+    ...result.scenarios.map(scenarioSection),
+  ];
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>netrepro report</title><style>${CSS}</style></head><body>${body.join('\n')}</body></html>\n`;
+}
+
+function scenarioSection(s: ScenarioResult): string {
+  const verdict = `<span class="${s.verdict === 'passed' ? 'ok' : s.verdict === 'skipped' ? 'dim' : 'bad'}">${s.verdict}</span>`;
+  const rows = s.phases.map(
+    (p) =>
+      `<tr><td>${esc(p.variant)}</td><td>${p.name}</td><td class="${held(p) ? 'ok' : 'bad'}">${held(p) ? 'held' : 'did not hold'}</td><td>${p.probes
+        .map((x) => `${x.matched ? '✓' : '✗'} ${esc(x.id)}: ${esc(x.observed)} <span class="dim">(expects ${esc(x.expected)}, ${x.durationMs} ms)</span>`)
+        .join('<br>')}</td></tr>`,
+  );
+  const probes = s.phases.flatMap((p) => p.probes.filter((x) => x.diagnosis || (x.trace && !x.matched)).map((x) => probeSection(p, x)));
+  return [
+    `<h2 id="${esc(s.id)}">${esc(s.id)} · ${verdict}</h2><div class="dim">${esc(s.title)}</div>`,
+    s.error ? `<div class="bad">${esc(s.error.message)}</div>` : '',
+    `<table><tr><th>fix variant</th><th>phase</th><th>verdict</th><th>probes</th></tr>${rows.join('')}</table>`,
+    ...probes,
+  ].join('\n');
+}
+
+function probeSection(phase: PhaseResult, probe: ProbeResult): string {
+  const [head, ...sentences] = diagnosisLines(probe);
+  return [
+    `<div class="probe"><h3>${esc(phase.variant)} / ${phase.name} / ${esc(probe.id)}: ${esc(probe.observed)}</h3>`,
+    `<div class="dim">${esc(probe.summary)}</div>`,
+    `<div class="culprit"><b>${esc(head ?? '')}</b>${sentences.map((l) => `<div>${esc(l)}</div>`).join('')}</div>`,
+    probe.diagnosis ? sequenceDiagram(probe.diagnosis.path) : '',
+    '</div>',
+  ].join('\n');
+}
+
+const COLORS: Record<PathStep['kind'], string> = { send: '#1a73e8', receive: '#1a73e8', netfilter: '#5f6368', conntrack: '#8e24aa', drop: '#b3261e', bpf: '#e37400', bridge: '#00796b' };
+
+/** Lanes left to right: the client first, then nodes, then everything else, in order of appearance. */
+function lanes(path: PathStep[]): string[] {
+  const seen = [...new Set(['pod/client', ...path.map((s) => s.where)])];
+  const rank = (w: string) => (w === 'pod/client' ? 0 : w.startsWith('node/') || w === 'bridge' ? 1 : 2);
+  return seen.sort((a, b) => rank(a) - rank(b));
+}
+
+export function sequenceDiagram(path: PathStep[]): string {
+  if (!path.length) return '';
+  const names = lanes(path);
+  const laneW = 430;
+  const rowH = 46;
+  const top = 40;
+  const width = names.length * laneW + 160;
+  const height = top + path.length * rowH + 20;
+  const x = (where: string) => 90 + names.indexOf(where) * laneW + laneW / 2;
+  const parts: string[] = [];
+  names.forEach((n) => {
+    parts.push(`<text x="${x(n)}" y="20" text-anchor="middle" font-weight="600" font-size="13">${esc(n)}</text>`);
+    parts.push(`<line x1="${x(n)}" y1="28" x2="${x(n)}" y2="${height - 10}" stroke="#c9ccd3" stroke-dasharray="3 4"/>`);
+  });
+  path.forEach((s, i) => {
+    const y = top + i * rowH;
+    const cx = x(s.where);
+    const prev = path[i - 1];
+    if (prev && prev.where !== s.where) {
+      const px = x(prev.where);
+      parts.push(`<line x1="${px}" y1="${y - rowH / 2 + 16}" x2="${cx + (cx > px ? -6 : 6)}" y2="${y + 8}" stroke="#9aa0a6" marker-end="url(#arrow)"/>`);
+    }
+    const w = laneW - 24;
+    const color = s.culprit ? '#b3261e' : COLORS[s.kind];
+    parts.push(
+      `<rect x="${cx - w / 2}" y="${y}" width="${w}" height="${rowH - 10}" rx="5" fill="${s.culprit ? '#fdecea' : '#fff'}" stroke="${color}" stroke-width="${s.culprit ? 2.5 : 1.2}"${s.inferred ? ' stroke-dasharray="5 3"' : ''}/>`,
+      `<text x="${cx - w / 2 + 7}" y="${y + 14}" font-size="11.5" fill="${color}" font-weight="600">${esc(clip(`${s.hook}: ${s.action}`, 66))}</text>`,
+      `<text x="${cx - w / 2 + 7}" y="${y + 29}" font-size="11" fill="#3c4043" font-family="ui-monospace,monospace">${esc(clip(s.packet, 60))}</text>`,
+      `<text x="8" y="${y + 22}" font-size="11" fill="#80868b">${s.at.toFixed(1)} ms</text>`,
+    );
+    if (s.culprit) parts.push(`<text x="${cx + w / 2 + 6}" y="${y + 22}" font-size="11" fill="#b3261e" font-weight="700">◀ CULPRIT</text>`);
+    else if (s.inferred) parts.push(`<text x="${cx + w / 2 + 6}" y="${y + 22}" font-size="10" fill="#80868b">deduced</text>`);
+  });
+  const defs = `<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#9aa0a6"/></marker></defs>`;
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="packet path">${defs}${parts.join('')}</svg>`;
+}
+
+const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);

@@ -1,0 +1,132 @@
+// --junit FILE: one <testsuite> per scenario, one <testcase> per probe expectation and check of each
+// phase, in the shape CI test reporters read (Jenkins, GitLab, dorny/test-reporter, mikepenz/action-
+// junit-report): run facts as <properties>, skip reasons as <skipped message>, failure bodies with
+// the evidence (a probe's mismatch and packets, a check's matching lines), `file` on every case.
+// Written by hand: the XML is small and a builder library cost ~100 ms of start-up.
+import { writeReport } from './write-report.ts';
+import type { CheckResult, ProbeResult, RunResult, ScenarioResult } from '../engine/run/results.ts';
+import type { ReportContext } from './report-context.ts';
+import type { Reporter } from './reporter.ts';
+
+const PACKETS_SHOWN = 12;
+
+const xml = (s: string) =>
+  // characters XML 1.0 cannot carry at all (control bytes from captures) become U+FFFD
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: XML 1.0 forbids these characters, so they are replaced
+  s.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g, '\ufffd').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]!);
+const attrs = (a: Record<string, string | number | undefined>) =>
+  Object.entries(a)
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => ` ${k}="${xml(String(v))}"`)
+    .join('');
+const seconds = (ms: number) => (ms / 1000).toFixed(3);
+
+interface Case {
+  classname: string;
+  name: string;
+  ms: number;
+  file?: string;
+  failure?: { message: string; type: string; body: string[] };
+  error?: { message: string; type: string; body: string[] };
+  skipped?: string;
+  out?: string[];
+}
+
+function probeBody(p: ProbeResult): string[] {
+  const packets = (p.detail.packets as string[] | undefined) ?? [];
+  return [
+    `expected: ${p.expected}`,
+    `observed: ${p.observed} (${p.summary})`,
+    ...(packets.length ? [`packets on the client (first ${Math.min(PACKETS_SHOWN, packets.length)} of ${packets.length}):`, ...packets.slice(0, PACKETS_SHOWN).map((l) => `  ${l}`)] : []),
+  ];
+}
+
+function checkBody(c: CheckResult): string[] {
+  return [`on ${c.on}: ${c.argv.join(' ')}`, `expected: ${c.expected}`, `observed: ${c.observed}`, ...(c.evidence.length ? ['evidence:', ...c.evidence.map((l) => `  ${l}`)] : [])];
+}
+
+function cases(s: ScenarioResult, file: string | undefined): Case[] {
+  const out: Case[] = [];
+  if (s.verdict === 'skipped') out.push({ classname: s.id, name: 'scenario', ms: s.durationMs, file, skipped: s.skipReason ?? 'skipped' });
+  if (s.error) {
+    out.push({ classname: s.id, name: s.phases.length ? 'lab' : 'scenario', ms: s.durationMs, file, error: { message: s.error.message, type: s.error.code, body: [s.error.message, ...(s.error.hint ? [`hint: ${s.error.hint}`] : []), ...s.log.slice(-20)] } });
+  }
+  for (const phase of s.phases) {
+    const classname = `${s.id}.${phase.variant}`;
+    if (phase.status === 'errored' && phase.error) {
+      // a step that failed or did not prove it fired: nothing after it in the phase was judged
+      const steps = phase.steps.map((st) => `$ ${st.on}: ${st.argv.join(' ')} (exit ${st.exit ?? '?'})${st.evidence ? ` -> ${st.evidence}` : ''}${st.output ? `\n  ${st.output.trim().split('\n').slice(-5).join('\n  ')}` : ''}`);
+      out.push({ classname, name: `${phase.name}: steps`, ms: phase.durationMs, file, error: { message: phase.error.message, type: phase.error.code, body: [phase.error.message, ...(phase.error.hint ? [`hint: ${phase.error.hint}`] : []), ...steps] } });
+    }
+    for (const p of phase.probes) {
+      out.push({
+        classname, name: `${phase.name}: ${p.id} expects ${p.expected}`, ms: p.durationMs, file, out: [p.summary],
+        failure: p.matched ? undefined : { message: p.mismatch ?? 'expectation did not hold', type: 'probe', body: probeBody(p) },
+      });
+    }
+    for (const c of phase.checks) {
+      out.push({
+        classname, name: `${phase.name}: check ${c.id} ${c.reported ? 'reports' : 'expects'} ${c.expected}`, ms: 0, file, out: [...(c.reported ? [c.observed] : []), ...c.evidence],
+        failure: c.matched ? undefined : { message: `check ${c.id} on ${c.on}: expected ${c.expected}, observed ${c.observed}`, type: 'check', body: checkBody(c) },
+      });
+    }
+  }
+  return out;
+}
+
+function caseXml(c: Case): string {
+  const inner = [
+    c.skipped !== undefined ? `      <skipped${attrs({ message: c.skipped })}/>` : '',
+    c.failure ? `      <failure${attrs({ message: c.failure.message, type: c.failure.type })}>${xml(c.failure.body.join('\n'))}</failure>` : '',
+    c.error ? `      <error${attrs({ message: c.error.message, type: c.error.type })}>${xml(c.error.body.join('\n'))}</error>` : '',
+    c.out?.length ? `      <system-out>${xml(c.out.join('\n'))}</system-out>` : '',
+  ].filter(Boolean);
+  const open = `    <testcase${attrs({ classname: c.classname, name: c.name, time: seconds(c.ms), file: c.file })}`;
+  return inner.length ? `${open}>\n${inner.join('\n')}\n    </testcase>` : `${open}/>`;
+}
+
+export function junitXml(result: RunResult, context: ReportContext): string {
+  const totals = { tests: 0, failures: 0, errors: 0, skipped: 0 };
+  const suites = result.scenarios.map((s) => {
+    const facts = context.scenarios.get(s.id);
+    const all = cases(s, facts?.file ?? s.file);
+    const n = { tests: all.length, failures: all.filter((c) => c.failure).length, errors: all.filter((c) => c.error).length, skipped: all.filter((c) => c.skipped !== undefined).length };
+    for (const k of Object.keys(totals) as (keyof typeof totals)[]) totals[k] += n[k];
+    const properties: [string, string | undefined][] = [
+      ['provider', result.provider],
+      ['cni', facts?.cni],
+      ['profile', facts?.profile],
+      ['kernel', context.kernel],
+      ['netrepro', context.netrepro],
+      ['node', context.node],
+      ['verdict', s.verdict],
+      // a measurement reports numbers: they ride along as properties, not as passes
+      ...(s.measurements ?? []).map((m, i) => [`measured.${i + 1}`, m] as [string, string]),
+      ...(s.skipReason ? [['skip-reason', s.skipReason] as [string, string]] : []),
+      ...(s.evidenceDir ? [['evidence', s.evidenceDir] as [string, string]] : []),
+    ];
+    return [
+      `  <testsuite${attrs({ name: s.id, tests: n.tests, failures: n.failures, errors: n.errors, skipped: n.skipped, time: seconds(s.durationMs), timestamp: context.startedAt, file: facts?.file ?? s.file })}>`,
+      '    <properties>',
+      ...properties.filter(([, v]) => v !== undefined).map(([name, value]) => `      <property${attrs({ name, value })}/>`),
+      '    </properties>',
+      ...all.map(caseXml),
+      '  </testsuite>',
+    ].join('\n');
+  });
+  return [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    `<testsuites${attrs({ name: 'netrepro', ...totals, time: seconds(result.durationMs), timestamp: context.startedAt })}>`,
+    ...suites,
+    '</testsuites>',
+    '',
+  ].join('\n');
+}
+
+export function junitReporter(file: string, context: ReportContext): Reporter {
+  return {
+    async onRunEnd(result) {
+      await writeReport('JUnit report', file, junitXml(result, context));
+    },
+  };
+}
