@@ -4,6 +4,8 @@ import { spawn } from 'node:child_process';
 
 export interface ProcessResult {
   exitCode: number | undefined;
+  /** The signal that ended it, when one did. */
+  signal: NodeJS.Signals | undefined;
   stdout: string;
   stderr: string;
 }
@@ -24,7 +26,7 @@ export function runProcess(file: string, args: readonly string[], options: Proce
   const text = (chunks: Buffer[]) => Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
   const done = new Promise<ProcessResult>((resolve, reject) => {
     child.once('error', reject);
-    child.once('close', (code) => resolve({ exitCode: code ?? undefined, stdout: text(out), stderr: text(err) }));
+    child.once('close', (code, signal) => resolve({ exitCode: code ?? undefined, signal: signal ?? undefined, stdout: text(out), stderr: text(err) }));
   });
   return Object.assign(done, { pid: child.pid });
 }

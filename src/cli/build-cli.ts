@@ -19,6 +19,9 @@ const lazy =
     if (typeof code === 'number') process.exitCode = code;
   };
 
+/** A command's `--help` ends with these: what it is for, then the line to type. */
+const examples = (rows: readonly (readonly [what: string, command: string])[]) => `\nExamples:\n${rows.map(([what, command]) => `  # ${what}\n  $ ${command}`).join('\n')}\n`;
+
 const positiveInt = (v: string) => {
   const n = Number(v);
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('a whole number >= 1');
@@ -38,21 +41,36 @@ export function buildCli(): Command {
     .command('list')
     .description('scenario ids and titles')
     .option('--json', 'as JSON: id, title, file, cni, incident')
+    .addHelpText('after', examples([
+      ['ids and titles', 'netrepro list'],
+      ['the ids of the flannel scenarios', "netrepro list --json | jq -r '.[] | select(.cni == \"flannel\") | .id'"],
+    ]))
     .action(lazy(() => import('./commands/list.ts')));
 
   program
     .command('run')
     .description('run scenarios; progress on stderr, summary on stdout')
-    .argument('[ids...]', 'scenario ids or YAML files')
+    .argument('[ids...]', "scenario ids, YAML files or id patterns ('conntrack-*')")
     .option('--all', 'every scenario in scenarios/')
+    .option('--cni <shape>', 'only scenarios of this CNI: bridge, flannel or cilium (alone: every one of it)')
     .addOption(provider())
-    .option('--json <file>', 'write the JSON report')
-    .option('--junit <file>', 'write a JUnit XML report')
-    .option('--markdown <file>', 'write a Markdown summary (also appended to $GITHUB_STEP_SUMMARY when set)')
+    .option('--profile <name>', 'apply this profile to every scenario (profiles/NAME.yaml or a YAML file), as the gate does')
+    .option('--json <file>', 'write the JSON report (- for stdout; the summary then goes to stderr)')
+    .option('--junit <file>', 'write a JUnit XML report (- for stdout)')
+    .option('--markdown <file>', 'write a Markdown summary (- for stdout; also appended to $GITHUB_STEP_SUMMARY when set)')
     .option('--report-dir <dir>', 'write evidence (captures, iptables-save -c, conntrack, ip) per phase here, and report.html')
-    .option('--html <file>', 'write a self-contained HTML report: per probe the diagnosis and the packet path')
+    .option('--html <file>', 'write a self-contained HTML report: per probe the diagnosis and the packet path (- for stdout)')
     .option('--parallel <n>', 'scenarios run at once; above 1, each also runs its fix variants side by side (a lab per variant)', positiveInt, 1)
+    .option('--fail-fast', 'start no other scenario once one failed or errored (those under way finish)')
+    .option('-q, --quiet', 'no progress: only scenarios that did not pass, with why, and the summary')
     .option('--keep', 'leave the lab up after the run; `netrepro clean --force` removes it')
+    .addHelpText('after', examples([
+      ['one scenario, in about a second', 'netrepro run service-no-endpoints-reject'],
+      ['every conntrack scenario on flannel, two at a time', "netrepro run 'conntrack-*' --cni flannel --parallel 2"],
+      ['CI: everything, reports for the pipeline, stop at the first failure', 'netrepro run --all --quiet --fail-fast --junit junit.xml --json report.json'],
+      ['the JSON report into jq', 'netrepro run br-netfilter-clusterip-same-node --json - | jq .summary'],
+      ['under a profile', 'netrepro run cilium-kube-proxy-forward-race --profile kube-proxy-1.15'],
+    ]))
     .action(lazy(() => import('./commands/run.ts')));
 
   program
@@ -61,6 +79,10 @@ export function buildCli(): Command {
     .argument('<files...>')
     .addOption(new Option('--provider <name>', "check each file against this provider's capabilities and topology fit (nothing is provisioned)").choices(PROVIDER_NAMES))
     .option('--profile <name>', 'apply this profile first (profiles/NAME.yaml or a YAML file): its versions decide the fit of kind/minikube/k3s')
+    .addHelpText('after', examples([
+      ['every scenario file', 'netrepro validate scenarios/*.yaml'],
+      ['could kind run it under a profile?', 'netrepro validate scenarios/stale-sock-lb-program.yaml --provider kind --profile kube-proxy-1.29-be-liberal'],
+    ]))
     .action(lazy(() => import('./commands/validate.ts')));
 
   program
@@ -68,8 +90,13 @@ export function buildCli(): Command {
     .description('run one scenario and print the diagnosis with the evidence behind it')
     .argument('<id>')
     .addOption(provider())
-    .option('--report-dir <dir>', 'keep the evidence here (default: a temporary directory)')
-    .option('--html <file>', 'also write the HTML report (diagnosis and packet path per probe)')
+    .option('--profile <name>', 'apply this profile first (profiles/NAME.yaml or a YAML file)')
+    .option('--report-dir <dir>', 'keep the evidence here (default: a temporary directory, removed afterwards)')
+    .option('--html <file>', 'also write the HTML report (diagnosis and packet path per probe; - for stdout, the explanation then goes to stderr)')
+    .addHelpText('after', examples([
+      ['why the br_netfilter SYN-ACK comes from the pod IP', 'netrepro explain br-netfilter-clusterip-same-node'],
+      ['keep the captures and a page to share', 'netrepro explain cilium-kube-proxy-forward-race --report-dir evidence/ --html race.html'],
+    ]))
     .action(lazy(() => import('./commands/explain.ts')));
 
   program
@@ -79,9 +106,13 @@ export function buildCli(): Command {
     .requiredOption('--baseline <profile>', 'profile name in profiles/ or a YAML file')
     .requiredOption('--candidate <profile>', 'profile name in profiles/ or a YAML file')
     .addOption(provider())
-    .option('--json <file>', 'write the gate result as JSON')
-    .option('--markdown <file>', 'write the matrix as Markdown (for a pull-request comment)')
+    .option('--json <file>', 'write the gate result as JSON (- for stdout; the matrix then goes to stderr)')
+    .option('--markdown <file>', 'write the matrix as Markdown for a pull-request comment (- for stdout)')
     .option('--parallel <n>', 'labs at once', positiveInt, 1)
+    .addHelpText('after', examples([
+      ['does kube-proxy 1.15 open an incident 1.14 was immune to?', 'netrepro gate --baseline kube-proxy-1.14 --candidate kube-proxy-1.15 --parallel 2'],
+      ['two scenarios, Markdown for a pull request', 'netrepro gate --baseline kube-proxy-1.15 --candidate kube-proxy-1.29-be-liberal conntrack-invalid-reset cilium-kube-proxy-forward-race --markdown gate.md'],
+    ]))
     .action(lazy(() => import('./commands/gate.ts')));
 
   program
@@ -90,8 +121,12 @@ export function buildCli(): Command {
     .argument('[ids...]', 'scenario ids or YAML files')
     .option('--all', 'every scenario in scenarios/')
     .addOption(provider())
-    .option('--json <file>', 'write the mutants and the kill rate as JSON')
+    .option('--json <file>', 'write the mutants and the kill rate as JSON (- for stdout; the table then goes to stderr)')
     .option('--parallel <n>', 'scenarios mutated at once', positiveInt, 1)
+    .addHelpText('after', examples([
+      ['can this verdict fail?', 'netrepro mutate service-no-endpoints-reject'],
+      ['every scenario, the kill rate as JSON', 'netrepro mutate --all --parallel 2 --json mutants.json'],
+    ]))
     .action(lazy(() => import('./commands/mutate.ts')));
 
   program
@@ -101,17 +136,26 @@ export function buildCli(): Command {
     .option('--profile <name>', 'apply this profile first (profiles/NAME.yaml or a YAML file)')
     .option('--node <name>', 'only this node')
     .option('--nfacct', 'as on a node where kube-proxy could create its nfacct counters (the lab cannot: no nfacct tool)')
+    .addHelpText('after', examples([
+      ["node-a's rules and routes", 'netrepro render br-netfilter-clusterip-same-node --node node-a'],
+      ['the same under kube-proxy 1.15', 'netrepro render conntrack-invalid-reset --profile kube-proxy-1.15'],
+    ]))
     .action(lazy(() => import('./commands/render.ts')));
 
   program
     .command('clean')
     .description('remove every leftover of earlier runs by the run prefix: namespaces, processes, cgroups, state; kind/minikube/k3s clusters')
     .option('--force', 'also remove labs of runs that are still alive (e.g. kept with --keep)')
+    .addHelpText('after', examples([
+      ['after a crash or kill -9', 'netrepro clean'],
+      ['also a lab kept with run --keep', 'netrepro clean --force'],
+    ]))
     .action(lazy(() => import('./commands/clean.ts')));
 
   program
     .command('schema')
     .description('print the JSON Schema of scenario files (for editors)')
+    .addHelpText('after', examples([['for an editor', 'netrepro schema > scenario.schema.json']]))
     .action(lazy(() => import('./commands/schema.ts')));
 
   return program;

@@ -4,6 +4,9 @@ import type { HarnessError } from '../model/errors.ts';
 
 export const EXIT = { ok: 0, failed: 1, invalid: 2, environment: 3 } as const;
 
+/** 128 + the signal that interrupted the run: 130 SIGINT, 141 SIGPIPE, 143 SIGTERM. */
+export const isInterruption = (code: number) => code > 128;
+
 export function exitCodeOf(e: HarnessError): number {
   return e.code === 'SCENARIO_INVALID' || e.code === 'USAGE' ? EXIT.invalid : e.code === 'ENVIRONMENT' ? EXIT.environment : EXIT.failed;
 }

@@ -104,12 +104,13 @@ export class NativeSpawner {
   /** Set when the spawner died: the caller goes back to node:child_process. */
   private lost: string | undefined;
 
-  constructor(binary: string, onLost: (why: string) => void) {
+  /** `onLost`: the spawner is gone (with the signal that ended it, if one did); commands go back to node:child_process. */
+  constructor(binary: string, onLost: (why: string, signal?: NodeJS.Signals) => void) {
     this.process = spawn(binary, [], { stdio: ['pipe', 'pipe', 'inherit'] });
     this.process.stdout!.on('data', (chunk: Buffer) => this.receive(chunk));
     this.process.stdin!.on('error', () => {});
     this.process.on('error', (e) => this.die(`the spawner did not start: ${e.message}`, onLost));
-    this.process.on('exit', (code, signal) => this.die(`the spawner ended (${signal ?? `exit ${code}`})`, onLost));
+    this.process.on('exit', (code, signal) => this.die(`the spawner ended (${signal ?? `exit ${code}`})`, onLost, signal ?? undefined));
     this.idle();
   }
 
@@ -174,10 +175,10 @@ export class NativeSpawner {
     this.pending = buf.length ? Buffer.from(buf) : Buffer.alloc(0);
   }
 
-  private die(why: string, onLost: (why: string) => void): void {
+  private die(why: string, onLost: (why: string, signal?: NodeJS.Signals) => void, signal?: NodeJS.Signals): void {
     if (this.lost) return;
     this.lost = why;
-    onLost(why);
+    onLost(why, signal);
     // whatever was running through it is gone with it: end each as killed
     for (const child of [...this.children.values()]) {
       if (child.pid === undefined) child.failed(constants.errno.ECHILD);

@@ -51,6 +51,8 @@ export interface ClusterProvider extends ProviderSupport {
    * process is alive is kept unless `force`. Returns what was removed, one line each.
    */
   reap(options: { force: boolean }): Promise<string[]>;
+  /** Runs whose owner is alive, which `reap` without force leaves alone, one line each (where the provider can tell). */
+  liveRuns?(): Promise<string[]>;
 }
 
 /** Node-level operations that are not a plain command: each provider maps them to its own means. */

@@ -106,7 +106,10 @@ export function kubeProxyRules(input: RuleInput): KubeProxyRules {
   return { tables: { filter, nat }, jumps: kubeProxyJumps(L) };
 }
 
-function servicePortRules(input: RuleInput, svc: V1Service, port: NonNullable<NonNullable<V1Service['spec']>['ports']>[number], filter: TableRules, nat: TableRules) {
+type ServicePort = NonNullable<NonNullable<V1Service['spec']>['ports']>[number];
+
+/** What every rule of one Service port is written from: its names, chains, matches and endpoints by policy. */
+function portContext(input: RuleInput, svc: V1Service, port: ServicePort) {
   const L = input.layout;
   const ns = svc.metadata?.namespace ?? 'default';
   const name = svc.metadata?.name ?? '';
@@ -122,61 +125,71 @@ function servicePortRules(input: RuleInput, svc: V1Service, port: NonNullable<No
   const fallback = (set: Endpoint[]) => set.filter((e) => e.ready).length > 0 ? set.filter((e) => e.ready) : L.terminatingFallback ? set.filter((e) => e.serving && e.terminating) : [];
   const clusterEps = L.terminatingFallback ? fallback(all) : ready;
   const localEps = L.terminatingFallback ? fallback(all.filter((e) => e.local)) : ready.filter((e) => e.local);
-  const hasEndpoints = clusterEps.length > 0;
   const svcChain = chainName('KUBE-SVC-', `${portName}${proto}`);
   const vipMatch = `-d ${vip}/32 -p ${proto} ${q(`${portName} cluster IP`)} -m ${proto} --dport ${port.port}`;
   const masq = `! -s ${input.clusterCIDR} ${vipMatch} -j KUBE-MARK-MASQ`;
   const sep = (e: Endpoint) => chainName('KUBE-SEP-', `${portName}${proto}${e.ip}:${e.port}`);
   const affinity = clientIPAffinity(svc);
+  return { input, L, port, vip, proto, portName, nodePort, etpLocal, itpLocal, clusterEps, localEps, svcChain, vipMatch, masq, sep, affinity };
+}
+type PortContext = ReturnType<typeof portContext>;
 
-  if (!hasEndpoints) {
-    filter.rules.push(`-A KUBE-SERVICES -d ${vip}/32 -p ${proto} ${q(`${portName} has no endpoints`)} -m ${proto} --dport ${port.port} -j REJECT --reject-with icmp-port-unreachable`);
-    if (nodePort) filter.rules.push(`-A KUBE-EXTERNAL-SERVICES -p ${proto} ${q(`${portName} has no endpoints`)} -m addrtype --dst-type LOCAL -m ${proto} --dport ${nodePort} -j REJECT --reject-with icmp-port-unreachable`);
-    return;
+/** One Service port's rules, in the shape of the layout's release. */
+function servicePortRules(input: RuleInput, svc: V1Service, port: ServicePort, filter: TableRules, nat: TableRules): void {
+  const c = portContext(input, svc, port);
+  if (c.clusterEps.length === 0) noEndpointRules(c, filter);
+  else if (c.L.externalChains === 'xlb') xlbRules(c, filter, nat);
+  else splitChainRules(c, filter, nat);
+}
+
+/** No usable endpoint: the ClusterIP (and the node port) REJECTed in the filter table. */
+function noEndpointRules({ vip, proto, portName, port, nodePort }: PortContext, filter: TableRules): void {
+  filter.rules.push(`-A KUBE-SERVICES -d ${vip}/32 -p ${proto} ${q(`${portName} has no endpoints`)} -m ${proto} --dport ${port.port} -j REJECT --reject-with icmp-port-unreachable`);
+  if (nodePort) filter.rules.push(`-A KUBE-EXTERNAL-SERVICES -p ${proto} ${q(`${portName} has no endpoints`)} -m addrtype --dst-type LOCAL -m ${proto} --dport ${nodePort} -j REJECT --reject-with icmp-port-unreachable`);
+}
+
+/** Before 1.24: one KUBE-SVC chain with every ready endpoint, and KUBE-XLB for Local external traffic. */
+function xlbRules({ input, L, vip, proto, portName, port, nodePort, etpLocal, itpLocal, clusterEps, localEps, svcChain, vipMatch, masq, sep, affinity }: PortContext, filter: TableRules, nat: TableRules): void {
+  const internal = itpLocal ? clusterEps.filter((e) => e.local) : clusterEps;
+  if (itpLocal && internal.length === 0) {
+    filter.rules.push(`-A KUBE-SERVICES -d ${vip}/32 -p ${proto} ${q(`${portName} has no local endpoints`)} -m ${proto} --dport ${port.port} -j DROP`);
+  } else {
+    if (!L.masqueradeInServiceChain) nat.rules.push(`-A KUBE-SERVICES ${masq}`);
+    nat.rules.push(`-A KUBE-SERVICES ${vipMatch} -j ${svcChain}`);
   }
-
-  if (L.externalChains === 'xlb') {
-    // < 1.24: one KUBE-SVC chain with every ready endpoint; KUBE-XLB for Local external traffic
-    const internal = itpLocal ? clusterEps.filter((e) => e.local) : clusterEps;
-    if (itpLocal && internal.length === 0) {
-      filter.rules.push(`-A KUBE-SERVICES -d ${vip}/32 -p ${proto} ${q(`${portName} has no local endpoints`)} -m ${proto} --dport ${port.port} -j DROP`);
-    } else {
-      if (!L.masqueradeInServiceChain) nat.rules.push(`-A KUBE-SERVICES ${masq}`);
-      nat.rules.push(`-A KUBE-SERVICES ${vipMatch} -j ${svcChain}`);
-    }
-    nat.chains.push(svcChain);
-    const xlb = chainName('KUBE-XLB-', `${portName}${proto}`);
-    if (nodePort) {
-      const np = `-p ${proto} ${q(portName)} -m ${proto} --dport ${nodePort}`;
-      if (!etpLocal) nat.rules.push(`-A KUBE-NODEPORTS ${np} -j KUBE-MARK-MASQ`, `-A KUBE-NODEPORTS ${np} -j ${svcChain}`);
-      else nat.rules.push(`-A KUBE-NODEPORTS -s 127.0.0.0/8 ${np} -j KUBE-MARK-MASQ`, `-A KUBE-NODEPORTS ${np} -j ${xlb}`);
-    }
-    writeBalancing(input, nat, svcChain, portName, internal, sep, affinity);
-    for (const e of clusterEps) writeEndpoint(input, nat, portName, proto, e, sep(e), affinity);
-    if (etpLocal) {
-      nat.chains.push(xlb);
-      const redirectPods = `-A ${xlb} -s ${input.clusterCIDR} ${q('Redirect pods trying to reach external loadbalancer VIP to clusterIP')} -j ${svcChain}`;
-      // the LOCAL-traffic rules came with PR 77523 (1.15), written before the redirect rule in 1.15 and after it from 1.16
-      const localTraffic =
-        L.minor >= 15
-          ? [
-              `-A ${xlb} ${q(`masquerade LOCAL traffic for ${portName} LB IP`)} -m addrtype --src-type LOCAL -j KUBE-MARK-MASQ`,
-              `-A ${xlb} ${q(`route LOCAL traffic for ${portName} LB IP to service chain`)} -m addrtype --src-type LOCAL -j ${svcChain}`,
-            ]
-          : [];
-      nat.rules.push(...(L.xlbRedirectFirst ? [redirectPods, ...localTraffic] : [...localTraffic, redirectPods]));
-      if (localEps.length === 0) nat.rules.push(`-A ${xlb} ${q(`${portName} has no local endpoints`)} -j KUBE-MARK-DROP`);
-      // KUBE-XLB always carries the service comment on its affinity rules, whatever the release does to KUBE-SVC's
-      if (affinity !== undefined) for (const e of localEps) nat.rules.push(`-A ${xlb} ${q(portName)} ${recentCheck(sep(e), affinity)} -j ${sep(e)}`);
-      localEps.forEach((e, i) => {
-        const left = localEps.length - i;
-        nat.rules.push(`-A ${xlb} ${q(`Balancing rule ${i} for ${portName}`)}${probability(left)} -j ${sep(e)}`);
-      });
-    }
-    return;
+  nat.chains.push(svcChain);
+  const xlb = chainName('KUBE-XLB-', `${portName}${proto}`);
+  if (nodePort) {
+    const np = `-p ${proto} ${q(portName)} -m ${proto} --dport ${nodePort}`;
+    if (!etpLocal) nat.rules.push(`-A KUBE-NODEPORTS ${np} -j KUBE-MARK-MASQ`, `-A KUBE-NODEPORTS ${np} -j ${svcChain}`);
+    else nat.rules.push(`-A KUBE-NODEPORTS -s 127.0.0.0/8 ${np} -j KUBE-MARK-MASQ`, `-A KUBE-NODEPORTS ${np} -j ${xlb}`);
   }
+  writeBalancing(input, nat, svcChain, portName, internal, sep, affinity);
+  for (const e of clusterEps) writeEndpoint(input, nat, portName, proto, e, sep(e), affinity);
+  if (etpLocal) {
+    nat.chains.push(xlb);
+    const redirectPods = `-A ${xlb} -s ${input.clusterCIDR} ${q('Redirect pods trying to reach external loadbalancer VIP to clusterIP')} -j ${svcChain}`;
+    // the LOCAL-traffic rules came with PR 77523 (1.15), written before the redirect rule in 1.15 and after it from 1.16
+    const localTraffic =
+      L.minor >= 15
+        ? [
+            `-A ${xlb} ${q(`masquerade LOCAL traffic for ${portName} LB IP`)} -m addrtype --src-type LOCAL -j KUBE-MARK-MASQ`,
+            `-A ${xlb} ${q(`route LOCAL traffic for ${portName} LB IP to service chain`)} -m addrtype --src-type LOCAL -j ${svcChain}`,
+          ]
+        : [];
+    nat.rules.push(...(L.xlbRedirectFirst ? [redirectPods, ...localTraffic] : [...localTraffic, redirectPods]));
+    if (localEps.length === 0) nat.rules.push(`-A ${xlb} ${q(`${portName} has no local endpoints`)} -j KUBE-MARK-DROP`);
+    // KUBE-XLB always carries the service comment on its affinity rules, whatever the release does to KUBE-SVC's
+    if (affinity !== undefined) for (const e of localEps) nat.rules.push(`-A ${xlb} ${q(portName)} ${recentCheck(sep(e), affinity)} -j ${sep(e)}`);
+    localEps.forEach((e, i) => {
+      const left = localEps.length - i;
+      nat.rules.push(`-A ${xlb} ${q(`Balancing rule ${i} for ${portName}`)}${probability(left)} -j ${sep(e)}`);
+    });
+  }
+}
 
-  // >= 1.24: KUBE-SVC (Cluster policy), KUBE-SVL (Local policy), KUBE-EXT (external destinations)
+/** From 1.24: KUBE-SVC (Cluster policy), KUBE-SVL (Local policy), KUBE-EXT (external destinations). */
+function splitChainRules({ input, L, vip, proto, portName, port, nodePort, etpLocal, itpLocal, clusterEps, localEps, svcChain, vipMatch, masq, sep, affinity }: PortContext, filter: TableRules, nat: TableRules): void {
   const svl = chainName('KUBE-SVL-', `${portName}${proto}`);
   const ext = chainName('KUBE-EXT-', `${portName}${proto}`);
   const usesCluster = clusterEps.length > 0 && (!itpLocal || (nodePort !== 0 && !etpLocal));

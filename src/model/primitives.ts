@@ -61,6 +61,8 @@ export const ServicePort = z
 /** The API server refuses two ports with one name, or one port number twice for one protocol. */
 export const servicePortsDistinct = (ports: readonly { name?: string; port: number; protocol: string }[]) =>
   new Set(ports.map((p) => p.name ?? '')).size === ports.length && new Set(ports.map((p) => `${p.port}/${p.protocol}`)).size === ports.length;
+/** A Service's whole port list, as the API server accepts it. */
+export const ServicePorts = z.array(ServicePort).min(1).refine(servicePortsDistinct, 'each port needs its own name, and a port number appears once per protocol');
 export const SessionAffinity = z.enum(['None', 'ClientIP']);
 export const SessionAffinityConfig = z
   .object({

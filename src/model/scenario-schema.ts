@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { OUTCOMES } from './outcome.ts';
 
 export { Name, ScenarioId, Ipv4, Cidr, Port, Duration, Ref, TargetRef, CNI_SHAPES, COMPONENTS, KubeProxyVersion, CILIUM_VERSIONS, SOCK_LB_HOOKS } from './primitives.ts';
-import { Name, ScenarioId, Ipv4, Cidr, Port, Duration, Ref, TargetRef, CNI_SHAPES, COMPONENTS, KubeProxyVersion, CILIUM_VERSIONS, ServicePort, servicePortsDistinct, SessionAffinity, SessionAffinityConfig } from './primitives.ts';
+import { Name, ScenarioId, Ipv4, Cidr, Port, Duration, Ref, TargetRef, CNI_SHAPES, COMPONENTS, KubeProxyVersion, CILIUM_VERSIONS, ServicePorts, SessionAffinity, SessionAffinityConfig } from './primitives.ts';
 import { Step } from './steps/registry.ts';
 import { PROBE_KINDS, probeKindFields, type ProbeKindName } from './probes/registry.ts';
 
@@ -62,11 +62,7 @@ const Service = z
     internalTrafficPolicy: z.enum(['Cluster', 'Local']).default('Cluster').describe('ClusterIP traffic: any endpoint or only this node\'s (kube-proxy >= 1.22)'),
     sessionAffinity: SessionAffinity.optional().describe('ClientIP: a client address keeps its endpoint (kube-proxy\'s `-m recent` rules); None (the default): each new flow is balanced'),
     sessionAffinityConfig: SessionAffinityConfig.optional().describe('ClientIP affinity: how long a client keeps its endpoint'),
-    ports: z
-      .array(ServicePort)
-      .min(1)
-      .refine(servicePortsDistinct, 'each port needs its own name, and a port number appears once per protocol')
-      .describe("the Service's ports"),
+    ports: ServicePorts.describe("the Service's ports"),
     endpoints: z.array(EndpointEntry)
       .describe('pods backing the service, in EndpointSlice order: a pod name, or {pod, ready, terminating}'),
   })

@@ -1,11 +1,11 @@
 // Progress on stderr while it runs (a spinner on a terminal, plain lines in CI), summary on stdout.
 // Lab logs are buffered and printed only for a scenario that did not pass.
 // Colours are chosen per stream (src/cli/colors.ts): progress by stderr, the summary by stdout.
-import ora, { type Ora } from 'ora';
 import { colorsFor, type Colors } from './colors.ts';
 import type { RunEvent, RunResult, ScenarioResult } from '../engine/run/results.ts';
 import type { Reporter } from './reporter.ts';
 import { diagnosisLines } from './diagnosis-lines.ts';
+import { progress } from './progress.ts';
 import { countsLine, verdictCounts } from './verdict-counts.ts';
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
@@ -35,37 +35,33 @@ function scenarioEnd(pc: Colors, r: ScenarioResult): string {
   const lines = [`${verdictColor(pc, r.verdict)(r.verdict.toUpperCase())} ${r.id} (${seconds(r.durationMs)})`];
   if (r.error) lines.push(pc.red(`  ${r.error.message}`) + (r.error.hint ? pc.dim(`\n  hint: ${r.error.hint}`) : ''));
   if (r.skipReason) lines.push(pc.yellow(`  skipped: ${r.skipReason}`));
-  if (r.verdict === 'failed') {
-    // why each failing probe ended as it did: the culprit its trace names
-    for (const phase of r.phases) {
-      for (const probe of phase.probes.filter((p) => !p.matched)) {
-        const diagnosis = diagnosisLines(probe);
-        if (diagnosis.length) lines.push(`  ${phase.variant}/${phase.name} ${probe.id}: ${diagnosis[0]}`, ...diagnosis.slice(1).map((l) => pc.dim(`    ${l}`)));
-      }
-    }
-  }
+  if (r.verdict === 'failed') lines.push(...failureDiagnoses(pc, r));
   for (const p of r.phases.filter((x) => x.status === 'errored' && x.error)) lines.push(pc.red(`  ✗ ${p.variant}/${p.name} errored: ${p.error!.message.split('\n')[0]}`));
   if (r.measurements) lines.push(...r.measurements.map((m) => pc.cyan(`  measured ${m}`)));
   if (r.verdict === 'failed' || r.verdict === 'errored') lines.push(...r.log.map((l) => pc.dim(`  | ${l}`)));
   return lines.join('\n');
 }
 
-export function consoleReporter(stderr: NodeJS.WriteStream = process.stderr, stdout: NodeJS.WritableStream = process.stdout): Reporter {
+export interface ConsoleOptions {
+  /** Only what did not pass (the scenario's verdict and why) and the summary: no spinner, no step or probe lines. */
+  quiet?: boolean;
+  /** The run's interrupt: the spinner stops there, and the teardown's lines follow as plain lines. */
+  signal?: AbortSignal;
+}
+
+export function consoleReporter(stderr: NodeJS.WriteStream = process.stderr, stdout: NodeJS.WritableStream = process.stdout, options: ConsoleOptions = {}): Reporter {
   const format = formatters(colorsFor(stderr));
   const out = colorsFor(stdout as { isTTY?: boolean });
-  const spinner: Ora | undefined = stderr.isTTY && !process.env.CI ? ora({ stream: stderr }) : undefined;
-  const print = (line: string) => {
-    spinner?.clear();
-    stderr.write(`${line}\n`);
-    spinner?.render();
-  };
+  const lines = progress(stderr, { spinner: !options.quiet });
+  options.signal?.addEventListener('abort', () => lines.stop(), { once: true });
+  const shown = (event: RunEvent) => !options.quiet || (event.kind === 'scenario-end' && event.result.verdict !== 'passed' && event.result.verdict !== 'measured');
   return {
     onEvent(event) {
-      const line = (format[event.kind] as (e: RunEvent) => string | undefined)(event);
-      if (line) print(line);
-      if (event.kind === 'run-start') spinner?.start('provisioning');
-      if (event.kind === 'phase-start') spinner && (spinner.text = `${event.id}: ${event.phase}`);
-      if (event.kind === 'run-end') spinner?.stop();
+      const line = shown(event) && (format[event.kind] as (e: RunEvent) => string | undefined)(event);
+      if (line) lines.print(line);
+      if (event.kind === 'run-start') lines.status('provisioning');
+      if (event.kind === 'phase-start') lines.status(`${event.id}: ${event.phase}`);
+      if (event.kind === 'run-end') lines.stop();
     },
     async onRunEnd(result) {
       stdout.write(summary(result, out));
@@ -73,10 +69,49 @@ export function consoleReporter(stderr: NodeJS.WriteStream = process.stderr, std
   };
 }
 
-export function summary(result: RunResult, pc: Colors): string {
-  const rows = result.scenarios.map((s) => {
-    const phases = s.phases.map((p) => `${p.name}${p.status === 'passed' ? '✓' : p.status === 'errored' ? '✗(errored)' : '✗'}`).join(' ');
-    return `  ${verdictColor(pc, s.verdict)(s.verdict.padEnd(8))} ${s.id.padEnd(40)} ${seconds(s.durationMs).padStart(8)}  ${pc.dim(phases)}`;
+/**
+ * Why each failing probe ended as it did: the culprit its trace names. Every fix variant runs the same
+ * baseline and faulted phases, so the same failure there is printed once, with the variants it failed in.
+ */
+function failureDiagnoses(pc: Colors, r: ScenarioResult): string[] {
+  const variants = new Set(r.phases.map((p) => p.variant)).size;
+  const seen = new Map<string, { phase: string; probe: string; where: string[]; diagnosis: string[] }>();
+  for (const phase of r.phases) {
+    for (const probe of phase.probes.filter((p) => !p.matched)) {
+      const diagnosis = diagnosisLines(probe);
+      if (!diagnosis.length) continue;
+      const key = `${phase.name}\0${probe.id}\0${diagnosis[0]}`;
+      const entry = seen.get(key) ?? seen.set(key, { phase: phase.name, probe: probe.id, where: [], diagnosis }).get(key)!;
+      entry.where.push(phase.variant);
+    }
+  }
+  return [...seen.values()].flatMap(({ phase, probe, where, diagnosis }) => {
+    const label = variants === 1 ? `${phase} ${probe}` : `${phase} ${probe} (${where.length === variants ? 'every fix variant' : where.join(', ')})`;
+    return [`  ${label}: ${diagnosis[0]}`, ...diagnosis.slice(1).map((l) => pc.dim(`    ${l}`))];
   });
+}
+
+const mark = (status: string) => (status === 'passed' ? '✓' : status === 'errored' ? '✗(errored)' : '✗');
+
+/**
+ * A scenario's phases in a few words. Each fix variant runs baseline, faulted and fixed in its own lab:
+ * a phase that went the same way in every variant is said once, otherwise per variant by name.
+ */
+export function phaseCell(s: ScenarioResult): string {
+  const variants = [...new Set(s.phases.map((p) => p.variant))];
+  if (variants.length <= 1) return s.phases.map((p) => `${p.name}${mark(p.status)}`).join(' ');
+  const names = [...new Set(s.phases.map((p) => p.name))];
+  return names
+    .map((name) => {
+      const runs = s.phases.filter((p) => p.name === name);
+      const same = runs.every((p) => p.status === runs[0]!.status) && runs.length === variants.length;
+      return same && name !== 'fixed' ? `${name}${mark(runs[0]!.status)}` : `${name}: ${runs.map((p) => `${p.variant}${mark(p.status)}`).join(' ')}`;
+    })
+    .join(' ');
+}
+
+export function summary(result: RunResult, pc: Colors): string {
+  const width = Math.max(40, ...result.scenarios.map((s) => s.id.length));
+  const rows = result.scenarios.map((s) => `  ${verdictColor(pc, s.verdict)(s.verdict.padEnd(8))} ${s.id.padEnd(width)} ${seconds(s.durationMs).padStart(8)}  ${pc.dim(phaseCell(s))}`);
   return [...rows, `${countsLine(verdictCounts(result))} (${seconds(result.durationMs)}, provider ${result.provider})`, ''].join('\n');
 }

@@ -13,5 +13,7 @@ export function diagnosisLines(probe: Pick<ProbeResult, 'diagnosis' | 'trace'>):
     return [`no culprit found in the trace${why}`];
   }
   const sentences = d.reason.split(/(?<=\.)\s+(?=[A-Zca-z])/).filter(Boolean);
-  return [`culprit: ${KIND[d.culprit.kind]} ${d.culprit.where} on ${d.culprit.node}: ${d.culprit.text}`, ...sentences];
+  // a reason that quotes the culprit (a rule's full text) says it once, there
+  const text = sentences.some((s) => s.includes(d.culprit.text)) ? '' : `: ${d.culprit.text}`;
+  return [`culprit: ${KIND[d.culprit.kind]} ${d.culprit.where} on ${d.culprit.node}${text}`, ...sentences];
 }

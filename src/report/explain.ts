@@ -7,7 +7,8 @@ import { diagnosisLines } from './diagnosis-lines.ts';
 
 const read = (file: string) => readFile(file, 'utf8').catch(() => '');
 
-export async function explain(jsonReport: string): Promise<string> {
+/** `evidenceKept`: false when the evidence directory is removed afterwards, so its path is not printed. */
+export async function explain(jsonReport: string, { evidenceKept = true }: { evidenceKept?: boolean } = {}): Promise<string> {
   const result = JSON.parse(await readFile(jsonReport, 'utf8')) as RunResult;
   const out: string[] = [];
   for (const s of result.scenarios) {
@@ -35,7 +36,7 @@ export async function explain(jsonReport: string): Promise<string> {
         const conntrack = (await read(join(dir, node, 'conntrack-L.txt'))).split('\n').filter((l) => l.includes('tcp') || l.includes('udp'));
         if (conntrack.length) out.push(`    node ${node} conntrack:`, ...conntrack.slice(0, 6).map((l) => `      ${l}`));
       }
-      out.push(`    evidence: ${dir}`);
+      if (evidenceKept) out.push(`    evidence: ${dir}`);
     }
   }
   return `${out.join('\n')}\n`;

@@ -2,18 +2,16 @@
 // phase verdicts; per faulted or failing probe its diagnosis and a sequence diagram of the packet path:
 // one lane per pod/node, one row per hop in time order (netfilter verdicts and rewrites, conntrack,
 // BPF programs, the bridge, drops), the culprit in red, deduced hops dashed. No script, no external file.
-import { mkdir, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import type { PhaseResult, ProbeResult, RunResult, ScenarioResult } from '../engine/run/results.ts';
 import type { PathStep } from '../model/diagnosis.ts';
 import { diagnosisLines } from './diagnosis-lines.ts';
 import type { Reporter } from './reporter.ts';
+import { writeReport } from './write-report.ts';
 
 export function htmlReporter(file: string): Reporter {
   return {
     async onRunEnd(result) {
-      await mkdir(dirname(file), { recursive: true });
-      await writeFile(file, renderHtml(result));
+      await writeReport('HTML report', file, renderHtml(result));
     },
   };
 }

@@ -1,11 +1,10 @@
 // --json FILE: the machine-readable run report. Contract: docs/report-format.md and
 // docs/schemas/run-report.schema.json, generated from src/report/report-schema.ts.
-import { mkdir, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import type { RunResult } from '../engine/run/results.ts';
 import { reportMeta } from './report-meta.ts';
 import type { Reporter } from './reporter.ts';
 import type { RunReport } from './report-schema.ts';
+import { writeReport } from './write-report.ts';
 
 /** The report for `result`: the run result with the versions and start time it depends on. */
 export function runReport(result: RunResult, startedAt: Date): RunReport {
@@ -20,9 +19,8 @@ export function jsonReporter(file: string): Reporter {
       if (event.kind === 'run-start') startedAt = new Date();
     },
     async onRunEnd(result) {
-      await mkdir(dirname(file), { recursive: true });
       const report = runReport(result, startedAt ?? new Date(Date.now() - result.durationMs));
-      await writeFile(file, `${JSON.stringify(report, null, 2)}\n`);
+      await writeReport('JSON report', file, `${JSON.stringify(report, null, 2)}\n`);
     },
   };
 }

@@ -3,8 +3,7 @@
 // junit-report): run facts as <properties>, skip reasons as <skipped message>, failure bodies with
 // the evidence (a probe's mismatch and packets, a check's matching lines), `file` on every case.
 // Written by hand: the XML is small and a builder library cost ~100 ms of start-up.
-import { mkdir, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { writeReport } from './write-report.ts';
 import type { CheckResult, ProbeResult, RunResult, ScenarioResult } from '../engine/run/results.ts';
 import type { ReportContext } from './report-context.ts';
 import type { Reporter } from './reporter.ts';
@@ -127,8 +126,7 @@ export function junitXml(result: RunResult, context: ReportContext): string {
 export function junitReporter(file: string, context: ReportContext): Reporter {
   return {
     async onRunEnd(result) {
-      await mkdir(dirname(file), { recursive: true });
-      await writeFile(file, junitXml(result, context));
+      await writeReport('JUnit report', file, junitXml(result, context));
     },
   };
 }

@@ -1,12 +1,11 @@
 // --markdown FILE and $GITHUB_STEP_SUMMARY: the run as Markdown for a CI summary page or a
 // pull-request comment: counts, one row per scenario, and what did not hold with its evidence.
-import { appendFile, mkdir, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import type { RunResult, ScenarioResult } from '../engine/run/results.ts';
 import { scenarioFailures } from '../engine/run/failures.ts';
 import type { ReportContext } from './report-context.ts';
 import type { Reporter } from './reporter.ts';
 import { countsLine, verdictCounts } from './verdict-counts.ts';
+import { writeReport } from './write-report.ts';
 
 const MARK: Record<string, string> = { passed: '✅ passed', failed: '❌ failed', errored: '💥 errored', skipped: '⏭️ skipped', measured: '📏 measured' };
 const cell = (s: string) => s.replaceAll('|', '\\|').replaceAll('\n', ' ');
@@ -61,11 +60,8 @@ export function markdownReporter(context: ReportContext, file: string | undefine
   return {
     async onRunEnd(result) {
       const text = runMarkdown(result, context);
-      if (file) {
-        await mkdir(dirname(file), { recursive: true });
-        await writeFile(file, text);
-      }
-      if (stepSummary) await appendFile(stepSummary, `${text}\n`);
+      if (file) await writeReport('Markdown summary', file, text);
+      if (stepSummary) await writeReport('step summary ($GITHUB_STEP_SUMMARY)', stepSummary, `${text}\n`, { append: true });
     },
   };
 }

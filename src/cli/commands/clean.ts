@@ -1,6 +1,7 @@
 // `netrepro clean`: every provider reaps what its earlier runs left behind, by the run prefix (labs of
-// dead owners only, unless --force). A provider whose libraries are not installed has nothing to reap
-// that this machine could reach through it; that is said on stderr, not an error.
+// dead owners only, unless --force; the live ones it leaves are named). A provider whose libraries are
+// not installed has nothing to reap that this machine could reach through it; that is said on stderr,
+// not an error.
 import { createProvider, PROVIDER_NAMES } from '../../providers/create-provider.ts';
 import { resolveRunConfig } from '../../providers/run-config.ts';
 import { HarnessError } from '../../model/errors.ts';
@@ -8,6 +9,7 @@ import { HarnessError } from '../../model/errors.ts';
 export default async function clean(options: { force?: boolean }): Promise<void> {
   const force = options.force ?? false;
   const removed: string[] = [];
+  const alive: string[] = [];
   for (const name of PROVIDER_NAMES) {
     let provider;
     try {
@@ -18,6 +20,9 @@ export default async function clean(options: { force?: boolean }): Promise<void>
       continue;
     }
     removed.push(...(await provider.reap({ force })));
+    if (!force) alive.push(...((await provider.liveRuns?.()) ?? []));
   }
-  process.stdout.write(removed.length ? removed.map((r) => `removed ${r}\n`).join('') : 'nothing to clean\n');
+  process.stdout.write(removed.length ? removed.map((r) => `removed ${r}\n`).join('') : `nothing to clean${alive.length ? ' of dead runs' : ''}\n`);
+  // a run still going (or kept with --keep) is not a leftover: said, so a lab still up is no mystery
+  if (alive.length) process.stdout.write(`${alive.map((r) => `left alone: ${r}\n`).join('')}(netrepro clean --force removes those too)\n`);
 }

@@ -1,17 +1,18 @@
 // `netrepro gate`: every scenario's trigger under a baseline and a candidate profile; exit 1 when the
 // candidate is newly susceptible to an incident.
-import { appendFile, writeFile } from 'node:fs/promises';
 import { usableProvider } from '../../providers/create-provider.ts';
 import type { ClusterProvider } from '../../contract/provider.ts';
 import { resolveRunConfig } from '../../providers/run-config.ts';
 import { colorsFor } from '../../report/colors.ts';
 import { EXIT } from '../exit-codes.ts';
 import { interruptible } from '../interruptible.ts';
+import { checkReportPaths } from '../report-paths.ts';
 import { runGate } from '../../engine/gate/run-gate.ts';
 import { loadAllScenarios, selectScenarios } from '../../model/find-scenarios.ts';
 import { loadProfile, type Profile } from '../../model/profile.ts';
 import { gateReport } from '../../report/gate-json.ts';
 import { gateMarkdown, gateText } from '../../report/gate-report.ts';
+import { writeReport } from '../../report/write-report.ts';
 
 interface GateOptions {
   baseline: string;
@@ -23,6 +24,11 @@ interface GateOptions {
 }
 
 export default async function gate(ids: string[], options: GateOptions): Promise<number> {
+  const { stdoutTaken } = await checkReportPaths([
+    { flag: '--json', what: 'gate JSON', path: options.json },
+    { flag: '--markdown', what: 'gate Markdown', path: options.markdown },
+    { flag: '$GITHUB_STEP_SUMMARY', what: 'step summary', path: process.env.GITHUB_STEP_SUMMARY || undefined },
+  ]);
   const [baseline, candidate] = await Promise.all([loadProfile(options.baseline), loadProfile(options.candidate)]);
   const scenarios = ids.length ? await selectScenarios(ids) : await loadAllScenarios();
   // one run configuration per profile: a real provider gets each profile's Kubernetes and CNI versions
@@ -33,19 +39,24 @@ export default async function gate(ids: string[], options: GateOptions): Promise
   };
   // an unusable provider or a bad version in either profile stops the gate before any lab (exit 3 / 2)
   await Promise.all([providerFor(baseline), providerFor(candidate)]);
-  const { signal, exitCode } = interruptible();
+  const { signal, exitCode, labsDown } = interruptible();
   const c = colorsFor(process.stderr);
   const onAssessed = (profile: string, id: string, a: { verdict: string; reason: string; decidedBy: string[] }) => {
     const verdict = a.verdict === 'immune' ? c.green(a.verdict) : a.verdict === 'not-applicable' ? a.verdict : c.red(a.verdict);
     process.stderr.write(`${c.bold(profile)} ${id}: ${verdict}${a.decidedBy.length ? ` by ${a.decidedBy.join(', ')}` : ''} ${c.dim(`(${a.reason})`)}\n`);
   };
-  const result = await runGate(scenarios, baseline, candidate, { provider: providerFor, signal, onAssessed, parallel: options.parallel });
+  const result = await runGate(scenarios, baseline, candidate, { provider: providerFor, signal, onAssessed, parallel: options.parallel }).finally(labsDown);
   if (exitCode() !== undefined) return exitCode()!;
-  process.stdout.write(gateText(result));
-  if (options.json) await writeFile(options.json, `${JSON.stringify(gateReport(result), null, 2)}\n`);
-  if (options.markdown) await writeFile(options.markdown, gateMarkdown(result));
-  // on GitHub Actions the job's summary page shows the gate, regressions first
-  if (process.env.GITHUB_STEP_SUMMARY) await appendFile(process.env.GITHUB_STEP_SUMMARY, `${gateMarkdown(result)}\n`);
+  (stdoutTaken ? process.stderr : process.stdout).write(gateText(result));
+  const stepSummary = process.env.GITHUB_STEP_SUMMARY;
+  const written = await Promise.allSettled([
+    options.json && writeReport('gate JSON', options.json, `${JSON.stringify(gateReport(result), null, 2)}\n`),
+    options.markdown && writeReport('gate Markdown', options.markdown, gateMarkdown(result)),
+    // on GitHub Actions the job's summary page shows the gate, regressions first
+    stepSummary && writeReport('step summary ($GITHUB_STEP_SUMMARY)', stepSummary, `${gateMarkdown(result)}\n`, { append: true }),
+  ]);
+  const failed = written.find((w) => w.status === 'rejected');
+  if (failed) throw failed.reason;
   // a scenario that could not be judged under one profile fails the gate too: it could hide a regression
   return result.scenarios.some((s) => s.change === 'regression' || s.change === 'unjudged') ? EXIT.failed : EXIT.ok;
 }

@@ -9,5 +9,11 @@ export default async function list(options: { json?: boolean }): Promise<void> {
     process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
     return;
   }
-  for (const s of scenarios) process.stdout.write(`${s.id.padEnd(40)} ${s.title}\n`);
+  process.stdout.write(listLines(scenarios));
+}
+
+/** One line per scenario, titles aligned after the longest id. */
+export function listLines(scenarios: readonly { id: string; title: string }[]): string {
+  const width = Math.max(0, ...scenarios.map((s) => s.id.length));
+  return scenarios.map((s) => `${s.id.padEnd(width)}  ${s.title}\n`).join('');
 }

@@ -6,9 +6,12 @@ import type { RunResult } from '../../engine/run/results.ts';
 import { runSuite } from '../../engine/run/run-suite.ts';
 import { unusableRun } from '../../engine/run/unusable-run.ts';
 import { EXIT } from '../exit-codes.ts';
+import { interruptSummary } from '../interrupt-summary.ts';
 import { interruptible } from '../interruptible.ts';
+import { checkReportPaths } from '../report-paths.ts';
+import { selectRunScenarios } from '../select-scenarios.ts';
 import { HarnessError } from '../../model/errors.ts';
-import { loadAllScenarios, selectScenarios } from '../../model/find-scenarios.ts';
+import { applyProfile, loadProfile } from '../../model/profile.ts';
 import { consoleReporter } from '../../report/console-reporter.ts';
 import { jsonReporter } from '../../report/json-reporter.ts';
 import { markdownReporter } from '../../report/markdown-reporter.ts';
@@ -26,14 +29,30 @@ export interface RunOptions {
   html?: string;
   keep?: boolean;
   parallel: number;
+  /** profiles/NAME.yaml or a YAML file, applied to every scenario (and a real provider's versions). */
+  profile?: string;
+  /** Keep only scenarios of this CNI shape. */
+  cni?: string;
+  /** After a scenario fails or errors, start no other. */
+  failFast?: boolean;
+  quiet?: boolean;
 }
 
 export default async function run(ids: string[], options: RunOptions): Promise<number> {
-  if (ids.length === 0 && !options.all) throw new HarnessError('USAGE', 'name scenario ids or files, or pass --all', 'netrepro list shows the ids');
+  const profile = options.profile ? await loadProfile(options.profile) : undefined;
   // the provider's checks (programs, kernel features: processes, mostly waiting) run while the scenarios parse
-  const usable = usableProvider(resolveRunConfig({ provider: options.provider }));
+  const usable = usableProvider(resolveRunConfig({ provider: options.provider, profile }));
   usable.catch(() => {}); // awaited below, after the scenarios: a bad scenario file is reported first
-  const scenarios = options.all ? await loadAllScenarios() : await selectScenarios(ids);
+  const selected = await selectRunScenarios(ids, options);
+  const scenarios = profile ? selected.map((s) => ({ ...s, scenario: applyProfile(s.scenario, profile) })) : selected;
+  const { stdoutTaken } = await checkReportPaths([
+    { flag: '--json', what: 'JSON report', path: options.json },
+    { flag: '--junit', what: 'JUnit report', path: options.junit },
+    { flag: '--markdown', what: 'Markdown summary', path: options.markdown },
+    { flag: '--html', what: 'HTML report', path: options.html },
+    { flag: '--report-dir', what: 'evidence', path: options.reportDir, directory: true },
+    { flag: '$GITHUB_STEP_SUMMARY', what: 'step summary', path: process.env.GITHUB_STEP_SUMMARY || undefined },
+  ]);
   const context = reportContext(scenarios);
   const files: Reporter[] = [];
   if (options.json) files.push(jsonReporter(options.json));
@@ -51,16 +70,31 @@ export default async function run(ids: string[], options: RunOptions): Promise<n
     if (e instanceof HarnessError && e.code === 'ENVIRONMENT') await combineReporters(files).onRunEnd(unusableRun(scenarios, options.provider, e));
     throw e;
   }
-  const reporter = combineReporters([consoleReporter(), ...files]);
-  const { signal, exitCode } = interruptible();
+  const { signal, exitCode, interruptedBy, labsDown } = interruptible();
+  const labs = interruptSummary(signal);
+  // a report on stdout keeps it clean for a reader (`--json - | jq`): the summary goes to stderr
+  const reporter = combineReporters([consoleReporter(process.stderr, stdoutTaken ? process.stderr : process.stdout, { quiet: options.quiet, signal }), labs, ...files]);
+  const interrupted = () => {
+    process.stderr.write(`${labs.line(interruptedBy()!, exitCode()!, scenarios.length)}\n`);
+    return exitCode()!;
+  };
   let result: RunResult;
   try {
-    result = await runSuite(scenarios, { provider, reportDir: options.reportDir, parallel: options.parallel, signal, emit: reporter.onEvent, keep: options.keep });
+    result = await runSuite(scenarios, { provider, reportDir: options.reportDir, parallel: options.parallel, signal, emit: reporter.onEvent, keep: options.keep, failFast: options.failFast });
   } catch (e) {
-    if (exitCode() !== undefined) return exitCode()!;
+    if (exitCode() !== undefined) return interrupted();
+    throw e;
+  } finally {
+    labsDown();
+  }
+  try {
+    await reporter.onRunEnd(result);
+  } catch (e) {
+    if (exitCode() !== undefined) return interrupted();
     throw e;
   }
-  await reporter.onRunEnd(result);
-  if (exitCode() !== undefined) return exitCode()!;
+  if (exitCode() !== undefined) return interrupted();
+  const notRun = scenarios.length - result.scenarios.length;
+  if (options.failFast && notRun > 0) process.stderr.write(`--fail-fast: stopped after the first failure; ${notRun} scenario(s) not run\n`);
   return verdictCounts(result).failed > 0 ? EXIT.failed : EXIT.ok;
 }

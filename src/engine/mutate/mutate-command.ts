@@ -1,6 +1,5 @@
 // `netrepro mutate`: runs every mutant of the chosen scenarios, prints a table and the kill rate, and
 // exits 1 when a mutant survived (a verdict that could not fail), could not be judged, or an original failed.
-import { writeFile } from 'node:fs/promises';
 import pc from 'picocolors';
 import type { ClusterProvider } from '../../contract/provider.ts';
 import type { ScenarioResult } from '../run/results.ts';
@@ -61,7 +60,8 @@ export function mutateTable(run: MutateRun): string {
   ].join('\n');
 }
 
-export async function writeMutateJson(file: string, run: MutateRun): Promise<void> {
+/** The --json file's text: the mutants and the kill rate. */
+export function mutateJson(run: MutateRun): string {
   const { mutants, originalFailures, killRate: rate, durationMs } = run;
-  await writeFile(file, `${JSON.stringify({ version: 1, mutants, originalFailures, killRate: rate, durationMs }, null, 2)}\n`);
+  return `${JSON.stringify({ version: 1, mutants, originalFailures, killRate: rate, durationMs }, null, 2)}\n`;
 }

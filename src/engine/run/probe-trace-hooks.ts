@@ -5,13 +5,13 @@ import type { PhaseResult, ProbeResult } from './results.ts';
 import type { Observation } from '../../model/outcome.ts';
 import type { ProbeTraceResult, ProbeTraceSession } from '../../model/trace-events.ts';
 import { diagnose } from '../../observe/trace/diagnosis.ts';
-import { AttributedDrop } from '../../observe/trace/drop-verdict.ts';
+import { DropWatch } from '../../observe/trace/drop-verdict.ts';
 
 export { probeFlows, startProbeTrace } from '../../observe/trace/start-probe-trace.ts';
 
 export interface TracedProbe {
-  /** Runs the probe; `dropped` aborts (reason: an AttributedDrop, the drop in words) when the trace attributes a drop of the client's packet. */
-  run(probe: (dropped: AbortSignal) => Promise<Observation>): Promise<Observation>;
+  /** Runs the probe; `dropped` reports (and signals) the drop the trace attributes to the client's packet. */
+  run(probe: (dropped: DropWatch) => Promise<Observation>): Promise<Observation>;
   /** Stops the trace; returns it when `keep` (a faulted or failing probe), else undefined. */
   stop(keep: boolean): Promise<ProbeTraceResult | undefined>;
   /** What tracing added to this probe, ms (after stop). */
@@ -21,13 +21,13 @@ export interface TracedProbe {
 }
 
 export function traceProbe(session: ProbeTraceSession): TracedProbe {
-  const dropped = new AbortController();
+  const dropped = new DropWatch();
   let cost: number | undefined;
-  session.onDrop((drop) => dropped.abort(new AttributedDrop(drop)));
+  session.onDrop((drop) => dropped.report(drop));
   return {
     async run(probe) {
       try {
-        return await probe(dropped.signal);
+        return await probe(dropped);
       } catch (e) {
         await session.stop().catch(() => {});
         throw e;

@@ -16,6 +16,8 @@ export interface SuiteOptions {
   signal: AbortSignal;
   emit: (event: RunEvent) => void;
   keep?: boolean;
+  /** Once a scenario fails or errors, start no other (those under way still finish). */
+  failFast?: boolean;
 }
 
 export async function runSuite(scenarios: readonly LoadedScenario[], options: SuiteOptions): Promise<RunResult> {
@@ -23,9 +25,11 @@ export async function runSuite(scenarios: readonly LoadedScenario[], options: Su
   options.emit({ kind: 'run-start', provider: options.provider.name, scenarios: scenarios.map((s) => s.scenario.id) });
   const results: ScenarioResult[] = new Array(scenarios.length);
   const parallel = options.parallel ?? 1;
-  await runLimited(scenarios, parallel, options.signal, async (scenario, i) => {
+  const stopStarting = new AbortController();
+  await runLimited(scenarios, parallel, AbortSignal.any([options.signal, stopStarting.signal]), async (scenario, i) => {
     const slots = new LabSlots(parallel > 1 ? scenario.scenario.fixes.length : 1);
     results[i] = await runScenario(scenario, { ...options, slots });
+    if (options.failFast && (results[i].verdict === 'failed' || results[i].verdict === 'errored')) stopStarting.abort();
   });
   const done = results.filter(Boolean);
   const count = (v: ScenarioResult['verdict']) => done.filter((r) => r.verdict === v).length;

@@ -4,7 +4,7 @@
 // whole list, as a patch of spec.ports does; the EndpointSlice's ports follow it.
 import { z } from 'zod';
 import type { LabAction } from '../lab-action.ts';
-import { Name, Port, ServicePort, servicePortsDistinct, SessionAffinity, SessionAffinityConfig } from '../primitives.ts';
+import { Name, Port, ServicePorts, SessionAffinity, SessionAffinityConfig } from '../primitives.ts';
 import { defineStep } from './step-kind.ts';
 
 type ServiceAction = Extract<LabAction, { kind: 'service' }>;
@@ -22,12 +22,7 @@ export const serviceStep = defineStep({
       internalTrafficPolicy: Policy.optional().describe('the new internalTrafficPolicy'),
       sessionAffinity: SessionAffinity.optional().describe('the new sessionAffinity'),
       sessionAffinityConfig: SessionAffinityConfig.optional().describe('with sessionAffinity ClientIP: its timeout'),
-      ports: z
-        .array(ServicePort)
-        .min(1)
-        .refine(servicePortsDistinct, 'each port needs its own name, and a port number appears once per protocol')
-        .optional()
-        .describe('the whole port list after the change: a port added, removed, or its number or protocol changed'),
+      ports: ServicePorts.optional().describe('the whole port list after the change: a port added, removed, or its number or protocol changed'),
     })
     .strict()
     .refine((s) => Object.keys(s).length > 1, 'a service step changes at least one field'),

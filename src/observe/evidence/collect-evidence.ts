@@ -1,10 +1,11 @@
 // Evidence per phase and node: a packet capture spanning the phase, then snapshots of the rules,
 // conntrack and routing state, collected concurrently and written under the report directory.
-import { mkdir, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Spawned } from '../../contract/command.ts';
 import type { StartedCluster } from '../../contract/provider.ts';
 import type { Scenario } from '../../model/scenario-schema.ts';
+import { makeDirectories } from '../../model/make-directories.ts';
 
 type Kind = Scenario['evidence'][number];
 
@@ -44,7 +45,7 @@ export async function startPhaseCapture(cluster: StartedCluster, dir: string, ki
   try {
     for (const node of cluster.nodeNames) {
       const nodeDir = join(dir, node);
-      await mkdir(nodeDir, { recursive: true });
+      await makeDirectories(nodeDir);
       // -w keeps a pcap for Wireshark, --print the text a person reads; -U flushes per packet;
       // 256 bytes per packet keep every header and a DNS or HTTP head, not the body of a 20 MB download
       const process = cluster.node(node).spawn(['tcpdump', '-i', 'any', '-nn', '-s', '256', '-U', '-l', '--immediate-mode', '-w', join(nodeDir, 'capture.pcap'), '--print']);
@@ -72,7 +73,7 @@ export async function snapshotEvidence(cluster: StartedCluster, dir: string, kin
   const jobs = cluster.nodeNames.flatMap((node) =>
     kinds.flatMap((kind) => (kind === 'capture' ? [] : kind === 'bpf' ? bpfSnapshots(cluster, node) : SNAPSHOTS[kind])).map(async ({ file, argv }) => {
       const r = await cluster.node(node).exec(argv, { reject: false, timeoutMs: 10_000 });
-      await mkdir(join(dir, node), { recursive: true });
+      await makeDirectories(join(dir, node));
       await writeFile(join(dir, node, file), r.stdout + (r.stderr.trim() ? `\n# stderr:\n${r.stderr}` : ''));
     }),
   );

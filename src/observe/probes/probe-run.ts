@@ -8,14 +8,15 @@ import { durationMs } from '../../model/duration.ts';
 import { foreignReply, type Classified, type Endpoint } from './classify.ts';
 import { type AheadWatches, watchInterface } from './ahead-watches.ts';
 import { capturedSince, PacketWatch, type Packet, type PacketView } from './packet-watch.ts';
+import type { DropWatch } from '../trace/drop-verdict.ts';
 
 
 export interface ProbeRun {
   spec: ProbeSpec;
   cluster: StartedCluster;
   signal: AbortSignal;
-  /** Probe trace: aborted, with the drop in words, when a packet the client sent was dropped deterministically. */
-  dropped?: AbortSignal;
+  /** Probe trace: the drop of a packet the client sent, once attributed (it then stops the probe). */
+  dropped?: DropWatch;
   /** The client's address and where its commands run. */
   client: string;
   target: Target;
@@ -52,8 +53,8 @@ export interface ProbeRunOptions {
   cluster: StartedCluster;
   /** Aborted at Ctrl-C or a deadline: the run stops at once. */
   signal: AbortSignal;
-  /** Aborted when the probe trace saw a packet the client sent dropped: the verdict is called there. */
-  dropped?: AbortSignal;
+  /** The probe trace's drop of a packet the client sent: the verdict is called there. */
+  dropped?: DropWatch;
   /** The packet watch a repeated probe's runs share. */
   series?: SeriesWatch;
   /** The phase's packet watches, started before its probes. */

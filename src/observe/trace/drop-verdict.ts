@@ -25,7 +25,7 @@ export function describeDrop(drop: Drop): string {
   return `${packet} dropped in ${drop.where} (${drop.reason} at ${drop.location}, ${drop.iface}) at ${drop.at} ms`;
 }
 
-/** What a probe's `dropped` signal is aborted with: the drop in words (as a string) and the packet dropped. */
+/** A drop the trace attributed to a probe's own packet: the packet, and the drop in words (as a string). */
 export class AttributedDrop {
   readonly packet: TracePacket;
   private readonly words: string;
@@ -49,8 +49,8 @@ function hairpinWords(cause: Extract<DropCause, { kind: 'hairpin-off' }>): strin
  * that was dropped, the SYN-ACK the client got or its packets after the handshake, or an answer instead
  * (RST, ICMP: `connectAnswer`), which then decides over the drop.
  */
-export function captureAtDrop(watch: PacketView, client: string, dropped: AbortSignal): Promise<void> {
-  const synDropped = dropped.reason instanceof AttributedDrop && dropped.reason.packet.flags === 'SYN';
+export function captureAtDrop(watch: PacketView, client: string, drop: AttributedDrop): Promise<void> {
+  const synDropped = drop.packet.flags === 'SYN';
   const shown = (p: Packet) =>
     p.proto === 'tcp' && (synDropped ? p.src === client : (p.dst === client && p.flags?.startsWith('S.') === true) || (p.src === client && p.flags !== 'S'));
   return watch.until((seen) => seen.some(shown) || connectAnswer(seen, client) !== undefined, 100);
@@ -67,4 +67,24 @@ export function dropVerdict(packets: readonly Packet[], client: string, endpoint
     connected,
     classified: { outcome: 'timeout', reason: `${connected ? 'connected, then ' : ''}${why}; verdict called at the drop, which repeats for every retransmission` },
   };
+}
+
+/** A probe's channel from its trace: the first drop attributed to the probe's own packets, and a signal that stops the probe there. */
+export class DropWatch {
+  private readonly controller = new AbortController();
+  /** Aborted at the drop: stops the probe's command early. */
+  readonly signal = this.controller.signal;
+  private first: AttributedDrop | undefined;
+
+  /** The attributed drop, once there is one. */
+  get drop(): AttributedDrop | undefined {
+    return this.first;
+  }
+
+  /** Records the first drop and stops the probe; later ones change nothing. */
+  report(drop: Drop): void {
+    if (this.first) return;
+    this.first = new AttributedDrop(drop);
+    this.controller.abort();
+  }
 }

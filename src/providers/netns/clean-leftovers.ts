@@ -9,24 +9,41 @@ import { CGROUP_ROOT, removeNamespaces, removeRunCgroups } from './netns-lab.ts'
 
 const list = (dir: string) => readdir(dir).catch(() => [] as string[]);
 
-async function ownerAlive(runId: string): Promise<boolean> {
+/** The owner's pid while it is alive (this process counts), otherwise undefined. */
+async function liveOwner(runId: string): Promise<number | undefined> {
   try {
     const { pid } = JSON.parse(await readFile(`${STATE_ROOT}/${runId}/owner.json`, 'utf8')) as { pid: number };
-    if (pid === process.pid) return true;
-    process.kill(pid, 0);
-    return true;
+    if (pid !== process.pid) process.kill(pid, 0);
+    return pid;
   } catch {
-    return false;
+    return undefined;
   }
+}
+
+/** Every run with something on this host: by its namespaces, state directory or cgroup. */
+async function runsFound(): Promise<{ runs: Set<string>; namespaces: string[] }> {
+  const namespaces = (await list(NETNS_DIR)).filter((n) => RUN_PREFIX.test(n));
+  const runIds = (names: string[]) => names.filter((d) => /^[0-9a-f]{6}$/.test(d));
+  return { runs: new Set([...namespaces.map((n) => RUN_PREFIX.exec(n)![1]!), ...runIds(await list(STATE_ROOT)), ...runIds(await list(CGROUP_ROOT))]), namespaces };
+}
+
+/** Runs whose owner is alive, which a clean without force leaves alone: one line each. */
+export async function liveRuns(): Promise<string[]> {
+  const { runs, namespaces } = await runsFound();
+  const live: string[] = [];
+  for (const runId of runs) {
+    const pid = await liveOwner(runId);
+    const count = namespaces.filter((n) => n.startsWith(`nr-${runId}-`)).length;
+    if (pid !== undefined) live.push(`netns run ${runId} (${count} namespace(s)), owner pid ${pid} still running`);
+  }
+  return live;
 }
 
 export async function cleanLeftovers({ force }: { force: boolean }): Promise<string[]> {
   const removed: string[] = [];
-  const namespaces = (await list(NETNS_DIR)).filter((n) => RUN_PREFIX.test(n));
-  const runIds = (names: string[]) => names.filter((d) => /^[0-9a-f]{6}$/.test(d));
-  const runs = new Set([...namespaces.map((n) => RUN_PREFIX.exec(n)![1]!), ...runIds(await list(STATE_ROOT)), ...runIds(await list(CGROUP_ROOT))]);
+  const { runs, namespaces } = await runsFound();
   for (const runId of runs) {
-    if (!force && (await ownerAlive(runId))) continue;
+    if (!force && (await liveOwner(runId)) !== undefined) continue;
     // pods first, then nodes, then the fabric: the reverse of creation
     const mine = namespaces.filter((n) => n.startsWith(`nr-${runId}-`)).sort((a, b) => rank(a) - rank(b));
     await removeNamespaces(mine);

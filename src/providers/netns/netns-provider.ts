@@ -4,7 +4,7 @@ import { access, constants } from 'node:fs/promises';
 import { packagePath } from '../../model/package-root.ts';
 import type { TopologySpec } from '../../model/scenario-schema.ts';
 import type { Availability, ClusterProvider, Misfit, RunContext, StartedCluster } from '../../contract/provider.ts';
-import { cleanLeftovers } from './clean-leftovers.ts';
+import { cleanLeftovers, liveRuns } from './clean-leftovers.ts';
 import { NETNS_SUPPORT } from './netns-support.ts';
 import { provisionNetnsLab } from './provision-netns-lab.ts';
 
@@ -50,6 +50,10 @@ export class NetnsProvider implements ClusterProvider {
 
   reap(options: { force: boolean }): Promise<string[]> {
     return cleanLeftovers(options);
+  }
+
+  liveRuns(): Promise<string[]> {
+    return liveRuns();
   }
 
   detect(): Promise<Availability> {

@@ -31,10 +31,10 @@ export async function runDns(run: ProbeRun, dns: NonNullable<ProbeSpec['dns']>):
   const watch = await startWatch(run, DNS_WATCH);
   const early = earlyVerdict(watch, run);
   const icmp = icmpAnswered(watch, run);
-  const stopWhen = dropped ? AbortSignal.any([icmp.signal, dropped]) : icmp.signal;
+  const stopWhen = dropped ? AbortSignal.any([icmp.signal, dropped.signal]) : icmp.signal;
   // stopped at a drop the trace attributed, and no ICMP about the query reached the client (that answer, had it come, decides)
   const calledAtDrop = (r: { stopped?: boolean }, packets: readonly Packet[]) =>
-    r.stopped && dropped?.aborted && !icmp.signal.aborted && !icmpAboutQuery(packets, client, endpoint) ? dropVerdict(packets, client, endpoint, String(dropped.reason)).classified : undefined;
+    r.stopped && dropped?.drop && !icmp.signal.aborted && !icmpAboutQuery(packets, client, endpoint) ? dropVerdict(packets, client, endpoint, String(dropped.drop)).classified : undefined;
   try {
     if (dns.tool === 'agent') {
       // the resolver ends by itself at its first reply (from the server or not); an ICMP about the query or

@@ -42,12 +42,12 @@ export async function runHttp(run: ProbeRun, http: NonNullable<ProbeSpec['http']
     const url = `http://${endpoint.ip}:${endpoint.port}${http.path}`;
     // --max-time is the verdict deadline: a hang is called after exactly that, never later
     const local = sourcePort ? ['--local-port', String(sourcePort)] : [];
-    const r = await target.exec(['curl', '-sS', '--max-time', String(timeoutMs / 1000), ...local, '-w', '\n%{http_code} %{time_connect}', url], { reject: false, signal, stopWhen: dropped ? AbortSignal.any([early.signal, dropped]) : early.signal });
+    const r = await target.exec(['curl', '-sS', '--max-time', String(timeoutMs / 1000), ...local, '-w', '\n%{http_code} %{time_connect}', url], { reject: false, signal, stopWhen: dropped ? AbortSignal.any([early.signal, dropped.signal]) : early.signal });
     // refused or unreachable at once: the answering packet may still be on its way through tcpdump
     if (r.exitCode === 7) await watch.until((seen) => seen.some((p) => p.dst === client), 100);
     // stopped at a drop, which the node saw before tcpdump here printed the client's side of it
     // (or the answer a REJECT sent back, which must decide instead of the drop)
-    if (r.stopped && dropped?.aborted) await captureAtDrop(watch, client, dropped);
+    if (r.stopped && dropped?.drop) await captureAtDrop(watch, client, dropped.drop);
     const packets = await watch.stop();
     const lines = r.stdout.split('\n');
     const [code = '0', connect = '0'] = (lines.at(-1) ?? '').split(' ');
@@ -59,8 +59,8 @@ export async function runHttp(run: ProbeRun, http: NonNullable<ProbeSpec['http']
     let classified = classifyCurl({ exitCode: r.exitCode, stderr: r.stderr, httpCode, body: lines.slice(0, -1).join('\n'), connectSeconds }, packets, client, endpoint, errno);
     const tcp = { connected: connectSeconds > 0, sentTo: synDestination(packets, client) };
     // a RST or ICMP answered the SYN: what the application got, whatever the trace saw dropped
-    if (r.stopped && dropped?.aborted && !early.signal.aborted && !connectAnswer(packets, client)) {
-      const d = dropVerdict(packets, client, endpoint, String(dropped.reason));
+    if (r.stopped && dropped?.drop && !early.signal.aborted && !connectAnswer(packets, client)) {
+      const d = dropVerdict(packets, client, endpoint, String(dropped.drop));
       classified = d.classified;
       tcp.connected = d.connected;
     }

@@ -12,7 +12,8 @@
 //    Where its stdout is a socket of this process (node:child_process, without the native spawner), what
 //    it printed is already in that socket: a full turn of the event loop reads it.
 import { appendFile, readdir, readFile, readlink } from 'node:fs/promises';
-import type { Spawned } from '../../../contract/command.ts';
+import { runCommand, type Spawned } from '../../../contract/command.ts';
+import { helperBinary } from '../helper-build.ts';
 
 const NETLINK_NETFILTER = 12;
 /** recvfrom and recvmsg, the receives libmnl and libnfnetlink wait in, by architecture. */
@@ -20,6 +21,8 @@ const RECEIVES: Partial<Record<NodeJS.Architecture, readonly number[]>> = { x64:
 /** Where a datagram receive sleeps until one is queued (net/core/datagram.c). */
 const WAITING = /^_*skb_wait_for_more_packets$/;
 const FLUSH = 'netrepro-flush ';
+/** Its socket's receive buffer once subscribed: room for a burst's events (a datagram's verdicts take ~38 KB). */
+const RECEIVE_BUFFER = 16 << 20;
 
 interface Socket {
   fd: number;
@@ -52,7 +55,10 @@ export class NetlinkMonitor {
       const ns = await readlink(`/proc/${pid}/ns/net`).catch(() => undefined);
       if (ns === undefined) return false; // it ended
       if (ns === `net:[${inum}]`) this.socket = await joinedSocket(pid, this.groups);
-      if (this.socket) return true;
+      if (this.socket) {
+        await enlargeBuffer(pid, this.socket.fd);
+        return true;
+      }
       await new Promise((r) => setTimeout(r, 5));
     }
     return false;
@@ -96,6 +102,12 @@ export class NetlinkMonitor {
 }
 
 /** Its NETLINK_NETFILTER socket in one of `groups`, found among its descriptors. */
+/** Best effort: without gcc (no helper) the monitor keeps its default buffer, and an overflow is named in the trace. */
+async function enlargeBuffer(pid: number, fd: number): Promise<void> {
+  const helper = await helperBinary('rcvbuf').catch(() => undefined);
+  if (helper) await runCommand([helper, String(pid), String(fd), String(RECEIVE_BUFFER)], { reject: false, timeoutMs: 5000 });
+}
+
 async function joinedSocket(pid: number, groups: number): Promise<Socket | undefined> {
   const joined = new Set(
     netlinkRows(await readFile(`/proc/${pid}/net/netlink`, 'utf8').catch(() => ''))

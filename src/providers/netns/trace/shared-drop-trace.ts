@@ -45,7 +45,14 @@ class SharedDropTrace {
   /** `binaries`: our compiled helper and the BPF object it loads (built once per source version). */
   static async start(binaries: Promise<[string, string]>): Promise<SharedDropTrace> {
     const loader = spawnCommand(await binaries, { stdin: true });
-    const kill = () => loader.pid && process.kill(loader.pid, 'SIGTERM');
+    const kill = () => {
+      try {
+        if (loader.pid) process.kill(loader.pid, 'SIGTERM');
+      } catch (e) {
+        // ended already: the Ctrl-C that ends this process reached the loader too (same process group)
+        if ((e as NodeJS.ErrnoException).code !== 'ESRCH') throw e;
+      }
+    };
     process.once('exit', kill);
     try {
       const ready = await loader.waitFor(/^ready map=\d+$/, 10_000);
