@@ -1,12 +1,9 @@
 // src/engine/mutate/mutate-command.ts: mutants of several scenarios, originals that failed, the verdict
-// of the whole run, its table, line and JSON.
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// of the whole run, its table, line and JSON text.
 import { stripVTControlCharacters } from 'node:util';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import * as mutate from '../../../src/engine/mutate/mutate-scenario.ts';
-import { mutantLine, mutateAll, mutatePassed, mutateTable, writeMutateJson, type MutateRun } from '../../../src/engine/mutate/mutate-command.ts';
+import { mutantLine, mutateAll, mutateJson, mutatePassed, mutateTable, type MutateRun } from '../../../src/engine/mutate/mutate-command.ts';
 import type { ClusterProvider } from '../../../src/contract/provider.ts';
 import type { LoadedScenario } from '../../../src/model/load-scenario.ts';
 import { scenarioResult } from './results.ts';
@@ -134,14 +131,9 @@ describe('mutateTable', () => {
   });
 });
 
-describe('writeMutateJson', () => {
-  let dir = '';
-  afterEach(async () => dir && rm(dir, { recursive: true, force: true }));
-
-  it('writes version 1, the mutants, the failed originals, the kill rate and the duration', async () => {
-    dir = await mkdtemp(join(tmpdir(), 'netrepro-mutate-'));
-    await writeMutateJson(join(dir, 'm.json'), run({ mutants: [m('s', 'fault-removed', 'killed')], originalFailures: [{ scenario: 't', reason: 'x' }], killRate: 1, durationMs: 5 }));
-    const text = await readFile(join(dir, 'm.json'), 'utf8');
+describe('mutateJson', () => {
+  it('version 1, the mutants, the failed originals, the kill rate and the duration, indented, ending in a newline', () => {
+    const text = mutateJson(run({ mutants: [m('s', 'fault-removed', 'killed')], originalFailures: [{ scenario: 't', reason: 'x' }], killRate: 1, durationMs: 5 }));
     expect(JSON.parse(text)).toEqual({
       version: 1,
       mutants: [{ scenario: 's', mutation: 'fault-removed', status: 'killed', killed: true, reason: 'r' }],
