@@ -10,6 +10,8 @@ export interface ScenarioFacts {
   profile: string;
   /** Relative to the working directory, as CI tools link files. */
   file: string;
+  /** The fixes' names in file order: a variant's place under `fixes:`. */
+  fixes: string[];
 }
 
 export interface ReportContext {
@@ -28,7 +30,10 @@ export function reportContext(scenarios: readonly LoadedScenario[], startedAt = 
     kernel,
     startedAt: startedAt.toISOString(),
     scenarios: new Map(
-      scenarios.map(({ file, scenario }) => [scenario.id, { cni: scenario.topology.cni, profile: `kube-proxy-${scenario.topology.kubeProxy}`, file: relative(process.cwd(), file) || file }]),
+      scenarios.map(({ file, scenario }) => [
+        scenario.id,
+        { cni: scenario.topology.cni, profile: `kube-proxy-${scenario.topology.kubeProxy}`, file: relative(process.cwd(), file) || file, fixes: scenario.fixes.map((f) => f.name) },
+      ]),
     ),
   };
 }

@@ -96,5 +96,6 @@ export default async function run(ids: string[], options: RunOptions): Promise<n
   if (exitCode() !== undefined) return interrupted();
   const notRun = scenarios.length - result.scenarios.length;
   if (options.failFast && notRun > 0) process.stderr.write(`--fail-fast: stopped after the first failure; ${notRun} scenario(s) not run\n`);
-  return verdictCounts(result).failed > 0 ? EXIT.failed : EXIT.ok;
+  const counts = verdictCounts(result);
+  return counts.failed + counts.errored > 0 ? EXIT.failed : EXIT.ok;
 }
