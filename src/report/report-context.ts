@@ -2,6 +2,7 @@
 // a CI reader filters by (CNI, kube-proxy profile, the file it came from).
 import { relative } from 'node:path';
 import type { LoadedScenario } from '../model/load-scenario.ts';
+import type { TopologySpec } from '../model/scenario-schema.ts';
 import { reportMeta } from './report-meta.ts';
 
 export interface ScenarioFacts {
@@ -12,6 +13,11 @@ export interface ScenarioFacts {
   file: string;
   /** The fixes' names in file order: a variant's place under `fixes:`. */
   fixes: string[];
+  /** What the HTML report shows of the incident: its mechanism, write-up and sources, and the cluster. */
+  description?: string;
+  incident?: string;
+  sources?: string[];
+  topology?: TopologySpec;
 }
 
 export interface ReportContext {
@@ -32,7 +38,16 @@ export function reportContext(scenarios: readonly LoadedScenario[], startedAt = 
     scenarios: new Map(
       scenarios.map(({ file, scenario }) => [
         scenario.id,
-        { cni: scenario.topology.cni, profile: `kube-proxy-${scenario.topology.kubeProxy}`, file: relative(process.cwd(), file) || file, fixes: scenario.fixes.map((f) => f.name) },
+        {
+          cni: scenario.topology.cni,
+          profile: `kube-proxy-${scenario.topology.kubeProxy}`,
+          file: relative(process.cwd(), file) || file,
+          fixes: scenario.fixes.map((f) => f.name),
+          description: scenario.description,
+          incident: scenario.incident,
+          sources: scenario.sources,
+          topology: scenario.topology,
+        },
       ]),
     ),
   };
