@@ -61,7 +61,7 @@ function incident(facts: ScenarioFacts | undefined): string {
 function reproduce(s: ScenarioResult, provider: string, facts: ScenarioFacts | undefined): string {
   const shipped = facts?.file.startsWith('scenarios/');
   const what = shipped || !facts ? s.id : facts.file;
-  return `<div class="repro">reproduce: <code>npx netrepro run ${esc(what)} --provider ${esc(provider)}</code></div>`;
+  return `<div class="repro">reproduce: <code>node bin/netrepro.js run ${esc(what)} --provider ${esc(provider)}</code></div>`;
 }
 
 function scenarioSection(s: ScenarioResult, provider: string, facts: ScenarioFacts | undefined): string {
