@@ -7,13 +7,14 @@ export type CulpritKind = 'rule' | 'bpf-program' | 'kernel' | 'socket';
 export interface PathStep {
   /** ms since the trace started (client capture times are lined up by wall clock). */
   at: number;
-  /** `pod/client`, `node/node-a`, ... */
+  /** The lane: where the probe's client runs (`pod/client`, `node/node-a`), a node, a bridge. */
   where: string;
   /** The interface, hook, table/chain, conntrack, or program. */
   hook: string;
   packet: string;
   action: string;
-  kind: 'send' | 'receive' | 'netfilter' | 'conntrack' | 'drop' | 'bpf' | 'bridge';
+  /** `reject`: a rule answered the packet (RST or ICMP) instead of passing it; `drop`: it was dropped silently. */
+  kind: 'send' | 'receive' | 'netfilter' | 'conntrack' | 'drop' | 'reject' | 'bpf' | 'bridge';
   culprit?: boolean;
   /** Not traced directly: deduced from the other steps and the lab's facts. */
   inferred?: boolean;

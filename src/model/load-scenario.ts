@@ -193,6 +193,13 @@ function zodIssue(issue: z.core.$ZodIssue, doc: Document, position: Position, fi
 }
 
 /** The line of the deepest node on `path` that exists (a missing field points at its parent). */
+/** Where each path of a scenario file's text is (its line, 1-based): for reports that link to the line. */
+export function lineFinder(source: string): (path: (string | number)[]) => number {
+  const lines = new LineCounter();
+  const doc = parseDocument(source, { lineCounter: lines, merge: true });
+  return (path) => locate(doc, path, (offset) => lines.linePos(offset)).line;
+}
+
 function locate(doc: Document, path: (string | number)[], position: Position): { line: number; column: number } {
   for (let n = path.length; n >= 0; n--) {
     const node = doc.getIn(path.slice(0, n), true) as unknown;

@@ -1,17 +1,23 @@
 // --html FILE (and report.html in --report-dir): one self-contained page per run. Per scenario the
-// phase verdicts; per faulted or failing probe its diagnosis and a sequence diagram of the packet path:
-// one lane per pod/node, one row per hop in time order (netfilter verdicts and rewrites, conntrack,
-// BPF programs, the bridge, drops), the culprit in red, deduced hops dashed. No script, no external file.
+// incident (title, mechanism, write-up, sources), the cluster as a picture, the command that reproduces
+// it and the phase verdicts with their checks and captures; per faulted or failing probe its diagnosis
+// and a sequence diagram of the packet path: one lane per pod/node (the client's lane named after it),
+// one row per hop in time order (netfilter verdicts and rewrites, conntrack, BPF programs, the bridge,
+// drops and rejects), the culprit in red, deduced hops dashed, every label whole in its tooltip.
+// No script, no external file.
+import { join } from 'node:path';
 import type { PhaseResult, ProbeResult, RunResult, ScenarioResult } from '../engine/run/results.ts';
 import type { PathStep } from '../model/diagnosis.ts';
+import type { TopologySpec } from '../model/scenario-schema.ts';
 import { diagnosisLines } from './diagnosis-lines.ts';
+import type { ReportContext, ScenarioFacts } from './report-context.ts';
 import type { Reporter } from './reporter.ts';
 import { writeReport } from './write-report.ts';
 
-export function htmlReporter(file: string): Reporter {
+export function htmlReporter(file: string, context?: ReportContext): Reporter {
   return {
     async onRunEnd(result) {
-      await writeReport('HTML report', file, renderHtml(result));
+      await writeReport('HTML report', file, renderHtml(result, context));
     },
   };
 }
@@ -24,35 +30,96 @@ body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#1d2330;background:#f
 h1{font-size:20px;margin:0 0 4px} h2{font-size:17px;margin:28px 0 4px} h3{font-size:14px;margin:18px 0 6px}
 .dim{color:#667} .ok{color:#137333} .bad{color:#b3261e} code{font:12px ui-monospace,monospace;background:#f3f4f7;padding:1px 4px;border-radius:3px}
 table{border-collapse:collapse;margin:6px 0} td,th{border:1px solid #dde;padding:3px 8px;text-align:left;font-size:13px;vertical-align:top}
-th{background:#f3f4f7} .culprit{border-left:4px solid #b3261e;background:#fdf0ef;padding:8px 12px;margin:8px 0;max-width:1100px}
+th{background:#f3f4f7} .incident{max-width:1100px;margin:4px 0} .repro{margin:6px 0}
+.culprit{border-left:4px solid #b3261e;background:#fdf0ef;padding:8px 12px;margin:8px 0;max-width:1100px}
 .culprit b{color:#b3261e} .probe{margin:10px 0 26px} svg{display:block;margin:8px 0;max-width:100%}
 `;
 
-export function renderHtml(result: RunResult): string {
+export function renderHtml(result: RunResult, context?: ReportContext): string {
   const { passed, failed, errored, skipped } = result.summary;
+  const versions = context ? ` · netrepro ${esc(context.netrepro)}, Node ${esc(context.node)}, kernel ${esc(context.kernel)}` : '';
   const body = [
     `<h1>netrepro run</h1>`,
-    `<div class="dim">provider ${esc(result.provider)} · ${(result.durationMs / 1000).toFixed(2)} s · ${passed} passed, ${failed + errored} failed, ${skipped} skipped</div>`,
-    ...result.scenarios.map(scenarioSection),
+    `<div class="dim">provider ${esc(result.provider)} · ${(result.durationMs / 1000).toFixed(2)} s · ${passed} passed, ${failed} failed${errored ? `, ${errored} errored` : ''}, ${skipped} skipped${versions}</div>`,
+    ...result.scenarios.map((s) => scenarioSection(s, result.provider, context?.scenarios.get(s.id))),
   ];
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>netrepro report</title><style>${CSS}</style></head><body>${body.join('\n')}</body></html>\n`;
 }
 
-function scenarioSection(s: ScenarioResult): string {
+/** The incident as the scenario file tells it: the mechanism, the write-up and the sources, linked. */
+function incident(facts: ScenarioFacts | undefined): string {
+  if (!facts) return '';
+  const links = [...(facts.incident ? [`write-up: <a href="${esc(facts.incident)}">${esc(facts.incident)}</a>`] : []), ...(facts.sources ?? []).map((u) => `<a href="${esc(u)}">${esc(u)}</a>`)];
+  return [
+    facts.description ? `<div class="incident">${esc(facts.description)}</div>` : '',
+    links.length ? `<div class="incident dim">${links.join(' · ')}</div>` : '',
+    `<div class="dim">${esc(facts.cni)} · ${esc(facts.profile)} · ${esc(facts.file)}</div>`,
+  ].join('\n');
+}
+
+/** The command that runs this scenario again the same way. */
+function reproduce(s: ScenarioResult, provider: string, facts: ScenarioFacts | undefined): string {
+  const shipped = facts?.file.startsWith('scenarios/');
+  const what = shipped || !facts ? s.id : facts.file;
+  return `<div class="repro">reproduce: <code>node bin/netrepro.js run ${esc(what)} --provider ${esc(provider)}</code></div>`;
+}
+
+function scenarioSection(s: ScenarioResult, provider: string, facts: ScenarioFacts | undefined): string {
   const verdict = `<span class="${s.verdict === 'passed' ? 'ok' : s.verdict === 'skipped' ? 'dim' : 'bad'}">${s.verdict}</span>`;
   const rows = s.phases.map(
     (p) =>
       `<tr><td>${esc(p.variant)}</td><td>${p.name}</td><td class="${held(p) ? 'ok' : 'bad'}">${held(p) ? 'held' : 'did not hold'}</td><td>${p.probes
         .map((x) => `${x.matched ? '✓' : '✗'} ${esc(x.id)}: ${esc(x.observed)} <span class="dim">(expects ${esc(x.expected)}, ${x.durationMs} ms)</span>`)
-        .join('<br>')}</td></tr>`,
+        .join('<br>')}</td><td>${checkCell(p)}</td><td>${captureCell(s, p)}</td></tr>`,
   );
   const probes = s.phases.flatMap((p) => p.probes.filter((x) => x.diagnosis || (x.trace && !x.matched)).map((x) => probeSection(p, x)));
   return [
-    `<h2 id="${esc(s.id)}">${esc(s.id)} · ${verdict}</h2><div class="dim">${esc(s.title)}</div>`,
+    `<h2 id="${esc(s.id)}">${esc(s.id)} · ${verdict}</h2><div>${esc(s.title)}</div>`,
+    incident(facts),
+    facts?.topology ? topologyPicture(facts.topology) : '',
+    reproduce(s, provider, facts),
+    s.skipReason ? `<div class="dim">${esc(s.skipReason)}</div>` : '',
     s.error ? `<div class="bad">${esc(s.error.message)}</div>` : '',
-    `<table><tr><th>fix variant</th><th>phase</th><th>verdict</th><th>probes</th></tr>${rows.join('')}</table>`,
+    `<table><tr><th>fix variant</th><th>phase</th><th>verdict</th><th>probes</th><th>checks</th><th>captures</th></tr>${rows.join('')}</table>`,
     ...probes,
   ].join('\n');
+}
+
+/** The phase's evidence checks: held, did not hold, or a number only reported. */
+function checkCell(p: PhaseResult): string {
+  return p.checks
+    .map((c) => `${!c.matched ? '✗' : c.reported ? '·' : '✓'} ${esc(c.id)} <span class="dim">on ${esc(c.on)}: ${esc(c.reported ? 'reported' : 'expects')} ${esc(c.expected)}; ${esc(c.observed)}</span>`)
+    .join('<br>');
+}
+
+/** Where the phase's evidence (captures, iptables, conntrack per node) was written. */
+function captureCell(s: ScenarioResult, p: PhaseResult): string {
+  if (!s.evidenceDir || p.name === 'baseline') return '';
+  const dir = join(s.evidenceDir, new Set(s.phases.map((x) => x.variant)).size > 1 ? p.variant : '', p.name);
+  return `<a href="file://${esc(dir)}">${esc(dir)}</a>`;
+}
+
+/** The cluster: each node a box with its pods, hosts outside, and the Services with their endpoints. */
+export function topologyPicture(t: TopologySpec): string {
+  const boxW = 230;
+  const podH = 20;
+  const rows = Math.max(1, ...t.nodes.map((n) => t.pods.filter((p) => p.node === n.name).length));
+  const boxH = 46 + rows * podH;
+  const columns = [...t.nodes.map((n) => ({ name: `node/${n.name}`, sub: n.podCIDR, items: t.pods.filter((p) => p.node === n.name).map((p) => `pod/${p.name}`) })), ...t.hosts.map((h) => ({ name: `host/${h.name}`, sub: 'outside the cluster', items: [] as string[] }))];
+  const width = columns.length * (boxW + 20) + 20;
+  const svcLines = t.services.map((v) => `svc/${v.name} ${v.clusterIP} ${v.ports.map((p) => `${p.port}/${p.protocol}${p.nodePort ? ` nodePort ${p.nodePort}` : ''}`).join(', ')} → ${v.endpoints.map((e) => e.pod).join(', ') || 'no endpoints'}`);
+  const height = boxH + 30 + svcLines.length * 16;
+  const parts = columns.flatMap((c, i) => {
+    const x = 20 + i * (boxW + 20);
+    return [
+      `<rect x="${x}" y="10" width="${boxW}" height="${boxH}" rx="6" fill="#f8f9fb" stroke="#9aa0a6"/>`,
+      `<text x="${x + 8}" y="28" font-size="13" font-weight="600">${esc(c.name)}</text>`,
+      `<text x="${x + 8}" y="44" font-size="11" fill="#667">${esc(c.sub)}</text>`,
+      ...c.items.map((pod, j) => `<text x="${x + 16}" y="${64 + j * podH}" font-size="12" fill="#1a73e8">${esc(pod)}</text>`),
+    ];
+  });
+  svcLines.forEach((l, i) => parts.push(`<text x="20" y="${boxH + 34 + i * 16}" font-size="11.5" font-family="ui-monospace,monospace">${esc(l)}</text>`));
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="topology: ${esc(t.cni)}">${parts.join('')}</svg>`;
 }
 
 function probeSection(phase: PhaseResult, probe: ProbeResult): string {
@@ -66,12 +133,13 @@ function probeSection(phase: PhaseResult, probe: ProbeResult): string {
   ].join('\n');
 }
 
-const COLORS: Record<PathStep['kind'], string> = { send: '#1a73e8', receive: '#1a73e8', netfilter: '#5f6368', conntrack: '#8e24aa', drop: '#b3261e', bpf: '#e37400', bridge: '#00796b' };
+const COLORS: Record<PathStep['kind'], string> = { send: '#1a73e8', receive: '#1a73e8', netfilter: '#5f6368', conntrack: '#8e24aa', drop: '#b3261e', reject: '#c26401', bpf: '#e37400', bridge: '#00796b' };
 
-/** Lanes left to right: the client first, then nodes, then everything else, in order of appearance. */
+/** Lanes left to right: the client (where the first packet was sent or received) first, then nodes, then the rest. */
 function lanes(path: PathStep[]): string[] {
-  const seen = [...new Set(['pod/client', ...path.map((s) => s.where)])];
-  const rank = (w: string) => (w === 'pod/client' ? 0 : w.startsWith('node/') || w === 'bridge' ? 1 : 2);
+  const client = path.find((s) => s.kind === 'send' || s.kind === 'receive')?.where;
+  const seen = [...new Set([...(client ? [client] : []), ...path.map((s) => s.where)])];
+  const rank = (w: string) => (w === client ? 0 : w.startsWith('node/') || w === 'bridge' ? 1 : 2);
   return seen.sort((a, b) => rank(a) - rank(b));
 }
 
@@ -101,8 +169,8 @@ export function sequenceDiagram(path: PathStep[]): string {
     const color = s.culprit ? '#b3261e' : COLORS[s.kind];
     parts.push(
       `<rect x="${cx - w / 2}" y="${y}" width="${w}" height="${rowH - 10}" rx="5" fill="${s.culprit ? '#fdecea' : '#fff'}" stroke="${color}" stroke-width="${s.culprit ? 2.5 : 1.2}"${s.inferred ? ' stroke-dasharray="5 3"' : ''}/>`,
-      `<text x="${cx - w / 2 + 7}" y="${y + 14}" font-size="11.5" fill="${color}" font-weight="600">${esc(clip(`${s.hook}: ${s.action}`, 66))}</text>`,
-      `<text x="${cx - w / 2 + 7}" y="${y + 29}" font-size="11" fill="#3c4043" font-family="ui-monospace,monospace">${esc(clip(s.packet, 60))}</text>`,
+      `<text x="${cx - w / 2 + 7}" y="${y + 14}" font-size="11.5" fill="${color}" font-weight="600">${labelled(`${s.hook}: ${s.action}`, 66)}</text>`,
+      `<text x="${cx - w / 2 + 7}" y="${y + 29}" font-size="11" fill="#3c4043" font-family="ui-monospace,monospace">${labelled(s.packet, 60)}</text>`,
       `<text x="8" y="${y + 22}" font-size="11" fill="#80868b">${s.at.toFixed(1)} ms</text>`,
     );
     if (s.culprit) parts.push(`<text x="${cx + w / 2 + 6}" y="${y + 22}" font-size="11" fill="#b3261e" font-weight="700">◀ CULPRIT</text>`);
@@ -112,4 +180,5 @@ export function sequenceDiagram(path: PathStep[]): string {
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="packet path">${defs}${parts.join('')}</svg>`;
 }
 
-const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+/** A label cut to `n` characters in the box, whole in its tooltip (SVG <title>). */
+const labelled = (s: string, n: number) => (s.length > n ? `<title>${esc(s)}</title>${esc(s.slice(0, n - 1))}…` : esc(s));

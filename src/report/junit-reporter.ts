@@ -1,8 +1,12 @@
 // --junit FILE: one <testsuite> per scenario, one <testcase> per probe expectation and check of each
 // phase, in the shape CI test reporters read (Jenkins, GitLab, dorny/test-reporter, mikepenz/action-
 // junit-report): run facts as <properties>, skip reasons as <skipped message>, failure bodies with
-// the evidence (a probe's mismatch and packets, a check's matching lines), `file` on every case.
+// the evidence (a probe's mismatch, culprit and packets, a check's matching lines), `file` and `line` on every
+// case (the line of the expectation or check in the scenario file, where CI annotations land). Valid against
+// Jenkins' junit-10.xsd (xunit-plugin): the root carries name, tests, failures, errors and time only.
 // Written by hand: the XML is small and a builder library cost ~100 ms of start-up.
+import { readFile } from 'node:fs/promises';
+import { lineFinder } from '../model/load-scenario.ts';
 import { writeReport } from './write-report.ts';
 import type { CheckResult, ProbeResult, RunResult, ScenarioResult } from '../engine/run/results.ts';
 import type { ReportContext } from './report-context.ts';
@@ -26,6 +30,7 @@ interface Case {
   name: string;
   ms: number;
   file?: string;
+  line?: number;
   failure?: { message: string; type: string; body: string[] };
   error?: { message: string; type: string; body: string[] };
   skipped?: string;
@@ -34,9 +39,11 @@ interface Case {
 
 function probeBody(p: ProbeResult): string[] {
   const packets = (p.detail.packets as string[] | undefined) ?? [];
+  const culprit = p.diagnosis?.culprit;
   return [
     `expected: ${p.expected}`,
     `observed: ${p.observed} (${p.summary})`,
+    ...(culprit ? [`culprit: ${culprit.kind} on ${culprit.node}, ${culprit.where}: ${culprit.text}`, `why: ${p.diagnosis!.reason}`] : []),
     ...(packets.length ? [`packets on the client (first ${Math.min(PACKETS_SHOWN, packets.length)} of ${packets.length}):`, ...packets.slice(0, PACKETS_SHOWN).map((l) => `  ${l}`)] : []),
   ];
 }
@@ -45,28 +52,39 @@ function checkBody(c: CheckResult): string[] {
   return [`on ${c.on}: ${c.argv.join(' ')}`, `expected: ${c.expected}`, `observed: ${c.observed}`, ...(c.evidence.length ? ['evidence:', ...c.evidence.map((l) => `  ${l}`)] : [])];
 }
 
-function cases(s: ScenarioResult, file: string | undefined): Case[] {
+/** The line of a path in the scenario file (1 when unknown). */
+type Lines = (path: (string | number)[]) => number;
+
+/** Where a phase's expectations and checks are in the file: baseline, fault, or the variant's fix. */
+function phasePath(phase: { name: string; variant: string }, fixes: readonly string[]): (string | number)[] {
+  if (phase.name === 'baseline') return ['baseline'];
+  if (phase.name === 'faulted') return ['fault'];
+  return ['fixes', Math.max(0, fixes.indexOf(phase.variant))];
+}
+
+function cases(s: ScenarioResult, file: string | undefined, fixes: readonly string[], lines: Lines): Case[] {
   const out: Case[] = [];
-  if (s.verdict === 'skipped') out.push({ classname: s.id, name: 'scenario', ms: s.durationMs, file, skipped: s.skipReason ?? 'skipped' });
+  if (s.verdict === 'skipped') out.push({ classname: s.id, name: 'scenario', ms: s.durationMs, file, line: 1, skipped: s.skipReason ?? 'skipped' });
   if (s.error) {
-    out.push({ classname: s.id, name: s.phases.length ? 'lab' : 'scenario', ms: s.durationMs, file, error: { message: s.error.message, type: s.error.code, body: [s.error.message, ...(s.error.hint ? [`hint: ${s.error.hint}`] : []), ...s.log.slice(-20)] } });
+    out.push({ classname: s.id, name: s.phases.length ? 'lab' : 'scenario', ms: s.durationMs, file, line: lines(['topology']), error: { message: s.error.message, type: s.error.code, body: [s.error.message, ...(s.error.hint ? [`hint: ${s.error.hint}`] : []), ...s.log.slice(-20)] } });
   }
   for (const phase of s.phases) {
     const classname = `${s.id}.${phase.variant}`;
+    const at = phasePath(phase, fixes);
     if (phase.status === 'errored' && phase.error) {
       // a step that failed or did not prove it fired: nothing after it in the phase was judged
       const steps = phase.steps.map((st) => `$ ${st.on}: ${st.argv.join(' ')} (exit ${st.exit ?? '?'})${st.evidence ? ` -> ${st.evidence}` : ''}${st.output ? `\n  ${st.output.trim().split('\n').slice(-5).join('\n  ')}` : ''}`);
-      out.push({ classname, name: `${phase.name}: steps`, ms: phase.durationMs, file, error: { message: phase.error.message, type: phase.error.code, body: [phase.error.message, ...(phase.error.hint ? [`hint: ${phase.error.hint}`] : []), ...steps] } });
+      out.push({ classname, name: `${phase.name}: steps`, ms: phase.durationMs, file, line: lines([...at, 'steps']), error: { message: phase.error.message, type: phase.error.code, body: [phase.error.message, ...(phase.error.hint ? [`hint: ${phase.error.hint}`] : []), ...steps] } });
     }
     for (const p of phase.probes) {
       out.push({
-        classname, name: `${phase.name}: ${p.id} expects ${p.expected}`, ms: p.durationMs, file, out: [p.summary],
+        classname, name: `${phase.name}: ${p.id} expects ${p.expected}`, ms: p.durationMs, file, line: lines([...at, 'expect', p.id]), out: [p.summary],
         failure: p.matched ? undefined : { message: p.mismatch ?? 'expectation did not hold', type: 'probe', body: probeBody(p) },
       });
     }
-    for (const c of phase.checks) {
+    for (const [i, c] of phase.checks.entries()) {
       out.push({
-        classname, name: `${phase.name}: check ${c.id} ${c.reported ? 'reports' : 'expects'} ${c.expected}`, ms: 0, file, out: [...(c.reported ? [c.observed] : []), ...c.evidence],
+        classname, name: `${phase.name}: check ${c.id} ${c.reported ? 'reports' : 'expects'} ${c.expected}`, ms: 0, file, line: lines([...at, 'checks', i]), out: [...(c.reported ? [c.observed] : []), ...c.evidence],
         failure: c.matched ? undefined : { message: `check ${c.id} on ${c.on}: expected ${c.expected}, observed ${c.observed}`, type: 'check', body: checkBody(c) },
       });
     }
@@ -81,17 +99,20 @@ function caseXml(c: Case): string {
     c.error ? `      <error${attrs({ message: c.error.message, type: c.error.type })}>${xml(c.error.body.join('\n'))}</error>` : '',
     c.out?.length ? `      <system-out>${xml(c.out.join('\n'))}</system-out>` : '',
   ].filter(Boolean);
-  const open = `    <testcase${attrs({ classname: c.classname, name: c.name, time: seconds(c.ms), file: c.file })}`;
+  const open = `    <testcase${attrs({ classname: c.classname, name: c.name, time: seconds(c.ms), file: c.file, line: c.line })}`;
   return inner.length ? `${open}>\n${inner.join('\n')}\n    </testcase>` : `${open}/>`;
 }
 
-export function junitXml(result: RunResult, context: ReportContext): string {
-  const totals = { tests: 0, failures: 0, errors: 0, skipped: 0 };
+/** `lines`: each scenario's line finder (its file as read at the end of the run); without one, every case is line 1. */
+export function junitXml(result: RunResult, context: ReportContext, lines: ReadonlyMap<string, Lines> = new Map()): string {
+  const totals = { tests: 0, failures: 0, errors: 0 };
   const suites = result.scenarios.map((s) => {
     const facts = context.scenarios.get(s.id);
-    const all = cases(s, facts?.file ?? s.file);
+    const all = cases(s, facts?.file ?? s.file, facts?.fixes ?? [], lines.get(s.id) ?? (() => 1));
     const n = { tests: all.length, failures: all.filter((c) => c.failure).length, errors: all.filter((c) => c.error).length, skipped: all.filter((c) => c.skipped !== undefined).length };
-    for (const k of Object.keys(totals) as (keyof typeof totals)[]) totals[k] += n[k];
+    totals.tests += n.tests;
+    totals.failures += n.failures;
+    totals.errors += n.errors;
     const properties: [string, string | undefined][] = [
       ['provider', result.provider],
       ['cni', facts?.cni],
@@ -116,7 +137,7 @@ export function junitXml(result: RunResult, context: ReportContext): string {
   });
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',
-    `<testsuites${attrs({ name: 'netrepro', ...totals, time: seconds(result.durationMs), timestamp: context.startedAt })}>`,
+    `<testsuites${attrs({ name: 'netrepro', ...totals, time: seconds(result.durationMs) })}>`,
     ...suites,
     '</testsuites>',
     '',
@@ -126,7 +147,12 @@ export function junitXml(result: RunResult, context: ReportContext): string {
 export function junitReporter(file: string, context: ReportContext): Reporter {
   return {
     async onRunEnd(result) {
-      await writeReport('JUnit report', file, junitXml(result, context));
+      const lines = new Map<string, Lines>();
+      for (const [id, facts] of context.scenarios) {
+        const source = await readFile(facts.file, 'utf8').catch(() => undefined);
+        if (source !== undefined) lines.set(id, lineFinder(source));
+      }
+      await writeReport('JUnit report', file, junitXml(result, context, lines));
     },
   };
 }

@@ -20,6 +20,11 @@ function details(s: ScenarioResult): string[] {
   const lines = scenarioFailures(s);
   const packets = s.phases.flatMap((p) => p.probes.filter((x) => !x.matched).flatMap((x) => ((x.detail.packets as string[] | undefined) ?? []).slice(0, 8)));
   const evidence = s.phases.flatMap((p) => p.checks.filter((c) => !c.matched).flatMap((c) => c.evidence.slice(0, 8)));
+  // the culprit of each probe that did not hold, once for the same rule or program across variants
+  const culprits = new Set(
+    s.phases.flatMap((p) => p.probes.filter((x) => !x.matched && x.diagnosis).map((x) => `culprit of ${x.id}: ${x.diagnosis!.culprit.kind} on ${x.diagnosis!.culprit.node}, ${x.diagnosis!.culprit.where}: \`${x.diagnosis!.culprit.text}\``)),
+  );
+  lines.push(...culprits);
   if (s.error?.hint) lines.push(`hint: ${s.error.hint}`);
   return [
     `<details><summary><code>${s.id}</code>: ${s.verdict}</summary>`,
@@ -36,7 +41,7 @@ export function runMarkdown(result: RunResult, context: ReportContext): string {
   const bad = result.scenarios.filter((s) => s.verdict === 'failed' || s.verdict === 'errored');
   const measured = result.scenarios.filter((s) => s.measurements?.length);
   return [
-    `### netrepro: ${counts.failed ? '❌' : '✅'} ${countsLine(counts)}`,
+    `### netrepro: ${counts.failed || counts.errored ? '❌' : '✅'} ${countsLine(counts)}`,
     '',
     `provider \`${result.provider}\`, kernel \`${context.kernel}\`, netrepro ${context.netrepro}, Node ${context.node}, ${seconds(result.durationMs)}`,
     '',

@@ -2,6 +2,7 @@
 // a CI reader filters by (CNI, kube-proxy profile, the file it came from).
 import { relative } from 'node:path';
 import type { LoadedScenario } from '../model/load-scenario.ts';
+import type { TopologySpec } from '../model/scenario-schema.ts';
 import { reportMeta } from './report-meta.ts';
 
 export interface ScenarioFacts {
@@ -10,6 +11,13 @@ export interface ScenarioFacts {
   profile: string;
   /** Relative to the working directory, as CI tools link files. */
   file: string;
+  /** The fixes' names in file order: a variant's place under `fixes:`. */
+  fixes: string[];
+  /** What the HTML report shows of the incident: its mechanism, write-up and sources, and the cluster. */
+  description?: string;
+  incident?: string;
+  sources?: string[];
+  topology?: TopologySpec;
 }
 
 export interface ReportContext {
@@ -28,7 +36,19 @@ export function reportContext(scenarios: readonly LoadedScenario[], startedAt = 
     kernel,
     startedAt: startedAt.toISOString(),
     scenarios: new Map(
-      scenarios.map(({ file, scenario }) => [scenario.id, { cni: scenario.topology.cni, profile: `kube-proxy-${scenario.topology.kubeProxy}`, file: relative(process.cwd(), file) || file }]),
+      scenarios.map(({ file, scenario }) => [
+        scenario.id,
+        {
+          cni: scenario.topology.cni,
+          profile: `kube-proxy-${scenario.topology.kubeProxy}`,
+          file: relative(process.cwd(), file) || file,
+          fixes: scenario.fixes.map((f) => f.name),
+          description: scenario.description,
+          incident: scenario.incident,
+          sources: scenario.sources,
+          topology: scenario.topology,
+        },
+      ]),
     ),
   };
 }

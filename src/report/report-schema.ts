@@ -68,7 +68,7 @@ const PathStep = z
     hook: z.string().describe('the interface, netfilter hook, conntrack, kernel function or BPF program'),
     packet: z.string(),
     action: z.string().describe('sent, received, a rewrite, a verdict, a conntrack state, a drop reason'),
-    kind: z.enum(['send', 'receive', 'netfilter', 'conntrack', 'drop', 'bpf', 'bridge']),
+    kind: z.enum(['send', 'receive', 'netfilter', 'conntrack', 'drop', 'reject', 'bpf', 'bridge']).describe('reject: a rule that answered the packet (RST or ICMP) instead of passing it'),
     culprit: z.boolean().optional(),
     inferred: z.boolean().optional().describe('deduced from the other steps and the lab\'s facts, not traced'),
   })

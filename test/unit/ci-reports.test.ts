@@ -20,8 +20,8 @@ const context: ReportContext = {
   kernel: '6.18.0-test',
   startedAt: '2026-01-01T00:00:00.000Z',
   scenarios: new Map([
-    ['broken', { cni: 'bridge', profile: 'kube-proxy-1.29', file: 'scenarios/broken.yaml' }],
-    ['not-here', { cni: 'cilium', profile: 'kube-proxy-1.15', file: 'scenarios/not-here.yaml' }],
+    ['broken', { cni: 'bridge', profile: 'kube-proxy-1.29', file: 'scenarios/broken.yaml', fixes: ['fix'] }],
+    ['not-here', { cni: 'cilium', profile: 'kube-proxy-1.15', file: 'scenarios/not-here.yaml', fixes: ['fix'] }],
   ]),
 };
 
@@ -40,7 +40,9 @@ const skipped: ScenarioResult = { id: 'not-here', title: 't', file: '/abs/scenar
 const result = { version: 1, provider: 'netns', durationMs: 1503, summary: { passed: 0, failed: 1, errored: 0, skipped: 1 }, scenarios: [failed, skipped] } as RunResult;
 
 describe('JUnit report', () => {
-  const xml = junitXml(result, context);
+  // the scenario file's lines, as the reporter reads them: the faulted expectation of clusterip at line 30
+  const lines = new Map([['broken', (path: (string | number)[]) => (path.join('.') === 'fault.expect.clusterip' ? 30 : 1)]]);
+  const xml = junitXml(result, context, lines);
 
   it('carries provider, CNI, kernel, profile and tool version as properties', () => {
     for (const [name, value] of [['provider', 'netns'], ['cni', 'bridge'], ['profile', 'kube-proxy-1.29'], ['kernel', '6.18.0-test'], ['netrepro', '9.9.9']]) {
@@ -49,7 +51,7 @@ describe('JUnit report', () => {
   });
 
   it('a failure body with the evidence lines, escaped; file attributes', () => {
-    expect(xml).toContain('<testcase classname="broken.enable-br-netfilter" name="faulted: clusterip expects unexpected-source" time="0.040" file="scenarios/broken.yaml">');
+    expect(xml).toContain('<testcase classname="broken.enable-br-netfilter" name="faulted: clusterip expects unexpected-source" time="0.040" file="scenarios/broken.yaml" line="30">');
     expect(xml).toContain('<failure message="expected unexpected-source, observed ok" type="probe">expected: unexpected-source\nobserved: ok (client -&gt; 10.96.0.20:80 = ok)');
     expect(xml).toContain('  IP 10.96.0.20.80 &gt; 10.244.1.2.40000: Flags [S.] &lt;&amp;&gt;');
     expect(xml).toContain('type="check">on node/a: conntrack -L\nexpected: a line matching src=10.244.1.2\nobserved: no matching line\nevidence:\n  tcp 6 117 SYN_SENT src=10.244.1.9</failure>');
@@ -58,7 +60,9 @@ describe('JUnit report', () => {
 
   it('skip reasons', () => {
     expect(xml).toContain('<skipped message="cilium needs bpffs"/>');
-    expect(xml).toMatch(/<testsuites name="netrepro" tests="3" failures="2" errors="0" skipped="1"/);
+    // junit-10.xsd's root has no skipped or timestamp: they are on each testsuite
+    expect(xml).toMatch(/<testsuites name="netrepro" tests="3" failures="2" errors="0" time="1.503">/);
+    expect(xml).toMatch(/<testsuite name="not-here" tests="1" failures="0" errors="0" skipped="1"/);
   });
 
   it('an unusable environment is one errored case per scenario with the reason and hint', () => {
@@ -108,6 +112,7 @@ describe('reports on exit 3', () => {
     expect(report).toMatchObject({ provider: 'minikube', scenarios: [{ id: 'br-netfilter-clusterip-same-node', verdict: 'errored', error: { code: 'ENVIRONMENT' } }] });
     expect(RunReportSchema.safeParse(report).error).toBeUndefined();
     expect(await readFile(md!, 'utf8')).toContain('💥 errored: provider minikube cannot run here');
-    expect(await readFile(summary!, 'utf8')).toContain('### netrepro: ❌ 0 passed, 1 failed, 0 skipped');
+    // an environment that could not run is errored, not failed
+    expect(await readFile(summary!, 'utf8')).toContain('### netrepro: ❌ 0 passed, 0 failed, 1 errored, 0 skipped');
   });
 });

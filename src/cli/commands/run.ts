@@ -60,7 +60,7 @@ export default async function run(ids: string[], options: RunOptions): Promise<n
   if (options.junit) files.push((await import('../../report/junit-reporter.ts')).junitReporter(options.junit, context));
   if (options.markdown || process.env.GITHUB_STEP_SUMMARY) files.push(markdownReporter(context, options.markdown, process.env.GITHUB_STEP_SUMMARY));
   // the page with each probe's diagnosis and packet path: --html FILE, and report.html in --report-dir
-  for (const file of [options.html, options.reportDir && join(options.reportDir, 'report.html')]) if (file) files.push((await import('../../report/html-reporter.ts')).htmlReporter(file));
+  for (const file of [options.html, options.reportDir && join(options.reportDir, 'report.html')]) if (file) files.push((await import('../../report/html-reporter.ts')).htmlReporter(file, context));
 
   let provider;
   try {
@@ -96,5 +96,6 @@ export default async function run(ids: string[], options: RunOptions): Promise<n
   if (exitCode() !== undefined) return interrupted();
   const notRun = scenarios.length - result.scenarios.length;
   if (options.failFast && notRun > 0) process.stderr.write(`--fail-fast: stopped after the first failure; ${notRun} scenario(s) not run\n`);
-  return verdictCounts(result).failed > 0 ? EXIT.failed : EXIT.ok;
+  const counts = verdictCounts(result);
+  return counts.failed + counts.errored > 0 ? EXIT.failed : EXIT.ok;
 }

@@ -20,6 +20,12 @@ export type { Diagnosis, DiagnosisInput };
 /** The detectors, most specific first: a rule's verdict or a program's rewrite names its culprit exactly. */
 const DETECTORS: readonly Detector[] = [ruleDrop, socketLbRewrite, hairpinDrop, invalidUnNated, bridgedReply, kernelDrop];
 
+/** Where the probe ran, from its summary (`web -> ...`: a pod; `node/node-a -> ...`, `host/ext -> ...`). */
+export function clientRef(summary: string): string {
+  const from = /^(\S+) -> /.exec(summary)?.[1] ?? 'client';
+  return from.includes('/') ? from : `pod/${from}`;
+}
+
 /** Where the probe sent to, from its summary (`client -> 10.96.0.20:80 = ...`). */
 export function probeTarget(summary: string): { ip: string; port: number } | undefined {
   const m = /-> ([\d.]+):(\d+) =/.exec(summary);
@@ -37,7 +43,7 @@ export function diagnose(input: DiagnosisInput): Diagnosis | undefined {
   const ctx: Ctx = { ...input, target, client, packets, events: ownConnections(input.trace.events, client, packets), facts: input.trace.facts };
   for (const detector of DETECTORS) {
     const found = detector.detect(ctx);
-    if (found) return { ...found, path: buildPath({ client, target, packets, trace: input.trace, culprit: found }) };
+    if (found) return { ...found, path: buildPath({ client, clientRef: clientRef(input.probe.summary), target, packets, trace: input.trace, culprit: found }) };
   }
   return undefined;
 }

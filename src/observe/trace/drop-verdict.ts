@@ -73,7 +73,7 @@ export function dropVerdict(packets: readonly Packet[], client: string, endpoint
 export class DropWatch {
   private readonly controller = new AbortController();
   /** Aborted at the drop: stops the probe's command early. */
-  readonly signal = this.controller.signal;
+  readonly signal: AbortSignal = this.controller.signal;
   private first: AttributedDrop | undefined;
 
   /** The attributed drop, once there is one. */

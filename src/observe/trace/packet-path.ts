@@ -15,6 +15,8 @@ type Step = PathStep & { times?: number };
 
 interface PathInput {
   client: string;
+  /** Where the client runs, as a lane: `pod/web`, `node/node-a`, `host/ext`. */
+  clientRef: string;
   target: { ip: string; port: number };
   packets: Packet[];
   trace: ProbeTraceResult;
@@ -37,7 +39,7 @@ function flagKey(flags: string | undefined): string {
   return [...new Set(letters)].sort().join('');
 }
 
-export function buildPath({ client, packets, trace, culprit }: PathInput): PathStep[] {
+export function buildPath({ client, clientRef, packets, trace, culprit }: PathInput): PathStep[] {
   const steps: Step[] = [];
   // traced events are stamped when the harness reads them (ms late, unevenly); the client's capture has
   // the kernel's times. A traced packet that the client sent or received is placed next to that capture.
@@ -49,7 +51,7 @@ export function buildPath({ client, packets, trace, culprit }: PathInput): PathS
   const sameTuple = (a: { src: string; dst: string; sport?: number; dport?: number }, b: typeof a) => a.src === b.src && a.dst === b.dst && a.sport === b.sport && a.dport === b.dport;
   for (const { p, at: captured_ } of captured) {
     const at = captured_ ?? 0;
-    steps.push({ at, where: 'pod/client', hook: 'eth0', packet: short({ ...p, flags: p.flags }), action: p.src === client ? 'sent' : 'received', kind: p.src === client ? 'send' : 'receive' });
+    steps.push({ at, where: clientRef, hook: clientRef.startsWith('node/') ? 'any' : 'eth0', packet: short({ ...p, flags: p.flags }), action: p.src === client ? 'sent' : 'received', kind: p.src === client ? 'send' : 'receive' });
   }
   // one step per packet per node: its rewrites and the verdict, in hook order
   const byPacket = new Map<string, Rule[]>();
@@ -58,7 +60,10 @@ export function buildPath({ client, packets, trace, culprit }: PathInput): PathS
     const first = rules[0]!;
     const shown = rules.filter((r) => r.table !== 'raw' && r.verdict !== 'CONTINUE' && r.verdict !== 'JUMP' && !(r.verdict === 'policy ACCEPT' && r.table !== 'filter'));
     const dropped = rules.find((r) => r.verdict === 'DROP' || r.verdict === 'REJECT');
-    const action = (dropped ? [dropped] : shown).map((r) => `${r.table}/${r.chain} ${/-j DNAT/.test(r.rule ?? '') ? 'DNAT' : /-j SNAT|MASQUERADE/.test(r.rule ?? '') ? 'SNAT' : r.verdict}`);
+    // nf_tables traces a REJECT rule with a drop verdict: the rule's target says which it was
+    const rejected = dropped !== undefined && (dropped.verdict === 'REJECT' || /-j REJECT\b/.test(dropped.rule ?? ''));
+    const verb = (r: Rule) => (/-j DNAT/.test(r.rule ?? '') ? 'DNAT' : /-j SNAT|MASQUERADE/.test(r.rule ?? '') ? 'SNAT' : r === dropped && rejected ? 'REJECT' : r.verdict);
+    const action = (dropped ? [dropped] : shown).map((r) => `${r.table}/${r.chain} ${verb(r)}`);
     const isCulprit = culprit.culprit.kind === 'rule' && dropped !== undefined && `${dropped.table}/${dropped.chain}` === culprit.culprit.where && sameTuple(dropped.packet, culprit.packet) && flagKey(dropped.packet.flags) === flagKey(culprit.packet.flags);
     const toClient = first.packet.dst === client;
     steps.push({
@@ -67,7 +72,7 @@ export function buildPath({ client, packets, trace, culprit }: PathInput): PathS
       hook: `netfilter ${first.iif ?? ''}${first.oif ? `→${first.oif}` : ''}`.trim(),
       packet: short(first.packet),
       action: [...new Set(action)].join(' → ') || 'traversed',
-      kind: dropped ? 'drop' : 'netfilter',
+      kind: rejected ? 'reject' : dropped ? 'drop' : 'netfilter',
       culprit: isCulprit || undefined,
     });
   }
@@ -76,7 +81,7 @@ export function buildPath({ client, packets, trace, culprit }: PathInput): PathS
     // a drop without a reason is shown only where the node's state explained it (drop-cause.ts)
     if (e.kind === 'drop' && (e.reason !== 'NOT_SPECIFIED' || e.cause)) {
       const isCulprit = (culprit.culprit.kind === 'socket' || culprit.culprit.kind === 'kernel') && culprit.culprit.node === e.where && sameTuple(e.packet, culprit.packet) && flagKey(e.packet.flags) === flagKey(culprit.packet.flags);
-      const inClient = e.where === 'pod/client';
+      const inClient = e.where === clientRef;
       const action = e.cause?.kind === 'hairpin-off' ? `dropped by ${e.cause.bridge}: not sent back out ${e.cause.port} (hairpin off)` : `dropped: ${e.reason}`;
       steps.push({ at: anchor(e.packet, inClient ? 0.01 : 0.03) ?? e.at, where: e.where, hook: `kernel ${e.location}`, packet: short(e.packet), action, kind: 'drop', culprit: isCulprit || undefined, times: e.repeat });
     }

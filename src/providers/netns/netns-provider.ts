@@ -26,7 +26,7 @@ export async function findOnPath(command: string): Promise<boolean> {
 
 export async function netnsAvailability(): Promise<Availability> {
   if (process.platform !== 'linux') return { ok: false, reason: 'the netns lab needs Linux network namespaces', hint: 'run on Linux, or use --provider kind' };
-  if (process.getuid?.() !== 0) return { ok: false, reason: 'the netns lab needs root (it creates network namespaces)', hint: 'run as root, e.g. sudo npx netrepro run ...' };
+  if (process.getuid?.() !== 0) return { ok: false, reason: 'the netns lab needs root (it creates network namespaces)', hint: 'run as root, e.g. sudo node bin/netrepro.js run ...' };
   const missing: string[] = [];
   for (const [command, pkg] of Object.entries(requirements.commands)) if (!(await findOnPath(command))) missing.push(`${command} (${pkg})`);
   for (const [file, pkg] of Object.entries(requirements.files)) {

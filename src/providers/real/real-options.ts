@@ -1,6 +1,6 @@
 // Real-cluster settings: in as the user shape (options object, then NETREPRO_* env), out fully
 // resolved with pinned defaults. The only module of the real providers that reads process.env,
-// so a candidate version is one variable away: NETREPRO_K8S_VERSION=v1.33.1 npx netrepro run ...
+// so a candidate version is one variable away: NETREPRO_K8S_VERSION=v1.33.1 node bin/netrepro.js run ...
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HarnessError } from '../../model/errors.ts';
