@@ -176,17 +176,20 @@ async function alone(scenario: Scenario, r: Removal, options: ScenarioRunOptions
   });
   // an error outside every phase (the lab did not come up) judges nothing
   if (error && !result.phases.some((p) => p.status === 'errored')) return { all: [], notJudged: `not judged: ${(error as Error).message.split('\n')[0]}` };
-  return { phase: result.phases.at(-1), all: result.phases };
+  // the removal is judged on its own phase, and only when the history before it held as in the original run
+  const own = result.phases.length === r.plan.length ? result.phases.at(-1) : undefined;
+  const broken = result.phases.slice(0, r.plan.length - 1).find((p) => p.status !== 'passed');
+  if (broken) return { all: result.phases, notJudged: `not judged: its ${broken.variant}/${broken.name} did not hold (${phaseFailures(broken)[0]?.split('\n')[0] ?? broken.status})` };
+  return { phase: own, all: result.phases };
 }
 
-/** The removal's own mutant (any failure kills it) and each of its items (that one assertion must fail). */
+/** The removal's own mutant (a failure of its phase kills it) and each of its items (that one assertion must fail). */
 function judge(scenario: Scenario, r: Removal, run: RemovalRun): MutantResult[] {
-  const phases = run.all;
   if (run.notJudged || !run.phase) {
     const why = run.notJudged ?? 'not judged: the run ended before this phase';
     return [mutant(scenario.id, r.mutation, 'not-judged', why), ...r.items.map((i) => mutant(scenario.id, i.mutation, 'not-judged', why))];
   }
-  const failures = phases.flatMap(phaseFailures);
+  const failures = phaseFailures(run.phase);
   const whole =
     failures.length > 0
       ? mutant(scenario.id, r.mutation, 'killed', failures[0]!.split('\n')[0]!)
