@@ -2,6 +2,7 @@
 // NETREPRO_* name in the code is listed here.
 
 export const ENV_KNOBS: readonly (readonly [name: string, meaning: string])[] = [
+  ['NETREPRO_CACHE', 'local provider: where the one-time Kubernetes build is found (default ~/.cache/netrepro; npm run build:kubernetes)'],
   ['NETREPRO_K8S_VERSION', "Kubernetes version for kind/minikube/k3s (vMAJOR.MINOR.PATCH); a profile's real.kubernetesVersion wins"],
   ['NETREPRO_CNI', 'real providers: run only scenarios of this CNI (bridge, flannel, cilium)'],
   ['NETREPRO_CILIUM_VERSION', 'Cilium Helm chart version'],

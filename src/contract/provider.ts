@@ -4,7 +4,7 @@ import type { TopologySpec } from '../model/scenario-schema.ts';
 import type { ProbeTraceSession, TraceFlows } from '../model/trace-events.ts';
 import type { ExecOptions, ExecResult, Spawned, SpawnOptions } from './command.ts';
 
-export type ProviderName = 'netns' | 'kind' | 'minikube' | 'k3s';
+export type ProviderName = 'netns' | 'local' | 'kind' | 'minikube' | 'k3s';
 
 export type Availability = { ok: true } | { ok: false; reason: string; hint: string };
 

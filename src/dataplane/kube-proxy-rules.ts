@@ -325,7 +325,15 @@ export function kubeletRules(L: KubeProxyLayout): KubeProxyRules | undefined {
   if (L.localnetFirewall) return undefined;
   return {
     tables: {
-      filter: { chains: ['KUBE-FIREWALL'], rules: [`-A KUBE-FIREWALL ${q('kubernetes firewall for dropping marked packets')} -m mark --mark 0x8000/0x8000 -j DROP`] },
+      filter: {
+        chains: ['KUBE-FIREWALL'],
+        rules: [
+          `-A KUBE-FIREWALL ${q('kubernetes firewall for dropping marked packets')} -m mark --mark 0x8000/0x8000 -j DROP`,
+          // CVE-2020-8558 (kubelet 1.19, and the 1.16.11 / 1.17.7 / 1.18.4 patch releases): traffic from outside to
+          // 127.0.0.0/8, which route_localnet=1 (set by kube-proxy) would otherwise route; seen on a real v1.20.2 kubelet
+          ...(L.minor >= 19 ? [`-A KUBE-FIREWALL ! -s 127.0.0.0/8 -d 127.0.0.0/8 ${q('block incoming localnet connections')} -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP`] : []),
+        ],
+      },
       nat: { chains: ['KUBE-MARK-DROP'], rules: ['-A KUBE-MARK-DROP -j MARK --set-xmark 0x8000/0x8000'] },
     },
     jumps: [

@@ -10,6 +10,7 @@ import type { KubeApi } from './real/kube-api.ts';
 import type { KubeAccess } from './real/kube-cli.ts';
 import { importOptional, requireInstalled } from './real/optional-module.ts';
 import { realSupport } from './real/real-support.ts';
+import { localSupport } from './real/local/local-support.ts';
 import { resolveRunConfig, type RunConfig } from './run-config.ts';
 
 export { PROVIDER_NAMES };
@@ -24,7 +25,7 @@ const configOf = (config: RunConfig | string): RunConfig => (typeof config === '
 /** Capabilities and topology fit of the configured provider: no provider code or library is loaded. */
 export function providerSupport(config: RunConfig | string): ProviderSupport {
   const c = configOf(config);
-  return c.provider === 'netns' ? NETNS_SUPPORT : realSupport(c.provider, c.real);
+  return c.provider === 'netns' ? NETNS_SUPPORT : c.provider === 'local' ? localSupport(c.real) : realSupport(c.provider, c.real);
 }
 
 export async function createProvider(config: RunConfig | string, deps: ProviderDeps = {}): Promise<ClusterProvider> {
@@ -32,6 +33,9 @@ export async function createProvider(config: RunConfig | string, deps: ProviderD
   switch (c.provider) {
     case 'netns':
       return new (await import('./netns/netns-provider.ts')).NetnsProvider();
+    case 'local':
+      requireInstalled('the local provider', ['@kubernetes/client-node']);
+      return new (await importOptional('the local provider', () => import('./real/local/local-provider.ts'))).LocalProvider(c.real, deps);
     case 'kind':
       requireInstalled('the kind provider', ['@kubernetes/client-node']);
       return new (await importOptional('the kind provider', () => import('./real/kind/kind-provider.ts'))).KindProvider(c.real, deps);

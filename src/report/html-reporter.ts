@@ -118,7 +118,7 @@ export function topologyPicture(t: TopologySpec): string {
       ...c.items.map((pod, j) => `<text x="${x + 16}" y="${64 + j * podH}" font-size="12" fill="#1a73e8">${esc(pod)}</text>`),
     ];
   });
-  svcLines.forEach((l, i) => parts.push(`<text x="20" y="${boxH + 34 + i * 16}" font-size="11.5" font-family="ui-monospace,monospace">${esc(l)}</text>`));
+  for (const [i, l] of svcLines.entries()) parts.push(`<text x="20" y="${boxH + 34 + i * 16}" font-size="11.5" font-family="ui-monospace,monospace">${esc(l)}</text>`);
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="topology: ${esc(t.cni)}">${parts.join('')}</svg>`;
 }
 

@@ -10,7 +10,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { labSkipReason } from '../lab-support.ts';
 import { namespacesCreatedDuring } from '../namespace-watch.ts';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 describe.skipIf(labSkipReason)('namespace watch', () => {
   it('sees the lab of a valid scenario run, owned by the process that ran it', async () => {

@@ -23,7 +23,7 @@ import { loadScenarioFile } from '../../src/model/load-scenario.ts';
 import { main } from '../../src/cli/build-cli.ts';
 import { namespacesCreatedDuring } from '../namespace-watch.ts';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CORPUS = 'test/bad-input';
 
 interface Case {

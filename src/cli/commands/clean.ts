@@ -10,7 +10,8 @@ export default async function clean(options: { force?: boolean }): Promise<void>
   const force = options.force ?? false;
   const removed: string[] = [];
   const alive: string[] = [];
-  for (const name of PROVIDER_NAMES) {
+  // local first: its pods' processes are found by their cgroups, before the netns lab removes the namespaces by name
+  for (const name of ['local', ...PROVIDER_NAMES.filter((n) => n !== 'local')] as const) {
     let provider;
     try {
       provider = await createProvider(resolveRunConfig({ provider: name }));

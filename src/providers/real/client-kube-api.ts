@@ -2,6 +2,9 @@
 // and commands in containers through the Exec API (websocket), never through a shell string.
 import { CoreV1Api, Exec, KubeConfig, type V1Pod, type V1Status } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
+import { Agent, type AgentOptions } from 'node:https';
+import { connect as netConnect } from 'node:net';
+import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
 import { Readable, Writable } from 'node:stream';
 import { CommandFailedError, HarnessError } from '../../model/errors.ts';
 import { LineLog, type ExecOptions, type ExecResult, type Spawned } from '../../contract/command.ts';
@@ -35,10 +38,28 @@ class TextSink extends Writable {
   }
 }
 
-export function clientKubeApi(access: KubeAccess): KubeApi {
+/**
+ * The run's kubeconfig and context; with `access.socket`, every connection (requests and exec websockets)
+ * goes through that unix socket, TLS and the server's name checked as for a direct connection.
+ */
+export function loadKubeConfig(access: KubeAccess): KubeConfig {
   const kc = new KubeConfig();
   kc.loadFromFile(access.kubeconfig);
   kc.setCurrentContext(access.context);
+  if (access.socket) {
+    const socket = access.socket;
+    // createAgent is private in the typings; it is the one place both fetch and the websockets take their agent from
+    (kc as unknown as { createAgent: (cluster: unknown, options: AgentOptions) => Agent }).createAgent = (_cluster, options) => {
+      const agent = new Agent({ ...options, keepAlive: true });
+      (agent as unknown as { createConnection: (o: ConnectionOptions) => unknown }).createConnection = (o) => tlsConnect({ ...o, socket: netConnect(socket) });
+      return agent;
+    };
+  }
+  return kc;
+}
+
+export function clientKubeApi(access: KubeAccess): KubeApi {
+  const kc = loadKubeConfig(access);
   const core = kc.makeApiClient(CoreV1Api);
   const execApi = new Exec(kc);
 

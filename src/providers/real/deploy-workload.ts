@@ -10,7 +10,7 @@ import type { KubeApi } from './kube-api.ts';
 import { PodTarget } from './pod-target.ts';
 import type { RealCluster } from './real-cluster.ts';
 import {
-  agentConfigMap, clusterNamespace, namespaceObjects, podNamespaces, podObject, serviceObjects, type WorkloadImages,
+  agentCommandOf, agentConfigMap, clusterNamespace, namespaceObjects, podNamespaces, podObject, serviceObjects, type WorkloadImages,
 } from './workload-objects.ts';
 
 const AGENT_SOURCE = packagePath('src/providers/netns/agent/pod-agent.mjs');
@@ -29,15 +29,25 @@ export interface WorkloadInput {
 export async function deployWorkload({ api, cluster, topology, nodeMap, images, run }: WorkloadInput): Promise<void> {
   const agentSource = await readFile(AGENT_SOURCE, 'utf8');
   const namespaces = podNamespaces(topology);
-  for (const ns of namespaceObjects(topology, run.prefix, run.runId)) {
+  // a cluster of the run's own keeps the scenario's namespaces (default and kube-system exist already)
+  const prefix = images.ownCluster ? '' : run.prefix;
+  for (const ns of namespaceObjects(topology, prefix, run.runId)) {
     const name = ns.metadata!.name!;
+    if (images.ownCluster) {
+      await api.createNamespace(ns).catch((e: { code?: number }) => {
+        if (e.code !== 409) throw e;
+      });
+      continue;
+    }
     await api.createNamespace(ns);
     cluster.onDestroy(`namespace ${name}`, () => api.deleteNamespace(name));
   }
-  for (const ns of new Set(namespaces.values())) await api.createConfigMap(agentConfigMap(clusterNamespace(run.prefix, ns), agentSource, run.runId));
+  if (images.agentCommand === undefined) {
+    for (const ns of new Set(namespaces.values())) await api.createConfigMap(agentConfigMap(clusterNamespace(prefix, ns), agentSource, run.runId));
+  }
 
   const dnsRecords: string[] = [];
-  for (const [i, body] of serviceObjects(topology, run.prefix, run.runId).entries()) {
+  for (const [i, body] of serviceObjects(topology, prefix, run.runId, images.ownCluster).entries()) {
     const svc = topology.services[i]!;
     const created = await api.createService(body);
     const ip = created.spec?.clusterIP;
@@ -46,16 +56,28 @@ export async function deployWorkload({ api, cluster, topology, nodeMap, images, 
     dnsRecords.push(`--record=${svc.name}.${svc.namespace}.svc.cluster.local=${ip}`);
   }
 
-  for (const pod of topology.pods) {
-    const namespace = clusterNamespace(run.prefix, namespaces.get(pod.name)!);
+  const create = async (pod: TopologySpec['pods'][number]) => {
+    const namespace = clusterNamespace(prefix, namespaces.get(pod.name)!);
     const nodeName = nodeMap.get(pod.node);
     if (!nodeName) throw new HarnessError('LAB_FAILED', `pod ${pod.name} is on node ${pod.node}, which the cluster does not have`);
     await api.createPod(podObject({ pod, namespace, nodeName, dnsRecords }, topology, images, run.runId));
-    cluster.pods.set(pod.name, new PodTarget(api, namespace, pod.name));
+    cluster.pods.set(pod.name, new PodTarget(api, namespace, pod.name, agentCommandOf(images)));
+    return namespace;
+  };
+  if (images.ownCluster) {
+    // one pod at a time per node, so host-local hands out .2, .3, ... in the scenario's pod order, as in the
+    // netns lab (and `netrepro render`): the same pod IPs, hence the same KUBE-SEP chain names
+    await Promise.all(
+      [...new Set(topology.pods.map((p) => p.node))].map(async (node) => {
+        for (const pod of topology.pods.filter((p) => p.node === node)) await api.waitPodReady(await create(pod), pod.name, READY_TIMEOUT_MS);
+      }),
+    );
+  } else {
+    for (const pod of topology.pods) await create(pod);
   }
   await Promise.all(
     topology.pods.map(async (pod) => {
-      const namespace = clusterNamespace(run.prefix, namespaces.get(pod.name)!);
+      const namespace = clusterNamespace(prefix, namespaces.get(pod.name)!);
       const ready = await api.waitPodReady(namespace, pod.name, READY_TIMEOUT_MS);
       cluster.addresses.set(`pod/${pod.name}`, ready.status!.podIP!);
       await Promise.all((pod.serve ?? []).map((_, i) => waitForReadyLine(api, namespace, pod.name, `serve-${i}`)));

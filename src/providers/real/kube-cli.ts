@@ -7,6 +7,11 @@ import { assertContextAllowed, type ContextGuard } from './context-guard.ts';
 export interface KubeAccess {
   kubeconfig: string;
   context: string;
+  /**
+   * A unix socket that carries the connection to the API server (the `local` provider's server listens
+   * only inside the run's namespaces; a forwarder there serves this socket). kubectl is not used then.
+   */
+  socket?: string;
 }
 
 export class KubeCli {

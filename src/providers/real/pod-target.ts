@@ -13,12 +13,13 @@ export class PodTarget implements Target {
     private readonly api: KubeApi,
     private readonly namespace: string,
     private readonly name: string,
+    private readonly agentCommand: readonly string[] = AGENT_COMMAND,
   ) {
     this.ref = `pod/${name}`;
   }
 
   private where(argv: readonly string[]): PodRef {
-    const agent = argv[0] === AGENT_COMMAND[0] && argv[1] === AGENT_COMMAND[1];
+    const agent = this.agentCommand.every((word, i) => argv[i] === word);
     return { namespace: this.namespace, name: this.name, container: agent ? 'agent' : 'probe' };
   }
 

@@ -11,6 +11,9 @@ import { RealCluster } from './real-cluster.ts';
 import type { RealCni, ResolvedRealOptions } from './real-options.ts';
 import { fitCni, realMisfit } from './scenario-fit.ts';
 import { UnsupportedScenarioError } from './unsupported.ts';
+import type { RealProviderName } from './real-support.ts';
+import type { WorkloadImages } from './workload-objects.ts';
+import type { Misfit } from '../../contract/provider.ts';
 
 /** Cluster, profile and container names: the run prefix first, so `clean` finds them. */
 export const clusterName = (run: RunContext) => `${run.prefix}cluster`;
@@ -37,27 +40,32 @@ export interface StandUpInput {
 }
 
 export interface RealProviderSpec {
-  name: 'kind' | 'minikube' | 'k3s';
+  name: RealProviderName;
   options: ResolvedRealOptions;
   /** The context name the provider's cluster will have. */
   contextName(run: RunContext): string;
   /** Creates the cluster and installs the CNI; registers its own teardown on `input.cluster`. */
   standUp(input: StandUpInput): Promise<StoodUp>;
   kubeApi(access: KubeAccess): KubeApi;
+  /** What the pods run (default: the options' probe and agent images, the agent from a ConfigMap). */
+  images?: WorkloadImages;
+  /** The provider's own topology fit (default: realMisfit). */
+  misfit?: (topology: TopologySpec) => Misfit | undefined;
+  /** The started cluster (default: a RealCluster; `local` adds its lab actions and paths). */
+  makeCluster?: (nodeNames: readonly string[], run: RunContext) => RealCluster;
 }
 
 export async function provisionRealCluster(spec: RealProviderSpec, topology: TopologySpec, run: RunContext): Promise<StartedCluster> {
   // the engine checked this before calling (src/contract/provider-support.ts); a direct caller gets the same skip
-  const misfit = realMisfit(spec.name, topology, spec.options);
+  const misfit = spec.misfit ? spec.misfit(topology) : realMisfit(spec.name as Exclude<RealProviderName, 'local'>, topology, spec.options);
   if (misfit) throw new UnsupportedScenarioError(spec.name, misfit.reason, misfit.hint);
-  const { cni } = fitCni(topology, spec.options) as { cni: RealCni };
+  const fit = fitCni(topology, spec.options);
+  const cni: RealCni = 'cni' in fit ? fit.cni : (topology.cni as RealCni);
 
   const guard = { created: spec.contextName(run), allowContexts: spec.options.allowContexts };
   const guarded = (access: KubeAccess) => (assertContextAllowed(access.context, guard), access);
-  const cluster = new RealCluster(
-    topology.nodes.map((n) => n.name),
-    run,
-  );
+  const nodeNames = topology.nodes.map((n) => n.name);
+  const cluster = spec.makeCluster ? spec.makeCluster(nodeNames, run) : new RealCluster(nodeNames, run);
   try {
     const up = await spec.standUp({
       topology,
@@ -80,7 +88,7 @@ export async function provisionRealCluster(spec: RealProviderSpec, topology: Top
       const scenarioName = [...nodeMap].find(([, real]) => real === n.name)?.[0];
       if (scenarioName) cluster.addresses.set(`node/${scenarioName}`, n.internalIP);
     }
-    await deployWorkload({ api, cluster, topology, nodeMap, images: spec.options, run });
+    await deployWorkload({ api, cluster, topology, nodeMap, images: spec.images ?? spec.options, run });
     return cluster;
   } catch (e) {
     await cluster.destroy().catch((teardown: Error) => run.log(`teardown after failed provisioning: ${teardown.message}`));

@@ -6,7 +6,6 @@ import { TeardownStack } from '../../contract/teardown-stack.ts';
 import { AGENT_COMMAND } from './workload-objects.ts';
 
 export class RealCluster implements StartedCluster {
-  readonly agentCommand = AGENT_COMMAND;
   readonly addresses = new Map<string, string>();
   readonly nodes = new Map<string, Target>();
   readonly pods = new Map<string, Target>();
@@ -15,6 +14,7 @@ export class RealCluster implements StartedCluster {
   constructor(
     readonly nodeNames: readonly string[],
     run: RunContext,
+    readonly agentCommand: readonly string[] = AGENT_COMMAND,
   ) {
     this.teardown = new TeardownStack(run.log);
   }

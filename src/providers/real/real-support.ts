@@ -9,6 +9,9 @@ import { realMisfit } from './scenario-fit.ts';
 
 export const REAL_CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>(['node-exec']);
 
-export function realSupport(name: 'kind' | 'minikube' | 'k3s', options: ResolvedRealOptions): ProviderSupport {
+/** The providers that run real Kubernetes: `local` on this host from the one-time build, the others through their CLIs. */
+export type RealProviderName = 'local' | 'kind' | 'minikube' | 'k3s';
+
+export function realSupport(name: Exclude<RealProviderName, 'local'>, options: ResolvedRealOptions): ProviderSupport {
   return { name, capabilities: REAL_CAPABILITIES, fit: (topology) => realMisfit(name, topology, options) };
 }

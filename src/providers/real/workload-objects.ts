@@ -18,13 +18,32 @@ export const AGENT_COMMAND = ['node', `${AGENT_DIR}/pod-agent.mjs`] as const;
 export interface WorkloadImages {
   probeImage: string;
   agentImage: string;
+  /**
+   * The agent as a program in the agent image (the `local` provider's pod image holds the native agent):
+   * no ConfigMap, no Node. Default: pod-agent.mjs from the ConfigMap, run by `node`.
+   */
+  agentCommand?: readonly string[];
+  /** `Never` for images imported into the nodes, which no registry has. */
+  pullPolicy?: 'Never' | 'IfNotPresent';
+  /**
+   * The cluster is the run's own, created for this scenario (`local`): the scenario's namespaces and Service
+   * clusterIPs as they are (kube-proxy's chain names and comments then are the lab's), no namespace to delete.
+   */
+  ownCluster?: boolean;
 }
+
+/** The argv prefix that runs the agent in a pod of a cluster using `images`. */
+export const agentCommandOf = (images: WorkloadImages): readonly string[] => images.agentCommand ?? AGENT_COMMAND;
 
 const managed = (runId: string) => ({ 'app.kubernetes.io/managed-by': 'netrepro', 'netrepro.io/run': runId });
 
 export const clusterNamespace = (prefix: string, scenarioNamespace: string) => `${prefix}${scenarioNamespace}`;
 
-/** Scenario namespace of each pod: that of the services it backs, else `default`. */
+/**
+ * Scenario namespace of each pod: that of the services it backs; a pod backing none (yet: an `endpoint` step
+ * may add it later, and a Service selects only pods of its own namespace) goes where all the Services are
+ * when they share one namespace, else to `default`.
+ */
 export function podNamespaces(topology: TopologySpec): Map<string, string> {
   const out = new Map<string, string>();
   for (const svc of topology.services) {
@@ -36,7 +55,9 @@ export function podNamespaces(topology: TopologySpec): Map<string, string> {
       out.set(pod, svc.namespace);
     }
   }
-  for (const pod of topology.pods) if (!out.has(pod.name)) out.set(pod.name, 'default');
+  const shared = new Set(topology.services.map((s) => s.namespace));
+  const fallback = shared.size === 1 ? [...shared][0]! : 'default';
+  for (const pod of topology.pods) if (!out.has(pod.name)) out.set(pod.name, fallback);
   return out;
 }
 
@@ -49,10 +70,11 @@ export function agentConfigMap(namespace: string, agentSource: string, runId: st
   return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: AGENT_CONFIGMAP, namespace, labels: managed(runId) }, data: { 'pod-agent.mjs': agentSource } };
 }
 
-export function serviceObjects(topology: TopologySpec, prefix: string, runId: string): V1Service[] {
+export function serviceObjects(topology: TopologySpec, prefix: string, runId: string, keepClusterIPs = false): V1Service[] {
   return topology.services.map((svc) => {
     const base = serviceObject(svc);
-    const { clusterIP: _allocatedByTheCluster, ...spec } = base.spec!;
+    const { clusterIP: allocatedByTheCluster, ...rest } = base.spec!;
+    const spec = keepClusterIPs ? { ...rest, clusterIP: allocatedByTheCluster } : rest;
     return { ...base, metadata: { ...base.metadata, namespace: clusterNamespace(prefix, svc.namespace), labels: { ...base.metadata!.labels, ...managed(runId) } }, spec };
   });
 }
@@ -75,14 +97,18 @@ export function podObject(input: PodInput, topology: TopologySpec, images: Workl
   const { pod, namespace, nodeName, dnsRecords } = input;
   const labels: Record<string, string> = { ...managed(runId), 'netrepro.io/pod': pod.name };
   for (const svc of topology.services) if (svc.endpoints.some((e) => e.pod === pod.name)) labels[endpointLabel(svc.name)] = 'true';
-  const agentVolume = [{ name: 'agent', mountPath: AGENT_DIR, readOnly: true }];
+  const fromConfigMap = images.agentCommand === undefined;
+  const agent = agentCommandOf(images);
+  const agentVolume = fromConfigMap ? { volumeMounts: [{ name: 'agent', mountPath: AGENT_DIR, readOnly: true }] } : {};
+  const pull = images.pullPolicy ? { imagePullPolicy: images.pullPolicy } : {};
   const serve: V1Container[] = (pod.serve ?? []).map((program, i) => ({
     name: `serve-${i}`,
     image: images.agentImage,
+    ...pull,
     command: program.http
-      ? [...AGENT_COMMAND, 'http', `--port=${program.http}`, `--name=${pod.name}`]
-      : [...AGENT_COMMAND, 'dns', `--port=${program.dns}`, `--name=${pod.name}`, ...dnsRecords],
-    volumeMounts: agentVolume,
+      ? [...agent, 'http', `--port=${program.http}`, `--name=${pod.name}`]
+      : [...agent, 'dns', `--port=${program.dns}`, `--name=${pod.name}`, ...dnsRecords],
+    ...agentVolume,
   }));
   return {
     apiVersion: 'v1',
@@ -94,11 +120,11 @@ export function podObject(input: PodInput, topology: TopologySpec, images: Workl
       terminationGracePeriodSeconds: 0,
       enableServiceLinks: false,
       containers: [
-        { name: 'probe', image: images.probeImage, command: ['sleep', 'infinity'], securityContext: { privileged: true } },
-        { name: 'agent', image: images.agentImage, command: ['sleep', 'infinity'], volumeMounts: agentVolume },
+        { name: 'probe', image: images.probeImage, ...pull, command: ['sleep', 'infinity'], securityContext: { privileged: true } },
+        { name: 'agent', image: images.agentImage, ...pull, command: ['sleep', 'infinity'], ...agentVolume },
         ...serve,
       ],
-      volumes: [{ name: 'agent', configMap: { name: AGENT_CONFIGMAP } }],
+      ...(fromConfigMap ? { volumes: [{ name: 'agent', configMap: { name: AGENT_CONFIGMAP } }] } : {}),
     },
   };
 }

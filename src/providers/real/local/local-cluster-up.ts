@@ -1,0 +1,446 @@
+// Brings up a real Kubernetes cluster on this host, every piece inside the run's own namespaces:
+//   fabric namespace (nr-<run>-fabric): the bridge joining the nodes (br0, 172.18.0.1/24, as in the netns
+//     lab), etcd on its loopback, kube-apiserver on 172.18.0.1:6443, controller-manager, scheduler, and a
+//     forwarder from a socket file of the run to the API server (the harness's only way in: nothing listens
+//     in the root namespace);
+//   per node (nr-<run>-n-<node>): eth0 on the fabric (172.18.0.<i+2>), a private mount namespace (its /run,
+//     /var/lib and /var/log are the node's own directories: containerd's shim sockets, CNI state and pod logs
+//     never touch the host's), containerd with its own root, state and socket, kubelet (cgroup root
+//     /nr-<run>-<node>), kube-proxy, and the bridge CNI (cni0, host-local on the scenario's podCIDR, routes
+//     to the other nodes' podCIDRs).
+// Every process is registered for teardown as it starts; readiness is a printed line or the API's answer.
+import { mkdir, readdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { HarnessError } from '../../../model/errors.ts';
+import type { TopologySpec } from '../../../model/scenario-schema.ts';
+import { runCommand } from '../../../contract/command.ts';
+import { killAll } from '../../netns/namespace-pids.ts';
+import { ipBatch, removeNamespaces } from '../../netns/netns-lab.ts';
+import type { RunContext } from '../../../contract/provider.ts';
+import { Daemon } from './local-daemon.ts';
+import type { LocalBuild } from './local-build.ts';
+import { LOCAL_STATE_ROOT, type LocalNames } from './local-names.ts';
+import { kubeconfigYaml, makePki, type LocalPki } from './local-pki.ts';
+import { packagePath } from '../../../model/package-root.ts';
+import { flannelDevice, flannelPeerEntries, FLANNEL_MTU, vtepMac, type FlannelNode } from '../../../dataplane/flannel-entries.ts';
+import { helperBinary } from '../../netns/helper-build.ts';
+
+export const FABRIC_NET = '172.18.0';
+export const APISERVER_IP = `${FABRIC_NET}.1`;
+export const SERVICE_CIDR = '10.96.0.0/12';
+const KUBERNETES_SERVICE_IP = '10.96.0.1';
+/** What kubelet would write to the host's kernel at start (setupKernelTunables): read from files in the node's own mount namespace instead. */
+const KUBELET_KERNEL_TUNABLES = ['vm/overcommit_memory', 'vm/panic_on_oom', 'kernel/panic', 'kernel/panic_on_oops', 'kernel/keys/root_maxkeys', 'kernel/keys/root_maxbytes'];
+
+export interface LocalNode {
+  /** The scenario's node name. */
+  scenarioName: string;
+  /** The Kubernetes node name. */
+  kubeName: string;
+  netns: string;
+  ip: string;
+  podCIDR: string;
+  dir: string;
+  /** The private mount namespace of the node (its holder process). */
+  mountNs: () => string;
+  daemons: Map<'containerd' | 'kubelet' | 'kube-proxy', Daemon>;
+}
+
+export interface LocalHost {
+  name: string;
+  netns: string;
+  ip: string;
+}
+
+export interface LocalClusterHandle {
+  kubeconfig: string;
+  context: string;
+  socket: string;
+  pki: LocalPki;
+  nodes: LocalNode[];
+  hosts: LocalHost[];
+  /** Milliseconds from the start of the bring-up to each milestone. */
+  timings: Record<string, number>;
+  startKubelet(node: LocalNode): Promise<Daemon>;
+  startKubeProxy(node: LocalNode): Promise<Daemon>;
+  waitKubeProxySynced(node: LocalNode): Promise<void>;
+}
+
+export interface BringUpInput {
+  build: LocalBuild;
+  names: LocalNames;
+  topology: TopologySpec;
+  run: RunContext;
+  /** Registers an undo on the cluster's TeardownStack. */
+  onDestroy(what: string, action: () => Promise<unknown>): void;
+  /** Waits for the API server's /readyz, then for a node to be Ready (through the socket). */
+  api: {
+    ready(kubeconfig: string, socket: string, timeoutMs: number): Promise<void>;
+    nodeReady(name: string, timeoutMs: number): Promise<void>;
+    setPodCIDR(name: string, cidr: string): Promise<void>;
+    waitNodeRegistered(name: string, timeoutMs: number): Promise<void>;
+  };
+}
+
+const CGROUP_HIERARCHIES_ROOT = '/sys/fs/cgroup';
+
+/** The cgroup v1 hierarchies (and the v2 one) mounted here: kubelet's --cgroup-root must exist in each. */
+export async function cgroupHierarchies(): Promise<string[]> {
+  const mounts = await readFile('/proc/self/mounts', 'utf8');
+  return mounts
+    .split('\n')
+    .map((l) => l.split(' '))
+    .filter(([, target, type]) => (type === 'cgroup' || type === 'cgroup2') && target?.startsWith(`${CGROUP_HIERARCHIES_ROOT}/`))
+    .map(([, target]) => target!);
+}
+
+/** Kills every process in the cgroup directories named `root` (a kubelet's --cgroup-root, all of its pods) and removes them, deepest first. */
+export async function removeCgroupRoot(root: string): Promise<void> {
+  for (const hierarchy of await cgroupHierarchies()) {
+    const top = join(hierarchy, root);
+    const dirs = await walk(top);
+    for (const d of dirs) {
+      const procs = await readFile(join(d, 'cgroup.procs'), 'utf8').catch(() => '');
+      killAll(procs.split('\n').filter(Boolean).map(Number));
+    }
+    for (const d of dirs.reverse()) {
+      for (let i = 0; i < 50; i++) {
+        const e = await rmdir(d).then(() => undefined, (err: NodeJS.ErrnoException) => err);
+        if (!e || e.code === 'ENOENT' || e.code !== 'EBUSY') break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  }
+}
+
+async function walk(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => undefined);
+  if (!entries) return [];
+  const out = [dir];
+  for (const e of entries) if (e.isDirectory()) out.push(...(await walk(join(dir, e.name))));
+  return out;
+}
+
+async function makeCgroupRoot(root: string): Promise<void> {
+  for (const hierarchy of await cgroupHierarchies()) {
+    const dir = join(hierarchy, root);
+    await mkdir(dir, { recursive: true });
+    if (hierarchy.endsWith('/cpuset')) {
+      // a v1 cpuset cgroup has no CPUs or memory nodes until given its parent's
+      for (const f of ['cpuset.cpus', 'cpuset.mems']) await writeFile(join(dir, f), await readFile(join(hierarchy, f), 'utf8'));
+    }
+  }
+}
+
+export async function bringUpLocalCluster(input: BringUpInput): Promise<LocalClusterHandle> {
+  const { build, names, topology, run, onDestroy } = input;
+  const t0 = performance.now();
+  const timings: Record<string, number> = {};
+  const mark = (what: string) => {
+    timings[what] = Math.round(performance.now() - t0);
+    run.log(`local: ${what} (${(timings[what] / 1000).toFixed(1)} s)`);
+  };
+  const state = names.state;
+  onDestroy(`state directory ${state}`, async () => {
+    await rm(state, { recursive: true, force: true });
+    await rmdir(LOCAL_STATE_ROOT).catch(() => {}); // the last run's leaves nothing
+  });
+  await mkdir(join(state, 'logs'), { recursive: true });
+  const owner = `${JSON.stringify({ pid: process.pid, runId: run.runId })}\n`;
+  await writeFile(join(state, 'owner.json'), owner);
+  // the netns lab's owner file too: its `clean` then leaves this live run's namespaces alone
+  onDestroy(`owner file ${names.stateDir}`, () => rm(names.stateDir, { recursive: true, force: true }));
+  await mkdir(names.stateDir, { recursive: true });
+  await writeFile(join(names.stateDir, 'owner.json'), owner);
+  const log = (name: string) => join(state, 'logs', `${name}.log`);
+
+  // namespaces and wiring
+  const nodes: LocalNode[] = topology.nodes.map((n, i) => ({
+    scenarioName: n.name,
+    kubeName: names.kubeNode(n.name),
+    netns: names.node(n.name),
+    ip: `${FABRIC_NET}.${i + 2}`,
+    podCIDR: n.podCIDR,
+    dir: names.nodeDir(n.name),
+    mountNs: () => {
+      throw new HarnessError('LAB_FAILED', `node ${n.name} has no mount namespace yet`);
+    },
+    daemons: new Map(),
+  }));
+  // outside the cluster, on the nodes' network, with no route back to the pod network (as in the netns lab)
+  const hosts: LocalHost[] = topology.hosts.map((h, i) => ({ name: h.name, netns: names.host(h.name), ip: `${FABRIC_NET}.${100 + i}` }));
+  const hostIP = (ref: string) => hosts.find((h) => `host/${h.name}` === ref)?.ip;
+  const namespaces = [names.fabric, ...nodes.map((n) => n.netns), ...hosts.map((h) => h.netns)];
+  onDestroy(`namespaces ${namespaces.join(' ')}`, () => removeNamespaces([...namespaces].reverse()));
+  await runCommand(['ip', '-batch', '-'], { input: namespaces.map((ns) => `netns add ${ns}\n`).join('') });
+  const fabric = ['link set lo up', 'link add br0 type bridge', 'link set br0 up', `addr add ${APISERVER_IP}/24 dev br0`];
+  for (const [i, n] of nodes.entries()) fabric.push(`link add n${i} type veth peer name eth0 netns ${n.netns}`, `link set n${i} master br0`, `link set n${i} up`);
+  for (const [i, h] of hosts.entries()) fabric.push(`link add h${i} type veth peer name eth0 netns ${h.netns}`, `link set h${i} master br0`, `link set h${i} up`);
+  await ipBatch(names.fabric, fabric);
+  const flannel: FlannelNode[] = nodes.map((n, i) => ({ name: n.scenarioName, podCIDR: n.podCIDR, nodeIP: n.ip, vtepMac: vtepMac(i + 1) }));
+  await Promise.all([
+    ...nodes.map(async (n, i) => {
+      const node = topology.nodes[i]!;
+      const lines = ['link set lo up', `addr add ${n.ip}/24 dev eth0`, 'link set eth0 up'];
+      if (node.defaultRoute) lines.push(`route add default via ${hostIP(node.defaultRoute)} dev eth0`);
+      if (topology.cni === 'flannel') {
+        // flanneld is not packaged in Debian: its vxlan backend's device and per-peer entries, as flanneld writes them
+        const entries = flannelPeerEntries(flannel[i]!, flannel);
+        await ipBatch(n.netns, [...lines, ...flannelDevice(flannel[i]!), ...entries.ip]);
+        if (entries.bridge.length > 0) await runCommand(['bridge', '-n', n.netns, '-batch', '-'], { input: `${entries.bridge.join('\n')}\n` });
+      } else {
+        const others = topology.nodes.filter((o) => o.name !== node.name);
+        await ipBatch(n.netns, [...lines, ...others.map((o) => `route add ${o.podCIDR} via ${FABRIC_NET}.${topology.nodes.indexOf(o) + 2} dev eth0`)]);
+      }
+      // the node's sysctls before its components start (kube-proxy reads some at its start, as in the lab)
+      const sysctls = Object.entries({ 'net.ipv4.ip_forward': 1, 'net.bridge.bridge-nf-call-iptables': 1, ...node.sysctls }).map(([k, v]) => `${k}=${v}`);
+      await runCommand(['sysctl', '-q', '-w', ...sysctls], { enter: { net: `/run/netns/${n.netns}` } });
+    }),
+    ...hosts.map((h) => ipBatch(h.netns, ['link set lo up', `addr add ${h.ip}/24 dev eth0`, 'link set eth0 up'])),
+  ]);
+  mark('namespaces wired');
+
+  // certificates, kubeconfig, control plane
+  const pki = await makePki(join(state, 'pki'), [APISERVER_IP, KUBERNETES_SERVICE_IP, '127.0.0.1']);
+  const context = `${names.prefix}cluster`;
+  const kubeconfig = join(state, 'kubeconfig');
+  await writeFile(kubeconfig, kubeconfigYaml(`https://${APISERVER_IP}:6443`, pki.ca, pki.token, context), { mode: 0o600 });
+  const socket = join(state, 'apiserver.sock');
+  const inFabric = { net: `/run/netns/${names.fabric}` };
+  const daemon = (name: string, argv: string[], enter: { net: string; mount?: string }, what = name) => {
+    const d = new Daemon(name, argv, log(name), enter);
+    onDestroy(what, () => d.stop());
+    return d;
+  };
+
+  const etcd = daemon('etcd', [
+    'etcd', '--name', 'netrepro', '--data-dir', join(state, 'etcd'),
+    '--listen-client-urls', 'http://127.0.0.1:2379', '--advertise-client-urls', 'http://127.0.0.1:2379',
+    '--listen-peer-urls', 'http://127.0.0.1:2380', '--initial-advertise-peer-urls', 'http://127.0.0.1:2380',
+    '--initial-cluster', 'netrepro=http://127.0.0.1:2380',
+  ], inFabric);
+  await etcd.waitForLine(/ready to serve client requests/, 30_000, run.signal);
+  mark('etcd ready');
+
+  const apiserver = daemon('kube-apiserver', [
+    build.bin('kube-apiserver'),
+    '--etcd-servers=http://127.0.0.1:2379', `--bind-address=${APISERVER_IP}`, `--advertise-address=${APISERVER_IP}`, '--secure-port=6443', '--insecure-port=0',
+    `--service-cluster-ip-range=${SERVICE_CIDR}`, `--tls-cert-file=${pki.apiserverCert}`, `--tls-private-key-file=${pki.apiserverKey}`, `--client-ca-file=${pki.ca}`,
+    `--token-auth-file=${pki.tokenFile}`, '--authorization-mode=AlwaysAllow', `--service-account-key-file=${pki.saPub}`,
+    `--service-account-signing-key-file=${pki.saKey}`, '--service-account-issuer=https://kubernetes.default.svc',
+    // pods need no API credentials: no service-account tokens to mint and mount
+    '--disable-admission-plugins=ServiceAccount', '--allow-privileged=true', '--kubelet-preferred-address-types=InternalIP',
+    '--profiling=false', '--enable-priority-and-fairness=false', '--logtostderr=true', '--v=0',
+  ], inFabric);
+  const forwarder = daemon('api-forwarder', [process.execPath, packagePath('src/providers/real/local/api-forwarder.mjs'), socket, APISERVER_IP, '6443'], inFabric);
+  await forwarder.waitForLine(/^ready /, 10_000, run.signal);
+  await Promise.race([
+    input.api.ready(kubeconfig, socket, 60_000),
+    apiserver.exited.then(async (code) => {
+      throw new HarnessError('LAB_FAILED', `kube-apiserver exited (${code}); its log:\n${await apiserver.tail()}`);
+    }),
+  ]);
+  mark('kube-apiserver ready');
+
+  daemon('kube-controller-manager', [
+    build.bin('kube-controller-manager'), `--kubeconfig=${kubeconfig}`, '--leader-elect=false', '--allocate-node-cidrs=false',
+    `--cluster-cidr=${topology.clusterCIDR}`, `--service-cluster-ip-range=${SERVICE_CIDR}`, `--service-account-private-key-file=${pki.saKey}`,
+    `--root-ca-file=${pki.ca}`, `--flex-volume-plugin-dir=${join(state, 'flex-volume')}`, '--port=0', '--secure-port=0', '--controllers=*,-serviceaccount-token', '--logtostderr=true', '--v=0',
+  ], inFabric);
+  daemon('kube-scheduler', [build.bin('kube-scheduler'), `--kubeconfig=${kubeconfig}`, '--leader-elect=false', '--port=0', '--secure-port=0', '--logtostderr=true', '--v=0'], inFabric);
+
+  // nodes: cgroup root, mount namespace, containerd with the images, kubelet, kube-proxy
+  const resolvConf = join(state, 'resolv.conf');
+  await writeFile(resolvConf, '');
+  const startKubelet = async (n: LocalNode) => {
+    const d = daemon(`kubelet-${n.scenarioName}`, [
+      build.bin('kubelet'), `--config=${join(n.dir, 'kubelet.yaml')}`, `--kubeconfig=${kubeconfig}`, '--container-runtime=remote',
+      `--container-runtime-endpoint=unix://${join(n.dir, 'containerd.sock')}`, `--hostname-override=${n.kubeName}`, `--node-ip=${n.ip}`,
+      `--root-dir=${join(n.dir, 'kubelet')}`, `--volume-plugin-dir=${join(n.dir, 'kubelet', 'volume-plugins')}`, `--cert-dir=${join(n.dir, 'kubelet', 'pki')}`, `--pod-infra-container-image=${build.images.pauseRef}`,
+      '--logtostderr=true', '--v=0',
+    ], { net: `/run/netns/${n.netns}`, mount: n.mountNs() }, `kubelet on ${n.kubeName}`);
+    n.daemons.set('kubelet', d);
+    return d;
+  };
+  const startKubeProxy = async (n: LocalNode) => {
+    const d = daemon(`kube-proxy-${n.scenarioName}`, [build.bin('kube-proxy'), `--config=${join(n.dir, 'kube-proxy.yaml')}`, '--logtostderr=true', '--v=0'], {
+      net: `/run/netns/${n.netns}`,
+      mount: n.mountNs(),
+    }, `kube-proxy on ${n.kubeName}`);
+    n.daemons.set('kube-proxy', d);
+    return d;
+  };
+  const waitKubeProxySynced = async (n: LocalNode) => {
+    // synced once its rules hold the `kubernetes` Service, which exists from the API server's start
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const r = await runCommand(['iptables-save', '-t', 'nat'], { enter: { net: `/run/netns/${n.netns}` }, reject: false });
+      if (/-A KUBE-SERVICES .*default\/kubernetes:https/.test(r.stdout)) return;
+      const proxy = n.daemons.get('kube-proxy');
+      if (proxy && !proxy.running) throw new HarnessError('LAB_FAILED', `kube-proxy on ${n.kubeName} exited; its log:\n${await proxy.tail()}`);
+      if (Date.now() > deadline) throw new HarnessError('LAB_FAILED', `kube-proxy on ${n.kubeName} wrote no rules within 60 s; its log:\n${await proxy?.tail()}`);
+      if (run.signal.aborted) throw new HarnessError('ABORTED', 'aborted while waiting for kube-proxy');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  };
+
+  await Promise.all(
+    nodes.map(async (n) => {
+      const root = names.cgroupRoot(n.scenarioName);
+      onDestroy(`cgroup root /${root} (every pod of ${n.kubeName})`, () => removeCgroupRoot(root));
+      await makeCgroupRoot(root);
+      for (const d of ['var-lib', 'var-log', 'net.d', 'containerd', 'kubelet', 'sysctl']) await mkdir(join(n.dir, d), { recursive: true });
+      await writeNodeConfigs(n, { build, kubeconfig, resolvConf, cgroupRoot: root, clusterCIDR: topology.clusterCIDR });
+      // the conflist before containerd starts: the node is network-ready at once (the scenario's podCIDR, honoured)
+      await writeFile(join(n.dir, 'net.d', '10-netrepro-bridge.conflist'), localBridgeConflist(n.podCIDR, join(n.dir, 'var-lib', 'cni-ipam'), topology.cni === 'flannel' ? FLANNEL_MTU : undefined));
+      const holder = daemon(`mounts-${n.scenarioName}`, ['unshare', '--mount', '--propagation', 'private', '--', 'sh', '-c', MOUNT_SCRIPT, 'sh', n.dir, ...KUBELET_KERNEL_TUNABLES], {
+        net: `/run/netns/${n.netns}`,
+      }, `mount namespace of ${n.kubeName}`);
+      await holder.waitForLine(/^mounts ready$/, 10_000, run.signal);
+      const mountNs = `/proc/${holder.pid}/ns/mnt`;
+      n.mountNs = () => mountNs;
+      const containerd = daemon(`containerd-${n.scenarioName}`, ['containerd', `--config=${join(n.dir, 'containerd.toml')}`], { net: `/run/netns/${n.netns}`, mount: mountNs }, `containerd on ${n.kubeName}`);
+      n.daemons.set('containerd', containerd);
+      await containerd.waitForLine(/containerd successfully booted/, 30_000, run.signal);
+      for (const tar of [build.images.pauseTar, build.images.podTar]) {
+        await runCommand(['ctr', '--address', join(n.dir, 'containerd.sock'), '-n', 'k8s.io', 'images', 'import', tar], { timeoutMs: 120_000, signal: run.signal });
+      }
+      mark(`containerd on ${n.scenarioName} ready, images imported`);
+      await startKubelet(n);
+      await input.api.waitNodeRegistered(n.kubeName, 60_000);
+      await input.api.setPodCIDR(n.kubeName, n.podCIDR);
+      await input.api.nodeReady(n.kubeName, 90_000);
+      mark(`node ${n.scenarioName} Ready`);
+      // kubelet first, then kube-proxy, as on a real node (the order of their INPUT/OUTPUT jumps follows it)
+      await startKubeProxy(n);
+      await waitKubeProxySynced(n);
+      mark(`kube-proxy on ${n.scenarioName} synced`);
+    }),
+  );
+  // programs on the hosts outside the cluster: the native pod agent, as the netns lab runs it there
+  const agent = topology.hosts.some((h) => (h.serve ?? []).length > 0) ? await helperBinary('pod-agent') : '';
+  await Promise.all(
+    topology.hosts.flatMap((h, i) =>
+      (h.serve ?? []).map(async (program, j) => {
+        const argv = program.http ? [agent, 'http', `--port=${program.http}`, `--name=${h.name}`] : [agent, 'dns', `--port=${program.dns}`, `--name=${h.name}`];
+        const d = daemon(`host-${h.name}-${j}`, argv, { net: `/run/netns/${hosts[i]!.netns}` }, `program ${j} on host ${h.name}`);
+        await d.waitForLine(/^ready /, 10_000, run.signal);
+      }),
+    ),
+  );
+  mark('cluster up');
+  return { kubeconfig, context, socket, pki, nodes, hosts, timings, startKubelet, startKubeProxy, waitKubeProxySynced };
+}
+
+/**
+ * Run by the node's mount-namespace holder (`unshare --mount --propagation private`): $1 is the node's
+ * directory, the other arguments kubelet's kernel tunables. Drops the copies of the host's /run/netns
+ * mounts (they would keep other labs' namespaces alive), puts a private /run, /var/lib and /var/log in
+ * place, and covers each tunable with a file holding its current value, so kubelet's writes land there.
+ */
+const MOUNT_SCRIPT = `set -e
+d="$1"; shift
+umount -l /run/netns 2>/dev/null || true
+mount -t tmpfs -o mode=755 netrepro-run /run
+mount --bind "$d/var-lib" /var/lib
+mount --bind "$d/var-log" /var/log
+# where kubelet's cAdvisor looks for containerd: found at once instead of after its connection timeout
+mkdir -p /run/containerd && ln -s "$d/containerd.sock" /run/containerd/containerd.sock
+for t in "$@"; do
+  f="$d/sysctl/$(echo "$t" | tr / .)"
+  cat "/proc/sys/$t" > "$f"
+  mount --bind "$f" "/proc/sys/$t"
+done
+echo mounts ready
+exec sleep infinity`;
+
+/** The bridge shape of src/providers/real/bridge-cni.ts, with host-local's state in the node's directory. */
+export function localBridgeConflist(podCIDR: string, ipamDir: string, mtu?: number): string {
+  return `${JSON.stringify({
+    cniVersion: '0.4.0',
+    name: 'netrepro-bridge',
+    plugins: [
+      { type: 'bridge', bridge: 'cni0', isGateway: true, ipMasq: false, hairpinMode: true, ...(mtu ? { mtu } : {}), ipam: { type: 'host-local', ranges: [[{ subnet: podCIDR }]], routes: [{ dst: '0.0.0.0/0' }], dataDir: ipamDir } },
+      { type: 'portmap', capabilities: { portMappings: true } },
+    ],
+  }, null, 2)}\n`;
+}
+
+async function writeNodeConfigs(
+  n: LocalNode,
+  c: { build: LocalBuild; kubeconfig: string; resolvConf: string; cgroupRoot: string; clusterCIDR: string },
+): Promise<void> {
+  const d = n.dir;
+  await writeFile(join(d, 'containerd.toml'), `version = 2
+root = "${d}/containerd/root"
+state = "${d}/containerd/state"
+disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs", "io.containerd.tracing.processor.v1.otlp", "io.containerd.internal.v1.tracing"]
+[grpc]
+  address = "${d}/containerd.sock"
+[ttrpc]
+  address = "${d}/containerd.sock.ttrpc"
+[debug]
+  address = ""
+[metrics]
+  address = ""
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "${c.build.images.pauseRef}"
+  restrict_oom_score_adj = true
+  netns_mounts_under_state_dir = true
+  stream_server_address = "127.0.0.1"
+  stream_server_port = "0"
+  disable_apparmor = true
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        SystemdCgroup = false
+        Root = "${d}/runc"
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "/usr/lib/cni"
+    conf_dir = "${d}/net.d"
+[plugins."io.containerd.internal.v1.opt"]
+  path = "${d}/containerd/opt"
+`);
+  await writeFile(join(d, 'kubelet.yaml'), `apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+address: ${n.ip}
+port: 10250
+readOnlyPort: 0
+healthzBindAddress: 127.0.0.1
+authentication:
+  anonymous: { enabled: true }
+  webhook: { enabled: false }
+authorization: { mode: AlwaysAllow }
+cgroupDriver: cgroupfs
+cgroupRoot: /${c.cgroupRoot}
+cgroupsPerQOS: true
+failSwapOn: false
+oomScoreAdj: 0
+resolvConf: ${c.resolvConf}
+clusterDomain: cluster.local
+clusterDNS: ["10.96.0.10"]
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+evictionHard: { memory.available: "1Mi", nodefs.available: "0%", nodefs.inodesFree: "0%", imagefs.available: "0%" }
+serializeImagePulls: false
+staticPodPath: ""
+protectKernelDefaults: false
+makeIPTablesUtilChains: true
+# the node turns Ready within 2 s of its runtime being ready (default 10 s)
+nodeStatusUpdateFrequency: 2s
+`);
+  await writeFile(join(d, 'kube-proxy.yaml'), `apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+clientConnection: { kubeconfig: ${c.kubeconfig} }
+hostnameOverride: ${n.kubeName}
+clusterCIDR: ${c.clusterCIDR}
+mode: iptables
+healthzBindAddress: 127.0.0.1:10256
+metricsBindAddress: 127.0.0.1:10249
+# 0: kube-proxy leaves nf_conntrack_max and the module's hashsize alone (host-wide settings)
+conntrack: { maxPerCore: 0, min: 0 }
+`);
+}

@@ -1,0 +1,137 @@
+// `local`: real Kubernetes v1.20.2 on this host, built once from Debian's `kubernetes` source package
+// (`npm run build:kubernetes`), its nodes network namespaces of the run. It goes through the same
+// real-cluster layer as kind, minikube and k3s (src/providers/real/: the workload through the Kubernetes API,
+// the pod agent in pods, node commands, steps and checks); what it adds is in local-cluster-up.ts
+// (bring-up) and local-cluster.ts (fabric, hosts, paths, Service and endpoint changes).
+import { access, constants } from 'node:fs/promises';
+import type { TopologySpec } from '../../../model/scenario-schema.ts';
+import type { Availability, ClusterProvider, Misfit, RunContext, StartedCluster } from '../../../contract/provider.ts';
+import { applyOps } from '../../../dataplane/iptables-ops.ts';
+import { flannelStart } from '../../../dataplane/node-components.ts';
+import { findOnPath } from '../../netns/netns-provider.ts';
+import { clientKubeApi } from '../client-kube-api.ts';
+import { provisionRealCluster, type RealProviderDeps } from '../provision-real-cluster.ts';
+import { asResolved, type RealClusterOptions, type ResolvedRealOptions } from '../real-options.ts';
+import { cleanLocalLeftovers } from './clean-local-leftovers.ts';
+import { findLocalBuild, cacheRoot } from './local-build.ts';
+import { localApi, type LocalApi } from './local-api.ts';
+import { bringUpLocalCluster } from './local-cluster-up.ts';
+import { LocalCluster, NamespaceTarget } from './local-cluster.ts';
+import { localNames } from './local-names.ts';
+import { LOCAL_CAPABILITIES, localMisfit } from './local-support.ts';
+
+/** The agent inside the pod image (its native build, src/providers/netns/agent/pod-agent.c, static). */
+export const LOCAL_AGENT_COMMAND = ['/netrepro/pod-agent'] as const;
+
+/** Debian packages the local cluster runs (scripts/build-kubernetes.sh installs them). */
+const PROGRAMS: Record<string, string> = {
+  etcd: 'etcd-server', containerd: 'containerd', 'containerd-shim-runc-v2': 'containerd', ctr: 'containerd', runc: 'runc',
+  unshare: 'util-linux', nsenter: 'util-linux', openssl: 'openssl', iptables: 'iptables', bridge: 'iproute2',
+};
+
+export class LocalProvider implements ClusterProvider {
+  readonly name = 'local' as const;
+  readonly capabilities = LOCAL_CAPABILITIES;
+  readonly options: ResolvedRealOptions;
+
+  constructor(
+    options: RealClusterOptions | ResolvedRealOptions = {},
+    private readonly deps: RealProviderDeps = {},
+  ) {
+    this.options = asResolved(options);
+  }
+
+  fit(topology: TopologySpec): Misfit | undefined {
+    return localMisfit(topology, this.options);
+  }
+
+  async detect(): Promise<Availability> {
+    const missing: string[] = [];
+    const hints: string[] = [];
+    if (process.platform !== 'linux' || process.getuid?.() !== 0) return { ok: false, reason: 'the local cluster needs Linux and root (network namespaces, cgroups, containerd)', hint: 'run as root on Linux' };
+    if (!findLocalBuild()) {
+      missing.push(`no Kubernetes build under ${cacheRoot()}`);
+      hints.push('npm run build:kubernetes (once; about 11 min on 2 cores, cached by version)');
+    }
+    const absent = [];
+    for (const [cmd, pkg] of Object.entries(PROGRAMS)) if (!(await findOnPath(cmd))) absent.push(`${cmd} (${pkg})`);
+    if (absent.length > 0) {
+      missing.push(`missing: ${absent.join(', ')}`);
+      hints.push('npm run build:kubernetes installs them (Debian/Ubuntu)');
+    }
+    await access('/usr/lib/cni/bridge', constants.X_OK).catch(() => {
+      missing.push('no /usr/lib/cni/bridge (containernetworking-plugins)');
+      hints.push('apt-get install containernetworking-plugins');
+    });
+    return missing.length === 0 ? { ok: true } : { ok: false, reason: `local needs: ${missing.join('; ')}`, hint: hints.join('; ') };
+  }
+
+  reap({ force }: { force: boolean }): Promise<string[]> {
+    return cleanLocalLeftovers({ force });
+  }
+
+  async provision(topology: TopologySpec, run: RunContext): Promise<StartedCluster> {
+    const build = findLocalBuild();
+    if (!build) throw new Error('no Kubernetes build (npm run build:kubernetes)');
+    const names = localNames(run.runId);
+    let cluster: LocalCluster | undefined;
+    let api: LocalApi | undefined;
+    const started = await provisionRealCluster(
+      {
+        name: 'local',
+        options: this.options,
+        contextName: () => `${names.prefix}cluster`,
+        misfit: (t) => localMisfit(t, this.options),
+        images: { probeImage: build.images.podRef, agentImage: build.images.podRef, agentCommand: LOCAL_AGENT_COMMAND, pullPolicy: 'Never', ownCluster: true },
+        makeCluster: (nodeNames, r) => (cluster = new LocalCluster(nodeNames, r, LOCAL_AGENT_COMMAND)),
+        kubeApi: this.deps.kubeApi ?? clientKubeApi,
+        standUp: async ({ topology: t, cluster: c }) => {
+          const up = await bringUpLocalCluster({
+            build,
+            names,
+            topology: t,
+            run,
+            onDestroy: (what, action) => c.onDestroy(what, action),
+            api: {
+              ready: async (kubeconfig, socket, timeoutMs) => {
+                api = localApi({ kubeconfig, context: `${names.prefix}cluster`, socket }, run.signal);
+                await api.ready(timeoutMs);
+              },
+              waitNodeRegistered: (n, ms) => api!.waitNodeRegistered(n, ms),
+              setPodCIDR: (n, cidr) => api!.setPodCIDR(n, cidr),
+              nodeReady: (n, ms) => api!.nodeReady(n, ms),
+            },
+          });
+          const local = c as LocalCluster;
+          local.api = api;
+          local.topology = t;
+          local.fabric = new NamespaceTarget('fabric', names.fabric);
+          for (const [i, n] of up.nodes.entries()) local.fabricPorts.set(n.scenarioName, `n${i}`);
+          for (const h of up.hosts) {
+            local.hosts.set(h.name, new NamespaceTarget(`host/${h.name}`, h.netns));
+            local.addresses.set(`host/${h.name}`, h.ip);
+          }
+          if (t.cni === 'flannel') {
+            // flanneld's masquerade and forward rules, after kube-proxy's (its jumps appended when missing)
+            await Promise.all(up.nodes.map((n) => applyOps(new NamespaceTarget(`node/${n.scenarioName}`, n.netns), flannelStart(n.podCIDR, t.clusterCIDR))));
+          }
+          run.log(`local cluster up in ${((up.timings['cluster up'] ?? 0) / 1000).toFixed(1)} s (${up.nodes.length} nodes, Kubernetes ${build.kubernetesVersion})`);
+          return {
+            access: { kubeconfig: up.kubeconfig, context: up.context, socket: up.socket },
+            nodes: up.nodes.map((n) => ({ name: n.kubeName, target: (ref: string) => new NamespaceTarget(ref, n.netns) })),
+          };
+        },
+      },
+      topology,
+      run,
+    );
+    try {
+      await cluster!.waitEndpointsSynced(topology);
+      await cluster!.resolveVeths(topology);
+    } catch (e) {
+      await started.destroy().catch(() => {});
+      throw e;
+    }
+    return started;
+  }
+}

@@ -1,0 +1,32 @@
+// What the `local` provider can do, declared without loading it: it runs real Kubernetes v1.20.2 (Debian
+// bookworm's `kubernetes` source package) with the nodes as network namespaces of this host, so besides
+// node commands it can run them on the fabric that joins the nodes, name a node's port on that fabric,
+// and change Services and endpoints through the API (the real kube-proxy then syncs its rules itself).
+// What it cannot: Cilium (not packaged in Debian), kube-proxy by hand or another release (one build),
+// BPF programs of the lab's own datapath, hosts outside the cluster.
+import type { Capability } from '../../../model/capabilities.ts';
+import type { TopologySpec } from '../../../model/scenario-schema.ts';
+import type { Misfit, ProviderSupport } from '../../../contract/provider.ts';
+import type { ResolvedRealOptions } from '../real-options.ts';
+import { fitKubeProxy } from '../scenario-fit.ts';
+
+/** The release of Debian bookworm's `kubernetes` source package (1.20.5+really1.20.2). */
+export const LOCAL_K8S_VERSION = 'v1.20.2';
+
+export const LOCAL_CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>(['node-exec', 'external-hosts', 'fabric', 'path/port', 'path/veth', 'action/endpoint', 'action/service']);
+
+export function localMisfit(topology: TopologySpec, options: Pick<ResolvedRealOptions, 'cni'>): Misfit | undefined {
+  const cni: string = topology.cni;
+  if (cni === 'cilium') return { reason: 'Cilium is not packaged in Debian, so the local cluster cannot run it', hint: 'run it with --provider netns, or kind' };
+  if (cni !== 'bridge' && cni !== 'flannel') return { reason: `CNI shape ${cni} has no local install` };
+  if (options.cni && options.cni !== cni) return { reason: `scenario needs CNI ${cni}, this run selects ${options.cni} (NETREPRO_CNI)`, hint: `run it with NETREPRO_CNI=${cni}` };
+  const conditioned = topology.services.find((svc) => svc.endpoints.some((e) => !e.ready || e.terminating));
+  if (conditioned) return { reason: `service ${conditioned.name} starts with a not-ready or terminating endpoint; the local cluster's endpoints come from the pods' labels, which cannot make one so`, hint: 'run it with --provider netns' };
+  const proxy = fitKubeProxy(topology, LOCAL_K8S_VERSION);
+  if (proxy) return { reason: proxy.reason, hint: 'run it under a 1.15-1.28 kube-proxy profile, e.g. `--profile kube-proxy-1.20` (the local cluster is Kubernetes v1.20.2)' };
+  return undefined;
+}
+
+export function localSupport(options: Pick<ResolvedRealOptions, 'cni'>): ProviderSupport {
+  return { name: 'local', capabilities: LOCAL_CAPABILITIES, fit: (topology) => localMisfit(topology, options) };
+}

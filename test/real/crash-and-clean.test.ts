@@ -1,0 +1,46 @@
+// A run that dies hard (SIGKILL: no teardown) leaves a whole local cluster behind: processes in its
+// namespaces, pods in its kubelet's cgroups, its namespaces, cgroup directories and files. `netrepro clean`
+// finds it by the run prefix, sees its owner gone, and removes all of it.
+import { spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { readdir, readFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { cgroupHierarchies } from '../../src/providers/real/local/local-cluster-up.ts';
+import { LOCAL_STATE_ROOT } from '../../src/providers/real/local/local-names.ts';
+import { realSkipReason } from './real-support.ts';
+
+const run = promisify(execFile);
+const skip = realSkipReason();
+
+async function leftovers(runId: string): Promise<string[]> {
+  const prefix = `nr-${runId}-`;
+  const out: string[] = [];
+  out.push(...(await readdir('/run/netns').catch(() => [] as string[])).filter((n) => n.startsWith(prefix)).map((n) => `netns ${n}`));
+  out.push(...(await readdir(LOCAL_STATE_ROOT).catch(() => [] as string[])).filter((n) => n.startsWith(prefix)).map((n) => `state ${n}`));
+  for (const h of await cgroupHierarchies()) out.push(...(await readdir(h).catch(() => [] as string[])).filter((d) => d.startsWith(prefix)).map((d) => `cgroup ${h}/${d}`));
+  for (const pid of (await readdir('/proc')).filter((p) => /^\d+$/.test(p))) {
+    const cmd = (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).replaceAll('\0', ' ');
+    if (cmd.includes(prefix)) out.push(`process ${pid} ${cmd.slice(0, 80)}`);
+  }
+  return out;
+}
+
+describe.skipIf(skip)(`a crashed local run is reaped by netrepro clean${skip ? ` (skipped: ${skip})` : ''}`, () => {
+  it('leaves nothing of the cluster after clean', async () => {
+    const child = spawn('node', ['--import', 'tsx', 'test/real/fixtures/hold-cluster.ts'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const runId = await new Promise<string>((resolve, reject) => {
+      child.stdout.on('data', (b: Buffer) => {
+        const m = /^up ([0-9a-f]{6})$/m.exec(b.toString());
+        if (m) resolve(m[1]!);
+      });
+      child.once('exit', (code) => reject(new Error(`the cluster did not come up (exit ${code})`)));
+    });
+    expect((await leftovers(runId)).length).toBeGreaterThan(5);
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+    const cleaned = (await run('node', ['bin/netrepro.js', 'clean'])).stdout;
+    expect(cleaned).toContain(`removed state ${LOCAL_STATE_ROOT}/nr-${runId}-cluster`);
+    expect(await leftovers(runId)).toEqual([]);
+  });
+});

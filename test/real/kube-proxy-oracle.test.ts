@@ -1,0 +1,40 @@
+// The real components as the lab's oracle: a local cluster (real kube-apiserver, kubelet and kube-proxy
+// v1.20.2) holding every kind of Service the lab's render covers, each node's `iptables-save` compared with
+// `netrepro render --profile kube-proxy-1.20` for the same topology. Normalised away, and nothing else:
+// counters, the canary chains (KUBE-PROXY-CANARY, KUBE-KUBELET-CANARY: kube-proxy's and kubelet's flush
+// detection, not modelled), the `default/kubernetes` Service (an input the lab does not have), and the
+// order of the Service rules in KUBE-SERVICES and KUBE-NODEPORTS (a Go map upstream).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { renderIptables } from '../../src/dataplane/render-node.ts';
+import { LocalProvider } from '../../src/providers/real/local/local-provider.ts';
+import type { StartedCluster } from '../../src/contract/provider.ts';
+import { newRunId, runPrefix } from '../../src/contract/run-id.ts';
+import { realSkipReason } from './real-support.ts';
+import { normalise, ORACLE_TOPOLOGY } from './oracle-topology.ts';
+
+const skip = realSkipReason();
+
+describe.skipIf(skip)(`real kube-proxy and kubelet v1.20.2 against the lab's 1.20 render${skip ? ` (skipped: ${skip})` : ''}`, () => {
+  let cluster: StartedCluster | undefined;
+  const log: string[] = [];
+
+  beforeAll(async () => {
+    const runId = newRunId();
+    cluster = await new LocalProvider().provision(ORACLE_TOPOLOGY, { runId, prefix: runPrefix(runId), signal: new AbortController().signal, log: (l) => log.push(l) });
+  });
+  afterAll(async () => {
+    await cluster?.destroy();
+  });
+
+  for (const node of ['node-a', 'node-b']) {
+    it(`${node}: every rule of every Service kind is the render's`, async () => {
+      const real = normalise((await cluster!.node(node).exec(['iptables-save'])).stdout);
+      const render = normalise(renderIptables(ORACLE_TOPOLOGY, node));
+      const missing = render.filter((l) => !real.includes(l));
+      const extra = real.filter((l) => !render.includes(l));
+      expect({ missing, extra }).toEqual({ missing: [], extra: [] });
+      // and in the same order, apart from the Service rules of KUBE-SERVICES/KUBE-NODEPORTS
+      expect(real).toEqual(render);
+    });
+  }
+});
