@@ -23,7 +23,14 @@ export default defineConfig({
     projects: [
       { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts', 'test/report/**/*.test.ts'] } },
       { extends: true, test: { name: 'providers', include: ['test/providers/**/*.test.ts'] } },
-      { extends: true, test: { name: 'lab', include: ['test/lab/**/*.test.ts', 'test/scenarios/**/*.test.ts'], globalSetup: SUITE_RUN } },
+      {
+        extends: true,
+        test: {
+          name: 'lab',
+          include: ['test/lab/**/*.test.ts', 'test/scenarios/**/*.test.ts'],
+          globalSetup: SUITE_RUN,
+        },
+      },
       { extends: true, test: { name: 'host', include: ['test/host/**/*.test.ts'], globalSetup: SUITE_RUN } },
     ],
   },

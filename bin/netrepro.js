@@ -9,6 +9,8 @@ try {
 } catch (e) {
   const err = /** @type {NodeJS.ErrnoException} */ (e);
   if (err.code !== 'ERR_MODULE_NOT_FOUND' || !String(err.message).includes('/dist/cli/main.js')) throw e;
-  process.stderr.write('netrepro: not built (dist/cli/main.js is missing)\nhint: npm run build (npm ci runs it); `npm run dev -- ARGS` runs the TypeScript sources\n');
+  process.stderr.write(
+    'netrepro: not built (dist/cli/main.js is missing)\nhint: npm run build (npm ci runs it); `npm run dev -- ARGS` runs the TypeScript sources\n',
+  );
   process.exit(3);
 }

@@ -30,16 +30,25 @@ for (let i = 0; i < runs + 2; i++) {
 }
 const median = (/** @type {number[]} */ xs) => {
   const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] ?? 0 : ((s[s.length / 2 - 1] ?? 0) + (s[s.length / 2] ?? 0)) / 2;
+  return s.length % 2 ? (s[(s.length - 1) / 2] ?? 0) : ((s[s.length / 2 - 1] ?? 0) + (s[s.length / 2] ?? 0)) / 2;
 };
 const base = median(times['node -e 0'] ?? []);
 const rows = commands.map((c) => {
   const m = median(times[c.name] ?? []);
-  return { command: c.name, medianMs: Math.round(m), ratio: Number((m / base).toFixed(2)), limit: c.limit, ok: c.limit === undefined || m / base <= c.limit };
+  return {
+    command: c.name,
+    medianMs: Math.round(m),
+    ratio: Number((m / base).toFixed(2)),
+    limit: c.limit,
+    ok: c.limit === undefined || m / base <= c.limit,
+  };
 });
 if (process.argv.includes('--json')) process.stdout.write(`${JSON.stringify({ runs, rows }, null, 2)}\n`);
 else {
   process.stdout.write(`${runs} interleaved runs each, medians:\n`);
-  for (const r of rows) process.stdout.write(`  ${r.command.padEnd(14)} ${String(r.medianMs).padStart(5)} ms  ${r.ratio.toFixed(2)}x${r.limit ? ` (target <= ${r.limit}x) ${r.ok ? 'ok' : 'OVER'}` : ''}\n`);
+  for (const r of rows)
+    process.stdout.write(
+      `  ${r.command.padEnd(14)} ${String(r.medianMs).padStart(5)} ms  ${r.ratio.toFixed(2)}x${r.limit ? ` (target <= ${r.limit}x) ${r.ok ? 'ok' : 'OVER'}` : ''}\n`,
+    );
 }
 process.exitCode = rows.every((r) => r.ok) ? 0 : 1;

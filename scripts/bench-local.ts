@@ -25,8 +25,10 @@ async function clusterPids(prefix: string): Promise<Set<number>> {
   for (const list of (await namespacePids(nss)).values()) for (const p of list) pids.add(p);
   const memory = (await cgroupHierarchies()).find((h) => h.endsWith('/memory'));
   const walk = async (dir: string): Promise<void> => {
-    for (const p of (await readFile(`${dir}/cgroup.procs`, 'utf8').catch(() => '')).split('\n').filter(Boolean)) pids.add(Number(p));
-    for (const e of await readdir(dir, { withFileTypes: true }).catch(() => [])) if (e.isDirectory()) await walk(`${dir}/${e.name}`);
+    for (const p of (await readFile(`${dir}/cgroup.procs`, 'utf8').catch(() => '')).split('\n').filter(Boolean))
+      pids.add(Number(p));
+    for (const e of await readdir(dir, { withFileTypes: true }).catch(() => []))
+      if (e.isDirectory()) await walk(`${dir}/${e.name}`);
   };
   if (memory) for (const d of (await readdir(memory)).filter((d) => d.startsWith(prefix))) await walk(`${memory}/${d}`);
   return pids;
@@ -46,7 +48,12 @@ for (let i = 0; i < runs; i++) {
   const prefix = runPrefix(runId);
   const lines: string[] = [];
   const t0 = performance.now();
-  const cluster = await new LocalProvider().provision(ORACLE_TOPOLOGY, { runId, prefix, signal: new AbortController().signal, log: (l) => lines.push(l) });
+  const cluster = await new LocalProvider().provision(ORACLE_TOPOLOGY, {
+    runId,
+    prefix,
+    signal: new AbortController().signal,
+    log: (l) => lines.push(l),
+  });
   add('provision (cluster + workload Ready)', performance.now() - t0);
   for (const l of lines) {
     const m = /^local: (.*) \(([\d.]+) s\)$/.exec(l);

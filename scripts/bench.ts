@@ -18,7 +18,18 @@ const USAGE = `usage: npm run bench -- [--runs N] [--out DIR] [--labs] [--modes 
   --modes LIST  which suite runs per round: serial, parallel (--parallel 2); default both
 Medians are only comparable on the same machine under the same load: the report records the load average.`;
 
-const { runs, options: values, provider, scenarios, signal } = await setUpSuiteScript('bench', 5, { labs: { type: 'boolean' }, modes: { type: 'string', default: 'serial,parallel' } }, USAGE);
+const {
+  runs,
+  options: values,
+  provider,
+  scenarios,
+  signal,
+} = await setUpSuiteScript(
+  'bench',
+  5,
+  { labs: { type: 'boolean' }, modes: { type: 'string', default: 'serial,parallel' } },
+  USAGE,
+);
 const load = [loadavg()[0]!];
 
 /** metric name -> samples (ms) */
@@ -34,7 +45,8 @@ function record(mode: string, result: RunResult): void {
       add(`lab set-up (${mode})`, lab.provisionMs);
       add(`lab teardown (${mode})`, lab.teardownMs);
     }
-    for (const p of s.phases) for (const probe of p.probes) add(`probe ${p.name} ${probe.observed} (${mode})`, probe.durationMs);
+    for (const p of s.phases)
+      for (const probe of p.probes) add(`probe ${p.name} ${probe.observed} (${mode})`, probe.durationMs);
   }
   if (result.summary.failed + result.summary.errored > 0) failedRuns++;
 }
@@ -46,7 +58,12 @@ async function benchLabs(round: number): Promise<void> {
     const runId = newRunId();
     const steps: string[] = [];
     const t0 = performance.now();
-    const lab = await provider.provision(scenario.topology, { runId, prefix: runPrefix(runId), signal, log: (l) => steps.push(l) });
+    const lab = await provider.provision(scenario.topology, {
+      runId,
+      prefix: runPrefix(runId),
+      signal,
+      log: (l) => steps.push(l),
+    });
     const t1 = performance.now();
     await lab.destroy();
     const t2 = performance.now();
@@ -74,7 +91,12 @@ async function busyCpuMs(): Promise<number> {
   return ((user + nice + system + irq + softirq) * 1000) / 100; // USER_HZ is 100 on Linux
 }
 
-const modes = ([['serial', 1], ['parallel 2', 2]] as const).filter(([mode]) => (values.modes ?? '').split(',').some((m) => mode.startsWith(m.trim())));
+const modes = (
+  [
+    ['serial', 1],
+    ['parallel 2', 2],
+  ] as const
+).filter(([mode]) => (values.modes ?? '').split(',').some((m) => mode.startsWith(m.trim())));
 for (let i = 1; i <= runs && !signal.aborted; i++) {
   if (values.labs) {
     await benchLabs(i);

@@ -10,7 +10,16 @@ import { scenarioFailures } from '../src/engine/run/failures.ts';
 import { runSuite } from '../src/engine/run/run-suite.ts';
 import { setUpSuiteScript } from './suite-script.ts';
 
-const { runs, options: values, provider, scenarios, signal } = await setUpSuiteScript('flakes', 100, { 'report-dir': { type: 'string' }, parallel: { type: 'string', default: '1' } });
+const {
+  runs,
+  options: values,
+  provider,
+  scenarios,
+  signal,
+} = await setUpSuiteScript('flakes', 100, {
+  'report-dir': { type: 'string' },
+  parallel: { type: 'string', default: '1' },
+});
 const parallel = Number(values.parallel);
 if (!Number.isInteger(parallel) || parallel < 1) {
   console.error('flakes: --parallel must be a whole number >= 1');
@@ -28,7 +37,9 @@ interface Failure {
   log: string[];
   evidenceDir?: string;
 }
-const counts = Object.fromEntries(scenarios.map((s) => [s.scenario.id, { passed: 0, measured: 0, failed: 0, errored: 0, skipped: 0 }]));
+const counts = Object.fromEntries(
+  scenarios.map((s) => [s.scenario.id, { passed: 0, measured: 0, failed: 0, errored: 0, skipped: 0 }]),
+);
 const failures: Failure[] = [];
 const started = Date.now();
 let done = 0;
@@ -46,13 +57,19 @@ for (let run = 1; run <= runs && !signal.aborted; run++) {
       scenario: s.id,
       verdict: s.verdict,
       failures: scenarioFailures(s),
-      probes: s.phases.flatMap((p) => p.probes.filter((x) => !x.matched).map((x) => ({ where: `${p.variant}/${p.name}/${x.id}`, summary: x.summary, detail: x.detail }))),
+      probes: s.phases.flatMap((p) =>
+        p.probes
+          .filter((x) => !x.matched)
+          .map((x) => ({ where: `${p.variant}/${p.name}/${x.id}`, summary: x.summary, detail: x.detail })),
+      ),
       log: s.log,
       evidenceDir: s.evidenceDir,
     });
   }
   const bad = result.scenarios.filter((s) => s.verdict === 'failed' || s.verdict === 'errored');
-  process.stderr.write(`run ${run}/${runs}: ${result.durationMs} ms${bad.length ? `  FAILED: ${bad.map((s) => s.id).join(', ')}` : ''}\n`);
+  process.stderr.write(
+    `run ${run}/${runs}: ${result.durationMs} ms${bad.length ? `  FAILED: ${bad.map((s) => s.id).join(', ')}` : ''}\n`,
+  );
 }
 
 const report = {
@@ -67,7 +84,10 @@ const report = {
 };
 await mkdir(values.out!, { recursive: true });
 await writeFile(join(values.out!, 'flakes.json'), `${JSON.stringify(report, null, 2)}\n`);
-for (const [id, c] of Object.entries(counts)) process.stdout.write(`${id.padEnd(42)} ${c.measured ? `measured ${c.measured}` : `passed ${c.passed}`}/${done}${c.failed ? `, failed ${c.failed}` : ''}${c.errored ? `, errored ${c.errored}` : ''}${c.skipped ? `, skipped ${c.skipped}` : ''}\n`);
+for (const [id, c] of Object.entries(counts))
+  process.stdout.write(
+    `${id.padEnd(42)} ${c.measured ? `measured ${c.measured}` : `passed ${c.passed}`}/${done}${c.failed ? `, failed ${c.failed}` : ''}${c.errored ? `, errored ${c.errored}` : ''}${c.skipped ? `, skipped ${c.skipped}` : ''}\n`,
+  );
 for (const f of failures) {
   process.stdout.write(`\nrun ${f.run} ${f.scenario}: ${f.verdict}\n`);
   for (const line of f.failures) process.stdout.write(`  ${line}\n`);

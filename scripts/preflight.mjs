@@ -10,7 +10,9 @@ import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
 const root = new URL('..', import.meta.url).pathname;
 const forTests = process.argv.includes('--for=test');
 const say = (/** @type {string} */ line) => process.stderr.write(`preflight: ${line}\n`);
-const requirements = JSON.parse(readFileSync(new URL('../src/providers/netns/lab-requirements.json', import.meta.url), 'utf8'));
+const requirements = JSON.parse(
+  readFileSync(new URL('../src/providers/netns/lab-requirements.json', import.meta.url), 'utf8'),
+);
 
 if (!existsSync(`${root}/node_modules/.package-lock.json`)) {
   say('installing npm dependencies (npm ci)');
@@ -31,7 +33,8 @@ function cannotRunLab(message, fix) {
   process.exit(3);
 }
 
-if (process.platform !== 'linux') cannotRunLab('the netns lab needs Linux', 'run on Linux, or use a real-cluster provider');
+if (process.platform !== 'linux')
+  cannotRunLab('the netns lab needs Linux', 'run on Linux, or use a real-cluster provider');
 const onPath = (/** @type {string} */ cmd) =>
   [...(process.env.PATH ?? '').split(':'), '/usr/sbin', '/sbin'].some((dir) => {
     try {
@@ -44,12 +47,24 @@ const onPath = (/** @type {string} */ cmd) =>
 // the tests also start programs the lab itself does not need (nft for the host snapshot)
 const commands = { ...requirements.commands, ...(forTests ? requirements.testCommands : {}) };
 const missing = new Set([
-  ...Object.entries(commands).filter(([cmd]) => !onPath(cmd)).map(([, pkg]) => pkg),
-  ...Object.entries(requirements.files).filter(([file]) => !existsSync(file)).map(([, pkg]) => pkg),
+  ...Object.entries(commands)
+    .filter(([cmd]) => !onPath(cmd))
+    .map(([, pkg]) => pkg),
+  ...Object.entries(requirements.files)
+    .filter(([file]) => !existsSync(file))
+    .map(([, pkg]) => pkg),
 ]);
 if (missing.size > 0) {
-  if (process.getuid?.() !== 0) cannotRunLab(`missing packages: ${[...missing].join(' ')}, and not root to install them`, `as root: apt-get install -y ${[...missing].join(' ')}`);
-  if (!existsSync('/usr/bin/apt-get')) cannotRunLab(`missing packages: ${[...missing].join(' ')}; automatic install needs Debian/Ubuntu (apt-get)`, 'install the equivalents with your package manager');
+  if (process.getuid?.() !== 0)
+    cannotRunLab(
+      `missing packages: ${[...missing].join(' ')}, and not root to install them`,
+      `as root: apt-get install -y ${[...missing].join(' ')}`,
+    );
+  if (!existsSync('/usr/bin/apt-get'))
+    cannotRunLab(
+      `missing packages: ${[...missing].join(' ')}; automatic install needs Debian/Ubuntu (apt-get)`,
+      'install the equivalents with your package manager',
+    );
   say(`installing Debian packages: ${[...missing].join(' ')}`);
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit', env });
@@ -59,11 +74,21 @@ if (missing.size > 0) {
 if (process.getuid?.() !== 0) cannotRunLab('the netns lab needs root (it creates network namespaces)', 'run as root');
 // kernel features, checked in a throwaway namespace so the host is never touched
 const probe = (/** @type {string[]} */ argv) => spawnSync('unshare', ['--net', ...argv], { encoding: 'utf8' });
-if (probe(['true']).status !== 0) cannotRunLab('cannot create network namespaces here', 'run on a kernel with CONFIG_NET_NS, as root, outside a restricted container');
+if (probe(['true']).status !== 0)
+  cannotRunLab(
+    'cannot create network namespaces here',
+    'run on a kernel with CONFIG_NET_NS, as root, outside a restricted container',
+  );
 if (probe(['sysctl', '-n', 'net.bridge.bridge-nf-call-iptables']).status !== 0) {
-  cannotRunLab('no per-namespace net.bridge.bridge-nf-call-iptables (br_netfilter)', 'modprobe br_netfilter (Linux >= 5.3)');
+  cannotRunLab(
+    'no per-namespace net.bridge.bridge-nf-call-iptables (br_netfilter)',
+    'modprobe br_netfilter (Linux >= 5.3)',
+  );
 }
-if (probe(['iptables-restore', '--test', '/dev/null']).status !== 0 || probe(['iptables', '-t', 'nat', '-S']).status !== 0) {
+if (
+  probe(['iptables-restore', '--test', '/dev/null']).status !== 0 ||
+  probe(['iptables', '-t', 'nat', '-S']).status !== 0
+) {
   cannotRunLab('iptables nat does not work in a network namespace', 'load nf_tables/nf_nat (modprobe nf_nat)');
 }
 say('ok: npm dependencies, lab packages and kernel features present');

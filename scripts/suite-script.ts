@@ -15,10 +15,22 @@ export interface SuiteScript {
   signal: AbortSignal;
 }
 
-export async function setUpSuiteScript(name: string, defaultRuns: number, extra: NonNullable<ParseArgsConfig['options']> = {}, usage = ''): Promise<SuiteScript> {
+export async function setUpSuiteScript(
+  name: string,
+  defaultRuns: number,
+  extra: NonNullable<ParseArgsConfig['options']> = {},
+  usage = '',
+): Promise<SuiteScript> {
   let values: Record<string, string | boolean | undefined>;
   try {
-    ({ values } = parseArgs({ options: { runs: { type: 'string', default: String(defaultRuns) }, out: { type: 'string', default: 'reports' }, help: { type: 'boolean', short: 'h' }, ...extra } }));
+    ({ values } = parseArgs({
+      options: {
+        runs: { type: 'string', default: String(defaultRuns) },
+        out: { type: 'string', default: 'reports' },
+        help: { type: 'boolean', short: 'h' },
+        ...extra,
+      },
+    }));
   } catch (e) {
     console.error(`${name}: ${(e as Error).message}${usage ? `\n\n${usage}` : ''}`);
     process.exit(2);
@@ -42,5 +54,11 @@ export async function setUpSuiteScript(name: string, defaultRuns: number, extra:
   }
   const controller = new AbortController();
   for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => controller.abort());
-  return { runs, options: values as Record<string, string | undefined>, provider, scenarios: await loadAllScenarios(), signal: controller.signal };
+  return {
+    runs,
+    options: values as Record<string, string | undefined>,
+    provider,
+    scenarios: await loadAllScenarios(),
+    signal: controller.signal,
+  };
 }

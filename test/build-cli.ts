@@ -24,7 +24,13 @@ export default function buildCli(): void {
       return 0;
     }
   })();
-  const sources = Math.max(newestSource(join(PACKAGE_ROOT, 'src')), statSync(join(PACKAGE_ROOT, 'tsconfig.build.json')).mtimeMs);
+  const sources = Math.max(
+    newestSource(join(PACKAGE_ROOT, 'src')),
+    statSync(join(PACKAGE_ROOT, 'tsconfig.build.json')).mtimeMs,
+  );
   if (sources <= built) return;
-  execFileSync('node', [join(PACKAGE_ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: PACKAGE_ROOT, stdio: 'inherit' });
+  execFileSync('node', [join(PACKAGE_ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], {
+    cwd: PACKAGE_ROOT,
+    stdio: 'inherit',
+  });
 }

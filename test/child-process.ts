@@ -17,16 +17,30 @@ export interface ProcessOptions {
   timeout?: number;
 }
 
-export function runProcess(file: string, args: readonly string[], options: ProcessOptions = {}): Promise<ProcessResult> & { pid: number | undefined } {
-  const child = spawn(file, args, { cwd: options.cwd, env: { ...process.env, ...options.env }, timeout: options.timeout, stdio: ['ignore', 'pipe', 'pipe'] });
+export function runProcess(
+  file: string,
+  args: readonly string[],
+  options: ProcessOptions = {},
+): Promise<ProcessResult> & { pid: number | undefined } {
+  const child = spawn(file, args, {
+    cwd: options.cwd,
+    env: { ...process.env, ...options.env },
+    timeout: options.timeout,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const out: Buffer[] = [];
   const err: Buffer[] = [];
   child.stdout.on('data', (b: Buffer) => out.push(b));
   child.stderr.on('data', (b: Buffer) => err.push(b));
-  const text = (chunks: Buffer[]) => Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  const text = (chunks: Buffer[]) =>
+    Buffer.concat(chunks)
+      .toString('utf8')
+      .replace(/\r?\n$/, '');
   const done = new Promise<ProcessResult>((resolve, reject) => {
     child.once('error', reject);
-    child.once('close', (code, signal) => resolve({ exitCode: code ?? undefined, signal: signal ?? undefined, stdout: text(out), stderr: text(err) }));
+    child.once('close', (code, signal) =>
+      resolve({ exitCode: code ?? undefined, signal: signal ?? undefined, stdout: text(out), stderr: text(err) }),
+    );
   });
   return Object.assign(done, { pid: child.pid });
 }

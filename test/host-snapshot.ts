@@ -2,7 +2,12 @@
 import { readdir } from 'node:fs/promises';
 import { runCommand } from '../src/contract/command.ts';
 
-const HOST_SYSCTLS = ['net.ipv4.ip_forward', 'net.bridge.bridge-nf-call-iptables', 'net.netfilter.nf_conntrack_tcp_be_liberal', 'net.ipv6.conf.all.disable_ipv6'];
+const HOST_SYSCTLS = [
+  'net.ipv4.ip_forward',
+  'net.bridge.bridge-nf-call-iptables',
+  'net.netfilter.nf_conntrack_tcp_be_liberal',
+  'net.ipv6.conf.all.disable_ipv6',
+];
 
 export async function hostSnapshot(): Promise<Record<string, string>> {
   const out = async (argv: string[]) => (await runCommand(argv, { reject: false })).stdout;

@@ -14,8 +14,51 @@ export interface Token {
 
 const NAME = /[A-Za-z0-9_$]/;
 // after these a `/` starts a regex literal, not a division
-const BEFORE_REGEX_PUNCT = new Set(['(', ',', '=', ':', '[', '!', '&', '|', '?', '{', '}', ';', '+', '-', '*', '%', '<', '>', '~', '^', '=>', '&&', '||', '??', '===', '==', '!==', '!=']);
-const BEFORE_REGEX_WORDS = new Set(['return', 'typeof', 'case', 'do', 'else', 'in', 'of', 'new', 'delete', 'void', 'throw', 'await', 'yield']);
+const BEFORE_REGEX_PUNCT = new Set([
+  '(',
+  ',',
+  '=',
+  ':',
+  '[',
+  '!',
+  '&',
+  '|',
+  '?',
+  '{',
+  '}',
+  ';',
+  '+',
+  '-',
+  '*',
+  '%',
+  '<',
+  '>',
+  '~',
+  '^',
+  '=>',
+  '&&',
+  '||',
+  '??',
+  '===',
+  '==',
+  '!==',
+  '!=',
+]);
+const BEFORE_REGEX_WORDS = new Set([
+  'return',
+  'typeof',
+  'case',
+  'do',
+  'else',
+  'in',
+  'of',
+  'new',
+  'delete',
+  'void',
+  'throw',
+  'await',
+  'yield',
+]);
 const PUNCT = ['...', '===', '!==', '=>', '&&', '||', '??', '?.', '==', '!='];
 
 export function tokenize(source: string): Token[] {

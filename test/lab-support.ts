@@ -17,7 +17,9 @@ export async function tempDir(prefix = 'netrepro-test-'): Promise<string> {
 
 const availability = await netnsAvailability();
 
-export const labSkipReason: string | undefined = availability.ok ? undefined : `${availability.reason} (${availability.hint})`;
+export const labSkipReason: string | undefined = availability.ok
+  ? undefined
+  : `${availability.reason} (${availability.hint})`;
 
 if (labSkipReason && process.env.CI === 'true') {
   throw new Error(`CI=true but the netns lab cannot run here: ${labSkipReason}`);
@@ -29,7 +31,10 @@ if (labSkipReason) console.warn(`netns lab tests skipped: ${labSkipReason}`);
  * of the scenario it is parsed in (one probe, no-op fault and fix, each expecting something the phase
  * before does not, as validation requires) only makes it valid; it never runs.
  */
-export function labTopology(body: string, probe = '{ id: p, from: client, http: { to: svc/web, port: 80 } }'): TopologySpec {
+export function labTopology(
+  body: string,
+  probe = '{ id: p, from: client, http: { to: svc/web, port: 80 } }',
+): TopologySpec {
   const scenario = `id: t
 title: t
 topology:

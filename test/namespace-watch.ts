@@ -9,7 +9,9 @@ import { labNamespaces } from './host-snapshot.ts';
  * /run/netrepro/<id>/owner.json, written before a run's first namespace and removed after its last).
  * Other test files' labs appear here too; callers compare the owner with the process under test.
  */
-export async function namespacesCreatedDuring<T>(during: () => Promise<T>): Promise<{ value: T; created: { ns: string; ownerPid?: number }[] }> {
+export async function namespacesCreatedDuring<T>(
+  during: () => Promise<T>,
+): Promise<{ value: T; created: { ns: string; ownerPid?: number }[] }> {
   const created: { ns: string; ownerPid?: number }[] = [];
   const note = (ns: string) => {
     const m = /^nr-([0-9a-f]{6})-/.exec(ns);
@@ -35,4 +37,3 @@ export async function namespacesCreatedDuring<T>(during: () => Promise<T>): Prom
     watcher?.close();
   }
 }
-

@@ -43,7 +43,8 @@ const PARALLEL = 2;
 export async function observeSuiteRun(): Promise<SuiteRun> {
   const tmp = await mkdtemp(join(tmpdir(), 'netrepro-suite-'));
   const run: SuiteRun = { parallel: PARALLEL, reportDir: tmp, labLifetimes: {}, leftovers: [] };
-  if (process.env.NETREPRO_SUITE_RUN === 'skip') return { ...run, skipped: 'NETREPRO_SUITE_RUN=skip (tests that read the suite run are skipped)' };
+  if (process.env.NETREPRO_SUITE_RUN === 'skip')
+    return { ...run, skipped: 'NETREPRO_SUITE_RUN=skip (tests that read the suite run are skipped)' };
   const availability = await netnsAvailability();
   if (!availability.ok) return { ...run, skipped: `${availability.reason} (${availability.hint})` };
   const controller = new AbortController();
@@ -56,11 +57,20 @@ export async function observeSuiteRun(): Promise<SuiteRun> {
     const capture = spawnCommand(TCPDUMP);
     try {
       await capture.waitFor(/listening on/, 10_000); // tcpdump's readiness line, on stderr
-      run.result = await runSuite(scenarios, { provider: new NetnsProvider(), parallel: PARALLEL, reportDir: relative(process.cwd(), tmp), signal: controller.signal, emit: () => {} });
+      run.result = await runSuite(scenarios, {
+        provider: new NetnsProvider(),
+        parallel: PARALLEL,
+        reportDir: relative(process.cwd(), tmp),
+        signal: controller.signal,
+        emit: () => {},
+      });
     } finally {
       await capture.stop('SIGINT');
       const lines = capture.lines();
-      run.rootCapture = { packets: lines.filter((l) => PACKET.test(l)), summary: lines.find((l) => /packets captured/.test(l)) ?? '' };
+      run.rootCapture = {
+        packets: lines.filter((l) => PACKET.test(l)),
+        summary: lines.find((l) => /packets captured/.test(l)) ?? '',
+      };
     }
     run.hostAfter = await extendedHostSnapshot();
     const ids = run.result.scenarios.flatMap((s) => s.labs.map((l) => l.runId));
@@ -109,8 +119,14 @@ function watchLabLifetimes(t0: number): { stop(): Map<string, { from: number; to
 
 async function leftoversOf(runIds: string[]): Promise<string[]> {
   const mine = (names: string[], match: (n: string) => boolean) => names.filter(match);
-  const namespaces = mine(await readdir('/run/netns').catch(() => []), (n) => runIds.some((id) => n.startsWith(`nr-${id}-`)));
-  const state = mine(await readdir('/run/netrepro').catch(() => []), (n) => runIds.includes(n)).map((n) => `/run/netrepro/${n}`);
-  const cgroups = mine(await readdir('/sys/fs/cgroup/unified/netrepro').catch(() => []), (n) => runIds.includes(n)).map((n) => `/sys/fs/cgroup/unified/netrepro/${n}`);
+  const namespaces = mine(await readdir('/run/netns').catch(() => []), (n) =>
+    runIds.some((id) => n.startsWith(`nr-${id}-`)),
+  );
+  const state = mine(await readdir('/run/netrepro').catch(() => []), (n) => runIds.includes(n)).map(
+    (n) => `/run/netrepro/${n}`,
+  );
+  const cgroups = mine(await readdir('/sys/fs/cgroup/unified/netrepro').catch(() => []), (n) => runIds.includes(n)).map(
+    (n) => `/sys/fs/cgroup/unified/netrepro/${n}`,
+  );
   return [...namespaces, ...state, ...cgroups];
 }

@@ -39,7 +39,12 @@ export function decodePng(png: Buffer): Image {
       const b = y > 0 ? out[(y - 1) * stride + x]! : 0;
       const c = x >= channels && y > 0 ? out[(y - 1) * stride + x - channels]! : 0;
       const p = a + b - c;
-      const paeth = Math.abs(p - a) <= Math.abs(p - b) && Math.abs(p - a) <= Math.abs(p - c) ? a : Math.abs(p - b) <= Math.abs(p - c) ? b : c;
+      const paeth =
+        Math.abs(p - a) <= Math.abs(p - b) && Math.abs(p - a) <= Math.abs(p - c)
+          ? a
+          : Math.abs(p - b) <= Math.abs(p - c)
+            ? b
+            : c;
       out[y * stride + x] = (r + [0, a, b, (a + b) >> 1, paeth][filter]!) & 0xff;
     }
   }

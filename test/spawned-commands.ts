@@ -22,7 +22,17 @@ export interface SpawnScan {
 }
 
 /** Functions and methods that start a process with the program named by their first argument. */
-const RUNNERS = new Set(['runCommand', 'spawnCommand', 'runProcess', 'execFile', 'execFileSync', 'spawn', 'spawnSync', 'exec', 'execSync']);
+const RUNNERS = new Set([
+  'runCommand',
+  'spawnCommand',
+  'runProcess',
+  'execFile',
+  'execFileSync',
+  'spawn',
+  'spawnSync',
+  'exec',
+  'execSync',
+]);
 
 /**
  * Files whose runner calls pass their caller's argv through, putting a fixed prefix in front: the
@@ -30,8 +40,8 @@ const RUNNERS = new Set(['runCommand', 'spawnCommand', 'runProcess', 'execFile',
  */
 export const PASS_THROUGH: Record<string, string> = {
   'src/contract/command.ts': 'the one process runner: argv comes from its callers',
-  'src/contract/namespace-entry.ts': 'puts nsenter (and sh, to join a cgroup) in front of its caller\'s argv',
-  'src/providers/real/cli-node-target.ts': 'puts docker exec / docker run / minikube ssh in front of its caller\'s argv',
+  'src/contract/namespace-entry.ts': "puts nsenter (and sh, to join a cgroup) in front of its caller's argv",
+  'src/providers/real/cli-node-target.ts': "puts docker exec / docker run / minikube ssh in front of its caller's argv",
 };
 
 const SOURCE = /\.(ts|mts|cts|js|mjs|cjs)$/;
@@ -39,12 +49,33 @@ const COMMAND_WORD = /^[A-Za-z0-9][A-Za-z0-9._+-]*$/;
 /** Programs that run the rest of their argv as another program. */
 const PREFIX_PROGRAMS = new Set(['unshare', 'nsenter', 'sudo', 'env', 'timeout', 'setsid', 'nice', 'chroot']);
 const SHELLS = new Set(['sh', 'bash', 'dash']);
-const SHELL_BUILTINS = new Set(['echo', 'printf', 'cd', 'test', '[', 'export', 'set', 'read', 'exit', ':', 'true', 'false', 'wait', 'trap', 'shift', 'eval']);
+const SHELL_BUILTINS = new Set([
+  'echo',
+  'printf',
+  'cd',
+  'test',
+  '[',
+  'export',
+  'set',
+  'read',
+  'exit',
+  ':',
+  'true',
+  'false',
+  'wait',
+  'trap',
+  'shift',
+  'eval',
+]);
 
 /** Tracked and untracked (not ignored) files; a walk when this is not a git checkout. */
 export function sourceFiles(root: string): string[] {
   try {
-    const out = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const out = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard'], {
+      cwd: root,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     return [...new Set(out.split('\n').filter(Boolean))].sort();
   } catch {
     const files: string[] = [];
@@ -131,8 +162,10 @@ export function scanSpawns(root: string): SpawnScan {
         const op = t[k + 1]!;
         if (op.kind !== 'punct' || (op.text !== '=' && op.text !== ':')) continue;
         const value = t[k + 2]!;
-        if (value.kind === 'punct' && value.text === '[') found.push({ ft, slice: t.slice(k + 2, matching(t, k + 2) + 1) });
-        else if (value.kind === 'name' && op.text === '=' && /^[A-Z_][A-Z0-9_]*$/.test(value.text)) found.push({ ft, slice: [value] });
+        if (value.kind === 'punct' && value.text === '[')
+          found.push({ ft, slice: t.slice(k + 2, matching(t, k + 2) + 1) });
+        else if (value.kind === 'name' && op.text === '=' && /^[A-Z_][A-Z0-9_]*$/.test(value.text))
+          found.push({ ft, slice: [value] });
       }
     }
     return found;
@@ -153,8 +186,19 @@ export function scanSpawns(root: string): SpawnScan {
       elements.forEach((e, k) => {
         const next = elements[k + 1]?.[0];
         const script = elements[k + 2]?.[0];
-        if (e.length === 1 && e[0]!.kind === 'string' && SHELLS.has(e[0]!.text) && next?.kind === 'string' && next.text === '-c' && script && (script.kind === 'string' || script.kind === 'template')) {
-          out.push({ command: e[0]!.text, where: at(e[0]!) }, ...shellScriptCommands(script.text).map((command) => ({ command, where: at(script) })));
+        if (
+          e.length === 1 &&
+          e[0]!.kind === 'string' &&
+          SHELLS.has(e[0]!.text) &&
+          next?.kind === 'string' &&
+          next.text === '-c' &&
+          script &&
+          (script.kind === 'string' || script.kind === 'template')
+        ) {
+          out.push(
+            { command: e[0]!.text, where: at(e[0]!) },
+            ...shellScriptCommands(script.text).map((command) => ({ command, where: at(script) })),
+          );
         }
       });
       const head = elements[0];
@@ -167,7 +211,9 @@ export function scanSpawns(root: string): SpawnScan {
       return inner === undefined ? undefined : [...inner, ...out];
     }
     // a name, a member chain (cluster.agentCommand) or a call (this.argv(argv)): look the names up
-    const names = slice.filter((t) => t.kind === 'name' && !['this', 'as', 'const', 'readonly', 'await'].includes(t.text));
+    const names = slice.filter(
+      (t) => t.kind === 'name' && !['this', 'as', 'const', 'readonly', 'await'].includes(t.text),
+    );
     for (const n of names.reverse()) {
       const key = `${ft.file}#${n.text}`;
       if (seen.has(key)) continue;
@@ -205,9 +251,15 @@ export function scanSpawns(root: string): SpawnScan {
           spawns.push(...found);
           // `spawnSync('unshare', ['--net', ...argv])`: a prefix in front of a parameter's argv
           const prefix = found.some((s) => PREFIX_PROGRAMS.has(s.command));
-          const spread = !prefix ? new Set<string>() : new Set(args.flatMap((a) => a.flatMap((x, n) => (a[n - 1]?.text === '...' && x.kind === 'name' ? [x.text] : []))));
+          const spread = !prefix
+            ? new Set<string>()
+            : new Set(
+                args.flatMap((a) =>
+                  a.flatMap((x, n) => (a[n - 1]?.text === '...' && x.kind === 'name' ? [x.text] : [])),
+                ),
+              );
           const wrapper = spread.size > 0 ? enclosingFunction(t, k, spread) : undefined;
-          if (wrapper?.name && !runners.has(wrapper.name)) (runners.add(wrapper.name), (changed = true));
+          if (wrapper?.name && !runners.has(wrapper.name)) runners.add(wrapper.name), (changed = true);
           continue;
         }
         // a method call (target.exec(argv)) with an argv from elsewhere: the program comes from a
@@ -217,8 +269,9 @@ export function scanSpawns(root: string): SpawnScan {
         // is a runner from now on (host-snapshot's `out`, preflight's `probe`)
         const params = new Set(args.flatMap((a) => a.filter((x) => x.kind === 'name').map((x) => x.text)));
         const wrapper = enclosingFunction(t, k, params);
-        if (wrapper?.name && !runners.has(wrapper.name)) (runners.add(wrapper.name), (changed = true));
-        else if (!wrapper && !passThrough) unresolved.push(`${ft.file}:${name.line} ${name.text}(${argv.map((x) => x.text).join(' ')})`);
+        if (wrapper?.name && !runners.has(wrapper.name)) runners.add(wrapper.name), (changed = true);
+        else if (!wrapper && !passThrough)
+          unresolved.push(`${ft.file}:${name.line} ${name.text}(${argv.map((x) => x.text).join(' ')})`);
       }
     }
     if (passThrough) {
@@ -244,11 +297,14 @@ function enclosingFunction(t: Token[], at: number, params: Set<string>): { name?
     if (close >= at) continue;
     const after = t[close + 1]?.text;
     if (after !== '=>' && after !== '{' && after !== ':') continue;
-    const declared = pieces(t, k).map((p) => p[0]?.text).filter((n): n is string => !!n);
+    const declared = pieces(t, k)
+      .map((p) => p[0]?.text)
+      .filter((n): n is string => !!n);
     if (!declared.some((n) => params.has(n))) continue;
     let j = k - 1;
     if (t[j]?.text === 'async') j--;
-    if (t[j]?.text === '=' && t[j - 1]?.kind === 'name' && ['const', 'let'].includes(t[j - 2]?.text ?? '')) return { name: t[j - 1]!.text };
+    if (t[j]?.text === '=' && t[j - 1]?.kind === 'name' && ['const', 'let'].includes(t[j - 2]?.text ?? ''))
+      return { name: t[j - 1]!.text };
     if (t[j]?.kind === 'name' && t[j - 1]?.text === 'function') return { name: t[j]!.text };
     return {};
   }
@@ -272,20 +328,28 @@ function words(text: string): string[] {
 export function scanScenarioCommands(root: string): Spawn[] {
   const out: Spawn[] = [];
   const dir = join(root, 'scenarios');
-  for (const name of readdirSync(dir, { recursive: true }).map(String).filter((n) => n.endsWith('.yaml')).sort()) {
+  for (const name of readdirSync(dir, { recursive: true })
+    .map(String)
+    .filter((n) => n.endsWith('.yaml'))
+    .sort()) {
     const lineCounter = new LineCounter();
     const doc = parseDocument(readFileSync(join(dir, name), 'utf8'), { lineCounter });
     visit(doc, {
       Pair(_, pair) {
         if (!isPair(pair) || !isScalar(pair.key) || pair.key.value !== 'cmd') return;
         const value = pair.value;
-        const argv = isScalar(value) ? words(String(value.value)) : isSeq(value) ? value.items.map((i) => (isScalar(i) ? String(i.value) : '')) : [];
+        const argv = isScalar(value)
+          ? words(String(value.value))
+          : isSeq(value)
+            ? value.items.map((i) => (isScalar(i) ? String(i.value) : ''))
+            : [];
         const line = lineCounter.linePos((value as { range?: [number] } | null)?.range?.[0] ?? 0).line;
         const where = `scenarios/${name}:${line}`;
         const program = argv[0] ?? '';
         if (COMMAND_WORD.test(program)) out.push({ command: program, where });
         const c = argv.indexOf('-c');
-        if (SHELLS.has(program) && c === 1 && argv[2]) out.push(...shellScriptCommands(argv[2]).map((command) => ({ command, where })));
+        if (SHELLS.has(program) && c === 1 && argv[2])
+          out.push(...shellScriptCommands(argv[2]).map((command) => ({ command, where })));
       },
     });
   }

@@ -16,7 +16,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const entry = shared[KEY];
   entry.users++;
   const run = await entry.run;
-  if (entry.users === 1) process.stderr.write(`netrepro: suite run ${run.skipped ? `skipped: ${run.skipped}` : run.error ? 'errored' : `${JSON.stringify(run.result?.summary)} in ${run.result?.durationMs} ms`}\n`);
+  if (entry.users === 1)
+    process.stderr.write(
+      `netrepro: suite run ${run.skipped ? `skipped: ${run.skipped}` : run.error ? 'errored' : `${JSON.stringify(run.result?.summary)} in ${run.result?.durationMs} ms`}\n`,
+    );
   project.provide('suiteRun', run);
   return async () => {
     if (--entry.users === 0) await removeSuiteRun(run);

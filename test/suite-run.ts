@@ -32,6 +32,7 @@ export function suiteRun(): SuiteRun {
  */
 export function suiteSkipReason(): string | undefined {
   const { skipped } = suiteRun();
-  if (skipped && process.env.NETREPRO_SUITE_RUN === 'skip' && process.env.CI === 'true') throw new Error('CI=true: NETREPRO_SUITE_RUN=skip would skip lab tests');
+  if (skipped && process.env.NETREPRO_SUITE_RUN === 'skip' && process.env.CI === 'true')
+    throw new Error('CI=true: NETREPRO_SUITE_RUN=skip would skip lab tests');
   return skipped;
 }

@@ -9,7 +9,6 @@ import { EXIT, exitCodeOf } from './exit-codes.ts';
 import { HarnessError } from '../model/errors.ts';
 import { VERSION } from '../model/version.ts';
 
-
 /** A command's code, loaded when it runs; a returned number is the exit code. */
 type CommandModule = { default: (...args: never[]) => unknown };
 const lazy =
@@ -20,7 +19,8 @@ const lazy =
   };
 
 /** A command's `--help` ends with these: what it is for, then the line to type. */
-const examples = (rows: readonly (readonly [what: string, command: string])[]) => `\nExamples:\n${rows.map(([what, command]) => `  # ${what}\n  $ ${command}`).join('\n')}\n`;
+const examples = (rows: readonly (readonly [what: string, command: string])[]) =>
+  `\nExamples:\n${rows.map(([what, command]) => `  # ${what}\n  $ ${command}`).join('\n')}\n`;
 
 const positiveInt = (v: string) => {
   const n = Number(v);
@@ -30,21 +30,29 @@ const positiveInt = (v: string) => {
 
 export function buildCli(): Command {
   const program = new Command('netrepro')
-    .description('Reproduce Kubernetes networking incidents end to end: inject the fault, see the symptom, apply the fix, see it gone.')
+    .description(
+      'Reproduce Kubernetes networking incidents end to end: inject the fault, see the symptom, apply the fix, see it gone.',
+    )
     .version(VERSION, '-V, --version', 'print the netrepro version')
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) })
-    .addHelpText('after', `${envHelp()}\nExit codes: 0 every expectation held, 1 one failed, 2 invalid input, 3 environment unusable, 130/143 interrupted.\n`);
+    .addHelpText(
+      'after',
+      `${envHelp()}\nExit codes: 0 every expectation held, 1 one failed, 2 invalid input, 3 environment unusable, 130/143 interrupted.\n`,
+    );
   const provider = () => new Option('--provider <name>', 'where to run').choices(PROVIDER_NAMES).default('netns');
 
   program
     .command('list')
     .description('scenario ids and titles')
     .option('--json', 'as JSON: id, title, file, cni, incident')
-    .addHelpText('after', examples([
-      ['ids and titles', 'netrepro list'],
-      ['the ids of the flannel scenarios', "netrepro list --json | jq -r '.[] | select(.cni == \"flannel\") | .id'"],
-    ]))
+    .addHelpText(
+      'after',
+      examples([
+        ['ids and titles', 'netrepro list'],
+        ['the ids of the flannel scenarios', 'netrepro list --json | jq -r \'.[] | select(.cni == "flannel") | .id\''],
+      ]),
+    )
     .action(lazy(() => import('./commands/list.ts')));
 
   program
@@ -54,35 +62,74 @@ export function buildCli(): Command {
     .option('--all', 'every scenario in scenarios/')
     .option('--cni <shape>', 'only scenarios of this CNI: bridge, flannel or cilium (alone: every one of it)')
     .addOption(provider())
-    .option('--profile <name>', 'apply this profile to every scenario (profiles/NAME.yaml or a YAML file), as the gate does')
+    .option(
+      '--profile <name>',
+      'apply this profile to every scenario (profiles/NAME.yaml or a YAML file), as the gate does',
+    )
     .option('--json <file>', 'write the JSON report (- for stdout; the summary then goes to stderr)')
     .option('--junit <file>', 'write a JUnit XML report (- for stdout)')
-    .option('--markdown <file>', 'write a Markdown summary (- for stdout; also appended to $GITHUB_STEP_SUMMARY when set)')
-    .option('--report-dir <dir>', 'write evidence (captures, iptables-save -c, conntrack, ip) per phase here, and report.html')
-    .option('--html <file>', 'write a self-contained HTML report: per probe the diagnosis and the packet path (- for stdout)')
-    .option('--parallel <n>', 'scenarios run at once; above 1, each also runs its fix variants side by side (a lab per variant)', positiveInt, 1)
+    .option(
+      '--markdown <file>',
+      'write a Markdown summary (- for stdout; also appended to $GITHUB_STEP_SUMMARY when set)',
+    )
+    .option(
+      '--report-dir <dir>',
+      'write evidence (captures, iptables-save -c, conntrack, ip) per phase here, and report.html',
+    )
+    .option(
+      '--html <file>',
+      'write a self-contained HTML report: per probe the diagnosis and the packet path (- for stdout)',
+    )
+    .option(
+      '--parallel <n>',
+      'scenarios run at once; above 1, each also runs its fix variants side by side (a lab per variant)',
+      positiveInt,
+      1,
+    )
     .option('--fail-fast', 'start no other scenario once one failed or errored (those under way finish)')
     .option('-q, --quiet', 'no progress: only scenarios that did not pass, with why, and the summary')
     .option('--keep', 'leave the lab up after the run; `netrepro clean --force` removes it')
-    .addHelpText('after', examples([
-      ['one scenario, in about a second', 'netrepro run service-no-endpoints-reject'],
-      ['every conntrack scenario on flannel, two at a time', "netrepro run 'conntrack-*' --cni flannel --parallel 2"],
-      ['CI: everything, reports for the pipeline, stop at the first failure', 'netrepro run --all --quiet --fail-fast --junit junit.xml --json report.json'],
-      ['the JSON report into jq', 'netrepro run br-netfilter-clusterip-same-node --json - | jq .summary'],
-      ['under a profile', 'netrepro run cilium-kube-proxy-forward-race --profile kube-proxy-1.15'],
-    ]))
+    .addHelpText(
+      'after',
+      examples([
+        ['one scenario, in about a second', 'netrepro run service-no-endpoints-reject'],
+        ['every conntrack scenario on flannel, two at a time', "netrepro run 'conntrack-*' --cni flannel --parallel 2"],
+        [
+          'CI: everything, reports for the pipeline, stop at the first failure',
+          'netrepro run --all --quiet --fail-fast --junit junit.xml --json report.json',
+        ],
+        ['the JSON report into jq', 'netrepro run br-netfilter-clusterip-same-node --json - | jq .summary'],
+        ['under a profile', 'netrepro run cilium-kube-proxy-forward-race --profile kube-proxy-1.15'],
+      ]),
+    )
     .action(lazy(() => import('./commands/run.ts')));
 
   program
     .command('validate')
-    .description('check scenario files without running them; with --provider also whether it can run them (a file it cannot run: "FILE: skipped on PROVIDER: REASON", exit 0 as `run` would)')
+    .description(
+      'check scenario files without running them; with --provider also whether it can run them (a file it cannot run: "FILE: skipped on PROVIDER: REASON", exit 0 as `run` would)',
+    )
     .argument('<files...>')
-    .addOption(new Option('--provider <name>', "check each file against this provider's capabilities and topology fit (nothing is provisioned)").choices(PROVIDER_NAMES))
-    .option('--profile <name>', 'apply this profile first (profiles/NAME.yaml or a YAML file): its versions decide the fit of kind/minikube/k3s')
-    .addHelpText('after', examples([
-      ['every scenario file', 'netrepro validate scenarios/*.yaml'],
-      ['could kind run it under a profile?', 'netrepro validate scenarios/stale-sock-lb-program.yaml --provider kind --profile kube-proxy-1.29-be-liberal'],
-    ]))
+    .addOption(
+      new Option(
+        '--provider <name>',
+        "check each file against this provider's capabilities and topology fit (nothing is provisioned)",
+      ).choices(PROVIDER_NAMES),
+    )
+    .option(
+      '--profile <name>',
+      'apply this profile first (profiles/NAME.yaml or a YAML file): its versions decide the fit of kind/minikube/k3s',
+    )
+    .addHelpText(
+      'after',
+      examples([
+        ['every scenario file', 'netrepro validate scenarios/*.yaml'],
+        [
+          'could kind run it under a profile?',
+          'netrepro validate scenarios/stale-sock-lb-program.yaml --provider kind --profile kube-proxy-1.29-be-liberal',
+        ],
+      ]),
+    )
     .action(lazy(() => import('./commands/validate.ts')));
 
   program
@@ -92,16 +139,27 @@ export function buildCli(): Command {
     .addOption(provider())
     .option('--profile <name>', 'apply this profile first (profiles/NAME.yaml or a YAML file)')
     .option('--report-dir <dir>', 'keep the evidence here (default: a temporary directory, removed afterwards)')
-    .option('--html <file>', 'also write the HTML report (diagnosis and packet path per probe; - for stdout, the explanation then goes to stderr)')
-    .addHelpText('after', examples([
-      ['why the br_netfilter SYN-ACK comes from the pod IP', 'netrepro explain br-netfilter-clusterip-same-node'],
-      ['keep the captures and a page to share', 'netrepro explain cilium-kube-proxy-forward-race --report-dir evidence/ --html race.html'],
-    ]))
+    .option(
+      '--html <file>',
+      'also write the HTML report (diagnosis and packet path per probe; - for stdout, the explanation then goes to stderr)',
+    )
+    .addHelpText(
+      'after',
+      examples([
+        ['why the br_netfilter SYN-ACK comes from the pod IP', 'netrepro explain br-netfilter-clusterip-same-node'],
+        [
+          'keep the captures and a page to share',
+          'netrepro explain cilium-kube-proxy-forward-race --report-dir evidence/ --html race.html',
+        ],
+      ]),
+    )
     .action(lazy(() => import('./commands/explain.ts')));
 
   program
     .command('gate')
-    .description("run every scenario's trigger under two profiles; exit 1 when the candidate is newly susceptible to an incident")
+    .description(
+      "run every scenario's trigger under two profiles; exit 1 when the candidate is newly susceptible to an incident",
+    )
     .argument('[ids...]', 'scenario ids or files (default: all)')
     .requiredOption('--baseline <profile>', 'profile name in profiles/ or a YAML file')
     .requiredOption('--candidate <profile>', 'profile name in profiles/ or a YAML file')
@@ -109,47 +167,77 @@ export function buildCli(): Command {
     .option('--json <file>', 'write the gate result as JSON (- for stdout; the matrix then goes to stderr)')
     .option('--markdown <file>', 'write the matrix as Markdown for a pull-request comment (- for stdout)')
     .option('--parallel <n>', 'labs at once', positiveInt, 1)
-    .addHelpText('after', examples([
-      ['does kube-proxy 1.15 open an incident 1.14 was immune to?', 'netrepro gate --baseline kube-proxy-1.14 --candidate kube-proxy-1.15 --parallel 2'],
-      ['two scenarios, Markdown for a pull request', 'netrepro gate --baseline kube-proxy-1.15 --candidate kube-proxy-1.29-be-liberal conntrack-invalid-reset cilium-kube-proxy-forward-race --markdown gate.md'],
-    ]))
+    .addHelpText(
+      'after',
+      examples([
+        [
+          'does kube-proxy 1.15 open an incident 1.14 was immune to?',
+          'netrepro gate --baseline kube-proxy-1.14 --candidate kube-proxy-1.15 --parallel 2',
+        ],
+        [
+          'two scenarios, Markdown for a pull request',
+          'netrepro gate --baseline kube-proxy-1.15 --candidate kube-proxy-1.29-be-liberal conntrack-invalid-reset cilium-kube-proxy-forward-race --markdown gate.md',
+        ],
+      ]),
+    )
     .action(lazy(() => import('./commands/gate.ts')));
 
   program
     .command('mutate')
-    .description('mutation testing: remove the fault, remove each fix, swap each faulted outcome; every mutant must make the scenario fail')
+    .description(
+      'mutation testing: remove the fault, remove each fix, swap each faulted outcome; every mutant must make the scenario fail',
+    )
     .argument('[ids...]', 'scenario ids or YAML files')
     .option('--all', 'every scenario in scenarios/')
     .addOption(provider())
-    .option('--json <file>', 'write the mutants and the kill rate as JSON (- for stdout; the table then goes to stderr)')
+    .option(
+      '--json <file>',
+      'write the mutants and the kill rate as JSON (- for stdout; the table then goes to stderr)',
+    )
     .option('--parallel <n>', 'scenarios mutated at once', positiveInt, 1)
-    .addHelpText('after', examples([
-      ['can this verdict fail?', 'netrepro mutate service-no-endpoints-reject'],
-      ['every scenario, the kill rate as JSON', 'netrepro mutate --all --parallel 2 --json mutants.json'],
-    ]))
+    .addHelpText(
+      'after',
+      examples([
+        ['can this verdict fail?', 'netrepro mutate service-no-endpoints-reject'],
+        ['every scenario, the kill rate as JSON', 'netrepro mutate --all --parallel 2 --json mutants.json'],
+      ]),
+    )
     .action(lazy(() => import('./commands/mutate.ts')));
 
   program
     .command('render')
-    .description('print what the netns lab installs on each node (iptables-save text, routes, neighbour/FDB entries) without running anything')
+    .description(
+      'print what the netns lab installs on each node (iptables-save text, routes, neighbour/FDB entries) without running anything',
+    )
     .argument('<id>', 'scenario id or YAML file')
     .option('--profile <name>', 'apply this profile first (profiles/NAME.yaml or a YAML file)')
     .option('--node <name>', 'only this node')
-    .option('--nfacct', 'as on a node where kube-proxy could create its nfacct counters (the lab cannot: no nfacct tool)')
-    .addHelpText('after', examples([
-      ["node-a's rules and routes", 'netrepro render br-netfilter-clusterip-same-node --node node-a'],
-      ['the same under kube-proxy 1.15', 'netrepro render conntrack-invalid-reset --profile kube-proxy-1.15'],
-    ]))
+    .option(
+      '--nfacct',
+      'as on a node where kube-proxy could create its nfacct counters (the lab cannot: no nfacct tool)',
+    )
+    .addHelpText(
+      'after',
+      examples([
+        ["node-a's rules and routes", 'netrepro render br-netfilter-clusterip-same-node --node node-a'],
+        ['the same under kube-proxy 1.15', 'netrepro render conntrack-invalid-reset --profile kube-proxy-1.15'],
+      ]),
+    )
     .action(lazy(() => import('./commands/render.ts')));
 
   program
     .command('clean')
-    .description('remove every leftover of earlier runs by the run prefix: namespaces, processes, cgroups, state; kind/minikube/k3s clusters')
+    .description(
+      'remove every leftover of earlier runs by the run prefix: namespaces, processes, cgroups, state; kind/minikube/k3s clusters',
+    )
     .option('--force', 'also remove labs of runs that are still alive (e.g. kept with --keep)')
-    .addHelpText('after', examples([
-      ['after a crash or kill -9', 'netrepro clean'],
-      ['also a lab kept with run --keep', 'netrepro clean --force'],
-    ]))
+    .addHelpText(
+      'after',
+      examples([
+        ['after a crash or kill -9', 'netrepro clean'],
+        ['also a lab kept with run --keep', 'netrepro clean --force'],
+      ]),
+    )
     .action(lazy(() => import('./commands/clean.ts')));
 
   program

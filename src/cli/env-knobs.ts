@@ -2,8 +2,14 @@
 // NETREPRO_* name in the code is listed here.
 
 export const ENV_KNOBS: readonly (readonly [name: string, meaning: string])[] = [
-  ['NETREPRO_CACHE', 'local provider: where the one-time Kubernetes build is found (default ~/.cache/netrepro; npm run build:kubernetes)'],
-  ['NETREPRO_K8S_VERSION', "Kubernetes version for kind/minikube/k3s (vMAJOR.MINOR.PATCH); a profile's real.kubernetesVersion wins"],
+  [
+    'NETREPRO_CACHE',
+    'local provider: where the one-time Kubernetes build is found (default ~/.cache/netrepro; npm run build:kubernetes)',
+  ],
+  [
+    'NETREPRO_K8S_VERSION',
+    "Kubernetes version for kind/minikube/k3s (vMAJOR.MINOR.PATCH); a profile's real.kubernetesVersion wins",
+  ],
   ['NETREPRO_CNI', 'real providers: run only scenarios of this CNI (bridge, flannel, cilium)'],
   ['NETREPRO_CILIUM_VERSION', 'Cilium Helm chart version'],
   ['NETREPRO_FLANNEL_VERSION', 'flannel release (its kube-flannel.yml)'],
@@ -14,8 +20,14 @@ export const ENV_KNOBS: readonly (readonly [name: string, meaning: string])[] = 
   ['NETREPRO_AGENT_IMAGE', 'image that runs the pod agent on real clusters'],
   ['NETREPRO_ALLOW_CONTEXT', 'kube contexts a run may touch although it did not create them (comma-separated)'],
   ['NETREPRO_WORK_DIR', 'where real-cluster runs keep kubeconfigs (default $TMPDIR/netrepro)'],
-  ['NETREPRO_TRACE', '0: no packet trace per probe (no diagnosis, no early verdict at a drop); for measuring what tracing costs'],
-  ['NETREPRO_SPAWNER', '0: lab commands start through node:child_process, not the native spawner (agent/spawner.c); for comparing'],
+  [
+    'NETREPRO_TRACE',
+    '0: no packet trace per probe (no diagnosis, no early verdict at a drop); for measuring what tracing costs',
+  ],
+  [
+    'NETREPRO_SPAWNER',
+    '0: lab commands start through node:child_process, not the native spawner (agent/spawner.c); for comparing',
+  ],
   ['NO_COLOR', 'non-empty: no colour'],
   ['FORCE_COLOR', '1/2/3/true: colour even when not a terminal; 0/false: no colour'],
   ['CI', 'set: plain progress lines instead of a spinner'],

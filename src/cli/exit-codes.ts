@@ -8,5 +8,9 @@ export const EXIT = { ok: 0, failed: 1, invalid: 2, environment: 3 } as const;
 export const isInterruption = (code: number) => code > 128;
 
 export function exitCodeOf(e: HarnessError): number {
-  return e.code === 'SCENARIO_INVALID' || e.code === 'USAGE' ? EXIT.invalid : e.code === 'ENVIRONMENT' ? EXIT.environment : EXIT.failed;
+  return e.code === 'SCENARIO_INVALID' || e.code === 'USAGE'
+    ? EXIT.invalid
+    : e.code === 'ENVIRONMENT'
+      ? EXIT.environment
+      : EXIT.failed;
 }

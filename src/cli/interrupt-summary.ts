@@ -27,7 +27,10 @@ export function interruptSummary(interrupt: AbortSignal): InterruptSummary {
       }
     },
     line(signal, exitCode, scenarios) {
-      const torn = [...underWay].map(([id, variants]) => `${id} (${variants.length ? `fix ${variants.map((v) => `"${v}"`).join(', ')}` : 'while being built'})`);
+      const torn = [...underWay].map(
+        ([id, variants]) =>
+          `${id} (${variants.length ? `fix ${variants.map((v) => `"${v}"`).join(', ')}` : 'while being built'})`,
+      );
       const what = torn.length ? `tore down the labs of ${torn.join('; ')}` : 'no lab was up when it came';
       return `${signal}: ${what}; ${finished} of ${scenarios} scenario(s) finished before it, ${scenarios - started} not started; exiting ${exitCode}`;
     },

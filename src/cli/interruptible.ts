@@ -34,12 +34,19 @@ export function interruptible(): Interruptible {
       received ??= sig;
       if (down) {
         if (count > 1) return exitNow(received, code);
-        process.stderr.write(c.yellow(`\n${sig}: the labs are down; exiting ${code} once the reports are written (at most ${REPORT_GRACE_MS / 1000} s)\n`));
+        process.stderr.write(
+          c.yellow(
+            `\n${sig}: the labs are down; exiting ${code} once the reports are written (at most ${REPORT_GRACE_MS / 1000} s)\n`,
+          ),
+        );
         graceThenExit();
         return;
       }
       if (count === 1) process.stderr.write(c.yellow(`\n${sig}: tearing down the lab, then exiting ${exit}\n`));
-      else if (count === 2) process.stderr.write(c.yellow(`${sig}: still tearing down; once more to exit now and leave leftovers for \`netrepro clean\`\n`));
+      else if (count === 2)
+        process.stderr.write(
+          c.yellow(`${sig}: still tearing down; once more to exit now and leave leftovers for \`netrepro clean\`\n`),
+        );
       else exitNow(received, code);
       controller.abort();
     });

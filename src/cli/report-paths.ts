@@ -24,8 +24,18 @@ export async function checkReportPaths(paths: readonly ReportPath[]): Promise<{ 
   const given = paths.filter((p): p is ReportPath & { path: string } => p.path !== undefined);
   const toStdout = given.filter((p) => p.path === STDOUT);
   const dirToStdout = toStdout.find((p) => p.directory);
-  if (dirToStdout) throw new HarnessError('USAGE', `${dirToStdout.flag} cannot be - (stdout): it holds many files`, `name a directory, e.g. ${dirToStdout.flag} reports/`);
-  if (toStdout.length > 1) throw new HarnessError('USAGE', `only one report can go to stdout (-); ${toStdout.map((p) => p.flag).join(' and ')} both ask for it`, 'write the others to files');
+  if (dirToStdout)
+    throw new HarnessError(
+      'USAGE',
+      `${dirToStdout.flag} cannot be - (stdout): it holds many files`,
+      `name a directory, e.g. ${dirToStdout.flag} reports/`,
+    );
+  if (toStdout.length > 1)
+    throw new HarnessError(
+      'USAGE',
+      `only one report can go to stdout (-); ${toStdout.map((p) => p.flag).join(' and ')} both ask for it`,
+      'write the others to files',
+    );
   for (const p of given) {
     if (p.path === STDOUT) continue;
     try {
@@ -42,7 +52,12 @@ async function tryFile(file: string): Promise<void> {
     if (e.code === 'ENOENT') return undefined;
     throw e;
   });
-  if (existing?.isDirectory()) throw Object.assign(new Error(`EISDIR: is a directory, open '${file}'`), { code: 'EISDIR', syscall: 'open', path: file });
+  if (existing?.isDirectory())
+    throw Object.assign(new Error(`EISDIR: is a directory, open '${file}'`), {
+      code: 'EISDIR',
+      syscall: 'open',
+      path: file,
+    });
   if (existing) {
     // read-write without truncating: the file keeps its content until the report replaces it
     await (await open(file, 'r+')).close();

@@ -82,7 +82,12 @@ interface Started {
   ended: Promise<{ exitCode: number | undefined; error?: Error }>;
 }
 
-function start(inner: readonly string[], stdin: 'pipe' | 'ignore', env?: Record<string, string>, enter?: NamespaceEntry): Started {
+function start(
+  inner: readonly string[],
+  stdin: 'pipe' | 'ignore',
+  env?: Record<string, string>,
+  enter?: NamespaceEntry,
+): Started {
   const argv = enterArgv(enter, inner);
   const [file, ...args] = argv;
   if (!file || inner.length === 0) throw new HarnessError('USAGE', 'empty command');
@@ -98,7 +103,10 @@ function start(inner: readonly string[], stdin: 'pipe' | 'ignore', env?: Record<
   running.add(child);
   const ended = new Promise<{ exitCode: number | undefined; error?: Error }>((resolve) => {
     // 'close' follows 'exit' once stdout and stderr are drained; a child that never started gets 'error' (and maybe 'close')
-    child.on('error', (error) => child.pid === undefined && (running.delete(child), resolve({ exitCode: undefined, error })));
+    child.on(
+      'error',
+      (error) => child.pid === undefined && (running.delete(child), resolve({ exitCode: undefined, error })),
+    );
     child.once('close', (code) => (running.delete(child), resolve({ exitCode: code ?? undefined })));
   });
   // a child that exits without reading its input must not crash us with EPIPE
@@ -112,14 +120,18 @@ const abortCallbacks = new WeakMap<AbortSignal, Set<() => void>>();
 /** Calls `f` when `signal` aborts (at once if it has); returns the undo. */
 function onAbort(signal: AbortSignal | undefined, f: () => void): () => void {
   if (!signal) return () => {};
-  if (signal.aborted) return f(), () => {};
+  if (signal.aborted) return (f(), () => {});
   let callbacks = abortCallbacks.get(signal);
   if (!callbacks) {
     const all = (callbacks = new Set());
     abortCallbacks.set(signal, all);
-    signal.addEventListener('abort', () => {
-      for (const g of [...all]) g();
-    }, { once: true });
+    signal.addEventListener(
+      'abort',
+      () => {
+        for (const g of [...all]) g();
+      },
+      { once: true },
+    );
   }
   callbacks.add(f);
   return () => callbacks.delete(f);
@@ -130,14 +142,26 @@ function kill(child: ChildLike, signal: NodeJS.Signals): void {
   if (child.exitCode !== null || child.signalCode !== null) return;
   child.kill(signal);
   if (signal !== 'SIGTERM') return;
-  const force = setTimeout(() => child.exitCode === null && child.signalCode === null && child.kill('SIGKILL'), FORCE_KILL_AFTER_MS);
+  const force = setTimeout(
+    () => child.exitCode === null && child.signalCode === null && child.kill('SIGKILL'),
+    FORCE_KILL_AFTER_MS,
+  );
   force.unref();
   child.once('exit', () => clearTimeout(force));
 }
 
-export async function runCommand(command: readonly string[], options: ExecOptions = {}, where?: string): Promise<ExecResult> {
+export async function runCommand(
+  command: readonly string[],
+  options: ExecOptions = {},
+  where?: string,
+): Promise<ExecResult> {
   const started = performance.now();
-  const { child, argv, ended } = start(command, options.input === undefined ? 'ignore' : 'pipe', options.env, options.enter);
+  const { child, argv, ended } = start(
+    command,
+    options.input === undefined ? 'ignore' : 'pipe',
+    options.env,
+    options.enter,
+  );
   const stdout: Buffer[] = [];
   const stderr: Buffer[] = [];
   child.stdout!.on('data', (b: Buffer) => stdout.push(b));
@@ -148,7 +172,10 @@ export async function runCommand(command: readonly string[], options: ExecOption
   let canceled = false;
   const stop = () => ((stopped = true), kill(child, 'SIGTERM'));
   const cancel = () => ((canceled = true), kill(child, 'SIGTERM'));
-  const timer = options.timeoutMs !== undefined && options.timeoutMs > 0 ? setTimeout(() => ((timedOut = true), kill(child, 'SIGTERM')), options.timeoutMs) : undefined;
+  const timer =
+    options.timeoutMs !== undefined && options.timeoutMs > 0
+      ? setTimeout(() => ((timedOut = true), kill(child, 'SIGTERM')), options.timeoutMs)
+      : undefined;
   const undo = [onAbort(options.signal, cancel), onAbort(options.stopWhen, stop)];
   const { exitCode, error } = await ended;
   clearTimeout(timer);
@@ -167,7 +194,13 @@ export async function runCommand(command: readonly string[], options: ExecOption
   if (stopped) return out;
   if (canceled) throw new HarnessError('ABORTED', `aborted while running: ${argv.join(' ')}`);
   if (options.reject !== false && (out.exitCode !== 0 || out.timedOut)) {
-    throw new CommandFailedError(argv, out.exitCode, out.stdout, out.timedOut ? `${out.stderr}\ntimed out after ${options.timeoutMs} ms` : out.stderr, where);
+    throw new CommandFailedError(
+      argv,
+      out.exitCode,
+      out.stdout,
+      out.timedOut ? `${out.stderr}\ntimed out after ${options.timeoutMs} ms` : out.stderr,
+      where,
+    );
   }
   return out;
 }
@@ -188,7 +221,7 @@ export class LineLog {
   push = (line: string): void => {
     this.seen.push(line);
     for (const listener of this.listeners) listener(line);
-    for (const w of this.waiters) if (w.pattern.test(line)) (this.waiters.delete(w), w.resolve(line));
+    for (const w of this.waiters) if (w.pattern.test(line)) this.waiters.delete(w), w.resolve(line);
   };
 
   lines(): string[] {
@@ -206,13 +239,29 @@ export class LineLog {
       const waiter = { pattern, resolve: (l: string) => (clearTimeout(timer), resolve(l)) };
       const timer = setTimeout(() => {
         this.waiters.delete(waiter);
-        reject(new CommandFailedError(this.argv, undefined, this.seen.join('\n'), `not ready after ${timeoutMs} ms (waited for ${pattern})`, this.where));
+        reject(
+          new CommandFailedError(
+            this.argv,
+            undefined,
+            this.seen.join('\n'),
+            `not ready after ${timeoutMs} ms (waited for ${pattern})`,
+            this.where,
+          ),
+        );
       }, timeoutMs);
       this.waiters.add(waiter);
       void this.exited.then((code) => {
         if (!this.waiters.delete(waiter)) return;
         clearTimeout(timer);
-        reject(new CommandFailedError(this.argv, code, this.seen.join('\n'), `exited before it was ready (waited for ${pattern})`, this.where));
+        reject(
+          new CommandFailedError(
+            this.argv,
+            code,
+            this.seen.join('\n'),
+            `exited before it was ready (waited for ${pattern})`,
+            this.where,
+          ),
+        );
       });
     });
   }
@@ -244,7 +293,14 @@ export function spawnCommand(command: readonly string[], options: SpawnOptions =
     async stop(signal = 'SIGTERM') {
       kill(child, signal);
       const exitCode = await exited;
-      return { argv, exitCode, stdout: log.lines().join('\n'), stderr: '', timedOut: false, durationMs: performance.now() - started };
+      return {
+        argv,
+        exitCode,
+        stdout: log.lines().join('\n'),
+        stderr: '',
+        timedOut: false,
+        durationMs: performance.now() - started,
+      };
     },
   };
 }

@@ -20,11 +20,24 @@ export function serviceObject(svc: ServiceSpec): V1Service {
       type: svc.type,
       clusterIP: svc.clusterIP,
       selector: { [endpointLabel(svc.name)]: 'true' },
-      ports: svc.ports.map((p) => ({ name: p.name, port: p.port, targetPort: p.targetPort, protocol: p.protocol, ...(p.nodePort ? { nodePort: p.nodePort } : {}) })),
+      ports: svc.ports.map((p) => ({
+        name: p.name,
+        port: p.port,
+        targetPort: p.targetPort,
+        protocol: p.protocol,
+        ...(p.nodePort ? { nodePort: p.nodePort } : {}),
+      })),
       ...(svc.type === 'NodePort' ? { externalTrafficPolicy: svc.externalTrafficPolicy } : {}),
       ...(svc.internalTrafficPolicy === 'Local' ? { internalTrafficPolicy: 'Local' } : {}),
       ...(svc.sessionAffinity === 'ClientIP'
-        ? { sessionAffinity: 'ClientIP', sessionAffinityConfig: { clientIP: { timeoutSeconds: svc.sessionAffinityConfig?.clientIP.timeoutSeconds ?? DEFAULT_AFFINITY_SECONDS } } }
+        ? {
+            sessionAffinity: 'ClientIP',
+            sessionAffinityConfig: {
+              clientIP: {
+                timeoutSeconds: svc.sessionAffinityConfig?.clientIP.timeoutSeconds ?? DEFAULT_AFFINITY_SECONDS,
+              },
+            },
+          }
         : {}),
     },
   };
@@ -40,13 +53,22 @@ export function endpointSliceObject(svc: ServiceSpec, pods: ReadonlyMap<string, 
     apiVersion: 'discovery.k8s.io/v1',
     kind: 'EndpointSlice',
     addressType: 'IPv4',
-    metadata: { name: `${svc.name}-netrepro`, namespace: svc.namespace, labels: { 'kubernetes.io/service-name': svc.name } },
+    metadata: {
+      name: `${svc.name}-netrepro`,
+      namespace: svc.namespace,
+      labels: { 'kubernetes.io/service-name': svc.name },
+    },
     endpoints: svc.endpoints.map(({ pod: name, ready, terminating }) => {
       const pod = pods.get(name);
       if (!pod) throw new Error(`endpoint pod ${name} of service ${svc.name} has no address`);
       // the EndpointSlice controller's conditions: a terminating pod is never ready, serving says whether it still passes its probe
       const conditions = { ready: ready && !terminating, serving: ready, terminating };
-      return { addresses: [pod.ip], nodeName: pod.node, conditions, targetRef: { kind: 'Pod', name, namespace: svc.namespace } };
+      return {
+        addresses: [pod.ip],
+        nodeName: pod.node,
+        conditions,
+        targetRef: { kind: 'Pod', name, namespace: svc.namespace },
+      };
     }),
     ports: svc.ports.map((p) => ({ name: p.name, port: p.targetPort, protocol: p.protocol })),
   };

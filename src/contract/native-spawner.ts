@@ -68,7 +68,11 @@ class RemoteChild extends EventEmitter implements ChildLike {
   failed(errno: number): void {
     this.pid = undefined;
     const code = ERRNO_NAMES.get(errno) ?? String(errno);
-    const error = Object.assign(new Error(`spawn ${this.file} ${code}`), { code, errno: -errno, syscall: `spawn ${this.file}` });
+    const error = Object.assign(new Error(`spawn ${this.file} ${code}`), {
+      code,
+      errno: -errno,
+      syscall: `spawn ${this.file}`,
+    });
     this.emit('error', error);
     this.stdout.push(null);
     this.stderr.push(null);
@@ -110,7 +114,9 @@ export class NativeSpawner {
     this.process.stdout!.on('data', (chunk: Buffer) => this.receive(chunk));
     this.process.stdin!.on('error', () => {});
     this.process.on('error', (e) => this.die(`the spawner did not start: ${e.message}`, onLost));
-    this.process.on('exit', (code, signal) => this.die(`the spawner ended (${signal ?? `exit ${code}`})`, onLost, signal ?? undefined));
+    this.process.on('exit', (code, signal) =>
+      this.die(`the spawner ended (${signal ?? `exit ${code}`})`, onLost, signal ?? undefined),
+    );
     this.idle();
   }
 
@@ -124,7 +130,14 @@ export class NativeSpawner {
     if (this.children.size === 0) this.busy();
     this.children.set(id, child);
     const env = Object.entries(options.env ?? {}).map(([k, v]) => `${k}=${v}`);
-    const strings = [options.enter?.net ?? '', options.enter?.mount ?? '', options.enter?.cgroup ?? '', String(env.length), ...env, ...argv];
+    const strings = [
+      options.enter?.net ?? '',
+      options.enter?.mount ?? '',
+      options.enter?.cgroup ?? '',
+      String(env.length),
+      ...env,
+      ...argv,
+    ];
     this.send('S', id, Buffer.concat([Buffer.from([options.stdin ? 1 : 0]), Buffer.from(`${strings.join('\0')}\0`)]));
     return child;
   }
@@ -135,7 +148,8 @@ export class NativeSpawner {
     head.writeUInt32LE(5 + payload.length, 0);
     head.write(type, 4, 'latin1');
     head.writeUInt32LE(id, 5);
-    if (this.outbox.push(head, payload) === 2) queueMicrotask(() => this.process.stdin!.write(Buffer.concat(this.outbox.splice(0))));
+    if (this.outbox.push(head, payload) === 2)
+      queueMicrotask(() => this.process.stdin!.write(Buffer.concat(this.outbox.splice(0))));
   }
 
   forget(id: number): void {

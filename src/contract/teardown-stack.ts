@@ -45,6 +45,11 @@ export class TeardownStack {
         failures.push(`${what}: ${(e as Error).message}`);
       }
     }
-    if (failures.length) throw new HarnessError('LAB_FAILED', `teardown incomplete: ${failures.join('; ')}`, '`netrepro clean` removes leftovers by the run prefix');
+    if (failures.length)
+      throw new HarnessError(
+        'LAB_FAILED',
+        `teardown incomplete: ${failures.join('; ')}`,
+        '`netrepro clean` removes leftovers by the run prefix',
+      );
   }
 }

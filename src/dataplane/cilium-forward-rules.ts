@@ -8,7 +8,8 @@ import { CILIUM_VERSIONS } from '../model/scenario-schema.ts';
 export type CiliumVersion = (typeof CILIUM_VERSIONS)[number];
 
 const HOST = 'cilium_host';
-const accept = (dir: '-i' | '-o', dev: string, comment: string) => `-A CILIUM_FORWARD ${dir} ${dev} -m comment --comment "cilium: ${comment}" -j ACCEPT`;
+const accept = (dir: '-i' | '-o', dev: string, comment: string) =>
+  `-A CILIUM_FORWARD ${dir} ${dev} -m comment --comment "cilium: ${comment}" -j ACCEPT`;
 
 /**
  * - "1.7" (Cilium v1.6.2 - v1.7.4): three rules on the delivery interface only (cilium_host, or lxc+
@@ -26,14 +27,22 @@ export function ciliumForwardRules(version: CiliumVersion, endpointRoutes: boole
       accept('-i', 'lxc+', 'cluster->any on lxc+ forward accept'),
     ];
   }
-  if (version !== '1.8') throw new HarnessError('SCENARIO_INVALID', `no CILIUM_FORWARD layout for Cilium ${String(version)}`, `known: ${CILIUM_VERSIONS.join(', ')}`);
+  if (version !== '1.8')
+    throw new HarnessError(
+      'SCENARIO_INVALID',
+      `no CILIUM_FORWARD layout for Cilium ${String(version)}`,
+      `known: ${CILIUM_VERSIONS.join(', ')}`,
+    );
   return [
     accept('-o', HOST, `any->cluster on ${HOST} forward accept`),
     accept('-i', HOST, `cluster->any on ${HOST} forward accept (nodeport)`),
     accept('-i', 'lxc+', 'cluster->any on lxc+ forward accept'),
     accept('-i', 'cilium_net', 'cluster->any on cilium_net forward accept (nodeport)'),
     ...(endpointRoutes
-      ? [accept('-o', delivery, `any->cluster on ${delivery} forward accept`), accept('-i', delivery, `cluster->any on ${delivery} forward accept (nodeport)`)]
+      ? [
+          accept('-o', delivery, `any->cluster on ${delivery} forward accept`),
+          accept('-i', delivery, `cluster->any on ${delivery} forward accept (nodeport)`),
+        ]
       : []),
   ];
 }

@@ -50,7 +50,10 @@ export function flannelPeerEntries(node: FlannelNode, all: readonly FlannelNode[
   return {
     ip: peers.flatMap((peer) => {
       const vtep = networkAddress(peer.podCIDR);
-      return [`route add ${peer.podCIDR} via ${vtep} dev flannel.1 onlink`, `neigh add ${vtep} lladdr ${peer.vtepMac} dev flannel.1 nud permanent`];
+      return [
+        `route add ${peer.podCIDR} via ${vtep} dev flannel.1 onlink`,
+        `neigh add ${vtep} lladdr ${peer.vtepMac} dev flannel.1 nud permanent`,
+      ];
     }),
     bridge: peers.map((peer) => `fdb append ${peer.vtepMac} dev flannel.1 dst ${peer.nodeIP}`),
   };

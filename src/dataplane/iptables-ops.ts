@@ -59,7 +59,13 @@ export async function applyOps(node: Target, ops: readonly IptablesOp[], save?: 
 
 function resetPayload(forwardPolicy: 'ACCEPT' | 'DROP'): string {
   return `${(['filter', 'nat'] as const)
-    .map((t) => [`*${t}`, ...BUILTINS[t].map((c) => `:${c} ${t === 'filter' && c === 'FORWARD' ? forwardPolicy : 'ACCEPT'} [0:0]`), 'COMMIT'].join('\n'))
+    .map((t) =>
+      [
+        `*${t}`,
+        ...BUILTINS[t].map((c) => `:${c} ${t === 'filter' && c === 'FORWARD' ? forwardPolicy : 'ACCEPT'} [0:0]`),
+        'COMMIT',
+      ].join('\n'),
+    )
     .join('\n')}\n`;
 }
 
@@ -86,15 +92,25 @@ export class IptablesModel {
    * it changes nothing): ensures and deletes decided here, as the check before each would decide.
    */
   restoreLines(o: IptablesOp): string {
-    const block = (table: Table, lines: string[]) => (lines.length > 0 ? `*${table}\n${lines.join('\n')}\nCOMMIT\n` : '');
+    const block = (table: Table, lines: string[]) =>
+      lines.length > 0 ? `*${table}\n${lines.join('\n')}\nCOMMIT\n` : '';
     switch (o.op) {
       case 'ensure-first':
       case 'ensure-last':
-        return this.has(o.table, o.chain, o.spec) ? '' : block(o.table, [`${o.op === 'ensure-first' ? `-I ${o.chain} 1` : `-A ${o.chain}`} ${o.spec}`]);
+        return this.has(o.table, o.chain, o.spec)
+          ? ''
+          : block(o.table, [`${o.op === 'ensure-first' ? `-I ${o.chain} 1` : `-A ${o.chain}`} ${o.spec}`]);
       case 'delete':
         return this.has(o.table, o.chain, o.spec) ? block(o.table, [`-D ${o.chain} ${o.spec}`]) : '';
       case 'delete-jumps':
-        return (['filter', 'nat'] as const).map((t) => block(t, this.jumpsTo(t, o.prefix).map(([chain, spec]) => `-D ${chain} ${spec}`))).join('');
+        return (['filter', 'nat'] as const)
+          .map((t) =>
+            block(
+              t,
+              this.jumpsTo(t, o.prefix).map(([chain, spec]) => `-D ${chain} ${spec}`),
+            ),
+          )
+          .join('');
       case 'restore':
         return o.payload.endsWith('\n') ? o.payload : `${o.payload}\n`;
       case 'reset':
@@ -105,7 +121,11 @@ export class IptablesModel {
   /** Rules of built-in chains that jump to a chain named `prefix...`, in order. */
   private jumpsTo(table: Table, prefix: string): [string, string][] {
     const jump = new RegExp(`(^| )-j ${prefix}`);
-    return BUILTINS[table].flatMap((c) => this.chain(table, c).filter((r) => jump.test(r)).map((r): [string, string] => [c, r]));
+    return BUILTINS[table].flatMap((c) =>
+      this.chain(table, c)
+        .filter((r) => jump.test(r))
+        .map((r): [string, string] => [c, r]),
+    );
   }
 
   apply(ops: readonly IptablesOp[]): this {
@@ -127,7 +147,8 @@ export class IptablesModel {
         }
         case 'delete-jumps':
           for (const t of this.tables.keys()) {
-            for (const [chain, spec] of this.jumpsTo(t, o.prefix)) this.chain(t, chain).splice(this.chain(t, chain).indexOf(spec), 1);
+            for (const [chain, spec] of this.jumpsTo(t, o.prefix))
+              this.chain(t, chain).splice(this.chain(t, chain).indexOf(spec), 1);
           }
           break;
         case 'restore':
@@ -136,7 +157,9 @@ export class IptablesModel {
         case 'reset':
           for (const t of ['filter', 'nat'] as const) {
             this.tables.set(t, {
-              policies: new Map(BUILTINS[t].map((c) => [c, t === 'filter' && c === 'FORWARD' ? o.forwardPolicy : 'ACCEPT'])),
+              policies: new Map(
+                BUILTINS[t].map((c) => [c, t === 'filter' && c === 'FORWARD' ? o.forwardPolicy : 'ACCEPT']),
+              ),
               chains: new Map(BUILTINS[t].map((c) => [c, []])),
             });
           }
@@ -157,7 +180,11 @@ export class IptablesModel {
     for (const t of tables) {
       const table = this.tables.get(t)!;
       const users = [...table.chains.keys()].filter((c) => !BUILTINS[t].includes(c)).sort();
-      out.push(`*${t}`, ...BUILTINS[t].map((c) => `:${c} ${table.policies.get(c)} [0:0]`), ...users.map((c) => `:${c} - [0:0]`));
+      out.push(
+        `*${t}`,
+        ...BUILTINS[t].map((c) => `:${c} ${table.policies.get(c)} [0:0]`),
+        ...users.map((c) => `:${c} - [0:0]`),
+      );
       for (const c of [...BUILTINS[t], ...users]) out.push(...table.chains.get(c)!.map((r) => `-A ${c} ${r}`));
       out.push('COMMIT');
     }

@@ -63,7 +63,11 @@ export function parseMinor(version: string): number {
   const m = KUBE_PROXY_VERSION_PATTERN.exec(version);
   if (!m) throw new HarnessError('SCENARIO_INVALID', `kube-proxy version ${version}: expected 1.MINOR such as 1.29`);
   const minor = Number(m[1]);
-  if (minor < OLDEST_MINOR) throw new HarnessError('SCENARIO_INVALID', `kube-proxy ${version} is older than the oldest layout we derive (1.${OLDEST_MINOR})`);
+  if (minor < OLDEST_MINOR)
+    throw new HarnessError(
+      'SCENARIO_INVALID',
+      `kube-proxy ${version} is older than the oldest layout we derive (1.${OLDEST_MINOR})`,
+    );
   return minor;
 }
 

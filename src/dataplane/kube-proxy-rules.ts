@@ -63,13 +63,18 @@ const q = (comment: string) => `-m comment --comment "${comment}"`;
 export function kubeProxyRules(input: RuleInput): KubeProxyRules {
   const L = input.layout;
   const filter: TableRules = { chains: ['KUBE-EXTERNAL-SERVICES', 'KUBE-FORWARD', 'KUBE-SERVICES'], rules: [] };
-  const nat: TableRules = { chains: ['KUBE-MARK-MASQ', 'KUBE-NODEPORTS', 'KUBE-POSTROUTING', 'KUBE-SERVICES'], rules: [] };
+  const nat: TableRules = {
+    chains: ['KUBE-MARK-MASQ', 'KUBE-NODEPORTS', 'KUBE-POSTROUTING', 'KUBE-SERVICES'],
+    rules: [],
+  };
   if (L.inputToNodePorts) filter.chains.push('KUBE-NODEPORTS');
   if (L.proxyFirewall) filter.chains.push('KUBE-PROXY-FIREWALL');
   if (L.localnetFirewall) filter.chains.push('KUBE-FIREWALL');
 
   if (L.postrouting === 'mark-masquerade') {
-    nat.rules.push(`-A KUBE-POSTROUTING ${q('kubernetes service traffic requiring SNAT')} -m mark --mark ${MARK} -j MASQUERADE${L.randomFully ? ' --random-fully' : ''}`);
+    nat.rules.push(
+      `-A KUBE-POSTROUTING ${q('kubernetes service traffic requiring SNAT')} -m mark --mark ${MARK} -j MASQUERADE${L.randomFully ? ' --random-fully' : ''}`,
+    );
   } else {
     nat.rules.push(
       `-A KUBE-POSTROUTING -m mark ! --mark ${MARK} -j RETURN`,
@@ -79,7 +84,9 @@ export function kubeProxyRules(input: RuleInput): KubeProxyRules {
   }
   nat.rules.push(`-A KUBE-MARK-MASQ -j ${SET_MASQ_MARK}`);
   if (L.localnetFirewall) {
-    filter.rules.push(`-A KUBE-FIREWALL ! -s 127.0.0.0/8 -d 127.0.0.0/8 ${q('block incoming localnet connections')} -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP`);
+    filter.rules.push(
+      `-A KUBE-FIREWALL ! -s 127.0.0.0/8 -d 127.0.0.0/8 ${q('block incoming localnet connections')} -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP`,
+    );
   }
 
   // kube-proxy walks a Go map of service ports; iptables-save groups rules by chain, so only the order inside each chain matters
@@ -87,17 +94,24 @@ export function kubeProxyRules(input: RuleInput): KubeProxyRules {
     for (const port of svc.spec?.ports ?? []) servicePortRules(input, svc, port, filter, nat);
   }
 
-  nat.rules.push(`-A KUBE-SERVICES ${q('kubernetes service nodeports; NOTE: this must be the last rule in this chain')} -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS`);
+  nat.rules.push(
+    `-A KUBE-SERVICES ${q('kubernetes service nodeports; NOTE: this must be the last rule in this chain')} -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS`,
+  );
 
   const drop =
     L.invalidDrop === 'always' || (L.invalidDrop === 'unless-be-liberal' && !input.beLiberal)
-      ? [`-A KUBE-FORWARD -m conntrack --ctstate INVALID${L.nfacct && input.nfacctCounters ? ` -m nfacct --nfacct-name ${NFACCT_INVALID}` : ''} -j DROP`]
+      ? [
+          `-A KUBE-FORWARD -m conntrack --ctstate INVALID${L.nfacct && input.nfacctCounters ? ` -m nfacct --nfacct-name ${NFACCT_INVALID}` : ''} -j DROP`,
+        ]
       : [];
   filter.rules.push(...drop, `-A KUBE-FORWARD ${q('kubernetes forwarding rules')} -m mark --mark ${MARK} -j ACCEPT`);
   if (L.forwardConntrack === 'single') {
-    filter.rules.push(`-A KUBE-FORWARD ${q('kubernetes forwarding conntrack rule')} -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT`);
+    filter.rules.push(
+      `-A KUBE-FORWARD ${q('kubernetes forwarding conntrack rule')} -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT`,
+    );
   } else {
-    const [src, dst] = L.forwardConntrack === 'cluster-cidr-pair' ? [`-s ${input.clusterCIDR} `, `-d ${input.clusterCIDR} `] : ['', ''];
+    const [src, dst] =
+      L.forwardConntrack === 'cluster-cidr-pair' ? [`-s ${input.clusterCIDR} `, `-d ${input.clusterCIDR} `] : ['', ''];
     filter.rules.push(
       `-A KUBE-FORWARD ${src}${q('kubernetes forwarding conntrack pod source rule')} -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT`,
       `-A KUBE-FORWARD ${dst}${q('kubernetes forwarding conntrack pod destination rule')} -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT`,
@@ -122,7 +136,12 @@ function portContext(input: RuleInput, svc: V1Service, port: ServicePort) {
 
   const all = sliceEndpoints(input, svc, port);
   const ready = all.filter((e) => e.ready);
-  const fallback = (set: Endpoint[]) => set.filter((e) => e.ready).length > 0 ? set.filter((e) => e.ready) : L.terminatingFallback ? set.filter((e) => e.serving && e.terminating) : [];
+  const fallback = (set: Endpoint[]) =>
+    set.filter((e) => e.ready).length > 0
+      ? set.filter((e) => e.ready)
+      : L.terminatingFallback
+        ? set.filter((e) => e.serving && e.terminating)
+        : [];
   const clusterEps = L.terminatingFallback ? fallback(all) : ready;
   const localEps = L.terminatingFallback ? fallback(all.filter((e) => e.local)) : ready.filter((e) => e.local);
   const svcChain = chainName('KUBE-SVC-', `${portName}${proto}`);
@@ -130,12 +149,35 @@ function portContext(input: RuleInput, svc: V1Service, port: ServicePort) {
   const masq = `! -s ${input.clusterCIDR} ${vipMatch} -j KUBE-MARK-MASQ`;
   const sep = (e: Endpoint) => chainName('KUBE-SEP-', `${portName}${proto}${e.ip}:${e.port}`);
   const affinity = clientIPAffinity(svc);
-  return { input, L, port, vip, proto, portName, nodePort, etpLocal, itpLocal, clusterEps, localEps, svcChain, vipMatch, masq, sep, affinity };
+  return {
+    input,
+    L,
+    port,
+    vip,
+    proto,
+    portName,
+    nodePort,
+    etpLocal,
+    itpLocal,
+    clusterEps,
+    localEps,
+    svcChain,
+    vipMatch,
+    masq,
+    sep,
+    affinity,
+  };
 }
 type PortContext = ReturnType<typeof portContext>;
 
 /** One Service port's rules, in the shape of the layout's release. */
-function servicePortRules(input: RuleInput, svc: V1Service, port: ServicePort, filter: TableRules, nat: TableRules): void {
+function servicePortRules(
+  input: RuleInput,
+  svc: V1Service,
+  port: ServicePort,
+  filter: TableRules,
+  nat: TableRules,
+): void {
   const c = portContext(input, svc, port);
   if (c.clusterEps.length === 0) noEndpointRules(c, filter);
   else if (c.L.externalChains === 'xlb') xlbRules(c, filter, nat);
@@ -144,15 +186,43 @@ function servicePortRules(input: RuleInput, svc: V1Service, port: ServicePort, f
 
 /** No usable endpoint: the ClusterIP (and the node port) REJECTed in the filter table. */
 function noEndpointRules({ vip, proto, portName, port, nodePort }: PortContext, filter: TableRules): void {
-  filter.rules.push(`-A KUBE-SERVICES -d ${vip}/32 -p ${proto} ${q(`${portName} has no endpoints`)} -m ${proto} --dport ${port.port} -j REJECT --reject-with icmp-port-unreachable`);
-  if (nodePort) filter.rules.push(`-A KUBE-EXTERNAL-SERVICES -p ${proto} ${q(`${portName} has no endpoints`)} -m addrtype --dst-type LOCAL -m ${proto} --dport ${nodePort} -j REJECT --reject-with icmp-port-unreachable`);
+  filter.rules.push(
+    `-A KUBE-SERVICES -d ${vip}/32 -p ${proto} ${q(`${portName} has no endpoints`)} -m ${proto} --dport ${port.port} -j REJECT --reject-with icmp-port-unreachable`,
+  );
+  if (nodePort)
+    filter.rules.push(
+      `-A KUBE-EXTERNAL-SERVICES -p ${proto} ${q(`${portName} has no endpoints`)} -m addrtype --dst-type LOCAL -m ${proto} --dport ${nodePort} -j REJECT --reject-with icmp-port-unreachable`,
+    );
 }
 
 /** Before 1.24: one KUBE-SVC chain with every ready endpoint, and KUBE-XLB for Local external traffic. */
-function xlbRules({ input, L, vip, proto, portName, port, nodePort, etpLocal, itpLocal, clusterEps, localEps, svcChain, vipMatch, masq, sep, affinity }: PortContext, filter: TableRules, nat: TableRules): void {
+function xlbRules(
+  {
+    input,
+    L,
+    vip,
+    proto,
+    portName,
+    port,
+    nodePort,
+    etpLocal,
+    itpLocal,
+    clusterEps,
+    localEps,
+    svcChain,
+    vipMatch,
+    masq,
+    sep,
+    affinity,
+  }: PortContext,
+  filter: TableRules,
+  nat: TableRules,
+): void {
   const internal = itpLocal ? clusterEps.filter((e) => e.local) : clusterEps;
   if (itpLocal && internal.length === 0) {
-    filter.rules.push(`-A KUBE-SERVICES -d ${vip}/32 -p ${proto} ${q(`${portName} has no local endpoints`)} -m ${proto} --dport ${port.port} -j DROP`);
+    filter.rules.push(
+      `-A KUBE-SERVICES -d ${vip}/32 -p ${proto} ${q(`${portName} has no local endpoints`)} -m ${proto} --dport ${port.port} -j DROP`,
+    );
   } else {
     if (!L.masqueradeInServiceChain) nat.rules.push(`-A KUBE-SERVICES ${masq}`);
     nat.rules.push(`-A KUBE-SERVICES ${vipMatch} -j ${svcChain}`);
@@ -161,8 +231,10 @@ function xlbRules({ input, L, vip, proto, portName, port, nodePort, etpLocal, it
   const xlb = chainName('KUBE-XLB-', `${portName}${proto}`);
   if (nodePort) {
     const np = `-p ${proto} ${q(portName)} -m ${proto} --dport ${nodePort}`;
-    if (!etpLocal) nat.rules.push(`-A KUBE-NODEPORTS ${np} -j KUBE-MARK-MASQ`, `-A KUBE-NODEPORTS ${np} -j ${svcChain}`);
-    else nat.rules.push(`-A KUBE-NODEPORTS -s 127.0.0.0/8 ${np} -j KUBE-MARK-MASQ`, `-A KUBE-NODEPORTS ${np} -j ${xlb}`);
+    if (!etpLocal)
+      nat.rules.push(`-A KUBE-NODEPORTS ${np} -j KUBE-MARK-MASQ`, `-A KUBE-NODEPORTS ${np} -j ${svcChain}`);
+    else
+      nat.rules.push(`-A KUBE-NODEPORTS -s 127.0.0.0/8 ${np} -j KUBE-MARK-MASQ`, `-A KUBE-NODEPORTS ${np} -j ${xlb}`);
   }
   writeBalancing(input, nat, svcChain, portName, internal, sep, affinity);
   for (const e of clusterEps) writeEndpoint(input, nat, portName, proto, e, sep(e), affinity);
@@ -180,7 +252,9 @@ function xlbRules({ input, L, vip, proto, portName, port, nodePort, etpLocal, it
     nat.rules.push(...(L.xlbRedirectFirst ? [redirectPods, ...localTraffic] : [...localTraffic, redirectPods]));
     if (localEps.length === 0) nat.rules.push(`-A ${xlb} ${q(`${portName} has no local endpoints`)} -j KUBE-MARK-DROP`);
     // KUBE-XLB always carries the service comment on its affinity rules, whatever the release does to KUBE-SVC's
-    if (affinity !== undefined) for (const e of localEps) nat.rules.push(`-A ${xlb} ${q(portName)} ${recentCheck(sep(e), affinity)} -j ${sep(e)}`);
+    if (affinity !== undefined)
+      for (const e of localEps)
+        nat.rules.push(`-A ${xlb} ${q(portName)} ${recentCheck(sep(e), affinity)} -j ${sep(e)}`);
     localEps.forEach((e, i) => {
       const left = localEps.length - i;
       nat.rules.push(`-A ${xlb} ${q(`Balancing rule ${i} for ${portName}`)}${probability(left)} -j ${sep(e)}`);
@@ -189,7 +263,28 @@ function xlbRules({ input, L, vip, proto, portName, port, nodePort, etpLocal, it
 }
 
 /** From 1.24: KUBE-SVC (Cluster policy), KUBE-SVL (Local policy), KUBE-EXT (external destinations). */
-function splitChainRules({ input, L, vip, proto, portName, port, nodePort, etpLocal, itpLocal, clusterEps, localEps, svcChain, vipMatch, masq, sep, affinity }: PortContext, filter: TableRules, nat: TableRules): void {
+function splitChainRules(
+  {
+    input,
+    L,
+    vip,
+    proto,
+    portName,
+    port,
+    nodePort,
+    etpLocal,
+    itpLocal,
+    clusterEps,
+    localEps,
+    svcChain,
+    vipMatch,
+    masq,
+    sep,
+    affinity,
+  }: PortContext,
+  filter: TableRules,
+  nat: TableRules,
+): void {
   const svl = chainName('KUBE-SVL-', `${portName}${proto}`);
   const ext = chainName('KUBE-EXT-', `${portName}${proto}`);
   const usesCluster = clusterEps.length > 0 && (!itpLocal || (nodePort !== 0 && !etpLocal));
@@ -199,14 +294,21 @@ function splitChainRules({ input, L, vip, proto, portName, port, nodePort, etpLo
   const hasExternal = etpLocal ? localEps.length > 0 : true;
 
   if (hasInternal) nat.rules.push(`-A KUBE-SERVICES ${vipMatch} -j ${internalChain}`);
-  else filter.rules.push(`-A KUBE-SERVICES -d ${vip}/32 -p ${proto} ${q(`${portName} has no local endpoints`)} -m ${proto} --dport ${port.port} -j DROP`);
+  else
+    filter.rules.push(
+      `-A KUBE-SERVICES -d ${vip}/32 -p ${proto} ${q(`${portName} has no local endpoints`)} -m ${proto} --dport ${port.port} -j DROP`,
+    );
   if (nodePort) {
     if (L.nfacct && input.nfacctCounters) {
-      nat.rules.push(`-A KUBE-NODEPORTS -d 127.0.0.0/8 -p ${proto} ${q(portName)} -m ${proto} --dport ${nodePort} -m nfacct --nfacct-name ${NFACCT_LOCALHOST_NODEPORT} -j ${ext}`);
+      nat.rules.push(
+        `-A KUBE-NODEPORTS -d 127.0.0.0/8 -p ${proto} ${q(portName)} -m ${proto} --dport ${nodePort} -m nfacct --nfacct-name ${NFACCT_LOCALHOST_NODEPORT} -j ${ext}`,
+      );
     }
     nat.rules.push(`-A KUBE-NODEPORTS -p ${proto} ${q(portName)} -m ${proto} --dport ${nodePort} -j ${ext}`);
     if (!hasExternal) {
-      filter.rules.push(`-A KUBE-EXTERNAL-SERVICES -p ${proto} ${q(`${portName} has no local endpoints`)} -m addrtype --dst-type LOCAL -m ${proto} --dport ${nodePort} -j DROP`);
+      filter.rules.push(
+        `-A KUBE-EXTERNAL-SERVICES -p ${proto} ${q(`${portName} has no local endpoints`)} -m addrtype --dst-type LOCAL -m ${proto} --dport ${nodePort} -j DROP`,
+      );
     }
   }
   if (hasInternal) nat.rules.push(`-A ${internalChain} ${masq}`);
@@ -231,7 +333,9 @@ function splitChainRules({ input, L, vip, proto, portName, port, nodePort, etpLo
     nat.chains.push(svl);
     writeBalancing(input, nat, svl, portName, localEps, sep, affinity);
   }
-  const reachable = [...(usesCluster ? clusterEps : []), ...(usesLocal ? localEps : [])].filter((e, i, a) => a.findIndex((o) => o.ip === e.ip && o.port === e.port) === i);
+  const reachable = [...(usesCluster ? clusterEps : []), ...(usesLocal ? localEps : [])].filter(
+    (e, i, a) => a.findIndex((o) => o.ip === e.ip && o.port === e.port) === i,
+  );
   for (const e of reachable) writeEndpoint(input, nat, portName, proto, e, sep(e), affinity);
 }
 
@@ -242,24 +346,49 @@ function clientIPAffinity(svc: V1Service): number | undefined {
 }
 
 /** The `-m recent` match of an affinity jump, as iptables-save prints it (the kernel adds the mask and the source side). */
-const recentCheck = (list: string, seconds: number) => `-m recent --rcheck --seconds ${seconds} --reap --name ${list} --mask 255.255.255.255 --rsource`;
+const recentCheck = (list: string, seconds: number) =>
+  `-m recent --rcheck --seconds ${seconds} --reap --name ${list} --mask 255.255.255.255 --rsource`;
 
 /** With affinity, a jump per endpoint to a client seen within the timeout comes before the balancing rules (writeServiceToEndpointRules). */
-function writeBalancing(input: RuleInput, nat: TableRules, chain: string, portName: string, eps: Endpoint[], sep: (e: Endpoint) => string, affinity: number | undefined) {
+function writeBalancing(
+  input: RuleInput,
+  nat: TableRules,
+  chain: string,
+  portName: string,
+  eps: Endpoint[],
+  sep: (e: Endpoint) => string,
+  affinity: number | undefined,
+) {
   if (affinity !== undefined) {
-    for (const e of eps) nat.rules.push(`-A ${chain}${endpointComment(input.layout, portName, e)} ${recentCheck(sep(e), affinity)} -j ${sep(e)}`);
+    for (const e of eps)
+      nat.rules.push(
+        `-A ${chain}${endpointComment(input.layout, portName, e)} ${recentCheck(sep(e), affinity)} -j ${sep(e)}`,
+      );
   }
   eps.forEach((e, i) => {
-    nat.rules.push(`-A ${chain}${endpointComment(input.layout, portName, e)}${probability(eps.length - i)} -j ${sep(e)}`);
+    nat.rules.push(
+      `-A ${chain}${endpointComment(input.layout, portName, e)}${probability(eps.length - i)} -j ${sep(e)}`,
+    );
   });
 }
 
 /** KUBE-SEP: hairpin masquerade, then DNAT; with affinity the DNAT rule records the client in the endpoint's list (`--set`). */
-function writeEndpoint(input: RuleInput, nat: TableRules, portName: string, proto: string, e: Endpoint, chain: string, affinity: number | undefined) {
+function writeEndpoint(
+  input: RuleInput,
+  nat: TableRules,
+  portName: string,
+  proto: string,
+  e: Endpoint,
+  chain: string,
+  affinity: number | undefined,
+) {
   nat.chains.push(chain);
   const comment = input.layout.endpointComments === 'none' ? '' : ` ${q(portName)}`;
   const record = affinity === undefined ? '' : ` -m recent --set --name ${chain} --mask 255.255.255.255 --rsource`;
-  nat.rules.push(`-A ${chain} -s ${e.ip}/32${comment} -j KUBE-MARK-MASQ`, `-A ${chain} -p ${proto}${comment}${record} -m ${proto} -j DNAT --to-destination ${e.ip}:${e.port}`);
+  nat.rules.push(
+    `-A ${chain} -s ${e.ip}/32${comment} -j KUBE-MARK-MASQ`,
+    `-A ${chain} -p ${proto}${comment}${record} -m ${proto} -j DNAT --to-destination ${e.ip}:${e.port}`,
+  );
 }
 
 function endpointComment(layout: KubeProxyLayout, portName: string, e: Endpoint): string {
@@ -270,13 +399,20 @@ function endpointComment(layout: KubeProxyLayout, portName: string, e: Endpoint)
 
 /** `-m statistic` as iptables-save prints it: the kernel keeps 1/n as a 31-bit fraction, saved with 11 decimals (1/3 -> 0.33333333349). */
 export const savedProbability = (p: number) => (Math.round(0x80000000 * p) / 0x80000000).toFixed(11);
-const probability = (left: number) => (left > 1 ? ` -m statistic --mode random --probability ${savedProbability(1 / left)}` : '');
+const probability = (left: number) =>
+  left > 1 ? ` -m statistic --mode random --probability ${savedProbability(1 / left)}` : '';
 
 /** The service port's endpoints as kube-proxy's endpoint cache holds them: sorted by "ip:port" (pkg/proxy/endpointslicecache.go). */
-function sliceEndpoints(input: RuleInput, svc: V1Service, port: NonNullable<NonNullable<V1Service['spec']>['ports']>[number]): Endpoint[] {
+function sliceEndpoints(
+  input: RuleInput,
+  svc: V1Service,
+  port: NonNullable<NonNullable<V1Service['spec']>['ports']>[number],
+): Endpoint[] {
   const ns = svc.metadata?.namespace ?? 'default';
   const name = svc.metadata?.name ?? '';
-  const slices = input.slices.filter((s) => s.metadata?.labels?.['kubernetes.io/service-name'] === name && (s.metadata?.namespace ?? 'default') === ns);
+  const slices = input.slices.filter(
+    (s) => s.metadata?.labels?.['kubernetes.io/service-name'] === name && (s.metadata?.namespace ?? 'default') === ns,
+  );
   const out: Endpoint[] = [];
   for (const slice of slices) {
     const target = slice.ports?.find((p) => (p.name ?? '') === (port.name ?? ''))?.port;
@@ -286,11 +422,20 @@ function sliceEndpoints(input: RuleInput, svc: V1Service, port: NonNullable<NonN
       // a nil condition means true for ready and serving (the API's documented default)
       const ready = c.ready !== false;
       for (const ip of e.addresses) {
-        out.push({ ip, port: target, local: e.nodeName === input.nodeName, ready, serving: c.serving ?? ready, terminating: c.terminating === true });
+        out.push({
+          ip,
+          port: target,
+          local: e.nodeName === input.nodeName,
+          ready,
+          serving: c.serving ?? ready,
+          terminating: c.terminating === true,
+        });
       }
     }
   }
-  return out.sort((a, b) => (`${a.ip}:${a.port}` < `${b.ip}:${b.port}` ? -1 : `${a.ip}:${a.port}` > `${b.ip}:${b.port}` ? 1 : 0));
+  return out.sort((a, b) =>
+    `${a.ip}:${a.port}` < `${b.ip}:${b.port}` ? -1 : `${a.ip}:${a.port}` > `${b.ip}:${b.port}` ? 1 : 0,
+  );
 }
 
 /** kube-proxy's jumps from built-in chains, in the order of its iptablesJumpChains list for this version. */
@@ -299,14 +444,26 @@ export function kubeProxyJumps(L: KubeProxyLayout): Jump[] {
   const j = (table: TableName, chain: string, spec: string): Jump => ({ table, chain, spec });
   return [
     j('filter', 'INPUT', `${NEW}${q('kubernetes externally-visible service portals')} -j KUBE-EXTERNAL-SERVICES`),
-    ...(L.forwardToExternalServices ? [j('filter', 'FORWARD', `${NEW}${q('kubernetes externally-visible service portals')} -j KUBE-EXTERNAL-SERVICES`)] : []),
-    ...(L.inputToNodePorts ? [j('filter', 'INPUT', `${q('kubernetes health check service ports')} -j KUBE-NODEPORTS`)] : []),
+    ...(L.forwardToExternalServices
+      ? [
+          j(
+            'filter',
+            'FORWARD',
+            `${NEW}${q('kubernetes externally-visible service portals')} -j KUBE-EXTERNAL-SERVICES`,
+          ),
+        ]
+      : []),
+    ...(L.inputToNodePorts
+      ? [j('filter', 'INPUT', `${q('kubernetes health check service ports')} -j KUBE-NODEPORTS`)]
+      : []),
     j('filter', 'FORWARD', `${NEW}${q('kubernetes service portals')} -j KUBE-SERVICES`),
     j('filter', 'OUTPUT', `${NEW}${q('kubernetes service portals')} -j KUBE-SERVICES`),
     ...(L.inputToServices ? [j('filter', 'INPUT', `${NEW}${q('kubernetes service portals')} -j KUBE-SERVICES`)] : []),
     j('filter', 'FORWARD', `${q('kubernetes forwarding rules')} -j KUBE-FORWARD`),
     ...(L.proxyFirewall
-      ? (['INPUT', 'OUTPUT', 'FORWARD'] as const).map((c) => j('filter', c, `${NEW}${q('kubernetes load balancer firewall')} -j KUBE-PROXY-FIREWALL`))
+      ? (['INPUT', 'OUTPUT', 'FORWARD'] as const).map((c) =>
+          j('filter', c, `${NEW}${q('kubernetes load balancer firewall')} -j KUBE-PROXY-FIREWALL`),
+        )
       : []),
     j('nat', 'OUTPUT', `${q('kubernetes service portals')} -j KUBE-SERVICES`),
     j('nat', 'PREROUTING', `${q('kubernetes service portals')} -j KUBE-SERVICES`),
@@ -331,7 +488,11 @@ export function kubeletRules(L: KubeProxyLayout): KubeProxyRules | undefined {
           `-A KUBE-FIREWALL ${q('kubernetes firewall for dropping marked packets')} -m mark --mark 0x8000/0x8000 -j DROP`,
           // CVE-2020-8558 (kubelet 1.19, and the 1.16.11 / 1.17.7 / 1.18.4 patch releases): traffic from outside to
           // 127.0.0.0/8, which route_localnet=1 (set by kube-proxy) would otherwise route; seen on a real v1.20.2 kubelet
-          ...(L.minor >= 19 ? [`-A KUBE-FIREWALL ! -s 127.0.0.0/8 -d 127.0.0.0/8 ${q('block incoming localnet connections')} -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP`] : []),
+          ...(L.minor >= 19
+            ? [
+                `-A KUBE-FIREWALL ! -s 127.0.0.0/8 -d 127.0.0.0/8 ${q('block incoming localnet connections')} -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP`,
+              ]
+            : []),
         ],
       },
       nat: { chains: ['KUBE-MARK-DROP'], rules: ['-A KUBE-MARK-DROP -j MARK --set-xmark 0x8000/0x8000'] },

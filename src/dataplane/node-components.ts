@@ -16,10 +16,30 @@ export type NodeComponent = (typeof NODE_COMPONENTS)[number];
 
 /** The jumps the IPVS proxier's clean-up deleted: the same rule text as the iptables mode's, so it hit those. */
 const IPVS_CLEANUP_JUMPS: IptablesOp[] = [
-  { op: 'delete', table: 'nat', chain: 'OUTPUT', spec: '-m comment --comment "kubernetes service portals" -j KUBE-SERVICES' },
-  { op: 'delete', table: 'nat', chain: 'PREROUTING', spec: '-m comment --comment "kubernetes service portals" -j KUBE-SERVICES' },
-  { op: 'delete', table: 'nat', chain: 'POSTROUTING', spec: '-m comment --comment "kubernetes postrouting rules" -j KUBE-POSTROUTING' },
-  { op: 'delete', table: 'filter', chain: 'FORWARD', spec: '-m comment --comment "kubernetes forwarding rules" -j KUBE-FORWARD' },
+  {
+    op: 'delete',
+    table: 'nat',
+    chain: 'OUTPUT',
+    spec: '-m comment --comment "kubernetes service portals" -j KUBE-SERVICES',
+  },
+  {
+    op: 'delete',
+    table: 'nat',
+    chain: 'PREROUTING',
+    spec: '-m comment --comment "kubernetes service portals" -j KUBE-SERVICES',
+  },
+  {
+    op: 'delete',
+    table: 'nat',
+    chain: 'POSTROUTING',
+    spec: '-m comment --comment "kubernetes postrouting rules" -j KUBE-POSTROUTING',
+  },
+  {
+    op: 'delete',
+    table: 'filter',
+    chain: 'FORWARD',
+    spec: '-m comment --comment "kubernetes forwarding rules" -j KUBE-FORWARD',
+  },
 ];
 
 /** kube-proxy's start: (IPVS clean-up,) its chains in one restore, then each jump ensured. */
@@ -28,7 +48,12 @@ export function kubeProxyStart(layout: KubeProxyLayout, rules: KubeProxyRules): 
   return [
     ...(layout.ipvsCleanupAtStart ? IPVS_CLEANUP_JUMPS : []),
     // kubelet's chains (< 1.25) are there before kube-proxy syncs; written here so the lab has them
-    ...(kubelet ? [{ op: 'restore' as const, payload: restorePayload(kubelet) }, ...kubelet.jumps.map((j) => ({ op: 'ensure-first' as const, ...j }))] : []),
+    ...(kubelet
+      ? [
+          { op: 'restore' as const, payload: restorePayload(kubelet) },
+          ...kubelet.jumps.map((j) => ({ op: 'ensure-first' as const, ...j })),
+        ]
+      : []),
     { op: 'restore', payload: restorePayload(rules) },
     ...rules.jumps.map((j) => ({ op: 'ensure-first' as const, ...j })),
   ];

@@ -17,13 +17,22 @@ export interface NodeFacts {
 }
 
 /** The components that start at boot on a node of this CNI shape, in the topology's order (flanneld last when not named). */
-export function bootOrder(topology: TopologySpec, order: readonly NodeComponent[] = topology.startOrder): NodeComponent[] {
+export function bootOrder(
+  topology: TopologySpec,
+  order: readonly NodeComponent[] = topology.startOrder,
+): NodeComponent[] {
   const fits = order.filter((c) => c === 'kube-proxy' || c === topology.cni);
   if (topology.cni === 'flannel' && !fits.includes('flannel')) fits.push('flannel');
   return fits;
 }
 
-export function componentStart(topology: TopologySpec, nodeName: string, component: NodeComponent, facts: NodeFacts, version = topology.kubeProxy): IptablesOp[] {
+export function componentStart(
+  topology: TopologySpec,
+  nodeName: string,
+  component: NodeComponent,
+  facts: NodeFacts,
+  version = topology.kubeProxy,
+): IptablesOp[] {
   const node = topology.nodes.find((n) => n.name === nodeName);
   if (!node) throw new Error(`no node ${nodeName}`);
   if (component === 'cilium') return ciliumStart(topology.cilium.version, topology.cilium.endpointRoutes);
@@ -42,7 +51,12 @@ export function componentStart(topology: TopologySpec, nodeName: string, compone
 }
 
 /** A node's boot: rules gone, built-in policies as set at boot, then the components in order. */
-export function bootOps(topology: TopologySpec, nodeName: string, facts: NodeFacts, order?: readonly NodeComponent[]): IptablesOp[] {
+export function bootOps(
+  topology: TopologySpec,
+  nodeName: string,
+  facts: NodeFacts,
+  order?: readonly NodeComponent[],
+): IptablesOp[] {
   const node = topology.nodes.find((n) => n.name === nodeName)!;
   return [
     { op: 'reset', forwardPolicy: node.forwardPolicy },

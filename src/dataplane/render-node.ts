@@ -55,14 +55,32 @@ export function renderNode(topology: TopologySpec, nodeName: string, options: Re
   const pods = topology.pods.filter((p) => p.node === nodeName).map((p) => `${p.name} ${placements.get(p.name)!.ip}`);
   out.push('# pods', ...(pods.length ? pods : ['(none)']));
   if (topology.cni === 'flannel') {
-    const all: FlannelNode[] = topology.nodes.map((n, i) => ({ name: n.name, podCIDR: n.podCIDR, nodeIP: nodeIP(i), vtepMac: vtepMac(i + 1) }));
+    const all: FlannelNode[] = topology.nodes.map((n, i) => ({
+      name: n.name,
+      podCIDR: n.podCIDR,
+      nodeIP: nodeIP(i),
+      vtepMac: vtepMac(i + 1),
+    }));
     const me = all[nodeIndex]!;
     const peers = flannelPeerEntries(me, all);
-    out.push('# ip -batch (flannel.1, routes, neighbours)', ...flannelDevice(me), ...peers.ip, '# bridge -batch (FDB)', ...peers.bridge);
+    out.push(
+      '# ip -batch (flannel.1, routes, neighbours)',
+      ...flannelDevice(me),
+      ...peers.ip,
+      '# bridge -batch (FDB)',
+      ...peers.bridge,
+    );
   } else if (topology.cni === 'bridge') {
-    out.push('# ip -batch (routes between nodes)', ...topology.nodes.map((o, i) => (o.name === nodeName ? '' : `route add ${o.podCIDR} via ${nodeIP(i)} dev eth0`)).filter(Boolean));
+    out.push(
+      '# ip -batch (routes between nodes)',
+      ...topology.nodes
+        .map((o, i) => (o.name === nodeName ? '' : `route add ${o.podCIDR} via ${nodeIP(i)} dev eth0`))
+        .filter(Boolean),
+    );
   } else {
-    out.push(`# cilium: pods on lxc veths, ${node.podCIDR} via cilium_host; BPF maps (masquerade${topology.cilium.socketLB ? ', socket LB' : ''}) are not rendered`);
+    out.push(
+      `# cilium: pods on lxc veths, ${node.podCIDR} via cilium_host; BPF maps (masquerade${topology.cilium.socketLB ? ', socket LB' : ''}) are not rendered`,
+    );
   }
   return `${out.join('\n')}\n`;
 }

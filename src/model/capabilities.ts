@@ -7,7 +7,14 @@ import type { LabAction } from './lab-action.ts';
 export const PATH_KINDS = ['cgroup', 'bpffs', 'veth', 'port', 'bin'] as const;
 export type PathKind = (typeof PATH_KINDS)[number];
 
-export const LAB_ACTION_KINDS = ['start', 'reboot', 'sock-lb-stale-program', 'sock-lb-detach-stale', 'endpoint', 'service'] as const satisfies readonly LabAction['kind'][];
+export const LAB_ACTION_KINDS = [
+  'start',
+  'reboot',
+  'sock-lb-stale-program',
+  'sock-lb-detach-stale',
+  'endpoint',
+  'service',
+] as const satisfies readonly LabAction['kind'][];
 
 export type Capability =
   /** Commands in a node's own network namespace (sysctls, iptables, captures on a node). */
@@ -37,7 +44,7 @@ const MEANING: Record<string, string> = {
   'external-hosts': 'have hosts outside the cluster',
   fabric: 'run commands on the network joining the nodes',
   'action/start': 'start a node component (kube-proxy, Cilium, flannel) by hand',
-  'action/reboot': "reboot a node (empty its iptables and conntrack, then start its components in a chosen order)",
+  'action/reboot': 'reboot a node (empty its iptables and conntrack, then start its components in a chosen order)',
   'action/sock-lb-stale-program': "attach a BPF socket-LB program to a node's pod cgroup from a private bpffs",
   'action/sock-lb-detach-stale': 'detach a socket-LB program it attached',
   'action/endpoint': "change a Service's endpoints and re-sync kube-proxy's rules on every node as kube-proxy does",
@@ -47,7 +54,7 @@ const MEANING: Record<string, string> = {
   'path/veth': "resolve {veth/POD} (a pod's host-side interface)",
   'path/port': "resolve {port/NODE} (a node's port on the fabric)",
   'path/bin': 'resolve {bin/NAME} (a helper program built at set-up)',
-  'host-kernel': 'set a kernel setting the whole host shares on one node (its nodes share the host\'s kernel)',
+  'host-kernel': "set a kernel setting the whole host shares on one node (its nodes share the host's kernel)",
 };
 
 /** `kind cannot <meaning>`. */

@@ -46,7 +46,12 @@ export class ScenarioValidationError extends HarnessError {
 export function formatIssue(issue: ValidationIssue): string {
   const where = issue.line > 0 ? `${issue.file}:${issue.line}:${issue.column}` : issue.file;
   const field = issue.field ? ` ${issue.field}:` : '';
-  const got = issue.received !== undefined ? ` (received ${issue.received}${issue.expected ? `, expected ${issue.expected})` : ')'}` : issue.expected ? ` (expected ${issue.expected})` : '';
+  const got =
+    issue.received !== undefined
+      ? ` (received ${issue.received}${issue.expected ? `, expected ${issue.expected})` : ')'}`
+      : issue.expected
+        ? ` (expected ${issue.expected})`
+        : '';
   return `${where}:${field} ${issue.message}${got}`;
 }
 

@@ -18,7 +18,8 @@ export function checkFalsifiable(s: Scenario): ReferenceIssue[] {
   for (const [base, expect, checks] of phases) {
     for (const [id, expected] of Object.entries(expect)) {
       const n = runs.get(id);
-      if (n !== undefined && typeof expected === 'object') issues.push(...repeatedBounds(expected, n, [...base, 'expect', id]));
+      if (n !== undefined && typeof expected === 'object')
+        issues.push(...repeatedBounds(expected, n, [...base, 'expect', id]));
     }
     for (const [i, c] of checks.entries()) issues.push(...checkBounds(c, [...base, 'checks', i]));
   }
@@ -34,21 +35,53 @@ export function repeatedBounds(e: Exclude<ExpectedSpec, string>, n: number, path
     const lo = b.min ?? 0;
     const hi = b.max ?? n;
     if (lo > n || lo > hi) {
-      issues.push({ path: [...path, 'count'], message: `can never hold: ${n} runs`, received: describe(b), expected: `a count within 0..${n}` });
+      issues.push({
+        path: [...path, 'count'],
+        message: `can never hold: ${n} runs`,
+        received: describe(b),
+        expected: `a count within 0..${n}`,
+      });
     } else if (lo <= 0 && hi >= n) {
-      issues.push({ path: [...path, 'count'], message: `holds for every result of ${n} runs: it cannot fail`, received: describe(b), expected: `min >= 1 or max < ${n}` });
+      issues.push({
+        path: [...path, 'count'],
+        message: `holds for every result of ${n} runs: it cannot fail`,
+        received: describe(b),
+        expected: `min >= 1 or max < ${n}`,
+      });
     }
   }
   if (e.rate !== undefined) {
     const lo = e.rate.min ?? 0;
     const hi = e.rate.max ?? 1;
-    if (lo > hi) issues.push({ path: [...path, 'rate'], message: 'can never hold: min is above max', received: describe(e.rate), expected: 'min <= max' });
-    else if (lo <= 0 && hi >= 1) issues.push({ path: [...path, 'rate'], message: 'covers 0..1: it holds for every result and cannot fail', received: describe(e.rate), expected: 'min > 0 or max < 1' });
+    if (lo > hi)
+      issues.push({
+        path: [...path, 'rate'],
+        message: 'can never hold: min is above max',
+        received: describe(e.rate),
+        expected: 'min <= max',
+      });
+    else if (lo <= 0 && hi >= 1)
+      issues.push({
+        path: [...path, 'rate'],
+        message: 'covers 0..1: it holds for every result and cannot fail',
+        received: describe(e.rate),
+        expected: 'min > 0 or max < 1',
+      });
   }
   if (e.otherwise !== undefined) {
-    const qualified = e.servedBy !== undefined || e.source !== undefined || e.connected !== undefined || e.sentTo !== undefined || e.answer !== undefined;
+    const qualified =
+      e.servedBy !== undefined ||
+      e.source !== undefined ||
+      e.connected !== undefined ||
+      e.sentTo !== undefined ||
+      e.answer !== undefined;
     if (e.count === undefined && e.rate === undefined) {
-      issues.push({ path: [...path, 'otherwise'], message: 'never applies: without count or rate every run must match the expectation', received: e.otherwise, expected: 'count or rate beside it, or no otherwise' });
+      issues.push({
+        path: [...path, 'otherwise'],
+        message: 'never applies: without count or rate every run must match the expectation',
+        received: e.otherwise,
+        expected: 'count or rate beside it, or no otherwise',
+      });
     } else if (e.otherwise === e.outcome && !qualified) {
       issues.push({
         path: [...path, 'otherwise'],
@@ -71,28 +104,54 @@ export function checkBounds(c: CheckSpec, path: Path): ReferenceIssue[] {
     try {
       re = new RegExp(pattern);
     } catch (e) {
-      issues.push({ path: [...path, field], message: `not a valid regular expression: ${(e as Error).message}`, received: pattern });
+      issues.push({
+        path: [...path, field],
+        message: `not a valid regular expression: ${(e as Error).message}`,
+        received: pattern,
+      });
       continue;
     }
     if (field !== 'ready' && re.test('')) {
-      issues.push({ path: [...path, field], message: 'matches the empty string, so it matches every line: it proves nothing', received: JSON.stringify(pattern), expected: 'a pattern that needs some text' });
+      issues.push({
+        path: [...path, field],
+        message: 'matches the empty string, so it matches every line: it proves nothing',
+        received: JSON.stringify(pattern),
+        expected: 'a pattern that needs some text',
+      });
     }
   }
   if (c.expect?.count !== undefined) {
     const b = bounds(c.expect.count);
-    if ((b.max ?? Infinity) < 0 || (b.min ?? 0) > (b.max ?? Infinity)) issues.push({ path: [...path, 'expect', 'count'], message: 'can never hold: a count of lines is 0 or more', received: describe(b) });
-    else if ((b.min ?? 0) <= 0 && b.max === undefined) issues.push(always([...path, 'expect', 'count'], b, 'a count of lines is never below 0', 'min >= 1, or a max'));
+    if ((b.max ?? Infinity) < 0 || (b.min ?? 0) > (b.max ?? Infinity))
+      issues.push({
+        path: [...path, 'expect', 'count'],
+        message: 'can never hold: a count of lines is 0 or more',
+        received: describe(b),
+      });
+    else if ((b.min ?? 0) <= 0 && b.max === undefined)
+      issues.push(always([...path, 'expect', 'count'], b, 'a count of lines is never below 0', 'min >= 1, or a max'));
   }
   if (c.expect?.delta !== undefined) {
     const b = bounds(c.expect.delta);
-    if ((b.min ?? -Infinity) > (b.max ?? Infinity)) issues.push({ path: [...path, 'expect', 'delta'], message: 'can never hold: min is above max', received: describe(b) });
-    else if ((b.min ?? -Infinity) <= 0 && b.max === undefined) issues.push(always([...path, 'expect', 'delta'], b, 'a counter never falls', 'min >= 1, or a max'));
+    if ((b.min ?? -Infinity) > (b.max ?? Infinity))
+      issues.push({
+        path: [...path, 'expect', 'delta'],
+        message: 'can never hold: min is above max',
+        received: describe(b),
+      });
+    else if ((b.min ?? -Infinity) <= 0 && b.max === undefined)
+      issues.push(always([...path, 'expect', 'delta'], b, 'a counter never falls', 'min >= 1, or a max'));
   }
   return issues;
 }
 
 function always(path: Path, b: Bounds, why: string, expected: string): ReferenceIssue {
-  return { path, message: `holds for every value (${why}): it cannot fail; for a number that is only reported write \`report: true\` instead of \`expect\``, received: describe(b), expected };
+  return {
+    path,
+    message: `holds for every value (${why}): it cannot fail; for a number that is only reported write \`report: true\` instead of \`expect\``,
+    received: describe(b),
+    expected,
+  };
 }
 
 const bounds = (r: number | Bounds): Bounds => (typeof r === 'number' ? { min: r, max: r } : r);
@@ -103,7 +162,11 @@ function describe(b: Bounds): string {
 
 /** An expectation in one shape, so that `ok` and `{ outcome: ok }` compare equal. */
 export function sameExpectation(a: ExpectedSpec | undefined, b: ExpectedSpec | undefined): boolean {
-  return a !== undefined && b !== undefined && canonical(typeof a === 'string' ? { outcome: a } : a) === canonical(typeof b === 'string' ? { outcome: b } : b);
+  return (
+    a !== undefined &&
+    b !== undefined &&
+    canonical(typeof a === 'string' ? { outcome: a } : a) === canonical(typeof b === 'string' ? { outcome: b } : b)
+  );
 }
 
 /** Two checks assert the same when everything but their id (and the control mark) is equal. */
@@ -114,7 +177,11 @@ export function sameCheck(a: CheckSpec, b: CheckSpec): boolean {
 }
 
 function canonical(value: unknown): string {
-  return JSON.stringify(value, (_k, v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([x], [y]) => x.localeCompare(y))) : v));
+  return JSON.stringify(value, (_k, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([x], [y]) => x.localeCompare(y)))
+      : v,
+  );
 }
 
 type Assertions = { expect: Scenario['baseline']['expect']; checks: readonly CheckSpec[] };
@@ -124,7 +191,9 @@ export function assertedBeyond(phase: Assertions, other: Assertions): { probes: 
   return {
     probes: Object.keys(phase.expect).filter((id) => !sameExpectation(phase.expect[id], other.expect[id])),
     // a control holds with or without the steps, and a reported number asserts nothing: neither shows a change
-    checks: phase.checks.filter((c) => !c.report && !c.control && !other.checks.some((o) => !o.report && sameCheck(c, o))).map((c) => c.id),
+    checks: phase.checks
+      .filter((c) => !c.report && !c.control && !other.checks.some((o) => !o.report && sameCheck(c, o)))
+      .map((c) => c.id),
   };
 }
 
@@ -136,7 +205,7 @@ function faultShowsSymptom(s: Scenario): ReferenceIssue[] {
       {
         path: ['fault', 'checks'],
         message:
-          'a preserve scenario expects the baseline\'s outcomes after its fault, so only a check can prove the change happened: add one the baseline does not have (the endpoint gone, the pod restarted, ...)',
+          "a preserve scenario expects the baseline's outcomes after its fault, so only a check can prove the change happened: add one the baseline does not have (the endpoint gone, the pod restarted, ...)",
         expected: 'a check that differs from every baseline check',
       },
     ];
@@ -146,7 +215,7 @@ function faultShowsSymptom(s: Scenario): ReferenceIssue[] {
     {
       path: ['fault', 'expect'],
       message:
-        'the faulted phase asserts nothing the baseline does not (every expectation and check equals the baseline\'s): a fault that does nothing would pass. Expect the symptom, or declare `purpose: preserve` for a change traffic must survive',
+        "the faulted phase asserts nothing the baseline does not (every expectation and check equals the baseline's): a fault that does nothing would pass. Expect the symptom, or declare `purpose: preserve` for a change traffic must survive",
       expected: 'an outcome or check that differs from the baseline',
     },
   ];

@@ -16,7 +16,9 @@ export async function loadAllScenarios(dir = SCENARIO_DIR): Promise<LoadedScenar
  */
 export async function selectScenarios(ids: readonly string[], dir = SCENARIO_DIR): Promise<LoadedScenario[]> {
   const isFile = (id: string) => id.endsWith('.yaml') || id.endsWith('.yml');
-  const catalogue = ids.some((id) => !isFile(id)) ? await Promise.allSettled((await scenarioFiles(dir)).map((file) => loadScenarioFile(file))) : [];
+  const catalogue = ids.some((id) => !isFile(id))
+    ? await Promise.allSettled((await scenarioFiles(dir)).map((file) => loadScenarioFile(file)))
+    : [];
   const valid = catalogue.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
   return Promise.all(
     ids.map(async (id) => {
@@ -27,7 +29,11 @@ export async function selectScenarios(ids: readonly string[], dir = SCENARIO_DIR
       if (broken) throw broken.reason;
       const known = valid.map((s) => s.scenario.id);
       const guess = nearest(id, known);
-      throw new HarnessError('USAGE', `no scenario with id ${id}${guess ? ` (did you mean ${guess}?)` : ''}`, `known ids: ${known.join(', ')} (netrepro list)`);
+      throw new HarnessError(
+        'USAGE',
+        `no scenario with id ${id}${guess ? ` (did you mean ${guess}?)` : ''}`,
+        `known ids: ${known.join(', ')} (netrepro list)`,
+      );
     }),
   );
 }

@@ -6,12 +6,27 @@
 
 /** What each knob is, and why a node of its own cannot set it. */
 const HOST_GLOBAL: readonly [pattern: RegExp, why: string][] = [
-  [/^net\.(netfilter\.)?nf_conntrack_(max|buckets|expect_max)$/, 'is read-only outside the host\'s initial network namespace: one conntrack table size for the whole host'],
-  [/^net\.core\.(rmem|wmem)_(max|default)$/, 'is read-only outside the host\'s initial network namespace: socket buffer limits are per host'],
-  [/^net\.ipv[46]\.neigh\.default\.gc_(thresh[123]|interval|stale_time)$/, 'exists only in the host\'s initial network namespace: the neighbour table\'s garbage collection is per host'],
-  [/^net\.core\.(netdev_max_backlog|netdev_budget(_usecs)?|dev_weight)$/, 'exists only in the host\'s initial network namespace: packet processing budgets are per CPU, for the whole host'],
-  [/^net\.ipv4\.(tcp_mem|udp_mem)$/, 'exists only in the host\'s initial network namespace: memory pressure limits are per host'],
-  [/^net\.ipv4\.route\.(gc_thresh|max_size)$/, 'exists only in the host\'s initial network namespace'],
+  [
+    /^net\.(netfilter\.)?nf_conntrack_(max|buckets|expect_max)$/,
+    "is read-only outside the host's initial network namespace: one conntrack table size for the whole host",
+  ],
+  [
+    /^net\.core\.(rmem|wmem)_(max|default)$/,
+    "is read-only outside the host's initial network namespace: socket buffer limits are per host",
+  ],
+  [
+    /^net\.ipv[46]\.neigh\.default\.gc_(thresh[123]|interval|stale_time)$/,
+    "exists only in the host's initial network namespace: the neighbour table's garbage collection is per host",
+  ],
+  [
+    /^net\.core\.(netdev_max_backlog|netdev_budget(_usecs)?|dev_weight)$/,
+    "exists only in the host's initial network namespace: packet processing budgets are per CPU, for the whole host",
+  ],
+  [
+    /^net\.ipv4\.(tcp_mem|udp_mem)$/,
+    "exists only in the host's initial network namespace: memory pressure limits are per host",
+  ],
+  [/^net\.ipv4\.route\.(gc_thresh|max_size)$/, "exists only in the host's initial network namespace"],
 ];
 
 /** Why `name` cannot be set per node, or undefined when a network namespace has its own copy. */

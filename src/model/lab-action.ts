@@ -22,10 +22,25 @@ export type LabAction =
   | { kind: 'start'; node: string; component: NodeComponentName; version?: string }
   /** The node's iptables rules and conntrack table are emptied, then its components start in `order` (default: the topology's). */
   | { kind: 'reboot'; node: string; order?: NodeComponentName[] }
-  | { kind: 'sock-lb-stale-program'; node: string; service: string; port: number; backend: string; first: boolean; hook: 'connect4' | 'sendmsg4' }
+  | {
+      kind: 'sock-lb-stale-program';
+      node: string;
+      service: string;
+      port: number;
+      backend: string;
+      first: boolean;
+      hook: 'connect4' | 'sendmsg4';
+    }
   | { kind: 'sock-lb-detach-stale'; node: string }
   /** An EndpointSlice change, then kube-proxy's sync on every node (its chains rewritten, UDP conntrack cleaned as its release does). */
-  | { kind: 'endpoint'; service: string; pod: string; op: 'add' | 'remove' | 'set'; ready?: boolean; terminating?: boolean }
+  | {
+      kind: 'endpoint';
+      service: string;
+      pod: string;
+      op: 'add' | 'remove' | 'set';
+      ready?: boolean;
+      terminating?: boolean;
+    }
   /** A Service spec change, then kube-proxy's sync on every node. */
   | {
       kind: 'service';

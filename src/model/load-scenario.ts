@@ -49,18 +49,49 @@ export interface LoadedScenario {
 }
 
 /** `cached: false` (what `validate` asks): parse and validate now, whatever an earlier run kept. */
-export async function loadScenarioFile(file: string, { cached = true }: { cached?: boolean } = {}): Promise<LoadedScenario> {
+export async function loadScenarioFile(
+  file: string,
+  { cached = true }: { cached?: boolean } = {},
+): Promise<LoadedScenario> {
   const buffer = await readScenarioBytes(file);
-  return { file, scenario: cached ? await cachedScenario(buffer, () => parseScenario(buffer, file)) : parseScenario(buffer, file) };
+  return {
+    file,
+    scenario: cached ? await cachedScenario(buffer, () => parseScenario(buffer, file)) : parseScenario(buffer, file),
+  };
 }
 
 /** A file's topology, whatever else it holds or lacks (`render` needs no probes, fault or fixes). */
 export async function loadTopologyFile(file: string): Promise<{ id: string; topology: TopologySpec }> {
   const buffer = await readScenarioBytes(file);
-  const { data, doc, position } = parseValidated(z.object({ id: z.string().optional(), topology: Topology }).loose(), buffer, file);
-  const bare = { id: 't', title: 't', purpose: 'reproduce', sources: [], topology: data.topology, probes: [], baseline: { expect: {}, checks: [] }, fault: { steps: [], expect: {}, checks: [] }, fixes: [], evidence: [] } as Scenario;
+  const { data, doc, position } = parseValidated(
+    z.object({ id: z.string().optional(), topology: Topology }).loose(),
+    buffer,
+    file,
+  );
+  const bare = {
+    id: 't',
+    title: 't',
+    purpose: 'reproduce',
+    sources: [],
+    topology: data.topology,
+    probes: [],
+    baseline: { expect: {}, checks: [] },
+    fault: { steps: [], expect: {}, checks: [] },
+    fixes: [],
+    evidence: [],
+  } as Scenario;
   const refs = checkReferences(bare);
-  if (refs.length > 0) throw new ScenarioValidationError(refs.map((r) => ({ file, ...locate(doc, r.path, position), field: fieldName(r.path), message: r.message, received: r.received, expected: r.expected })));
+  if (refs.length > 0)
+    throw new ScenarioValidationError(
+      refs.map((r) => ({
+        file,
+        ...locate(doc, r.path, position),
+        field: fieldName(r.path),
+        message: r.message,
+        received: r.received,
+        expected: r.expected,
+      })),
+    );
   return { id: data.id ?? file, topology: data.topology };
 }
 
@@ -72,7 +103,17 @@ async function readScenarioBytes(file: string): Promise<Buffer> {
     throw unreadable(file, e);
   }
   if (size > MAX_BYTES) {
-    throw new ScenarioValidationError([{ file, line: 1, column: 1, field: '', message: 'file too large for a scenario', received: `${size} bytes`, expected: `at most ${MAX_BYTES} bytes` }]);
+    throw new ScenarioValidationError([
+      {
+        file,
+        line: 1,
+        column: 1,
+        field: '',
+        message: 'file too large for a scenario',
+        received: `${size} bytes`,
+        expected: `at most ${MAX_BYTES} bytes`,
+      },
+    ]);
   }
   return readFile(file).catch((e: unknown) => {
     throw unreadable(file, e);
@@ -83,13 +124,22 @@ async function readScenarioBytes(file: string): Promise<Buffer> {
 function unreadable(file: string, e: unknown): ScenarioValidationError {
   const code = (e as NodeJS.ErrnoException).code;
   const reason: Record<string, [string, string]> = {
-    ENOENT: ['no such file', 'check the path (relative to the current directory); a scenario id needs no .yaml: `netrepro list` shows the ids'],
+    ENOENT: [
+      'no such file',
+      'check the path (relative to the current directory); a scenario id needs no .yaml: `netrepro list` shows the ids',
+    ],
     EACCES: ['permission denied', `make the file readable: chmod a+r ${file}`],
     EISDIR: ['a directory, not a scenario file', `name the files in it: ${file.replace(/\/$/, '')}/*.yaml`],
     ENOTDIR: ['a part of the path is not a directory', 'check the path'],
   };
-  const [message, hint] = reason[code ?? ''] ?? [`cannot read the file: ${(e as Error).message}`, 'check that the file exists and is readable'];
-  return new ScenarioValidationError([{ file, line: 0, column: 0, field: '', message: `cannot read: ${message}` }], hint);
+  const [message, hint] = reason[code ?? ''] ?? [
+    `cannot read the file: ${(e as Error).message}`,
+    'check that the file exists and is readable',
+  ];
+  return new ScenarioValidationError(
+    [{ file, line: 0, column: 0, field: '', message: `cannot read: ${message}` }],
+    hint,
+  );
 }
 
 export function parseScenario(source: Buffer | string, file: string): Scenario {
@@ -99,14 +149,25 @@ export function parseScenario(source: Buffer | string, file: string): Scenario {
   if (refs.length === 0) refs.push(...checkFalsifiable(data));
   if (refs.length > 0) {
     throw new ScenarioValidationError(
-      refs.map((r) => ({ file, ...locate(doc, r.path, position), field: fieldName(r.path), message: r.message, received: r.received, expected: r.expected })),
+      refs.map((r) => ({
+        file,
+        ...locate(doc, r.path, position),
+        field: fieldName(r.path),
+        message: r.message,
+        received: r.received,
+        expected: r.expected,
+      })),
     );
   }
   return data;
 }
 
 /** YAML text -> data valid against `schema`, every problem reported as file:line:column + field. */
-export function parseValidated<S extends z.ZodType>(schema: S, source: Buffer | string, file: string): { data: z.output<S>; doc: Document; position: Position } {
+export function parseValidated<S extends z.ZodType>(
+  schema: S,
+  source: Buffer | string,
+  file: string,
+): { data: z.output<S>; doc: Document; position: Position } {
   const at = (message: string, extra: Partial<ValidationIssue> = {}): never => {
     throw new ScenarioValidationError([{ file, line: 1, column: 1, field: '', message, ...extra }]);
   };
@@ -117,12 +178,14 @@ export function parseValidated<S extends z.ZodType>(schema: S, source: Buffer | 
   if (typeof source !== 'string') {
     if (source.includes(0)) at('not a text file (contains NUL bytes)', { expected: 'a UTF-8 YAML document' });
     const text = new TextDecoder('utf-8', { fatal: false }).decode(source);
-    if (text.includes('\uFFFD')) at('not valid UTF-8', { ...lineOf(text, text.indexOf('\uFFFD')), expected: 'a UTF-8 YAML document' });
+    if (text.includes('\uFFFD'))
+      at('not valid UTF-8', { ...lineOf(text, text.indexOf('\uFFFD')), expected: 'a UTF-8 YAML document' });
     source = text;
   }
   if (source.trim() === '') at('the file is empty', { expected: 'a YAML mapping' });
   const deep = tooDeep(source);
-  if (deep !== undefined) at(`nested deeper than ${MAX_DEPTH} levels`, { ...lineOf(source, deep), expected: 'a scenario-shaped document' });
+  if (deep !== undefined)
+    at(`nested deeper than ${MAX_DEPTH} levels`, { ...lineOf(source, deep), expected: 'a scenario-shaped document' });
 
   const lines = new LineCounter();
   const doc = parseDocument(source, { lineCounter: lines, prettyErrors: false, uniqueKeys: true, merge: true }); // merge: `<<: *anchor` to reuse a check
@@ -145,7 +208,10 @@ export function parseValidated<S extends z.ZodType>(schema: S, source: Buffer | 
     at(`YAML: ${(e as Error).message}`, offset >= 0 ? lineOf(source, offset) : {});
   }
   if (data === null || typeof data !== 'object' || Array.isArray(data)) {
-    at('the document must be a mapping', { received: Array.isArray(data) ? 'a list' : data === null ? 'nothing' : `a ${typeof data}`, expected: 'a YAML mapping' });
+    at('the document must be a mapping', {
+      received: Array.isArray(data) ? 'a list' : data === null ? 'nothing' : `a ${typeof data}`,
+      expected: 'a YAML mapping',
+    });
   }
 
   const parsed = schema.safeParse(data);
@@ -157,14 +223,27 @@ export function parseValidated<S extends z.ZodType>(schema: S, source: Buffer | 
 
 type Position = (offset: number) => { line: number; col: number };
 
-function zodIssue(issue: z.core.$ZodIssue, doc: Document, position: Position, file: string, schema: z.ZodType): ValidationIssue {
+function zodIssue(
+  issue: z.core.$ZodIssue,
+  doc: Document,
+  position: Position,
+  file: string,
+  schema: z.ZodType,
+): ValidationIssue {
   const path = issue.path.filter((p): p is string | number => typeof p !== 'symbol');
   if (issue.code === 'invalid_union' && issue.errors.length > 0) {
     // report the branch the author was evidently writing: the one that got deepest into the value
     const depth = (b: z.core.$ZodIssue[]) => Math.max(...b.map((i) => i.path.length));
     const branch = issue.errors.reduce((best, b) => (depth(b) > depth(best) ? b : best));
     const inner = branch[0];
-    if (inner) return zodIssue({ ...inner, path: [...issue.path, ...inner.path] } as z.core.$ZodIssue, doc, position, file, schema);
+    if (inner)
+      return zodIssue(
+        { ...inner, path: [...issue.path, ...inner.path] } as z.core.$ZodIssue,
+        doc,
+        position,
+        file,
+        schema,
+      );
   }
   let message = issue.message;
   let expected: string | undefined;
@@ -175,7 +254,13 @@ function zodIssue(issue: z.core.$ZodIssue, doc: Document, position: Position, fi
     const known = knownKeys(schema, path);
     const guesses = known ? keys.map((k) => nearest(k, known)).filter((g): g is string => g !== undefined) : [];
     const guess = guesses.length ? ` (did you mean ${[...new Set(guesses)].join(', ')}?)` : '';
-    return { file, ...where, field: fieldName([...path, keys[0] ?? '']), message: `unknown key${keys.length > 1 ? 's' : ''} ${keys.join(', ')}${guess}`, expected: known ? `one of: ${known.join(', ')}` : undefined };
+    return {
+      file,
+      ...where,
+      field: fieldName([...path, keys[0] ?? '']),
+      message: `unknown key${keys.length > 1 ? 's' : ''} ${keys.join(', ')}${guess}`,
+      expected: known ? `one of: ${known.join(', ')}` : undefined,
+    };
   }
   if (issue.code === 'invalid_type') {
     expected = issue.expected;
@@ -186,7 +271,12 @@ function zodIssue(issue: z.core.$ZodIssue, doc: Document, position: Position, fi
     expected = `one of: ${issue.values.join(', ')}`;
     received = describe(doc.getIn(path));
     message = 'not an allowed value';
-  } else if (issue.code === 'invalid_format' || issue.code === 'too_small' || issue.code === 'too_big' || issue.code === 'custom') {
+  } else if (
+    issue.code === 'invalid_format' ||
+    issue.code === 'too_small' ||
+    issue.code === 'too_big' ||
+    issue.code === 'custom'
+  ) {
     received = describe(doc.getIn(path));
   }
   return { file, ...locate(doc, path, position), field: fieldName(path), message, received, expected };
@@ -210,7 +300,9 @@ function locate(doc: Document, path: (string | number)[], position: Position): {
     // a mapping key's own position is better than nothing when its value is empty
     const parent = doc.getIn(path.slice(0, n - 1), true) as unknown;
     if (n > 0 && parent && typeof parent === 'object' && 'items' in parent) {
-      const pair = (parent as { items: { key?: { value?: unknown; range?: [number] } }[] }).items.find((p) => p.key?.value === path[n - 1]);
+      const pair = (parent as { items: { key?: { value?: unknown; range?: [number] } }[] }).items.find(
+        (p) => p.key?.value === path[n - 1],
+      );
       if (pair?.key?.range) {
         const { line, col } = position(pair.key.range[0]);
         return { line, column: col };
@@ -221,10 +313,17 @@ function locate(doc: Document, path: (string | number)[], position: Position): {
 }
 
 /** The position of a mapping key itself (not of its value, which for a block may be lines below). */
-function locateKey(doc: Document, path: (string | number)[], key: string, position: Position): { line: number; column: number } | undefined {
+function locateKey(
+  doc: Document,
+  path: (string | number)[],
+  key: string,
+  position: Position,
+): { line: number; column: number } | undefined {
   const parent = doc.getIn(path, true) as unknown;
   if (!parent || typeof parent !== 'object' || !('items' in parent)) return undefined;
-  const pair = (parent as { items: { key?: { value?: unknown; range?: [number] } }[] }).items.find((p) => p.key?.value === key);
+  const pair = (parent as { items: { key?: { value?: unknown; range?: [number] } }[] }).items.find(
+    (p) => p.key?.value === key,
+  );
   if (!pair?.key?.range) return undefined;
   const { line, col } = position(pair.key.range[0]);
   return { line, column: col };

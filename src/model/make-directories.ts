@@ -21,6 +21,11 @@ async function makeOne(dir: string): Promise<void> {
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
     // a dangling symlink rejects here with ENOENT, which is final
-    if (!(await stat(dir)).isDirectory()) throw Object.assign(new Error(`ENOTDIR: not a directory, mkdir '${dir}'`), { code: 'ENOTDIR', syscall: 'mkdir', path: dir });
+    if (!(await stat(dir)).isDirectory())
+      throw Object.assign(new Error(`ENOTDIR: not a directory, mkdir '${dir}'`), {
+        code: 'ENOTDIR',
+        syscall: 'mkdir',
+        path: dir,
+      });
   }
 }

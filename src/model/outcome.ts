@@ -1,5 +1,14 @@
 // What a probe can observe. Shared by probes (which classify), expectations and reports.
-export const OUTCOMES = ['ok', 'timeout', 'reset', 'refused', 'unexpected-source', 'wrong-answer', 'unreachable', 'error'] as const;
+export const OUTCOMES = [
+  'ok',
+  'timeout',
+  'reset',
+  'refused',
+  'unexpected-source',
+  'wrong-answer',
+  'unreachable',
+  'error',
+] as const;
 export type Outcome = (typeof OUTCOMES)[number];
 
 /** A probe's structured result: the outcome class plus what backs it (exit codes, packets, sources). */

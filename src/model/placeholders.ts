@@ -8,7 +8,10 @@
 const PLACEHOLDER = /\{((?:pod|svc|node|host|cgroup|bpffs|veth|port|bin)\/[a-z][a-z0-9-]*)\}/g;
 
 /** How a placeholder resolves on a cluster: addresses for pod/svc/node/host, lab names for the rest. */
-export function placeholderResolver(cluster: { address(ref: string): string; path(ref: string): string }): (ref: string) => string {
+export function placeholderResolver(cluster: {
+  address(ref: string): string;
+  path(ref: string): string;
+}): (ref: string) => string {
   return (ref) => (/^(pod|svc|node|host)\//.test(ref) ? cluster.address(ref) : cluster.path(ref));
 }
 

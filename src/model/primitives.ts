@@ -4,7 +4,10 @@ import { z } from 'zod';
 /** Names reach namespace names and command lines: keep them to DNS-label characters. */
 export const Name = z
   .string()
-  .regex(/^[a-z]([a-z0-9-]{0,30}[a-z0-9])?$/, 'lower-case letters, digits and "-", starting with a letter, at most 32 characters')
+  .regex(
+    /^[a-z]([a-z0-9-]{0,30}[a-z0-9])?$/,
+    'lower-case letters, digits and "-", starting with a letter, at most 32 characters',
+  )
   .describe('a name: lower-case letters, digits and "-", starting with a letter, at most 32 characters');
 
 /** Scenario ids are contract (reports, CI): longer than names, never used in interface or namespace names. */
@@ -15,7 +18,10 @@ export const ScenarioId = z
 // patterns, not JSON Schema formats: a validator with its defaults (ajv) knows no "ipv4" or "cidrv4" format
 const OCTET = '(25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)';
 const IPV4 = `${OCTET}(\\.${OCTET}){3}`;
-export const Ipv4 = z.string().regex(new RegExp(`^${IPV4}$`), 'an IPv4 address such as 10.96.0.10').describe('an IPv4 address');
+export const Ipv4 = z
+  .string()
+  .regex(new RegExp(`^${IPV4}$`), 'an IPv4 address such as 10.96.0.10')
+  .describe('an IPv4 address');
 export const Cidr = z
   .string()
   .regex(new RegExp(`^${IPV4}/(3[0-2]|[12]?\\d)$`), 'an IPv4 CIDR such as 10.244.1.0/24')
@@ -32,7 +38,10 @@ export const Ref = z
 /** Where a step runs: a node, a pod or an external host. */
 export const TargetRef = z
   .string()
-  .regex(/^((pod|node|host)\/[a-z][a-z0-9-]*|fabric)$/, 'pod/NAME, node/NAME, host/NAME or fabric (the network joining the nodes)')
+  .regex(
+    /^((pod|node|host)\/[a-z][a-z0-9-]*|fabric)$/,
+    'pod/NAME, node/NAME, host/NAME or fabric (the network joining the nodes)',
+  )
   .describe('where it runs: pod/NAME, node/NAME, host/NAME or fabric (the network joining the nodes)');
 
 export const CNI_SHAPES = ['bridge', 'flannel', 'cilium'] as const;
@@ -47,7 +56,6 @@ export const CILIUM_VERSIONS = ['1.7', '1.8'] as const;
 /** Socket-LB hooks a stale program may hold. */
 export const SOCK_LB_HOOKS = ['connect4', 'sendmsg4'] as const;
 
-
 /** A Service port: what `ports` holds in a topology's service and in a `service` step that replaces them. */
 export const ServicePort = z
   .object({
@@ -60,15 +68,27 @@ export const ServicePort = z
   .strict();
 /** The API server refuses two ports with one name, or one port number twice for one protocol. */
 export const servicePortsDistinct = (ports: readonly { name?: string; port: number; protocol: string }[]) =>
-  new Set(ports.map((p) => p.name ?? '')).size === ports.length && new Set(ports.map((p) => `${p.port}/${p.protocol}`)).size === ports.length;
+  new Set(ports.map((p) => p.name ?? '')).size === ports.length &&
+  new Set(ports.map((p) => `${p.port}/${p.protocol}`)).size === ports.length;
 /** A Service's whole port list, as the API server accepts it. */
-export const ServicePorts = z.array(ServicePort).min(1).refine(servicePortsDistinct, 'each port needs its own name, and a port number appears once per protocol');
+export const ServicePorts = z
+  .array(ServicePort)
+  .min(1)
+  .refine(servicePortsDistinct, 'each port needs its own name, and a port number appears once per protocol');
 export const SessionAffinity = z.enum(['None', 'ClientIP']);
 export const SessionAffinityConfig = z
   .object({
     clientIP: z
-      .object({ timeoutSeconds: z.number().int().min(1).max(86400).default(10800).describe('how long a client keeps its endpoint after its last new flow (the API\'s range and default)') })
+      .object({
+        timeoutSeconds: z
+          .number()
+          .int()
+          .min(1)
+          .max(86400)
+          .default(10800)
+          .describe("how long a client keeps its endpoint after its last new flow (the API's range and default)"),
+      })
       .strict()
-      .describe('affinity by the client\'s address'),
+      .describe("affinity by the client's address"),
   })
   .strict();

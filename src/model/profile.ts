@@ -13,20 +13,33 @@ export const PROFILE_DIR = packagePath('profiles');
 
 export const ProfileSchema = z
   .object({
-    name: z.string().regex(/^[a-z0-9][a-z0-9.-]{0,62}$/, 'lower-case letters, digits, "." and "-" (the file name without .yaml)'),
+    name: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9.-]{0,62}$/, 'lower-case letters, digits, "." and "-" (the file name without .yaml)'),
     description: z.string().min(1),
-    kubeProxy: KubeProxyVersion.optional().describe('kube-proxy release whose rule layout the lab writes (overrides the scenario)'),
+    kubeProxy: KubeProxyVersion.optional().describe(
+      'kube-proxy release whose rule layout the lab writes (overrides the scenario)',
+    ),
     nodeSysctls: z
       .record(z.string().regex(/^net\.[a-z0-9_.-]+$/, 'a net.* sysctl'), z.union([z.string(), z.number()]))
       .default({})
       .describe('set on every node before kube-proxy and Cilium start (kube-proxy >= 1.29 reads be_liberal then)'),
     cilium: z
-      .object({ bpfMasquerade: z.boolean().optional(), socketLB: z.boolean().optional(), version: z.enum(CILIUM_VERSIONS).optional(), endpointRoutes: z.boolean().optional() })
+      .object({
+        bpfMasquerade: z.boolean().optional(),
+        socketLB: z.boolean().optional(),
+        version: z.enum(CILIUM_VERSIONS).optional(),
+        endpointRoutes: z.boolean().optional(),
+      })
       .strict()
       .optional()
       .describe('Cilium options (overrides the scenario); version picks the CILIUM_FORWARD rules'),
     real: z
-      .object({ kubernetesVersion: z.string().optional(), ciliumChart: z.string().optional(), flannel: z.string().optional() })
+      .object({
+        kubernetesVersion: z.string().optional(),
+        ciliumChart: z.string().optional(),
+        flannel: z.string().optional(),
+      })
       .strict()
       .optional()
       .describe('versions for kind/minikube/k3s; the netns lab ignores them'),
@@ -46,7 +59,10 @@ export async function loadProfile(name: string): Promise<Profile> {
   }
   const profile = parseValidated(ProfileSchema, text, file).data;
   if (!/\.ya?ml$/.test(name) && profile.name !== name) {
-    throw new HarnessError('SCENARIO_INVALID', `${file}:1:1: name: must match the file name (received ${profile.name}, expected ${name})`);
+    throw new HarnessError(
+      'SCENARIO_INVALID',
+      `${file}:1:1: name: must match the file name (received ${profile.name}, expected ${name})`,
+    );
   }
   return profile;
 }

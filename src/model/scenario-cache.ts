@@ -38,7 +38,9 @@ export async function cachedScenario(bytes: Buffer, validate: () => Scenario): P
   const scenario = validate();
   if (cache) {
     cache.entries[key] = scenario;
-    dirty ??= new Promise((resolve) => setImmediate(resolve)).then(() => ((dirty = undefined), writeCache(CACHE, cache)));
+    dirty ??= new Promise((resolve) => setImmediate(resolve)).then(
+      () => ((dirty = undefined), writeCache(CACHE, cache)),
+    );
   }
   return scenario;
 }

@@ -26,14 +26,32 @@ const fingerprint = async (file: string) => {
 export async function scenarioCatalogue(dir = SCENARIO_DIR): Promise<CatalogueEntry[]> {
   const files = await scenarioFiles(dir);
   const [code, prints] = await Promise.all([modelCodePrint(), Promise.all(files.map(fingerprint))]);
-  const cached = await readCache<{ code: string; entries: Record<string, { print: string; entry: CatalogueEntry }> }>(CACHE);
-  const hit = cached?.code === code ? files.map((f, i) => (cached.entries[f]?.print === prints[i] ? cached.entries[f]!.entry : undefined)) : [];
+  const cached = await readCache<{ code: string; entries: Record<string, { print: string; entry: CatalogueEntry }> }>(
+    CACHE,
+  );
+  const hit =
+    cached?.code === code
+      ? files.map((f, i) => (cached.entries[f]?.print === prints[i] ? cached.entries[f]!.entry : undefined))
+      : [];
   if (files.every((_, i) => hit[i])) return hit as CatalogueEntry[];
 
   const { loadScenarioFile } = await import('./load-scenario.ts');
   const entries = await Promise.all(
-    files.map(async (file, i) => hit[i] ?? (({ scenario }) => ({ id: scenario.id, title: scenario.title, file, cni: scenario.topology.cni, incident: scenario.incident }))(await loadScenarioFile(file))),
+    files.map(
+      async (file, i) =>
+        hit[i] ??
+        (({ scenario }) => ({
+          id: scenario.id,
+          title: scenario.title,
+          file,
+          cni: scenario.topology.cni,
+          incident: scenario.incident,
+        }))(await loadScenarioFile(file)),
+    ),
   );
-  await writeCache(CACHE, { code, entries: Object.fromEntries(files.map((f, i) => [f, { print: prints[i]!, entry: entries[i]! }])) });
+  await writeCache(CACHE, {
+    code,
+    entries: Object.fromEntries(files.map((f, i) => [f, { print: prints[i]!, entry: entries[i]! }])),
+  });
   return entries;
 }

@@ -7,5 +7,8 @@ import { packagePath } from './package-root.ts';
 export const SCENARIO_DIR = packagePath('scenarios');
 
 export async function scenarioFiles(dir = SCENARIO_DIR): Promise<string[]> {
-  return (await readdir(dir, { recursive: true })).filter((f) => f.endsWith('.yaml')).sort().map((f) => join(dir, f));
+  return (await readdir(dir, { recursive: true }))
+    .filter((f) => f.endsWith('.yaml'))
+    .sort()
+    .map((f) => join(dir, f));
 }

@@ -26,73 +26,213 @@ export function checkReferences(s: Scenario): ReferenceIssue[] {
   const probeIds = new Set(s.probes.map((p) => p.id));
   const known = (kind: keyof typeof names) => [...names[kind]].join(', ') || 'none';
 
-  duplicates(t.nodes.map((n) => n.name), ['topology', 'nodes'], 'name', issues);
-  duplicates(t.pods.map((p) => p.name), ['topology', 'pods'], 'name', issues);
-  duplicates(t.services.map((v) => v.name), ['topology', 'services'], 'name', issues);
-  duplicates([...t.nodes, ...t.pods, ...t.hosts].map((x) => x.name), ['topology'], 'name (nodes, pods and hosts share one namespace of names)', issues);
-  duplicates(s.probes.map((p) => p.id), ['probes'], 'id', issues);
-  duplicates(s.fixes.map((f) => f.name), ['fixes'], 'name', issues);
-  duplicates(t.services.map((v) => v.clusterIP), ['topology', 'services'], 'clusterIP', issues);
+  duplicates(
+    t.nodes.map((n) => n.name),
+    ['topology', 'nodes'],
+    'name',
+    issues,
+  );
+  duplicates(
+    t.pods.map((p) => p.name),
+    ['topology', 'pods'],
+    'name',
+    issues,
+  );
+  duplicates(
+    t.services.map((v) => v.name),
+    ['topology', 'services'],
+    'name',
+    issues,
+  );
+  duplicates(
+    [...t.nodes, ...t.pods, ...t.hosts].map((x) => x.name),
+    ['topology'],
+    'name (nodes, pods and hosts share one namespace of names)',
+    issues,
+  );
+  duplicates(
+    s.probes.map((p) => p.id),
+    ['probes'],
+    'id',
+    issues,
+  );
+  duplicates(
+    s.fixes.map((f) => f.name),
+    ['fixes'],
+    'name',
+    issues,
+  );
+  duplicates(
+    t.services.map((v) => v.clusterIP),
+    ['topology', 'services'],
+    'clusterIP',
+    issues,
+  );
 
   t.pods.forEach((p, i) => {
-    if (!names.node.has(p.node)) issues.push({ path: ['topology', 'pods', i, 'node'], message: 'unknown node', received: p.node, expected: `one of: ${known('node')}` });
+    if (!names.node.has(p.node))
+      issues.push({
+        path: ['topology', 'pods', i, 'node'],
+        message: 'unknown node',
+        received: p.node,
+        expected: `one of: ${known('node')}`,
+      });
   });
   t.nodes.forEach((n, i) => {
-    if (n.defaultRoute && !names.host.has(n.defaultRoute.slice(5))) issues.push({ path: ['topology', 'nodes', i, 'defaultRoute'], message: 'unknown host', received: n.defaultRoute, expected: `one of: ${known('host')}` });
+    if (n.defaultRoute && !names.host.has(n.defaultRoute.slice(5)))
+      issues.push({
+        path: ['topology', 'nodes', i, 'defaultRoute'],
+        message: 'unknown host',
+        received: n.defaultRoute,
+        expected: `one of: ${known('host')}`,
+      });
     const pods = t.pods.filter((p) => p.node === n.name).length;
     const size = 2 ** (32 - Number(n.podCIDR.split('/')[1]));
-    if (pods > size - 3) issues.push({ path: ['topology', 'nodes', i, 'podCIDR'], message: `too small for ${pods} pods`, received: n.podCIDR });
-    if (!cidrContains(t.clusterCIDR, n.podCIDR)) issues.push({ path: ['topology', 'nodes', i, 'podCIDR'], message: 'not inside clusterCIDR', received: n.podCIDR, expected: `a subnet of ${t.clusterCIDR}` });
+    if (pods > size - 3)
+      issues.push({
+        path: ['topology', 'nodes', i, 'podCIDR'],
+        message: `too small for ${pods} pods`,
+        received: n.podCIDR,
+      });
+    if (!cidrContains(t.clusterCIDR, n.podCIDR))
+      issues.push({
+        path: ['topology', 'nodes', i, 'podCIDR'],
+        message: 'not inside clusterCIDR',
+        received: n.podCIDR,
+        expected: `a subnet of ${t.clusterCIDR}`,
+      });
   });
   t.nodes.forEach((n, i) => {
     const other = t.nodes.findIndex((m, j) => j < i && overlaps(m.podCIDR, n.podCIDR));
-    if (other >= 0) issues.push({ path: ['topology', 'nodes', i, 'podCIDR'], message: `overlaps node ${t.nodes[other]!.name}'s podCIDR`, received: n.podCIDR, expected: 'a pod subnet of its own' });
+    if (other >= 0)
+      issues.push({
+        path: ['topology', 'nodes', i, 'podCIDR'],
+        message: `overlaps node ${t.nodes[other]!.name}'s podCIDR`,
+        received: n.podCIDR,
+        expected: 'a pod subnet of its own',
+      });
   });
   if (overlaps(t.clusterCIDR, LAB_NODE_NETWORK)) {
-    issues.push({ path: ['topology', 'clusterCIDR'], message: `overlaps the lab's node network ${LAB_NODE_NETWORK}`, received: t.clusterCIDR, expected: `a range outside ${LAB_NODE_NETWORK}` });
+    issues.push({
+      path: ['topology', 'clusterCIDR'],
+      message: `overlaps the lab's node network ${LAB_NODE_NETWORK}`,
+      received: t.clusterCIDR,
+      expected: `a range outside ${LAB_NODE_NETWORK}`,
+    });
   }
   t.services.forEach((v, i) => {
     if (cidrContains(LAB_NODE_NETWORK, `${v.clusterIP}/32`)) {
-      issues.push({ path: ['topology', 'services', i, 'clusterIP'], message: `inside the lab's node network ${LAB_NODE_NETWORK}`, received: v.clusterIP, expected: 'a service IP such as 10.96.0.x' });
+      issues.push({
+        path: ['topology', 'services', i, 'clusterIP'],
+        message: `inside the lab's node network ${LAB_NODE_NETWORK}`,
+        received: v.clusterIP,
+        expected: 'a service IP such as 10.96.0.x',
+      });
     }
     v.endpoints.forEach(({ pod }, j) => {
-      if (!names.pod.has(pod)) issues.push({ path: ['topology', 'services', i, 'endpoints', j], message: 'unknown pod', received: pod, expected: `one of: ${known('pod')}` });
+      if (!names.pod.has(pod))
+        issues.push({
+          path: ['topology', 'services', i, 'endpoints', j],
+          message: 'unknown pod',
+          received: pod,
+          expected: `one of: ${known('pod')}`,
+        });
     });
-    if (cidrContains(t.clusterCIDR, `${v.clusterIP}/32`)) issues.push({ path: ['topology', 'services', i, 'clusterIP'], message: 'a ClusterIP must not be inside the pod network', received: v.clusterIP, expected: `outside ${t.clusterCIDR}` });
+    if (cidrContains(t.clusterCIDR, `${v.clusterIP}/32`))
+      issues.push({
+        path: ['topology', 'services', i, 'clusterIP'],
+        message: 'a ClusterIP must not be inside the pod network',
+        received: v.clusterIP,
+        expected: `outside ${t.clusterCIDR}`,
+      });
   });
 
   const checkRef = (ref: string, path: (string | number)[]) => {
     if (ref === 'fabric') return; // the lab's node network: always there
     const [kind, name] = ref.split('/') as [keyof typeof names, string];
-    if (!names[kind].has(name)) issues.push({ path, message: `unknown ${kind}`, received: name, expected: `one of: ${known(kind)}` });
+    if (!names[kind].has(name))
+      issues.push({ path, message: `unknown ${kind}`, received: name, expected: `one of: ${known(kind)}` });
   };
   s.probes.forEach((p, i) => {
     if (p.from.includes('/')) checkRef(p.from, ['probes', i, 'from']);
-    else if (!names.pod.has(p.from)) issues.push({ path: ['probes', i, 'from'], message: 'unknown pod', received: p.from, expected: `one of: ${known('pod')}` });
+    else if (!names.pod.has(p.from))
+      issues.push({
+        path: ['probes', i, 'from'],
+        message: 'unknown pod',
+        received: p.from,
+        expected: `one of: ${known('pod')}`,
+      });
     // parallel runs of a fixed source port would bind one port twice: the second run fails (EADDRINUSE)
     if (p.dns?.sourcePort !== undefined && p.parallel > 1) {
-      issues.push({ path: ['probes', i, 'parallel'], message: 'parallel runs cannot share one fixed source port: each run binds it (Address already in use)', received: String(p.parallel), expected: 'parallel: 1 with dns.sourcePort, or no sourcePort' });
+      issues.push({
+        path: ['probes', i, 'parallel'],
+        message: 'parallel runs cannot share one fixed source port: each run binds it (Address already in use)',
+        received: String(p.parallel),
+        expected: 'parallel: 1 with dns.sourcePort, or no sourcePort',
+      });
     }
     const { ref, field } = probeDestination(p);
     checkRef(ref, ['probes', i, probeKindOf(p)[0], field]);
   });
   const repeated = new Set(s.probes.filter((p) => p.repeat !== undefined).map((p) => p.id));
 
-  const checkPhase = (expect: Record<string, unknown>, steps: Scenario['fault']['steps'], checks: Scenario['fault']['checks'], base: (string | number)[]) => {
+  const checkPhase = (
+    expect: Record<string, unknown>,
+    steps: Scenario['fault']['steps'],
+    checks: Scenario['fault']['checks'],
+    base: (string | number)[],
+  ) => {
     for (const id of Object.keys(expect)) {
-      if (!probeIds.has(id)) issues.push({ path: [...base, 'expect', id], message: 'unknown probe', received: id, expected: `one of: ${[...probeIds].join(', ')}` });
+      if (!probeIds.has(id))
+        issues.push({
+          path: [...base, 'expect', id],
+          message: 'unknown probe',
+          received: id,
+          expected: `one of: ${[...probeIds].join(', ')}`,
+        });
       const e = expect[id];
       if (e && typeof e === 'object' && ('count' in e || 'rate' in e || 'otherwise' in e) && !repeated.has(id)) {
-        issues.push({ path: [...base, 'expect', id], message: 'count, rate and otherwise need a repeated probe', received: id, expected: 'repeat: N on the probe' });
+        issues.push({
+          path: [...base, 'expect', id],
+          message: 'count, rate and otherwise need a repeated probe',
+          received: id,
+          expected: 'repeat: N on the probe',
+        });
       }
-      if (e && typeof e === 'object' && 'source' in e && typeof e.source === 'string') checkRef(e.source, [...base, 'expect', id, 'source']);
-      if (e && typeof e === 'object' && 'answer' in e && typeof e.answer === 'string' && e.answer.includes('/')) checkRef(e.answer, [...base, 'expect', id, 'answer']);
-      if (e && typeof e === 'object' && 'answer' in e && e.answer !== undefined && !s.probes.find((p) => p.id === id)?.dns) {
-        issues.push({ path: [...base, 'expect', id, 'answer'], message: 'answer is for DNS probes', received: id, expected: 'a probe with dns:' });
+      if (e && typeof e === 'object' && 'source' in e && typeof e.source === 'string')
+        checkRef(e.source, [...base, 'expect', id, 'source']);
+      if (e && typeof e === 'object' && 'answer' in e && typeof e.answer === 'string' && e.answer.includes('/'))
+        checkRef(e.answer, [...base, 'expect', id, 'answer']);
+      if (
+        e &&
+        typeof e === 'object' &&
+        'answer' in e &&
+        e.answer !== undefined &&
+        !s.probes.find((p) => p.id === id)?.dns
+      ) {
+        issues.push({
+          path: [...base, 'expect', id, 'answer'],
+          message: 'answer is for DNS probes',
+          received: id,
+          expected: 'a probe with dns:',
+        });
       }
-      if (e && typeof e === 'object' && 'sentTo' in e && typeof e.sentTo === 'string' && e.sentTo.includes('/')) checkRef(e.sentTo, [...base, 'expect', id, 'sentTo']);
-      if (e && typeof e === 'object' && 'servedBy' in e && typeof e.servedBy === 'string' && !names.pod.has(e.servedBy) && !names.host.has(e.servedBy)) {
-        issues.push({ path: [...base, 'expect', id, 'servedBy'], message: 'unknown pod or host', received: e.servedBy, expected: `one of: ${[...names.pod, ...names.host].join(', ')}` });
+      if (e && typeof e === 'object' && 'sentTo' in e && typeof e.sentTo === 'string' && e.sentTo.includes('/'))
+        checkRef(e.sentTo, [...base, 'expect', id, 'sentTo']);
+      if (
+        e &&
+        typeof e === 'object' &&
+        'servedBy' in e &&
+        typeof e.servedBy === 'string' &&
+        !names.pod.has(e.servedBy) &&
+        !names.host.has(e.servedBy)
+      ) {
+        issues.push({
+          path: [...base, 'expect', id, 'servedBy'],
+          message: 'unknown pod or host',
+          received: e.servedBy,
+          expected: `one of: ${[...names.pod, ...names.host].join(', ')}`,
+        });
       }
     }
     steps.forEach((step, i) => {
@@ -100,11 +240,21 @@ export function checkReferences(s: Scenario): ReferenceIssue[] {
       for (const r of kind.refs(spec)) checkRef(r.ref, [...base, 'steps', i, kind.key, ...r.path]);
       const shapes = kind.cni?.(spec);
       if (shapes && !shapes.includes(t.cni)) {
-        issues.push({ path: [...base, 'steps', i], message: `this step needs the ${shapes.join(' or ')} CNI shape`, received: t.cni, expected: `topology.cni: ${shapes.join(' | ')}` });
+        issues.push({
+          path: [...base, 'steps', i],
+          message: `this step needs the ${shapes.join(' or ')} CNI shape`,
+          received: t.cni,
+          expected: `topology.cni: ${shapes.join(' | ')}`,
+        });
       }
     });
     for (const [i, c] of checks.entries()) checkRef(c.on, [...base, 'checks', i, 'on']);
-    duplicates(checks.map((c) => c.id), [...base, 'checks'], 'id', issues);
+    duplicates(
+      checks.map((c) => c.id),
+      [...base, 'checks'],
+      'id',
+      issues,
+    );
   };
   checkPhase(s.baseline.expect, s.baseline.steps ?? [], s.baseline.checks, ['baseline']);
   checkPhase(s.fault.expect, s.fault.steps, s.fault.checks, ['fault']);
@@ -115,7 +265,13 @@ export function checkReferences(s: Scenario): ReferenceIssue[] {
 function duplicates(values: string[], path: (string | number)[], field: string, issues: ReferenceIssue[]): void {
   const seen = new Set<string>();
   values.forEach((v, i) => {
-    if (seen.has(v)) issues.push({ path: [...path, i, field], message: `duplicate ${field}`, received: v, expected: 'a unique value' });
+    if (seen.has(v))
+      issues.push({
+        path: [...path, i, field],
+        message: `duplicate ${field}`,
+        received: v,
+        expected: 'a unique value',
+      });
     seen.add(v);
   });
 }
@@ -133,5 +289,5 @@ export function cidrContains(outer: string, inner: string): boolean {
   const [iIp, iLen] = inner.split('/') as [string, string];
   if (Number(iLen) < Number(oLen)) return false;
   const mask = Number(oLen) === 0 ? 0 : (0xffffffff << (32 - Number(oLen))) >>> 0;
-  return ((ipToInt(oIp) & mask) >>> 0) === ((ipToInt(iIp) & mask) >>> 0);
+  return (ipToInt(oIp) & mask) >>> 0 === (ipToInt(iIp) & mask) >>> 0;
 }

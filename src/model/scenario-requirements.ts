@@ -14,12 +14,17 @@ interface PhaseLike {
 
 export function scenarioRequirements(scenario: Scenario): Requirement[] {
   const out: Requirement[] = [];
-  if (scenario.topology.hosts.length > 0) out.push({ capability: 'external-hosts', by: `topology.hosts: ${scenario.topology.hosts.map((h) => h.name).join(', ')}` });
+  if (scenario.topology.hosts.length > 0)
+    out.push({
+      capability: 'external-hosts',
+      by: `topology.hosts: ${scenario.topology.hosts.map((h) => h.name).join(', ')}`,
+    });
   const hostKernel = (name: string, where: string) => {
     const why = hostGlobalSysctl(name);
     if (why) out.push({ capability: 'host-kernel', by: `${where}: ${name} ${why}` });
   };
-  for (const n of scenario.topology.nodes) for (const name of Object.keys(n.sysctls ?? {})) hostKernel(name, `topology.nodes ${n.name}.sysctls`);
+  for (const n of scenario.topology.nodes)
+    for (const name of Object.keys(n.sysctls ?? {})) hostKernel(name, `topology.nodes ${n.name}.sysctls`);
   for (const p of scenario.probes) {
     const from = String(p.from);
     for (const capability of targetNeeds(probeClient(from))) out.push({ capability, by: `probe ${p.id}` });
@@ -36,7 +41,8 @@ export function scenarioRequirements(scenario: Scenario): Requirement[] {
       if ('sysctl' in step && step.sysctl) hostKernel(step.sysctl.name, `${name}, step ${i + 1} (sysctl)`);
     });
     for (const c of phase.checks ?? []) {
-      for (const capability of [...targetNeeds(c.on), ...placeholderNeeds(commandArgv(c.cmd))]) out.push({ capability, by: `${name}, check ${c.id}` });
+      for (const capability of [...targetNeeds(c.on), ...placeholderNeeds(commandArgv(c.cmd))])
+        out.push({ capability, by: `${name}, check ${c.id}` });
     }
   }
   return out;

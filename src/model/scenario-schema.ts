@@ -3,8 +3,38 @@
 import { z } from 'zod';
 import { OUTCOMES } from './outcome.ts';
 
-export { Name, ScenarioId, Ipv4, Cidr, Port, Duration, Ref, TargetRef, CNI_SHAPES, COMPONENTS, KubeProxyVersion, CILIUM_VERSIONS, SOCK_LB_HOOKS } from './primitives.ts';
-import { Name, ScenarioId, Ipv4, Cidr, Port, Duration, Ref, TargetRef, CNI_SHAPES, COMPONENTS, KubeProxyVersion, CILIUM_VERSIONS, ServicePorts, SessionAffinity, SessionAffinityConfig } from './primitives.ts';
+export {
+  Name,
+  ScenarioId,
+  Ipv4,
+  Cidr,
+  Port,
+  Duration,
+  Ref,
+  TargetRef,
+  CNI_SHAPES,
+  COMPONENTS,
+  KubeProxyVersion,
+  CILIUM_VERSIONS,
+  SOCK_LB_HOOKS,
+} from './primitives.ts';
+import {
+  Name,
+  ScenarioId,
+  Ipv4,
+  Cidr,
+  Port,
+  Duration,
+  Ref,
+  TargetRef,
+  CNI_SHAPES,
+  COMPONENTS,
+  KubeProxyVersion,
+  CILIUM_VERSIONS,
+  ServicePorts,
+  SessionAffinity,
+  SessionAffinityConfig,
+} from './primitives.ts';
 import { Step } from './steps/registry.ts';
 import { PROBE_KINDS, probeKindFields, type ProbeKindName } from './probes/registry.ts';
 
@@ -13,7 +43,9 @@ const PROBE_KIND_NAMES = Object.keys(PROBE_KINDS) as ProbeKindName[];
 const Program = z
   .object({
     http: Port.optional().describe('HTTP echo server on this port; it answers with its pod name'),
-    dns: Port.optional().describe('DNS server on this UDP port answering <svc>.<ns>.svc.cluster.local for every service'),
+    dns: Port.optional().describe(
+      'DNS server on this UDP port answering <svc>.<ns>.svc.cluster.local for every service',
+    ),
   })
   .strict()
   .refine((p) => Object.keys(p).length === 1, 'one program per entry: http or dns');
@@ -22,12 +54,23 @@ const Node = z
   .object({
     name: Name,
     podCIDR: Cidr.describe('pod subnet of this node, handed to host-local IPAM'),
-    sysctls: z.record(z.string().regex(/^net\.[a-z0-9_.-]+$/, 'a net.* sysctl'), z.union([z.string(), z.number()])).optional()
+    sysctls: z
+      .record(z.string().regex(/^net\.[a-z0-9_.-]+$/, 'a net.* sysctl'), z.union([z.string(), z.number()]))
+      .optional()
       .describe('extra sysctls set in the node namespace at provisioning'),
-    forwardPolicy: z.enum(['ACCEPT', 'DROP']).default('ACCEPT')
-      .describe('policy of the FORWARD chain at boot: DROP as Docker sets it, so only rules (KUBE-FORWARD, FLANNEL-FWD, ...) let pod traffic through'),
-    defaultRoute: z.string().regex(/^host\/[a-z][a-z0-9-]*$/, 'host/NAME: an external host on the nodes\' network').optional()
-      .describe('a default route via this external host (a real node has one; without it a packet no route covers, such as a ClusterIP with no DNAT, gets ICMP net-unreachable from the node)'),
+    forwardPolicy: z
+      .enum(['ACCEPT', 'DROP'])
+      .default('ACCEPT')
+      .describe(
+        'policy of the FORWARD chain at boot: DROP as Docker sets it, so only rules (KUBE-FORWARD, FLANNEL-FWD, ...) let pod traffic through',
+      ),
+    defaultRoute: z
+      .string()
+      .regex(/^host\/[a-z][a-z0-9-]*$/, "host/NAME: an external host on the nodes' network")
+      .optional()
+      .describe(
+        'a default route via this external host (a real node has one; without it a packet no route covers, such as a ClusterIP with no DNAT, gets ICMP net-unreachable from the node)',
+      ),
   })
   .strict();
 
@@ -45,8 +88,14 @@ const EndpointEntry = z
     z
       .object({
         pod: Name,
-        ready: z.boolean().default(true).describe('the pod passes its readiness probe (for a terminating pod: still serving)'),
-        terminating: z.boolean().default(false).describe('the pod is being deleted (EndpointSlice conditions.terminating)'),
+        ready: z
+          .boolean()
+          .default(true)
+          .describe('the pod passes its readiness probe (for a terminating pod: still serving)'),
+        terminating: z
+          .boolean()
+          .default(false)
+          .describe('the pod is being deleted (EndpointSlice conditions.terminating)'),
       })
       .strict(),
   ])
@@ -57,46 +106,97 @@ const Service = z
     name: Name,
     namespace: Name.default('default'),
     clusterIP: Ipv4,
-    type: z.enum(['ClusterIP', 'NodePort']).default('ClusterIP').describe('ClusterIP, or NodePort (also reachable on every node\'s port)'),
-    externalTrafficPolicy: z.enum(['Cluster', 'Local']).default('Cluster').describe('NodePort traffic: any endpoint (SNAT) or only this node\'s'),
-    internalTrafficPolicy: z.enum(['Cluster', 'Local']).default('Cluster').describe('ClusterIP traffic: any endpoint or only this node\'s (kube-proxy >= 1.22)'),
-    sessionAffinity: SessionAffinity.optional().describe('ClientIP: a client address keeps its endpoint (kube-proxy\'s `-m recent` rules); None (the default): each new flow is balanced'),
-    sessionAffinityConfig: SessionAffinityConfig.optional().describe('ClientIP affinity: how long a client keeps its endpoint'),
+    type: z
+      .enum(['ClusterIP', 'NodePort'])
+      .default('ClusterIP')
+      .describe("ClusterIP, or NodePort (also reachable on every node's port)"),
+    externalTrafficPolicy: z
+      .enum(['Cluster', 'Local'])
+      .default('Cluster')
+      .describe("NodePort traffic: any endpoint (SNAT) or only this node's"),
+    internalTrafficPolicy: z
+      .enum(['Cluster', 'Local'])
+      .default('Cluster')
+      .describe("ClusterIP traffic: any endpoint or only this node's (kube-proxy >= 1.22)"),
+    sessionAffinity: SessionAffinity.optional().describe(
+      "ClientIP: a client address keeps its endpoint (kube-proxy's `-m recent` rules); None (the default): each new flow is balanced",
+    ),
+    sessionAffinityConfig: SessionAffinityConfig.optional().describe(
+      'ClientIP affinity: how long a client keeps its endpoint',
+    ),
     ports: ServicePorts.describe("the Service's ports"),
-    endpoints: z.array(EndpointEntry)
+    endpoints: z
+      .array(EndpointEntry)
       .describe('pods backing the service, in EndpointSlice order: a pod name, or {pod, ready, terminating}'),
   })
   .strict()
-  .refine((s) => s.type !== 'NodePort' || s.ports.every((p) => p.nodePort !== undefined), 'a NodePort service names a nodePort on every port')
-  .refine((s) => s.type === 'NodePort' || s.ports.every((p) => p.nodePort === undefined), 'nodePort needs type: NodePort')
-  .refine((s) => s.sessionAffinityConfig === undefined || s.sessionAffinity === 'ClientIP', 'sessionAffinityConfig needs sessionAffinity: ClientIP');
+  .refine(
+    (s) => s.type !== 'NodePort' || s.ports.every((p) => p.nodePort !== undefined),
+    'a NodePort service names a nodePort on every port',
+  )
+  .refine(
+    (s) => s.type === 'NodePort' || s.ports.every((p) => p.nodePort === undefined),
+    'nodePort needs type: NodePort',
+  )
+  .refine(
+    (s) => s.sessionAffinityConfig === undefined || s.sessionAffinity === 'ClientIP',
+    'sessionAffinityConfig needs sessionAffinity: ClientIP',
+  );
 
 const Host = z
   .object({ name: Name, serve: z.array(Program).optional().describe('programs the host serves') })
   .strict()
-  .describe('a machine outside the cluster, on the nodes\' network, with no route back to the pod network');
+  .describe("a machine outside the cluster, on the nodes' network, with no route back to the pod network");
 
 const Cilium = z
   .object({
-    bpfMasquerade: z.boolean().default(true).describe('SNAT pod -> node IP in tc BPF on the node device (reply bypasses netfilter)'),
-    socketLB: z.boolean().default(false)
-      .describe('cgroup connect4/sendmsg4/recvmsg4/getpeername4 programs rewriting ClusterIP <-> backend in the system calls'),
-    version: z.enum(CILIUM_VERSIONS).default('1.8').describe('the CILIUM_FORWARD rules the agent installs: "1.7" for Cilium v1.6.2 - v1.7.4, "1.8" for v1.7.5 and later'),
-    endpointRoutes: z.boolean().default(false)
-      .describe('enable-endpoint-routes as the agent sees it: changes the CILIUM_FORWARD rules only (the lab always routes each pod by its lxc)'),
-    nativeRoutingCIDR: Cidr.optional().describe('ipv4-native-routing-cidr: never masqueraded, routed between nodes; default the cluster CIDR'),
+    bpfMasquerade: z
+      .boolean()
+      .default(true)
+      .describe('SNAT pod -> node IP in tc BPF on the node device (reply bypasses netfilter)'),
+    socketLB: z
+      .boolean()
+      .default(false)
+      .describe(
+        'cgroup connect4/sendmsg4/recvmsg4/getpeername4 programs rewriting ClusterIP <-> backend in the system calls',
+      ),
+    version: z
+      .enum(CILIUM_VERSIONS)
+      .default('1.8')
+      .describe(
+        'the CILIUM_FORWARD rules the agent installs: "1.7" for Cilium v1.6.2 - v1.7.4, "1.8" for v1.7.5 and later',
+      ),
+    endpointRoutes: z
+      .boolean()
+      .default(false)
+      .describe(
+        'enable-endpoint-routes as the agent sees it: changes the CILIUM_FORWARD rules only (the lab always routes each pod by its lxc)',
+      ),
+    nativeRoutingCIDR: Cidr.optional().describe(
+      'ipv4-native-routing-cidr: never masqueraded, routed between nodes; default the cluster CIDR',
+    ),
   })
   .strict();
 
 export const Topology = z
   .object({
-    cni: z.enum(CNI_SHAPES).describe('the CNI shape: bridge (cni0), flannel (cni0 + VXLAN), cilium (routed lxc veths, BPF)'),
-    kubeProxy: KubeProxyVersion.default('1.29').describe('kube-proxy release whose iptables-mode layout the lab writes (any 1.y from 1.14)'),
-    cilium: Cilium.default({ bpfMasquerade: true, socketLB: false, version: '1.8', endpointRoutes: false }).describe('options of the cilium shape'),
-    startOrder: z.array(z.enum(COMPONENTS)).default(['kube-proxy', 'cilium'])
-      .describe('order the node components start in at boot (kube-proxy, cilium, flannel; those not in the CNI shape are skipped); with no rules yet, the last prepender ends up first in FORWARD'),
-    hosts: z.array(Host).default([]).describe('machines outside the cluster, on the nodes\' network'),
-    clusterCIDR: Cidr.default('10.244.0.0/16').describe('the pod network; every node\'s podCIDR lies in it'),
+    cni: z
+      .enum(CNI_SHAPES)
+      .describe('the CNI shape: bridge (cni0), flannel (cni0 + VXLAN), cilium (routed lxc veths, BPF)'),
+    kubeProxy: KubeProxyVersion.default('1.29').describe(
+      'kube-proxy release whose iptables-mode layout the lab writes (any 1.y from 1.14)',
+    ),
+    cilium: Cilium.default({ bpfMasquerade: true, socketLB: false, version: '1.8', endpointRoutes: false }).describe(
+      'options of the cilium shape',
+    ),
+    startOrder: z
+      .array(z.enum(COMPONENTS))
+      .default(['kube-proxy', 'cilium'])
+      .describe(
+        'order the node components start in at boot (kube-proxy, cilium, flannel; those not in the CNI shape are skipped); with no rules yet, the last prepender ends up first in FORWARD',
+      ),
+    hosts: z.array(Host).default([]).describe("machines outside the cluster, on the nodes' network"),
+    clusterCIDR: Cidr.default('10.244.0.0/16').describe("the pod network; every node's podCIDR lies in it"),
     nodes: z.array(Node).min(1).describe('the nodes, each with its pod subnet'),
     pods: z.array(Pod).min(1).describe('the pods, each on a node, with the programs it serves'),
     services: z.array(Service).default([]).describe('Services kube-proxy writes rules for'),
@@ -107,11 +207,30 @@ export const Probe = z
   .object({
     id: Name,
     from: z
-      .union([Name, z.string().regex(/^(pod|node|host)\/[a-z][a-z0-9-]*$/, 'a pod name, pod/NAME, node/NAME (its host network) or host/NAME (outside the cluster)')])
-      .describe('where the probe runs: a pod (plain name or pod/NAME), a node\'s host network (node/NAME) or a host outside the cluster (host/NAME)'),
-    timeout: Duration.default(800).describe('verdict deadline; a hang is called after this (conclusive evidence ends a probe sooner)'),
-    repeat: z.number().int().min(1).max(1000).optional()
-      .describe('run the probe N times and report the distribution of outcomes; expectations then hold for every run, or for a count/rate'),
+      .union([
+        Name,
+        z
+          .string()
+          .regex(
+            /^(pod|node|host)\/[a-z][a-z0-9-]*$/,
+            'a pod name, pod/NAME, node/NAME (its host network) or host/NAME (outside the cluster)',
+          ),
+      ])
+      .describe(
+        "where the probe runs: a pod (plain name or pod/NAME), a node's host network (node/NAME) or a host outside the cluster (host/NAME)",
+      ),
+    timeout: Duration.default(800).describe(
+      'verdict deadline; a hang is called after this (conclusive evidence ends a probe sooner)',
+    ),
+    repeat: z
+      .number()
+      .int()
+      .min(1)
+      .max(1000)
+      .optional()
+      .describe(
+        'run the probe N times and report the distribution of outcomes; expectations then hold for every run, or for a count/rate',
+      ),
     parallel: z.number().int().min(1).max(64).default(1).describe('with repeat: how many runs at once'),
     during: z
       .unknown()
@@ -124,86 +243,157 @@ export const Probe = z
     ...probeKindFields,
   })
   .strict()
-  .refine((p) => PROBE_KIND_NAMES.filter((k) => p[k] !== undefined).length === 1, `a probe has exactly one kind: ${PROBE_KIND_NAMES.join(', ')}`)
+  .refine(
+    (p) => PROBE_KIND_NAMES.filter((k) => p[k] !== undefined).length === 1,
+    `a probe has exactly one kind: ${PROBE_KIND_NAMES.join(', ')}`,
+  )
   .refine((p) => p.parallel === 1 || p.repeat !== undefined, 'parallel needs repeat');
 
 const Expected = z.union([
   z.enum(OUTCOMES).describe('the outcome the probe must observe'),
   z
     .object({
-      outcome: z.enum(OUTCOMES).describe('what the client observes: ok, timeout, reset, refused, unexpected-source, wrong-answer, unreachable, error'),
+      outcome: z
+        .enum(OUTCOMES)
+        .describe(
+          'what the client observes: ok, timeout, reset, refused, unexpected-source, wrong-answer, unreachable, error',
+        ),
       servedBy: Name.optional().describe('the pod (or host) that must have answered'),
       source: Ref.optional().describe('the unexpected source the reply must have come from'),
-      connected: z.boolean().optional().describe('whether the TCP handshake completed (e.g. connected, but no HTTP answer)'),
-      sentTo: z.union([Ref, z.string().regex(/^\d+\.\d+\.\d+\.\d+:\d+$/, 'IP:PORT')]).optional()
-        .describe('where the client\'s SYN really went (a socket-LB rewrite shows here)'),
+      connected: z
+        .boolean()
+        .optional()
+        .describe('whether the TCP handshake completed (e.g. connected, but no HTTP answer)'),
+      sentTo: z
+        .union([Ref, z.string().regex(/^\d+\.\d+\.\d+\.\d+:\d+$/, 'IP:PORT')])
+        .optional()
+        .describe("where the client's SYN really went (a socket-LB rewrite shows here)"),
       count: z
         .union([
           z.number().int().min(0),
-          z.object({ min: z.number().int().min(0).optional().describe('at least this many runs'), max: z.number().int().min(0).optional().describe('at most this many runs') }).strict(),
+          z
+            .object({
+              min: z.number().int().min(0).optional().describe('at least this many runs'),
+              max: z.number().int().min(0).optional().describe('at most this many runs'),
+            })
+            .strict(),
         ])
         .optional()
         .describe('repeated probes: how many runs must have this outcome (a number or {min, max})'),
       rate: z
-        .object({ min: z.number().min(0).max(1).optional().describe('at least this fraction of runs'), max: z.number().min(0).max(1).optional().describe('at most this fraction of runs') })
+        .object({
+          min: z.number().min(0).max(1).optional().describe('at least this fraction of runs'),
+          max: z.number().min(0).max(1).optional().describe('at most this fraction of runs'),
+        })
         .strict()
         .optional()
         .describe('repeated probes: the fraction of runs with this outcome, 0..1'),
-      otherwise: z.enum(OUTCOMES).optional().describe('repeated probes: every run without `outcome` must have this one'),
-      answer: z.union([Ref, Ipv4]).optional()
-        .describe('DNS probes: the address the answer section must hold (svc/x, pod/x or an IPv4 address); an ok reply without it is `wrong-answer`'),
+      otherwise: z
+        .enum(OUTCOMES)
+        .optional()
+        .describe('repeated probes: every run without `outcome` must have this one'),
+      answer: z
+        .union([Ref, Ipv4])
+        .optional()
+        .describe(
+          'DNS probes: the address the answer section must hold (svc/x, pod/x or an IPv4 address); an ok reply without it is `wrong-answer`',
+        ),
     })
     .strict(),
 ]);
-export const Expectations = z.record(Name, Expected).describe('probe id -> what it must observe: an outcome, or an outcome with more conditions');
+export const Expectations = z
+  .record(Name, Expected)
+  .describe('probe id -> what it must observe: an outcome, or an outcome with more conditions');
 
 const Range = z.union([
   z.number().int().describe('exactly this'),
-  z.object({ min: z.number().int().optional().describe('at least this'), max: z.number().int().optional().describe('at most this') }).strict(),
+  z
+    .object({
+      min: z.number().int().optional().describe('at least this'),
+      max: z.number().int().optional().describe('at most this'),
+    })
+    .strict(),
 ]);
 export const Check = z
   .object({
     id: Name,
     on: TargetRef,
-    cmd: z.union([z.string().min(1), z.array(z.string()).min(1)]).describe('argv, or a string split on spaces with quotes; no shell'),
-    counter: z.string().optional().describe('regex whose first group is a number, read before and after the phase\'s probes'),
-    sum: z.boolean().default(false).describe('counter: add up the first group over every matching line (e.g. conntrack -S per CPU)'),
+    cmd: z
+      .union([z.string().min(1), z.array(z.string()).min(1)])
+      .describe('argv, or a string split on spaces with quotes; no shell'),
+    counter: z
+      .string()
+      .optional()
+      .describe("regex whose first group is a number, read before and after the phase's probes"),
+    sum: z
+      .boolean()
+      .default(false)
+      .describe('counter: add up the first group over every matching line (e.g. conntrack -S per CPU)'),
     absentIsZero: z
       .boolean()
       .default(false)
-      .describe('counter: read 0 when no line matches; without it a counter whose pattern matches no line fails the check ("no line matched")'),
-    background: z.boolean().default(false)
-      .describe('run cmd for the whole span of the probes (a capture) and count `matches` over its printable output; binary output is split into printable strings'),
-    ready: z.string().optional().describe('background: regex of the output line that says the command is listening (e.g. "listening on")'),
+      .describe(
+        'counter: read 0 when no line matches; without it a counter whose pattern matches no line fails the check ("no line matched")',
+      ),
+    background: z
+      .boolean()
+      .default(false)
+      .describe(
+        'run cmd for the whole span of the probes (a capture) and count `matches` over its printable output; binary output is split into printable strings',
+      ),
+    ready: z
+      .string()
+      .optional()
+      .describe('background: regex of the output line that says the command is listening (e.g. "listening on")'),
     matches: z.string().optional().describe('regex counted over the output lines after the probes'),
     expect: z
-      .object({ delta: Range.optional().describe('counter change over the probes'), count: Range.optional().describe('lines matching `matches`') })
+      .object({
+        delta: Range.optional().describe('counter change over the probes'),
+        count: Range.optional().describe('lines matching `matches`'),
+      })
       .strict()
       .optional()
       .describe('the bound the number must fall in; a check without one must say `report: true`'),
     report: z
       .literal(true)
       .optional()
-      .describe('the number is reported, not asserted: shown as such in every report; the check fails only when it cannot be read'),
+      .describe(
+        'the number is reported, not asserted: shown as such in every report; the check fails only when it cannot be read',
+      ),
     control: z
       .boolean()
       .default(false)
-      .describe('holds whether or not the phase\'s steps ran (it proves the probes ran, not the fault or fix): `mutate` does not require it to fail when they are removed'),
+      .describe(
+        "holds whether or not the phase's steps ran (it proves the probes ran, not the fault or fix): `mutate` does not require it to fail when they are removed",
+      ),
   })
   .strict()
-  .refine((c) => (c.expect === undefined) !== (c.report === undefined), 'a check has an `expect` bound, or `report: true` for a number that is only reported (not both)')
   .refine(
-    (c) => (c.counter ? c.matches === undefined && (c.report || c.expect?.delta !== undefined) : c.matches !== undefined && (c.report || c.expect?.count !== undefined)),
+    (c) => (c.expect === undefined) !== (c.report === undefined),
+    'a check has an `expect` bound, or `report: true` for a number that is only reported (not both)',
+  )
+  .refine(
+    (c) =>
+      c.counter
+        ? c.matches === undefined && (c.report || c.expect?.delta !== undefined)
+        : c.matches !== undefined && (c.report || c.expect?.count !== undefined),
     'a check has counter + expect.delta, or matches + expect.count (with `report: true`, counter or matches alone)',
   )
   .refine((c) => !(c.background && c.counter), 'a background check counts `matches` lines; it has no counter');
 
 /** Something must be asserted, or a phase cannot fail: an empty `expect` needs checks that assert (not only report). */
-const asserts = (p: { expect: Record<string, unknown>; checks: { report?: true }[] }) => Object.keys(p.expect).length > 0 || p.checks.some((c) => !c.report);
-const NOTHING_ASSERTED = { message: 'this phase asserts nothing: expect at least one probe outcome or add a check', path: ['expect'] };
+const asserts = (p: { expect: Record<string, unknown>; checks: { report?: true }[] }) =>
+  Object.keys(p.expect).length > 0 || p.checks.some((c) => !c.report);
+const NOTHING_ASSERTED = {
+  message: 'this phase asserts nothing: expect at least one probe outcome or add a check',
+  path: ['expect'],
+};
 const PhaseFields = {
   title: z.string().optional().describe('one line: what this phase does'),
-  steps: z.array(Step).min(1, 'a fault or fix needs at least one step: what makes (or removes) the symptom').describe('what makes (or removes) the symptom, in order'),
+  steps: z
+    .array(Step)
+    .min(1, 'a fault or fix needs at least one step: what makes (or removes) the symptom')
+    .describe('what makes (or removes) the symptom, in order'),
   expect: Expectations,
   checks: z.array(Check).default([]).describe('evidence asserted directly: counters and matching lines'),
 };
@@ -215,7 +405,9 @@ const Fix = z
     control: z
       .literal('not-a-fix')
       .optional()
-      .describe('a negative control: a change people try that does NOT fix it; its symptoms are asserted, and a check must prove its steps took effect'),
+      .describe(
+        'a negative control: a change people try that does NOT fix it; its symptoms are asserted, and a check must prove its steps took effect',
+      ),
   })
   .strict()
   .refine(asserts, NOTHING_ASSERTED)
@@ -235,15 +427,26 @@ export const ScenarioSchema = z
       .enum(['reproduce', 'measure', 'preserve'])
       .default('reproduce')
       .describe(
-        'reproduce: the faulted phase asserts the symptom; measure: the run reports `measured` with its numbers, never `passed` (the gate skips it); preserve: the fault is a change traffic must survive (a server pod cycles), so the faulted phase expects the baseline\'s outcomes and its checks prove the change happened',
+        "reproduce: the faulted phase asserts the symptom; measure: the run reports `measured` with its numbers, never `passed` (the gate skips it); preserve: the fault is a change traffic must survive (a server pod cycles), so the faulted phase expects the baseline's outcomes and its checks prove the change happened",
       ),
-    sources: z.array(z.string()).default([]).describe('links to the upstream issues, pull requests and write-ups the scenario rests on'),
+    sources: z
+      .array(z.string())
+      .default([])
+      .describe('links to the upstream issues, pull requests and write-ups the scenario rests on'),
     description: z.string().optional().describe('the mechanism in a few sentences'),
     topology: Topology.describe('the cluster: CNI shape, kube-proxy release, nodes, pods, Services, hosts outside it'),
-    probes: z.array(Probe).min(1).describe('what clients do: HTTP, DNS or a download, from a pod, a node or an outside host'),
+    probes: z
+      .array(Probe)
+      .min(1)
+      .describe('what clients do: HTTP, DNS or a download, from a pod, a node or an outside host'),
     baseline: z
       .object({
-        steps: z.array(Step).optional().describe('setup: steps that make the healthy cluster the incident starts from (run before the baseline probes, kept by every mutant)'),
+        steps: z
+          .array(Step)
+          .optional()
+          .describe(
+            'setup: steps that make the healthy cluster the incident starts from (run before the baseline probes, kept by every mutant)',
+          ),
         expect: Expectations,
         checks: z.array(Check).default([]).describe('evidence of the healthy cluster'),
       })
@@ -251,7 +454,10 @@ export const ScenarioSchema = z
       .describe('the healthy cluster: what every probe observes before the fault'),
     fault: Phase.describe('the steps that make the symptom, and the symptom asserted'),
     fixes: z.array(Fix).min(1).describe('each fix runs on a fresh lab after baseline and fault'),
-    evidence: z.array(z.enum(EVIDENCE_KINDS)).default([...EVIDENCE_KINDS]).describe('what is collected per phase and node: iptables, conntrack, ip, capture, bpf'),
+    evidence: z
+      .array(z.enum(EVIDENCE_KINDS))
+      .default([...EVIDENCE_KINDS])
+      .describe('what is collected per phase and node: iptables, conntrack, ip, capture, bpf'),
   })
   .strict();
 

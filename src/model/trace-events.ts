@@ -24,16 +24,47 @@ type At = { at: number };
 
 export type TraceEvent =
   /** A netfilter rule or policy a packet hit, with the verdict (xtables-monitor --trace). */
-  | (At & { kind: 'rule'; node: string; table: string; chain: string; verdict: string; target?: string; rule?: string; iif?: string; oif?: string; packet: TracePacket; id: string })
+  | (At & {
+      kind: 'rule';
+      node: string;
+      table: string;
+      chain: string;
+      verdict: string;
+      target?: string;
+      rule?: string;
+      iif?: string;
+      oif?: string;
+      packet: TracePacket;
+      id: string;
+    })
   /**
    * The kernel freed a packet with a drop reason (kfree_skb). `where` is `node/x`, `pod/y`, `host/z` or `fabric`.
    * `repeat`: this drop stands for that many identical ones that came within a few ms (a bulk transfer's qdisc drops); absent: one.
    * `dmac`: the frame's Ethernet destination, when it had a MAC header; `cause`: what the namespace's state
    * showed about the drop when it happened.
    */
-  | (At & { kind: 'drop'; where: string; reason: string; location: string; iface: string; packet: TracePacket; repeat?: number; dmac?: string; cause?: DropCause })
+  | (At & {
+      kind: 'drop';
+      where: string;
+      reason: string;
+      location: string;
+      iface: string;
+      packet: TracePacket;
+      repeat?: number;
+      dmac?: string;
+      cause?: DropCause;
+    })
   /** A conntrack state change (conntrack -E): NEW, UPDATE, DESTROY. */
-  | (At & { kind: 'conntrack'; node: string; event: string; state?: string; packet: TracePacket; reply: TracePacket; unreplied: boolean; line: string });
+  | (At & {
+      kind: 'conntrack';
+      node: string;
+      event: string;
+      state?: string;
+      packet: TracePacket;
+      reply: TracePacket;
+      unreplied: boolean;
+      line: string;
+    });
 
 /** A drop explained by the kernel's state in its namespace, read at the drop. */
 export type DropCause =
@@ -47,7 +78,18 @@ export type TraceFact =
   | { kind: 'setting'; node: string; name: string; value: string }
   | { kind: 'tc-program'; node: string; dev: string; hook: 'ingress' | 'egress'; name: string; id: number }
   /** A cgroup program in attach (= run) order; `mappings` are the service entries its own maps hold. */
-  | { kind: 'cgroup-program'; node: string; cgroup: string; attach: string; order: number; of: number; name: string; id: number; pinned?: string; mappings: { frontend: string; backends: string[] }[] };
+  | {
+      kind: 'cgroup-program';
+      node: string;
+      cgroup: string;
+      attach: string;
+      order: number;
+      of: number;
+      name: string;
+      id: number;
+      pinned?: string;
+      mappings: { frontend: string; backends: string[] }[];
+    };
 
 export interface TraceFlows {
   /** The probing pod and its address. */
@@ -78,4 +120,5 @@ export interface ProbeTraceSession {
 }
 
 /** The packet concerns `client`: it sent or receives it, or it is an ICMP error about such a packet. */
-export const concernsClient = (p: TracePacket, client: string): boolean => p.src === client || p.dst === client || (p.inner !== undefined && concernsClient(p.inner, client));
+export const concernsClient = (p: TracePacket, client: string): boolean =>
+  p.src === client || p.dst === client || (p.inner !== undefined && concernsClient(p.inner, client));

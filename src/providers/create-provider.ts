@@ -20,12 +20,17 @@ export interface ProviderDeps {
   kubeApi?: (access: KubeAccess) => KubeApi;
 }
 
-const configOf = (config: RunConfig | string): RunConfig => (typeof config === 'string' ? resolveRunConfig({ provider: config }) : config);
+const configOf = (config: RunConfig | string): RunConfig =>
+  typeof config === 'string' ? resolveRunConfig({ provider: config }) : config;
 
 /** Capabilities and topology fit of the configured provider: no provider code or library is loaded. */
 export function providerSupport(config: RunConfig | string): ProviderSupport {
   const c = configOf(config);
-  return c.provider === 'netns' ? NETNS_SUPPORT : c.provider === 'local' ? localSupport(c.real) : realSupport(c.provider, c.real);
+  return c.provider === 'netns'
+    ? NETNS_SUPPORT
+    : c.provider === 'local'
+      ? localSupport(c.real)
+      : realSupport(c.provider, c.real);
 }
 
 export async function createProvider(config: RunConfig | string, deps: ProviderDeps = {}): Promise<ClusterProvider> {
@@ -35,16 +40,26 @@ export async function createProvider(config: RunConfig | string, deps: ProviderD
       return new (await import('./netns/netns-provider.ts')).NetnsProvider();
     case 'local':
       requireInstalled('the local provider', ['@kubernetes/client-node']);
-      return new (await importOptional('the local provider', () => import('./real/local/local-provider.ts'))).LocalProvider(c.real, deps);
+      return new (
+        await importOptional('the local provider', () => import('./real/local/local-provider.ts'))
+      ).LocalProvider(c.real, deps);
     case 'kind':
       requireInstalled('the kind provider', ['@kubernetes/client-node']);
-      return new (await importOptional('the kind provider', () => import('./real/kind/kind-provider.ts'))).KindProvider(c.real, deps);
+      return new (await importOptional('the kind provider', () => import('./real/kind/kind-provider.ts'))).KindProvider(
+        c.real,
+        deps,
+      );
     case 'minikube':
       requireInstalled('the minikube provider', ['@kubernetes/client-node']);
-      return new (await importOptional('the minikube provider', () => import('./real/minikube/minikube-provider.ts'))).MinikubeProvider(c.real, deps);
+      return new (
+        await importOptional('the minikube provider', () => import('./real/minikube/minikube-provider.ts'))
+      ).MinikubeProvider(c.real, deps);
     case 'k3s':
       requireInstalled('the k3s provider', ['@kubernetes/client-node', '@testcontainers/k3s']);
-      return new (await importOptional('the k3s provider', () => import('./real/k3s/k3s-provider.ts'))).K3sProvider(c.real, deps);
+      return new (await importOptional('the k3s provider', () => import('./real/k3s/k3s-provider.ts'))).K3sProvider(
+        c.real,
+        deps,
+      );
   }
   throw new HarnessError('USAGE', `unknown provider ${String(c.provider)}`, `one of: ${PROVIDER_NAMES.join(', ')}`);
 }
@@ -53,6 +68,11 @@ export async function createProvider(config: RunConfig | string, deps: ProviderD
 export async function usableProvider(config: RunConfig | string, deps: ProviderDeps = {}): Promise<ClusterProvider> {
   const provider = await createProvider(config, deps);
   const availability = await provider.detect();
-  if (!availability.ok) throw new HarnessError('ENVIRONMENT', `provider ${provider.name} cannot run here: ${availability.reason}`, availability.hint);
+  if (!availability.ok)
+    throw new HarnessError(
+      'ENVIRONMENT',
+      `provider ${provider.name} cannot run here: ${availability.reason}`,
+      availability.hint,
+    );
   return provider;
 }

@@ -24,6 +24,11 @@ export interface RunConfigInput {
 
 export function resolveRunConfig(input: RunConfigInput = {}, env: NodeJS.ProcessEnv = process.env): RunConfig {
   const provider = input.provider ?? 'netns';
-  if (!(PROVIDER_NAMES as readonly string[]).includes(provider)) throw new HarnessError('USAGE', `unknown provider ${provider}`, `one of: ${PROVIDER_NAMES.join(', ')}`);
-  return { provider: provider as ProviderName, profile: input.profile?.name, real: resolveRealOptions(input.real, env, input.profile?.real) };
+  if (!(PROVIDER_NAMES as readonly string[]).includes(provider))
+    throw new HarnessError('USAGE', `unknown provider ${provider}`, `one of: ${PROVIDER_NAMES.join(', ')}`);
+  return {
+    provider: provider as ProviderName,
+    profile: input.profile?.name,
+    real: resolveRealOptions(input.real, env, input.profile?.real),
+  };
 }

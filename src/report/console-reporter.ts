@@ -11,7 +11,12 @@ import { countsLine, verdictCounts } from './verdict-counts.ts';
 const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 /** By name, so a verdict the engine adds later (`measured`) gets its colour without a type change here. */
 const verdictColor = (pc: Colors, verdict: string): ((s: string) => string) =>
-  (({ passed: pc.green, failed: pc.red, errored: pc.red, skipped: pc.yellow, measured: pc.cyan }) as Record<string, (s: string) => string>)[verdict] ?? ((s) => s);
+  (
+    ({ passed: pc.green, failed: pc.red, errored: pc.red, skipped: pc.yellow, measured: pc.cyan }) as Record<
+      string,
+      (s: string) => string
+    >
+  )[verdict] ?? ((s) => s);
 
 type Formatters = { [K in RunEvent['kind']]: (event: Extract<RunEvent, { kind: K }>) => string | undefined };
 
@@ -20,7 +25,10 @@ const formatters = (pc: Colors): Formatters => ({
   'scenario-start': (e) => `${pc.bold('▶')} ${pc.bold(e.id)}  ${pc.dim(e.title)}`,
   'lab-ready': (e) => pc.dim(`  [${e.id}] lab up for fix "${e.variant}" in ${e.ms} ms`),
   'phase-start': (e) => `  [${e.id}] ${pc.cyan(e.phase)}${e.title ? pc.dim(`: ${e.title}`) : ''}`,
-  step: (e) => pc.dim(`  [${e.id}]   $ ${e.step.on}: ${e.step.argv.join(' ')}${e.step.background ? ' (background)' : ''}${e.step.evidence ? `  -> ${e.step.evidence}` : ''}`),
+  step: (e) =>
+    pc.dim(
+      `  [${e.id}]   $ ${e.step.on}: ${e.step.argv.join(' ')}${e.step.background ? ' (background)' : ''}${e.step.evidence ? `  -> ${e.step.evidence}` : ''}`,
+    ),
   probe: (e) =>
     `  [${e.id}]   ${e.probe.matched ? pc.green('✓') : pc.red('✗')} ${e.probe.id}: ${e.probe.summary}` +
     (e.probe.matched ? '' : `\n  [${e.id}]     ${pc.red(`expectation did not hold: ${e.probe.mismatch}`)}`),
@@ -36,7 +44,8 @@ function scenarioEnd(pc: Colors, r: ScenarioResult): string {
   if (r.error) lines.push(pc.red(`  ${r.error.message}`) + (r.error.hint ? pc.dim(`\n  hint: ${r.error.hint}`) : ''));
   if (r.skipReason) lines.push(pc.yellow(`  skipped: ${r.skipReason}`));
   if (r.verdict === 'failed') lines.push(...failureDiagnoses(pc, r));
-  for (const p of r.phases.filter((x) => x.status === 'errored' && x.error)) lines.push(pc.red(`  ✗ ${p.variant}/${p.name} errored: ${p.error!.message.split('\n')[0]}`));
+  for (const p of r.phases.filter((x) => x.status === 'errored' && x.error))
+    lines.push(pc.red(`  ✗ ${p.variant}/${p.name} errored: ${p.error!.message.split('\n')[0]}`));
   if (r.measurements) lines.push(...r.measurements.map((m) => pc.cyan(`  measured ${m}`)));
   if (r.verdict === 'failed' || r.verdict === 'errored') lines.push(...r.log.map((l) => pc.dim(`  | ${l}`)));
   return lines.join('\n');
@@ -49,12 +58,18 @@ export interface ConsoleOptions {
   signal?: AbortSignal;
 }
 
-export function consoleReporter(stderr: NodeJS.WriteStream = process.stderr, stdout: NodeJS.WritableStream = process.stdout, options: ConsoleOptions = {}): Reporter {
+export function consoleReporter(
+  stderr: NodeJS.WriteStream = process.stderr,
+  stdout: NodeJS.WritableStream = process.stdout,
+  options: ConsoleOptions = {},
+): Reporter {
   const format = formatters(colorsFor(stderr));
   const out = colorsFor(stdout as { isTTY?: boolean });
   const lines = progress(stderr, { spinner: !options.quiet });
   options.signal?.addEventListener('abort', () => lines.stop(), { once: true });
-  const shown = (event: RunEvent) => !options.quiet || (event.kind === 'scenario-end' && event.result.verdict !== 'passed' && event.result.verdict !== 'measured');
+  const shown = (event: RunEvent) =>
+    !options.quiet ||
+    (event.kind === 'scenario-end' && event.result.verdict !== 'passed' && event.result.verdict !== 'measured');
   return {
     onEvent(event) {
       const line = shown(event) && (format[event.kind] as (e: RunEvent) => string | undefined)(event);
@@ -81,12 +96,16 @@ function failureDiagnoses(pc: Colors, r: ScenarioResult): string[] {
       const diagnosis = diagnosisLines(probe);
       if (!diagnosis.length) continue;
       const key = `${phase.name}\0${probe.id}\0${diagnosis[0]}`;
-      const entry = seen.get(key) ?? seen.set(key, { phase: phase.name, probe: probe.id, where: [], diagnosis }).get(key)!;
+      const entry =
+        seen.get(key) ?? seen.set(key, { phase: phase.name, probe: probe.id, where: [], diagnosis }).get(key)!;
       entry.where.push(phase.variant);
     }
   }
   return [...seen.values()].flatMap(({ phase, probe, where, diagnosis }) => {
-    const label = variants === 1 ? `${phase} ${probe}` : `${phase} ${probe} (${where.length === variants ? 'every fix variant' : where.join(', ')})`;
+    const label =
+      variants === 1
+        ? `${phase} ${probe}`
+        : `${phase} ${probe} (${where.length === variants ? 'every fix variant' : where.join(', ')})`;
     return [`  ${label}: ${diagnosis[0]}`, ...diagnosis.slice(1).map((l) => pc.dim(`    ${l}`))];
   });
 }
@@ -105,13 +124,22 @@ export function phaseCell(s: ScenarioResult): string {
     .map((name) => {
       const runs = s.phases.filter((p) => p.name === name);
       const same = runs.every((p) => p.status === runs[0]!.status) && runs.length === variants.length;
-      return same && name !== 'fixed' ? `${name}${mark(runs[0]!.status)}` : `${name}: ${runs.map((p) => `${p.variant}${mark(p.status)}`).join(' ')}`;
+      return same && name !== 'fixed'
+        ? `${name}${mark(runs[0]!.status)}`
+        : `${name}: ${runs.map((p) => `${p.variant}${mark(p.status)}`).join(' ')}`;
     })
     .join(' ');
 }
 
 export function summary(result: RunResult, pc: Colors): string {
   const width = Math.max(40, ...result.scenarios.map((s) => s.id.length));
-  const rows = result.scenarios.map((s) => `  ${verdictColor(pc, s.verdict)(s.verdict.padEnd(8))} ${s.id.padEnd(width)} ${seconds(s.durationMs).padStart(8)}  ${pc.dim(phaseCell(s))}`);
-  return [...rows, `${countsLine(verdictCounts(result))} (${seconds(result.durationMs)}, provider ${result.provider})`, ''].join('\n');
+  const rows = result.scenarios.map(
+    (s) =>
+      `  ${verdictColor(pc, s.verdict)(s.verdict.padEnd(8))} ${s.id.padEnd(width)} ${seconds(s.durationMs).padStart(8)}  ${pc.dim(phaseCell(s))}`,
+  );
+  return [
+    ...rows,
+    `${countsLine(verdictCounts(result))} (${seconds(result.durationMs)}, provider ${result.provider})`,
+    '',
+  ].join('\n');
 }

@@ -3,7 +3,12 @@
 import type { ProbeResult } from '../engine/run/results.ts';
 import type { CulpritKind } from '../model/diagnosis.ts';
 
-const KIND: Record<CulpritKind, string> = { rule: 'rule', 'bpf-program': 'BPF program', kernel: 'kernel', socket: 'socket' };
+const KIND: Record<CulpritKind, string> = {
+  rule: 'rule',
+  'bpf-program': 'BPF program',
+  kernel: 'kernel',
+  socket: 'socket',
+};
 
 export function diagnosisLines(probe: Pick<ProbeResult, 'diagnosis' | 'trace'>): string[] {
   const d = probe.diagnosis;

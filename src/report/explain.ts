@@ -8,7 +8,10 @@ import { diagnosisLines } from './diagnosis-lines.ts';
 const read = (file: string) => readFile(file, 'utf8').catch(() => '');
 
 /** `evidenceKept`: false when the evidence directory is removed afterwards, so its path is not printed. */
-export async function explain(jsonReport: string, { evidenceKept = true }: { evidenceKept?: boolean } = {}): Promise<string> {
+export async function explain(
+  jsonReport: string,
+  { evidenceKept = true }: { evidenceKept?: boolean } = {},
+): Promise<string> {
   const result = JSON.parse(await readFile(jsonReport, 'utf8')) as RunResult;
   const out: string[] = [];
   for (const s of result.scenarios) {
@@ -18,23 +21,43 @@ export async function explain(jsonReport: string, { evidenceKept = true }: { evi
       out.push(`\n  ${phase.name} (${phase.variant})${phase.title ? `: ${phase.title}` : ''}`);
       for (const step of phase.steps) out.push(`    $ ${step.on}: ${step.argv.join(' ')}`);
       for (const probe of phase.probes) {
-        out.push(`    ${probe.matched ? 'held' : 'DID NOT HOLD'}: ${probe.id} expects ${probe.expected}`, `      observed: ${probe.summary}`);
+        out.push(
+          `    ${probe.matched ? 'held' : 'DID NOT HOLD'}: ${probe.id} expects ${probe.expected}`,
+          `      observed: ${probe.summary}`,
+        );
         if (!probe.matched) out.push(`      why: ${probe.mismatch}`);
         const diagnosis = diagnosisLines(probe);
-        if (diagnosis.length) out.push(`      diagnosis: ${diagnosis[0]}`, ...diagnosis.slice(1).map((l) => `        ${l}`));
+        if (diagnosis.length)
+          out.push(`      diagnosis: ${diagnosis[0]}`, ...diagnosis.slice(1).map((l) => `        ${l}`));
         const packets = (probe.detail.packets as string[] | undefined) ?? [];
-        if (packets.length && probe.observed !== 'ok') out.push('      on the client\'s eth0:', ...packets.slice(0, 8).map((l) => `        ${l}`));
+        if (packets.length && probe.observed !== 'ok')
+          out.push("      on the client's eth0:", ...packets.slice(0, 8).map((l) => `        ${l}`));
       }
       for (const check of phase.checks ?? []) {
-        out.push(`    ${!check.matched ? 'DID NOT HOLD' : check.reported ? 'reported' : 'held'}: check ${check.id} on ${check.on} ${check.reported ? 'reports' : 'expects'} ${check.expected}`, `      observed: ${check.observed}`, ...check.evidence.slice(0, 6).map((l) => `        ${l}`));
+        out.push(
+          `    ${!check.matched ? 'DID NOT HOLD' : check.reported ? 'reported' : 'held'}: check ${check.id} on ${check.on} ${check.reported ? 'reports' : 'expects'} ${check.expected}`,
+          `      observed: ${check.observed}`,
+          ...check.evidence.slice(0, 6).map((l) => `        ${l}`),
+        );
       }
       if (!s.evidenceDir || phase.name === 'baseline') continue;
-      const dir = join(s.evidenceDir, s.phases.some((p) => p.variant !== phase.variant) ? phase.variant : '', phase.name);
+      const dir = join(
+        s.evidenceDir,
+        s.phases.some((p) => p.variant !== phase.variant) ? phase.variant : '',
+        phase.name,
+      );
       for (const node of await readdir(dir).catch(() => [] as string[])) {
         const capture = (await read(join(dir, node, 'capture.txt'))).split('\n').filter(Boolean);
-        if (capture.length) out.push(`    node ${node} capture (${capture.length} packets, first 12):`, ...capture.slice(0, 12).map((l) => `      ${l}`));
-        const conntrack = (await read(join(dir, node, 'conntrack-L.txt'))).split('\n').filter((l) => l.includes('tcp') || l.includes('udp'));
-        if (conntrack.length) out.push(`    node ${node} conntrack:`, ...conntrack.slice(0, 6).map((l) => `      ${l}`));
+        if (capture.length)
+          out.push(
+            `    node ${node} capture (${capture.length} packets, first 12):`,
+            ...capture.slice(0, 12).map((l) => `      ${l}`),
+          );
+        const conntrack = (await read(join(dir, node, 'conntrack-L.txt')))
+          .split('\n')
+          .filter((l) => l.includes('tcp') || l.includes('udp'));
+        if (conntrack.length)
+          out.push(`    node ${node} conntrack:`, ...conntrack.slice(0, 6).map((l) => `      ${l}`));
       }
       if (evidenceKept) out.push(`    evidence: ${dir}`);
     }

@@ -1,7 +1,12 @@
 // The gate's matrix as text for the terminal and as Markdown fit for a pull-request comment.
 import type { GateResult } from '../engine/gate/run-gate.ts';
 
-const MARK = { regression: '🔴 regression', improvement: '🟢 improvement', unchanged: 'unchanged', unjudged: '⚠️ unjudged' } as const;
+const MARK = {
+  regression: '🔴 regression',
+  improvement: '🟢 improvement',
+  unchanged: 'unchanged',
+  unjudged: '⚠️ unjudged',
+} as const;
 /** What a reviewer must read first: regressions, then what could not be judged, then the rest. */
 const ORDER = { regression: 0, unjudged: 1, improvement: 2, unchanged: 3 } as const;
 
@@ -19,7 +24,11 @@ export function gateMarkdown(g: GateResult): string {
     '',
     '<details><summary>What each run observed</summary>',
     '',
-    ...rows.flatMap((s) => [`- \`${s.id}\``, `  - ${g.baseline}: ${decided(s.baselineDecidedBy)}${s.baselineReason}`, `  - ${g.candidate}: ${decided(s.candidateDecidedBy)}${s.candidateReason}`]),
+    ...rows.flatMap((s) => [
+      `- \`${s.id}\``,
+      `  - ${g.baseline}: ${decided(s.baselineDecidedBy)}${s.baselineReason}`,
+      `  - ${g.candidate}: ${decided(s.candidateDecidedBy)}${s.candidateReason}`,
+    ]),
     '',
     '</details>',
     '',
@@ -32,13 +41,20 @@ export function gateText(g: GateResult): string {
   const width = Math.max(...g.scenarios.map((s) => s.id.length), 8);
   const col = Math.max(g.baseline.length, g.candidate.length, 14);
   // what decided each row that is not plainly unchanged: the probe, and why
-  const side = (name: string, verdict: string, by: readonly string[], reason: string) => `  ${name}: ${verdict}${by.length ? ` (${by.join(', ')})` : ''}: ${reason}`;
+  const side = (name: string, verdict: string, by: readonly string[], reason: string) =>
+    `  ${name}: ${verdict}${by.length ? ` (${by.join(', ')})` : ''}: ${reason}`;
   const why = g.scenarios
     .filter((s) => s.change !== 'unchanged' || s.baseline === 'broken' || s.candidate === 'broken')
-    .flatMap((s) => [`${s.id}: ${s.change}`, side(g.baseline, s.baseline, s.baselineDecidedBy, s.baselineReason), side(g.candidate, s.candidate, s.candidateDecidedBy, s.candidateReason)]);
+    .flatMap((s) => [
+      `${s.id}: ${s.change}`,
+      side(g.baseline, s.baseline, s.baselineDecidedBy, s.baselineReason),
+      side(g.candidate, s.candidate, s.candidateDecidedBy, s.candidateReason),
+    ]);
   return [
     `${'incident'.padEnd(width)}  ${g.baseline.padEnd(col)}  ${g.candidate.padEnd(col)}  change`,
-    ...g.scenarios.map((s) => `${s.id.padEnd(width)}  ${s.baseline.padEnd(col)}  ${s.candidate.padEnd(col)}  ${s.change}`),
+    ...g.scenarios.map(
+      (s) => `${s.id.padEnd(width)}  ${s.baseline.padEnd(col)}  ${s.candidate.padEnd(col)}  ${s.change}`,
+    ),
     ...(why.length ? ['', ...why] : []),
     '',
   ].join('\n');

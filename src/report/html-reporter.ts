@@ -37,7 +37,9 @@ th{background:#f3f4f7} .incident{max-width:1100px;margin:4px 0} .repro{margin:6p
 
 export function renderHtml(result: RunResult, context?: ReportContext): string {
   const { passed, failed, errored, skipped } = result.summary;
-  const versions = context ? ` · netrepro ${esc(context.netrepro)}, Node ${esc(context.node)}, kernel ${esc(context.kernel)}` : '';
+  const versions = context
+    ? ` · netrepro ${esc(context.netrepro)}, Node ${esc(context.node)}, kernel ${esc(context.kernel)}`
+    : '';
   const body = [
     `<h1>netrepro run</h1>`,
     `<div class="dim">provider ${esc(result.provider)} · ${(result.durationMs / 1000).toFixed(2)} s · ${passed} passed, ${failed} failed${errored ? `, ${errored} errored` : ''}, ${skipped} skipped${versions}</div>`,
@@ -49,7 +51,10 @@ export function renderHtml(result: RunResult, context?: ReportContext): string {
 /** The incident as the scenario file tells it: the mechanism, the write-up and the sources, linked. */
 function incident(facts: ScenarioFacts | undefined): string {
   if (!facts) return '';
-  const links = [...(facts.incident ? [`write-up: <a href="${esc(facts.incident)}">${esc(facts.incident)}</a>`] : []), ...(facts.sources ?? []).map((u) => `<a href="${esc(u)}">${esc(u)}</a>`)];
+  const links = [
+    ...(facts.incident ? [`write-up: <a href="${esc(facts.incident)}">${esc(facts.incident)}</a>`] : []),
+    ...(facts.sources ?? []).map((u) => `<a href="${esc(u)}">${esc(u)}</a>`),
+  ];
   return [
     facts.description ? `<div class="incident">${esc(facts.description)}</div>` : '',
     links.length ? `<div class="incident dim">${links.join(' · ')}</div>` : '',
@@ -69,10 +74,15 @@ function scenarioSection(s: ScenarioResult, provider: string, facts: ScenarioFac
   const rows = s.phases.map(
     (p) =>
       `<tr><td>${esc(p.variant)}</td><td>${p.name}</td><td class="${held(p) ? 'ok' : 'bad'}">${held(p) ? 'held' : 'did not hold'}</td><td>${p.probes
-        .map((x) => `${x.matched ? '✓' : '✗'} ${esc(x.id)}: ${esc(x.observed)} <span class="dim">(expects ${esc(x.expected)}, ${x.durationMs} ms)</span>`)
+        .map(
+          (x) =>
+            `${x.matched ? '✓' : '✗'} ${esc(x.id)}: ${esc(x.observed)} <span class="dim">(expects ${esc(x.expected)}, ${x.durationMs} ms)</span>`,
+        )
         .join('<br>')}</td><td>${checkCell(p)}</td><td>${captureCell(s, p)}</td></tr>`,
   );
-  const probes = s.phases.flatMap((p) => p.probes.filter((x) => x.diagnosis || (x.trace && !x.matched)).map((x) => probeSection(p, x)));
+  const probes = s.phases.flatMap((p) =>
+    p.probes.filter((x) => x.diagnosis || (x.trace && !x.matched)).map((x) => probeSection(p, x)),
+  );
   return [
     `<h2 id="${esc(s.id)}">${esc(s.id)} · ${verdict}</h2><div>${esc(s.title)}</div>`,
     incident(facts),
@@ -88,7 +98,10 @@ function scenarioSection(s: ScenarioResult, provider: string, facts: ScenarioFac
 /** The phase's evidence checks: held, did not hold, or a number only reported. */
 function checkCell(p: PhaseResult): string {
   return p.checks
-    .map((c) => `${!c.matched ? '✗' : c.reported ? '·' : '✓'} ${esc(c.id)} <span class="dim">on ${esc(c.on)}: ${esc(c.reported ? 'reported' : 'expects')} ${esc(c.expected)}; ${esc(c.observed)}</span>`)
+    .map(
+      (c) =>
+        `${!c.matched ? '✗' : c.reported ? '·' : '✓'} ${esc(c.id)} <span class="dim">on ${esc(c.on)}: ${esc(c.reported ? 'reported' : 'expects')} ${esc(c.expected)}; ${esc(c.observed)}</span>`,
+    )
     .join('<br>');
 }
 
@@ -105,9 +118,19 @@ export function topologyPicture(t: TopologySpec): string {
   const podH = 20;
   const rows = Math.max(1, ...t.nodes.map((n) => t.pods.filter((p) => p.node === n.name).length));
   const boxH = 46 + rows * podH;
-  const columns = [...t.nodes.map((n) => ({ name: `node/${n.name}`, sub: n.podCIDR, items: t.pods.filter((p) => p.node === n.name).map((p) => `pod/${p.name}`) })), ...t.hosts.map((h) => ({ name: `host/${h.name}`, sub: 'outside the cluster', items: [] as string[] }))];
+  const columns = [
+    ...t.nodes.map((n) => ({
+      name: `node/${n.name}`,
+      sub: n.podCIDR,
+      items: t.pods.filter((p) => p.node === n.name).map((p) => `pod/${p.name}`),
+    })),
+    ...t.hosts.map((h) => ({ name: `host/${h.name}`, sub: 'outside the cluster', items: [] as string[] })),
+  ];
   const width = columns.length * (boxW + 20) + 20;
-  const svcLines = t.services.map((v) => `svc/${v.name} ${v.clusterIP} ${v.ports.map((p) => `${p.port}/${p.protocol}${p.nodePort ? ` nodePort ${p.nodePort}` : ''}`).join(', ')} → ${v.endpoints.map((e) => e.pod).join(', ') || 'no endpoints'}`);
+  const svcLines = t.services.map(
+    (v) =>
+      `svc/${v.name} ${v.clusterIP} ${v.ports.map((p) => `${p.port}/${p.protocol}${p.nodePort ? ` nodePort ${p.nodePort}` : ''}`).join(', ')} → ${v.endpoints.map((e) => e.pod).join(', ') || 'no endpoints'}`,
+  );
   const height = boxH + 30 + svcLines.length * 16;
   const parts = columns.flatMap((c, i) => {
     const x = 20 + i * (boxW + 20);
@@ -115,10 +138,15 @@ export function topologyPicture(t: TopologySpec): string {
       `<rect x="${x}" y="10" width="${boxW}" height="${boxH}" rx="6" fill="#f8f9fb" stroke="#9aa0a6"/>`,
       `<text x="${x + 8}" y="28" font-size="13" font-weight="600">${esc(c.name)}</text>`,
       `<text x="${x + 8}" y="44" font-size="11" fill="#667">${esc(c.sub)}</text>`,
-      ...c.items.map((pod, j) => `<text x="${x + 16}" y="${64 + j * podH}" font-size="12" fill="#1a73e8">${esc(pod)}</text>`),
+      ...c.items.map(
+        (pod, j) => `<text x="${x + 16}" y="${64 + j * podH}" font-size="12" fill="#1a73e8">${esc(pod)}</text>`,
+      ),
     ];
   });
-  for (const [i, l] of svcLines.entries()) parts.push(`<text x="20" y="${boxH + 34 + i * 16}" font-size="11.5" font-family="ui-monospace,monospace">${esc(l)}</text>`);
+  for (const [i, l] of svcLines.entries())
+    parts.push(
+      `<text x="20" y="${boxH + 34 + i * 16}" font-size="11.5" font-family="ui-monospace,monospace">${esc(l)}</text>`,
+    );
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="topology: ${esc(t.cni)}">${parts.join('')}</svg>`;
 }
 
@@ -133,7 +161,16 @@ function probeSection(phase: PhaseResult, probe: ProbeResult): string {
   ].join('\n');
 }
 
-const COLORS: Record<PathStep['kind'], string> = { send: '#1a73e8', receive: '#1a73e8', netfilter: '#5f6368', conntrack: '#8e24aa', drop: '#b3261e', reject: '#c26401', bpf: '#e37400', bridge: '#00796b' };
+const COLORS: Record<PathStep['kind'], string> = {
+  send: '#1a73e8',
+  receive: '#1a73e8',
+  netfilter: '#5f6368',
+  conntrack: '#8e24aa',
+  drop: '#b3261e',
+  reject: '#c26401',
+  bpf: '#e37400',
+  bridge: '#00796b',
+};
 
 /** Lanes left to right: the client (where the first packet was sent or received) first, then nodes, then the rest. */
 function lanes(path: PathStep[]): string[] {
@@ -163,7 +200,9 @@ export function sequenceDiagram(path: PathStep[]): string {
     const prev = path[i - 1];
     if (prev && prev.where !== s.where) {
       const px = x(prev.where);
-      parts.push(`<line x1="${px}" y1="${y - rowH / 2 + 16}" x2="${cx + (cx > px ? -6 : 6)}" y2="${y + 8}" stroke="#9aa0a6" marker-end="url(#arrow)"/>`);
+      parts.push(
+        `<line x1="${px}" y1="${y - rowH / 2 + 16}" x2="${cx + (cx > px ? -6 : 6)}" y2="${y + 8}" stroke="#9aa0a6" marker-end="url(#arrow)"/>`,
+      );
     }
     const w = laneW - 24;
     const color = s.culprit ? '#b3261e' : COLORS[s.kind];
@@ -173,12 +212,17 @@ export function sequenceDiagram(path: PathStep[]): string {
       `<text x="${cx - w / 2 + 7}" y="${y + 29}" font-size="11" fill="#3c4043" font-family="ui-monospace,monospace">${labelled(s.packet, 60)}</text>`,
       `<text x="8" y="${y + 22}" font-size="11" fill="#80868b">${s.at.toFixed(1)} ms</text>`,
     );
-    if (s.culprit) parts.push(`<text x="${cx + w / 2 + 6}" y="${y + 22}" font-size="11" fill="#b3261e" font-weight="700">◀ CULPRIT</text>`);
-    else if (s.inferred) parts.push(`<text x="${cx + w / 2 + 6}" y="${y + 22}" font-size="10" fill="#80868b">deduced</text>`);
+    if (s.culprit)
+      parts.push(
+        `<text x="${cx + w / 2 + 6}" y="${y + 22}" font-size="11" fill="#b3261e" font-weight="700">◀ CULPRIT</text>`,
+      );
+    else if (s.inferred)
+      parts.push(`<text x="${cx + w / 2 + 6}" y="${y + 22}" font-size="10" fill="#80868b">deduced</text>`);
   });
   const defs = `<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#9aa0a6"/></marker></defs>`;
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="packet path">${defs}${parts.join('')}</svg>`;
 }
 
 /** A label cut to `n` characters in the box, whole in its tooltip (SVG <title>). */
-const labelled = (s: string, n: number) => (s.length > n ? `<title>${esc(s)}</title>${esc(s.slice(0, n - 1))}…` : esc(s));
+const labelled = (s: string, n: number) =>
+  s.length > n ? `<title>${esc(s)}</title>${esc(s.slice(0, n - 1))}…` : esc(s);

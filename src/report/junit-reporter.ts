@@ -14,10 +14,13 @@ import type { Reporter } from './reporter.ts';
 
 const PACKETS_SHOWN = 12;
 
+// characters XML 1.0 cannot carry at all (control bytes from captures) become U+FFFD
+// biome-ignore lint/suspicious/noControlCharactersInRegex: XML 1.0 forbids these characters, so they are replaced
+const NOT_XML = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g;
 const xml = (s: string) =>
-  // characters XML 1.0 cannot carry at all (control bytes from captures) become U+FFFD
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: XML 1.0 forbids these characters, so they are replaced
-  s.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g, '\ufffd').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]!);
+  s
+    .replace(NOT_XML, '\ufffd')
+    .replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]!);
 const attrs = (a: Record<string, string | number | undefined>) =>
   Object.entries(a)
     .filter(([, v]) => v !== undefined)
@@ -43,13 +46,28 @@ function probeBody(p: ProbeResult): string[] {
   return [
     `expected: ${p.expected}`,
     `observed: ${p.observed} (${p.summary})`,
-    ...(culprit ? [`culprit: ${culprit.kind} on ${culprit.node}, ${culprit.where}: ${culprit.text}`, `why: ${p.diagnosis!.reason}`] : []),
-    ...(packets.length ? [`packets on the client (first ${Math.min(PACKETS_SHOWN, packets.length)} of ${packets.length}):`, ...packets.slice(0, PACKETS_SHOWN).map((l) => `  ${l}`)] : []),
+    ...(culprit
+      ? [
+          `culprit: ${culprit.kind} on ${culprit.node}, ${culprit.where}: ${culprit.text}`,
+          `why: ${p.diagnosis!.reason}`,
+        ]
+      : []),
+    ...(packets.length
+      ? [
+          `packets on the client (first ${Math.min(PACKETS_SHOWN, packets.length)} of ${packets.length}):`,
+          ...packets.slice(0, PACKETS_SHOWN).map((l) => `  ${l}`),
+        ]
+      : []),
   ];
 }
 
 function checkBody(c: CheckResult): string[] {
-  return [`on ${c.on}: ${c.argv.join(' ')}`, `expected: ${c.expected}`, `observed: ${c.observed}`, ...(c.evidence.length ? ['evidence:', ...c.evidence.map((l) => `  ${l}`)] : [])];
+  return [
+    `on ${c.on}: ${c.argv.join(' ')}`,
+    `expected: ${c.expected}`,
+    `observed: ${c.observed}`,
+    ...(c.evidence.length ? ['evidence:', ...c.evidence.map((l) => `  ${l}`)] : []),
+  ];
 }
 
 /** The line of a path in the scenario file (1 when unknown). */
@@ -64,28 +82,79 @@ function phasePath(phase: { name: string; variant: string }, fixes: readonly str
 
 function cases(s: ScenarioResult, file: string | undefined, fixes: readonly string[], lines: Lines): Case[] {
   const out: Case[] = [];
-  if (s.verdict === 'skipped') out.push({ classname: s.id, name: 'scenario', ms: s.durationMs, file, line: 1, skipped: s.skipReason ?? 'skipped' });
+  if (s.verdict === 'skipped')
+    out.push({
+      classname: s.id,
+      name: 'scenario',
+      ms: s.durationMs,
+      file,
+      line: 1,
+      skipped: s.skipReason ?? 'skipped',
+    });
   if (s.error) {
-    out.push({ classname: s.id, name: s.phases.length ? 'lab' : 'scenario', ms: s.durationMs, file, line: lines(['topology']), error: { message: s.error.message, type: s.error.code, body: [s.error.message, ...(s.error.hint ? [`hint: ${s.error.hint}`] : []), ...s.log.slice(-20)] } });
+    out.push({
+      classname: s.id,
+      name: s.phases.length ? 'lab' : 'scenario',
+      ms: s.durationMs,
+      file,
+      line: lines(['topology']),
+      error: {
+        message: s.error.message,
+        type: s.error.code,
+        body: [s.error.message, ...(s.error.hint ? [`hint: ${s.error.hint}`] : []), ...s.log.slice(-20)],
+      },
+    });
   }
   for (const phase of s.phases) {
     const classname = `${s.id}.${phase.variant}`;
     const at = phasePath(phase, fixes);
     if (phase.status === 'errored' && phase.error) {
       // a step that failed or did not prove it fired: nothing after it in the phase was judged
-      const steps = phase.steps.map((st) => `$ ${st.on}: ${st.argv.join(' ')} (exit ${st.exit ?? '?'})${st.evidence ? ` -> ${st.evidence}` : ''}${st.output ? `\n  ${st.output.trim().split('\n').slice(-5).join('\n  ')}` : ''}`);
-      out.push({ classname, name: `${phase.name}: steps`, ms: phase.durationMs, file, line: lines([...at, 'steps']), error: { message: phase.error.message, type: phase.error.code, body: [phase.error.message, ...(phase.error.hint ? [`hint: ${phase.error.hint}`] : []), ...steps] } });
+      const steps = phase.steps.map(
+        (st) =>
+          `$ ${st.on}: ${st.argv.join(' ')} (exit ${st.exit ?? '?'})${st.evidence ? ` -> ${st.evidence}` : ''}${st.output ? `\n  ${st.output.trim().split('\n').slice(-5).join('\n  ')}` : ''}`,
+      );
+      out.push({
+        classname,
+        name: `${phase.name}: steps`,
+        ms: phase.durationMs,
+        file,
+        line: lines([...at, 'steps']),
+        error: {
+          message: phase.error.message,
+          type: phase.error.code,
+          body: [phase.error.message, ...(phase.error.hint ? [`hint: ${phase.error.hint}`] : []), ...steps],
+        },
+      });
     }
     for (const p of phase.probes) {
       out.push({
-        classname, name: `${phase.name}: ${p.id} expects ${p.expected}`, ms: p.durationMs, file, line: lines([...at, 'expect', p.id]), out: [p.summary],
-        failure: p.matched ? undefined : { message: p.mismatch ?? 'expectation did not hold', type: 'probe', body: probeBody(p) },
+        classname,
+        name: `${phase.name}: ${p.id} expects ${p.expected}`,
+        ms: p.durationMs,
+        file,
+        line: lines([...at, 'expect', p.id]),
+        out: [p.summary],
+        failure: p.matched
+          ? undefined
+          : { message: p.mismatch ?? 'expectation did not hold', type: 'probe', body: probeBody(p) },
       });
     }
     for (const [i, c] of phase.checks.entries()) {
       out.push({
-        classname, name: `${phase.name}: check ${c.id} ${c.reported ? 'reports' : 'expects'} ${c.expected}`, ms: 0, file, line: lines([...at, 'checks', i]), out: [...(c.reported ? [c.observed] : []), ...c.evidence],
-        failure: c.matched ? undefined : { message: `check ${c.id} on ${c.on}: expected ${c.expected}, observed ${c.observed}`, type: 'check', body: checkBody(c) },
+        classname,
+        name: `${phase.name}: check ${c.id} ${c.reported ? 'reports' : 'expects'} ${c.expected}`,
+        ms: 0,
+        file,
+        line: lines([...at, 'checks', i]),
+        out: [...(c.reported ? [c.observed] : []), ...c.evidence],
+        failure: c.matched
+          ? undefined
+          : {
+              message: `check ${c.id} on ${c.on}: expected ${c.expected}, observed ${c.observed}`,
+              type: 'check',
+              body: checkBody(c),
+            },
       });
     }
   }
@@ -95,8 +164,12 @@ function cases(s: ScenarioResult, file: string | undefined, fixes: readonly stri
 function caseXml(c: Case): string {
   const inner = [
     c.skipped !== undefined ? `      <skipped${attrs({ message: c.skipped })}/>` : '',
-    c.failure ? `      <failure${attrs({ message: c.failure.message, type: c.failure.type })}>${xml(c.failure.body.join('\n'))}</failure>` : '',
-    c.error ? `      <error${attrs({ message: c.error.message, type: c.error.type })}>${xml(c.error.body.join('\n'))}</error>` : '',
+    c.failure
+      ? `      <failure${attrs({ message: c.failure.message, type: c.failure.type })}>${xml(c.failure.body.join('\n'))}</failure>`
+      : '',
+    c.error
+      ? `      <error${attrs({ message: c.error.message, type: c.error.type })}>${xml(c.error.body.join('\n'))}</error>`
+      : '',
     c.out?.length ? `      <system-out>${xml(c.out.join('\n'))}</system-out>` : '',
   ].filter(Boolean);
   const open = `    <testcase${attrs({ classname: c.classname, name: c.name, time: seconds(c.ms), file: c.file, line: c.line })}`;
@@ -104,12 +177,21 @@ function caseXml(c: Case): string {
 }
 
 /** `lines`: each scenario's line finder (its file as read at the end of the run); without one, every case is line 1. */
-export function junitXml(result: RunResult, context: ReportContext, lines: ReadonlyMap<string, Lines> = new Map()): string {
+export function junitXml(
+  result: RunResult,
+  context: ReportContext,
+  lines: ReadonlyMap<string, Lines> = new Map(),
+): string {
   const totals = { tests: 0, failures: 0, errors: 0 };
   const suites = result.scenarios.map((s) => {
     const facts = context.scenarios.get(s.id);
     const all = cases(s, facts?.file ?? s.file, facts?.fixes ?? [], lines.get(s.id) ?? (() => 1));
-    const n = { tests: all.length, failures: all.filter((c) => c.failure).length, errors: all.filter((c) => c.error).length, skipped: all.filter((c) => c.skipped !== undefined).length };
+    const n = {
+      tests: all.length,
+      failures: all.filter((c) => c.failure).length,
+      errors: all.filter((c) => c.error).length,
+      skipped: all.filter((c) => c.skipped !== undefined).length,
+    };
     totals.tests += n.tests;
     totals.failures += n.failures;
     totals.errors += n.errors;
@@ -129,7 +211,9 @@ export function junitXml(result: RunResult, context: ReportContext, lines: Reado
     return [
       `  <testsuite${attrs({ name: s.id, tests: n.tests, failures: n.failures, errors: n.errors, skipped: n.skipped, time: seconds(s.durationMs), timestamp: context.startedAt, file: facts?.file ?? s.file })}>`,
       '    <properties>',
-      ...properties.filter(([, v]) => v !== undefined).map(([name, value]) => `      <property${attrs({ name, value })}/>`),
+      ...properties
+        .filter(([, v]) => v !== undefined)
+        .map(([name, value]) => `      <property${attrs({ name, value })}/>`),
       '    </properties>',
       ...all.map(caseXml),
       '  </testsuite>',

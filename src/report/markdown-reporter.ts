@@ -7,22 +7,42 @@ import type { Reporter } from './reporter.ts';
 import { countsLine, verdictCounts } from './verdict-counts.ts';
 import { writeReport } from './write-report.ts';
 
-const MARK: Record<string, string> = { passed: '✅ passed', failed: '❌ failed', errored: '💥 errored', skipped: '⏭️ skipped', measured: '📏 measured' };
+const MARK: Record<string, string> = {
+  passed: '✅ passed',
+  failed: '❌ failed',
+  errored: '💥 errored',
+  skipped: '⏭️ skipped',
+  measured: '📏 measured',
+};
 const cell = (s: string) => s.replaceAll('|', '\\|').replaceAll('\n', ' ');
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 function phases(s: ScenarioResult): string {
   const variants = new Set(s.phases.map((p) => p.variant)).size > 1;
-  return s.phases.map((p) => `${variants ? `${p.variant}/` : ''}${p.name} ${p.status === 'passed' ? '✓' : p.status === 'errored' ? '✗ (errored)' : '✗'}`).join(', ');
+  return s.phases
+    .map(
+      (p) =>
+        `${variants ? `${p.variant}/` : ''}${p.name} ${p.status === 'passed' ? '✓' : p.status === 'errored' ? '✗ (errored)' : '✗'}`,
+    )
+    .join(', ');
 }
 
 function details(s: ScenarioResult): string[] {
   const lines = scenarioFailures(s);
-  const packets = s.phases.flatMap((p) => p.probes.filter((x) => !x.matched).flatMap((x) => ((x.detail.packets as string[] | undefined) ?? []).slice(0, 8)));
+  const packets = s.phases.flatMap((p) =>
+    p.probes.filter((x) => !x.matched).flatMap((x) => ((x.detail.packets as string[] | undefined) ?? []).slice(0, 8)),
+  );
   const evidence = s.phases.flatMap((p) => p.checks.filter((c) => !c.matched).flatMap((c) => c.evidence.slice(0, 8)));
   // the culprit of each probe that did not hold, once for the same rule or program across variants
   const culprits = new Set(
-    s.phases.flatMap((p) => p.probes.filter((x) => !x.matched && x.diagnosis).map((x) => `culprit of ${x.id}: ${x.diagnosis!.culprit.kind} on ${x.diagnosis!.culprit.node}, ${x.diagnosis!.culprit.where}: \`${x.diagnosis!.culprit.text}\``)),
+    s.phases.flatMap((p) =>
+      p.probes
+        .filter((x) => !x.matched && x.diagnosis)
+        .map(
+          (x) =>
+            `culprit of ${x.id}: ${x.diagnosis!.culprit.kind} on ${x.diagnosis!.culprit.node}, ${x.diagnosis!.culprit.where}: \`${x.diagnosis!.culprit.text}\``,
+        ),
+    ),
   );
   lines.push(...culprits);
   if (s.error?.hint) lines.push(`hint: ${s.error.hint}`);
@@ -61,12 +81,17 @@ export function runMarkdown(result: RunResult, context: ReportContext): string {
 }
 
 /** Writes `file` when given, appends to `stepSummary` ($GITHUB_STEP_SUMMARY) when set. */
-export function markdownReporter(context: ReportContext, file: string | undefined, stepSummary: string | undefined): Reporter {
+export function markdownReporter(
+  context: ReportContext,
+  file: string | undefined,
+  stepSummary: string | undefined,
+): Reporter {
   return {
     async onRunEnd(result) {
       const text = runMarkdown(result, context);
       if (file) await writeReport('Markdown summary', file, text);
-      if (stepSummary) await writeReport('step summary ($GITHUB_STEP_SUMMARY)', stepSummary, `${text}\n`, { append: true });
+      if (stepSummary)
+        await writeReport('step summary ($GITHUB_STEP_SUMMARY)', stepSummary, `${text}\n`, { append: true });
     },
   };
 }

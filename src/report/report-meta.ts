@@ -7,5 +7,12 @@ import type { ReportMetaData } from './report-schema.ts';
 export const netreproVersion = (): string => VERSION;
 
 export function reportMeta(startedAt: Date): ReportMetaData {
-  return { netrepro: netreproVersion(), node: process.version, kernel: release(), platform: process.platform, arch: process.arch, startedAt: startedAt.toISOString() };
+  return {
+    netrepro: netreproVersion(),
+    node: process.version,
+    kernel: release(),
+    platform: process.platform,
+    arch: process.arch,
+    startedAt: startedAt.toISOString(),
+  };
 }

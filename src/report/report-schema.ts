@@ -34,7 +34,10 @@ const Step = z
     on: z.string().describe('target: node/NAME, pod/NAME, host/NAME or fabric'),
     argv: z.array(z.string()).describe('the command, or a lab action as words (`start kube-proxy`)'),
     durationMs: z.number(),
-    exit: z.union([z.number(), z.string()]).optional().describe('exit status (0 for a lab action that completed), or why there is none'),
+    exit: z
+      .union([z.number(), z.string()])
+      .optional()
+      .describe('exit status (0 for a lab action that completed), or why there is none'),
     output: z.string().optional().describe('its output (stdout then stderr), tail'),
     evidence: z.string().optional().describe('what proved the step fired: a line it printed, a value read back'),
     background: z.boolean().optional().describe('ran alongside the probes'),
@@ -46,18 +49,37 @@ const ProbeDetail = z
     servedBy: z.string().optional().describe('pod that answered, when the server names itself'),
     source: z.string().optional().describe('address:port the answer came from'),
     connected: z.boolean().optional().describe('TCP: whether the handshake completed'),
-    sentTo: z.string().optional().describe('TCP: where the client\'s SYN really went'),
+    sentTo: z.string().optional().describe("TCP: where the client's SYN really went"),
     answers: z.array(z.string()).optional().describe('DNS: addresses in the answer section'),
   })
   .catchall(z.unknown())
-  .describe('what backs the outcome: exit codes, packets (`packets`), distributions of repeated probes (`distribution`); free-form beyond the named keys');
+  .describe(
+    'what backs the outcome: exit codes, packets (`packets`), distributions of repeated probes (`distribution`); free-form beyond the named keys',
+  );
 
-const TracePacketFields = { proto: z.string(), src: z.string(), dst: z.string(), sport: z.number().optional(), dport: z.number().optional(), flags: z.string().optional().describe('TCP flags as words: `SYN ACK`') };
+const TracePacketFields = {
+  proto: z.string(),
+  src: z.string(),
+  dst: z.string(),
+  sport: z.number().optional(),
+  dport: z.number().optional(),
+  flags: z.string().optional().describe('TCP flags as words: `SYN ACK`'),
+};
 const TracePacket = z
   .object({
     ...TracePacketFields,
-    icmp: z.object({ type: z.number(), code: z.number(), mtu: z.number().optional().describe('fragmentation needed: the next hop MTU') }).optional().describe('ICMP type and code'),
-    inner: z.object(TracePacketFields).optional().describe("an ICMP error's quoted header: the packet the error is about"),
+    icmp: z
+      .object({
+        type: z.number(),
+        code: z.number(),
+        mtu: z.number().optional().describe('fragmentation needed: the next hop MTU'),
+      })
+      .optional()
+      .describe('ICMP type and code'),
+    inner: z
+      .object(TracePacketFields)
+      .optional()
+      .describe("an ICMP error's quoted header: the packet the error is about"),
   })
   .describe('a packet as the trace saw it');
 
@@ -68,9 +90,11 @@ const PathStep = z
     hook: z.string().describe('the interface, netfilter hook, conntrack, kernel function or BPF program'),
     packet: z.string(),
     action: z.string().describe('sent, received, a rewrite, a verdict, a conntrack state, a drop reason'),
-    kind: z.enum(['send', 'receive', 'netfilter', 'conntrack', 'drop', 'reject', 'bpf', 'bridge']).describe('reject: a rule that answered the packet (RST or ICMP) instead of passing it'),
+    kind: z
+      .enum(['send', 'receive', 'netfilter', 'conntrack', 'drop', 'reject', 'bpf', 'bridge'])
+      .describe('reject: a rule that answered the packet (RST or ICMP) instead of passing it'),
     culprit: z.boolean().optional(),
-    inferred: z.boolean().optional().describe('deduced from the other steps and the lab\'s facts, not traced'),
+    inferred: z.boolean().optional().describe("deduced from the other steps and the lab's facts, not traced"),
   })
   .describe('one hop of the packet path');
 
@@ -81,7 +105,7 @@ const Diagnosis = z
         kind: z.enum(['rule', 'bpf-program', 'kernel', 'socket']),
         node: z.string().describe('where: a node name, or pod/NAME for a socket'),
         where: z.string().describe('table/chain, program and attach point, kernel path, or socket'),
-        text: z.string().describe('the rule text, the program and its rewrite, the kernel\'s words, the drop reason'),
+        text: z.string().describe("the rule text, the program and its rewrite, the kernel's words, the drop reason"),
       })
       .describe('what dropped or rewrote the packet'),
     packet: TracePacket,
@@ -93,8 +117,12 @@ const Diagnosis = z
 const ProbeTrace = z
   .object({
     startedAt: z.number().optional().describe('wall clock (epoch ms) at `at` = 0'),
-    flows: z.object({ clientPod: z.string(), client: z.string(), target: z.object({ ip: z.string(), port: z.number() }) }).optional(),
-    events: z.array(z.looseObject({ kind: z.enum(['rule', 'drop', 'conntrack']), at: z.number() })).describe('netfilter verdicts with rule text, kernel drops with reasons, conntrack events'),
+    flows: z
+      .object({ clientPod: z.string(), client: z.string(), target: z.object({ ip: z.string(), port: z.number() }) })
+      .optional(),
+    events: z
+      .array(z.looseObject({ kind: z.enum(['rule', 'drop', 'conntrack']), at: z.number() }))
+      .describe('netfilter verdicts with rule text, kernel drops with reasons, conntrack events'),
     facts: z.array(z.looseObject({ kind: z.string() })).describe('settings and BPF programs the path depended on'),
     unavailable: z.array(z.string()).describe('parts of the trace that could not run here, and why'),
     costMs: z.object({ lab: z.number().optional(), start: z.number(), stop: z.number(), facts: z.number().optional() }),
@@ -126,9 +154,17 @@ const Check = z
     observed: z.string(),
     matched: z.boolean(),
     evidence: z.array(z.string()).describe('the output lines the check matched'),
-    unreadable: z.literal(true).optional().describe('the command failed or its counter matched nothing: the check says nothing either way (the gate calls such a scenario unjudged)'),
-    value: z.number().optional().describe('the number read: the counter\'s change, or the count of matching lines'),
-    reported: z.literal(true).optional().describe('reported, not asserted (`report: true`): `matched` is false only when the check could not be read'),
+    unreadable: z
+      .literal(true)
+      .optional()
+      .describe(
+        'the command failed or its counter matched nothing: the check says nothing either way (the gate calls such a scenario unjudged)',
+      ),
+    value: z.number().optional().describe("the number read: the counter's change, or the count of matching lines"),
+    reported: z
+      .literal(true)
+      .optional()
+      .describe('reported, not asserted (`report: true`): `matched` is false only when the check could not be read'),
   })
   .describe('an evidence check (a counter delta or a count of matching lines)');
 
@@ -141,7 +177,9 @@ const Phase = z
     probes: z.array(Probe),
     checks: z.array(Check),
     durationMs: z.number(),
-    status: z.enum(['passed', 'failed', 'errored']).describe('errored: a step failed or the lab broke, nothing after it was judged'),
+    status: z
+      .enum(['passed', 'failed', 'errored'])
+      .describe('errored: a step failed or the lab broke, nothing after it was judged'),
     error: ErrorInfo.optional(),
   })
   .describe('one phase of one lab');
@@ -153,15 +191,24 @@ export const ScenarioReportSchema = z
     id: z.string(),
     title: z.string(),
     file: z.string().describe('the scenario file, as given to the run'),
-    verdict: z.enum(VERDICTS).describe('measured: a `purpose: measure` scenario whose assertions held; it reports numbers and does not pass'),
+    verdict: z
+      .enum(VERDICTS)
+      .describe('measured: a `purpose: measure` scenario whose assertions held; it reports numbers and does not pass'),
     durationMs: z.number(),
     phases: z.array(Phase),
-    labs: z.array(z.object({ variant: z.string(), runId: z.string(), provisionMs: z.number(), teardownMs: z.number() })).describe('one lab per fix variant, with its set-up and teardown times'),
+    labs: z
+      .array(z.object({ variant: z.string(), runId: z.string(), provisionMs: z.number(), teardownMs: z.number() }))
+      .describe('one lab per fix variant, with its set-up and teardown times'),
     evidenceDir: z.string().optional().describe('where captures and rule snapshots were written (--report-dir)'),
     error: ErrorInfo.optional(),
     skipReason: z.string().optional(),
     measurements: z.array(z.string()).optional().describe('purpose: measure: the numbers the run measured'),
-    addresses: z.record(z.string(), z.string()).optional().describe('every address a reference resolved to in the run (pod/web -> 10.244.1.3), so expectations can be judged again without the lab'),
+    addresses: z
+      .record(z.string(), z.string())
+      .optional()
+      .describe(
+        'every address a reference resolved to in the run (pod/web -> 10.244.1.3), so expectations can be judged again without the lab',
+      ),
     log: z.array(z.string()).describe('lab log lines'),
   })
   .describe('one scenario');
@@ -172,15 +219,25 @@ export const RunReportSchema = z
     meta: ReportMeta,
     provider: z.string().describe('netns, kind, minikube or k3s'),
     durationMs: z.number(),
-    summary: z.object(Object.fromEntries(VERDICTS.map((v) => [v, z.number().int().min(0)])) as Record<(typeof VERDICTS)[number], z.ZodNumber>).describe('scenarios per verdict'),
+    summary: z
+      .object(
+        Object.fromEntries(VERDICTS.map((v) => [v, z.number().int().min(0)])) as Record<
+          (typeof VERDICTS)[number],
+          z.ZodNumber
+        >,
+      )
+      .describe('scenarios per verdict'),
     scenarios: z.array(ScenarioReportSchema),
   })
-  .meta({ title: 'netrepro run report', description: 'written by `netrepro run --json FILE`; see docs/report-format.md' });
+  .meta({
+    title: 'netrepro run report',
+    description: 'written by `netrepro run --json FILE`; see docs/report-format.md',
+  });
 
 const Susceptibility = z
   .enum(['susceptible', 'immune', 'broken', 'not-applicable', 'unjudged'])
   .describe(
-    'susceptible: every faulted expectation held (the symptom showed); immune: every symptom probe observed a healthy outcome (the baseline\'s or a fix\'s) and every control held; broken: neither (a control broke, a third outcome, the symptom without its mechanism); not-applicable: nothing to judge (skipped, a measurement); unjudged: the run should have told and could not (a step did not fire, the baseline did not hold, evidence unreadable)',
+    "susceptible: every faulted expectation held (the symptom showed); immune: every symptom probe observed a healthy outcome (the baseline's or a fix's) and every control held; broken: neither (a control broke, a third outcome, the symptom without its mechanism); not-applicable: nothing to judge (skipped, a measurement); unjudged: the run should have told and could not (a step did not fire, the baseline did not hold, evidence unreadable)",
   );
 
 export const GateReportSchema = z
@@ -197,15 +254,22 @@ export const GateReportSchema = z
         candidate: Susceptibility,
         change: z
           .enum(['regression', 'improvement', 'unchanged', 'unjudged'])
-          .describe('regression: immune under the baseline and susceptible under the candidate, or the candidate broken; improvement: the reverse; unjudged: either side could not be judged, or both are broken'),
+          .describe(
+            'regression: immune under the baseline and susceptible under the candidate, or the candidate broken; improvement: the reverse; unjudged: either side could not be judged, or both are broken',
+          ),
         baselineReason: z.string(),
         candidateReason: z.string(),
-        baselineDecidedBy: z.array(z.string()).describe('the probe ids (and `check ID`s) whose results decided the baseline side'),
+        baselineDecidedBy: z
+          .array(z.string())
+          .describe('the probe ids (and `check ID`s) whose results decided the baseline side'),
         candidateDecidedBy: z.array(z.string()).describe('the same for the candidate side'),
       }),
     ),
   })
-  .meta({ title: 'netrepro gate report', description: 'written by `netrepro gate --json FILE`; see docs/report-format.md' });
+  .meta({
+    title: 'netrepro gate report',
+    description: 'written by `netrepro gate --json FILE`; see docs/report-format.md',
+  });
 
 export type ReportMetaData = z.infer<typeof ReportMeta>;
 export type RunReport = z.infer<typeof RunReportSchema>;

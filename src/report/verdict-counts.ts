@@ -15,9 +15,21 @@ export interface VerdictCounts {
 
 export function verdictCounts(result: RunResult): VerdictCounts {
   const count = (...verdicts: string[]) => result.scenarios.filter((s) => verdicts.includes(s.verdict)).length;
-  return { passed: count('passed'), failed: count('failed'), errored: count('errored'), skipped: count('skipped'), measured: count('measured') };
+  return {
+    passed: count('passed'),
+    failed: count('failed'),
+    errored: count('errored'),
+    skipped: count('skipped'),
+    measured: count('measured'),
+  };
 }
 
 export function countsLine(c: VerdictCounts): string {
-  return [`${c.passed} passed`, `${c.failed} failed`, ...(c.errored ? [`${c.errored} errored`] : []), ...(c.measured ? [`${c.measured} measured`] : []), `${c.skipped} skipped`].join(', ');
+  return [
+    `${c.passed} passed`,
+    `${c.failed} failed`,
+    ...(c.errored ? [`${c.errored} errored`] : []),
+    ...(c.measured ? [`${c.measured} measured`] : []),
+    `${c.skipped} skipped`,
+  ].join(', ');
 }

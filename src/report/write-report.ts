@@ -12,7 +12,12 @@ export const STDOUT = '-';
 /** Errnos of a write that started: the file holds part of the report, which would read as a broken one. */
 const CUT_OFF = new Set(['ENOSPC', 'EDQUOT', 'EFBIG', 'EIO']);
 
-export async function writeReport(what: string, file: string, text: string, options: { append?: boolean } = {}): Promise<void> {
+export async function writeReport(
+  what: string,
+  file: string,
+  text: string,
+  options: { append?: boolean } = {},
+): Promise<void> {
   if (file === STDOUT) {
     await new Promise<void>((done) => process.stdout.write(text, () => done()));
     return;

@@ -25,14 +25,17 @@ async function runsOf(pid: number): Promise<string[]> {
 /** SIGKILL returns before the process is gone: wait for it to end (a zombie holds no namespace), bounded. */
 async function ended(pid: string): Promise<boolean> {
   for (let i = 0; i < 100; i++) {
-    const state = existsSync(`/proc/${pid}/status`) ? /State:\s+(\S)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] : undefined;
+    const state = existsSync(`/proc/${pid}/status`)
+      ? /State:\s+(\S)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]
+      : undefined;
     if (state === undefined || state === 'Z') return true;
     await new Promise((r) => setTimeout(r, 20));
   }
   return false;
 }
 
-const namespacesOf = async (runId: string) => (await readdir('/run/netns').catch(() => [] as string[])).filter((n) => n.startsWith(`nr-${runId}-`));
+const namespacesOf = async (runId: string) =>
+  (await readdir('/run/netns').catch(() => [] as string[])).filter((n) => n.startsWith(`nr-${runId}-`));
 
 describe.skipIf(labSkipReason)('crash, then clean', () => {
   it('kill -9 mid-run leaves a lab behind; netrepro clean removes all of it', async () => {
@@ -46,7 +49,11 @@ describe.skipIf(labSkipReason)('crash, then clean', () => {
       const [id] = await runsOf(pid);
       const cgroup = `/sys/fs/cgroup/unified/netrepro/${id}/node-a/cgroup.procs`;
       const inCgroup = id && existsSync(cgroup) ? readFileSync(cgroup, 'utf8').trim() : '';
-      pids = id ? ((await namespacePids([`/run/netns/nr-${id}-n-node-a`])).get(`/run/netns/nr-${id}-n-node-a`) ?? []).map(String) : [];
+      pids = id
+        ? ((await namespacePids([`/run/netns/nr-${id}-n-node-a`])).get(`/run/netns/nr-${id}-n-node-a`) ?? []).map(
+            String,
+          )
+        : [];
       if (id && inCgroup && pids.length > 0 && (await namespacesOf(id)).length === 4) runId = id;
       else await new Promise((r) => setTimeout(r, 25));
     }
@@ -65,7 +72,10 @@ describe.skipIf(labSkipReason)('crash, then clean', () => {
   });
 
   it('a reader that goes away mid-run (`run ... | head`): the lab is torn down, then exit 141', async () => {
-    const child = spawn('node', ['bin/netrepro.js', 'run', 'br-netfilter-clusterip-same-node'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('node', ['bin/netrepro.js', 'run', 'br-netfilter-clusterip-same-node'], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
     let runId: string | undefined;
     for (let i = 0; i < 400 && !runId; i++) {

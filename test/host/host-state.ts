@@ -32,11 +32,18 @@ async function tree(root: string, dirsOnly: boolean): Promise<string> {
 
 export async function extendedHostSnapshot(): Promise<Record<string, string>> {
   // (nft missing entirely is recorded as such, not thrown: the comparison then still covers the rest)
-  const nft = await runCommand(['nft', 'list', 'ruleset'], { reject: false }).catch((e: Error) => ({ exitCode: 'not runnable', stdout: '', stderr: e.message.split('\n')[0] ?? '' }));
+  const nft = await runCommand(['nft', 'list', 'ruleset'], { reject: false }).catch((e: Error) => ({
+    exitCode: 'not runnable',
+    stdout: '',
+    stderr: e.message.split('\n')[0] ?? '',
+  }));
   return {
     ...(await hostSnapshot()),
     // counters and set timeouts change on their own; the rules are what must stay
-    nftables: nft.exitCode === 0 ? nft.stdout.replace(/counter packets \d+ bytes \d+/g, 'counter').replace(/expires \S+/g, '') : `[nft exit ${nft.exitCode}] ${nft.stderr.trim()}`,
+    nftables:
+      nft.exitCode === 0
+        ? nft.stdout.replace(/counter packets \d+ bytes \d+/g, 'counter').replace(/expires \S+/g, '')
+        : `[nft exit ${nft.exitCode}] ${nft.stderr.trim()}`,
     bpffs: await tree('/sys/fs/bpf', false),
     cgroupUnified: await tree('/sys/fs/cgroup/unified', true),
   };
@@ -53,7 +60,9 @@ export function observedOutcomes(result: RunResult): Record<string, string> {
     for (const p of s.phases) {
       for (const probe of p.probes) {
         const repeated = probe.detail.distribution !== undefined;
-        out[`${s.id}/${p.variant}/${p.name}/${probe.id}`] = repeated ? `distribution ${probe.matched ? 'matched' : 'did not match'}` : probe.observed;
+        out[`${s.id}/${p.variant}/${p.name}/${probe.id}`] = repeated
+          ? `distribution ${probe.matched ? 'matched' : 'did not match'}`
+          : probe.observed;
       }
     }
   }
@@ -69,16 +78,26 @@ export function verdicts(result: RunResult): Record<string, string> {
  * come and go in /sys/fs/cgroup/unified/netrepro/<their run id> meanwhile. The runs in `own` stay in,
  * so a leftover of ours still shows.
  */
-export function ignoringOtherRuns(snapshot: Record<string, string>, own: readonly string[], others: ReadonlySet<string>): Record<string, string> {
+export function ignoringOtherRuns(
+  snapshot: Record<string, string>,
+  own: readonly string[],
+  others: ReadonlySet<string>,
+): Record<string, string> {
   const foreign = (line: string) => {
     const id = /^netrepro\/([0-9a-f]{6})\//.exec(line)?.[1];
     return id !== undefined && !own.includes(id);
   };
-  const lines = (snapshot.cgroupUnified ?? '').split('\n').filter((l) => !foreign(l) && !(l === 'netrepro/' && others.size > 0));
+  const lines = (snapshot.cgroupUnified ?? '')
+    .split('\n')
+    .filter((l) => !foreign(l) && !(l === 'netrepro/' && others.size > 0));
   return { ...snapshot, cgroupUnified: lines.join('\n') };
 }
 
 /** Run ids in a snapshot's cgroups that are not in `own`. */
 export function otherRuns(snapshot: Record<string, string>, own: readonly string[]): Set<string> {
-  return new Set([...(snapshot.cgroupUnified ?? '').matchAll(/^netrepro\/([0-9a-f]{6})\/$/gm)].map((m) => m[1]!).filter((id) => !own.includes(id)));
+  return new Set(
+    [...(snapshot.cgroupUnified ?? '').matchAll(/^netrepro\/([0-9a-f]{6})\/$/gm)]
+      .map((m) => m[1]!)
+      .filter((id) => !own.includes(id)),
+  );
 }

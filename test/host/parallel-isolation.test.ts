@@ -25,37 +25,59 @@ const ID = 'br-netfilter-clusterip-same-node';
 describe.skipIf(labSkipReason)('parallel isolation', () => {
   const suite = suiteRun();
 
-  it.skipIf(suiteSkipReason())('the suite run (--parallel 2) had labs alive at the same time, and every probe and check observed what its scenario expects', () => {
-    expect(suite.error).toBeUndefined();
-    const result = suite.result!;
-    expect(runFailures(result)).toEqual([]);
-    const spans = Object.entries(suite.labLifetimes);
-    expect(spans.length, 'lab lifetimes seen in /run/netns').toBe(result.scenarios.flatMap((s) => s.labs).length);
-    const overlapping = spans.flatMap(([a, x], i) => spans.slice(i + 1).filter(([, y]) => x.from < y.to && y.from < x.to).map(([b]) => `${a}+${b}`));
-    expect(overlapping.length, 'pairs of labs alive at once').toBeGreaterThan(0);
-  });
+  it.skipIf(suiteSkipReason())(
+    'the suite run (--parallel 2) had labs alive at the same time, and every probe and check observed what its scenario expects',
+    () => {
+      expect(suite.error).toBeUndefined();
+      const result = suite.result!;
+      expect(runFailures(result)).toEqual([]);
+      const spans = Object.entries(suite.labLifetimes);
+      expect(spans.length, 'lab lifetimes seen in /run/netns').toBe(result.scenarios.flatMap((s) => s.labs).length);
+      const overlapping = spans.flatMap(([a, x], i) =>
+        spans
+          .slice(i + 1)
+          .filter(([, y]) => x.from < y.to && y.from < x.to)
+          .map(([b]) => `${a}+${b}`),
+      );
+      expect(overlapping.length, 'pairs of labs alive at once').toBeGreaterThan(0);
+    },
+  );
 
-  it.skipIf(suiteSkipReason())(`${ID} alone and next to its no-fault copy observe the same; the copy fails naming the expectation that did not hold`, async () => {
-    const [loaded] = (await loadAllScenarios()).filter((s) => s.scenario.id === ID) as [LoadedScenario];
-    const source = await readFile(loaded.file, 'utf8');
-    const fault = '- br-netfilter: { node: node-a, enabled: false }';
-    expect(source).toContain(fault);
-    const copy = { file: 'no-fault.yaml', scenario: parseScenario(source.replace(fault, '- br-netfilter: { node: node-a, enabled: true }'), 'no-fault.yaml') };
-    const provider = new NetnsProvider();
-    const run = (scenarios: LoadedScenario[], parallel: number) => runSuite(scenarios, { provider, parallel, signal: new AbortController().signal, emit: () => {} });
+  it.skipIf(suiteSkipReason())(
+    `${ID} alone and next to its no-fault copy observe the same; the copy fails naming the expectation that did not hold`,
+    async () => {
+      const [loaded] = (await loadAllScenarios()).filter((s) => s.scenario.id === ID) as [LoadedScenario];
+      const source = await readFile(loaded.file, 'utf8');
+      const fault = '- br-netfilter: { node: node-a, enabled: false }';
+      expect(source).toContain(fault);
+      const copy = {
+        file: 'no-fault.yaml',
+        scenario: parseScenario(
+          source.replace(fault, '- br-netfilter: { node: node-a, enabled: true }'),
+          'no-fault.yaml',
+        ),
+      };
+      const provider = new NetnsProvider();
+      const run = (scenarios: LoadedScenario[], parallel: number) =>
+        runSuite(scenarios, { provider, parallel, signal: new AbortController().signal, emit: () => {} });
 
-    const alone = await run([loaded], 1);
-    const sideBySide = await run([loaded, copy], 2);
-    expect(runFailures(alone)).toEqual([]);
-    const [original, noFault] = sideBySide.scenarios;
-    expect(original!.verdict).toBe('passed');
-    expect(observedOutcomes({ ...sideBySide, scenarios: [original!] })).toEqual(observedOutcomes(alone));
-    expect(verdicts({ ...sideBySide, scenarios: [original!] })).toEqual(verdicts(alone));
-    // ... and as in the suite run, next to whichever scenario ran there
-    expect(observedOutcomes(alone)).toEqual(observedOutcomes({ ...suite.result!, scenarios: suite.result!.scenarios.filter((s) => s.id === ID) }));
-    expect(noFault!.verdict).toBe('failed');
-    expect(scenarioFailures(noFault!)).toEqual([expect.stringMatching(/^load-br-netfilter\/faulted\/clusterip: expected unexpected-source, observed ok/)]);
-    const runIds = [...alone.scenarios, ...sideBySide.scenarios].flatMap((s) => s.labs.map((l) => l.runId));
-    expect((await labNamespaces()).filter((ns) => runIds.some((id) => ns.startsWith(`nr-${id}-`)))).toEqual([]);
-  });
+      const alone = await run([loaded], 1);
+      const sideBySide = await run([loaded, copy], 2);
+      expect(runFailures(alone)).toEqual([]);
+      const [original, noFault] = sideBySide.scenarios;
+      expect(original!.verdict).toBe('passed');
+      expect(observedOutcomes({ ...sideBySide, scenarios: [original!] })).toEqual(observedOutcomes(alone));
+      expect(verdicts({ ...sideBySide, scenarios: [original!] })).toEqual(verdicts(alone));
+      // ... and as in the suite run, next to whichever scenario ran there
+      expect(observedOutcomes(alone)).toEqual(
+        observedOutcomes({ ...suite.result!, scenarios: suite.result!.scenarios.filter((s) => s.id === ID) }),
+      );
+      expect(noFault!.verdict).toBe('failed');
+      expect(scenarioFailures(noFault!)).toEqual([
+        expect.stringMatching(/^load-br-netfilter\/faulted\/clusterip: expected unexpected-source, observed ok/),
+      ]);
+      const runIds = [...alone.scenarios, ...sideBySide.scenarios].flatMap((s) => s.labs.map((l) => l.runId));
+      expect((await labNamespaces()).filter((ns) => runIds.some((id) => ns.startsWith(`nr-${id}-`)))).toEqual([]);
+    },
+  );
 });

@@ -29,7 +29,10 @@ async function startCapture(spawn: (argv: string[]) => Spawned): Promise<Capture
     async stop() {
       await process.stop('SIGINT');
       const lines = process.lines();
-      return { packets: lines.filter((l) => PACKET.test(l)), summary: lines.find((l) => /packets captured/.test(l)) ?? '' };
+      return {
+        packets: lines.filter((l) => PACKET.test(l)),
+        summary: lines.find((l) => /packets captured/.test(l)) ?? '',
+      };
     },
   };
 }
@@ -57,40 +60,59 @@ describe.skipIf(labSkipReason)('the host is untouched by a suite run', () => {
 
   it('sanity: the capture command does see lab packets inside a lab node namespace', async () => {
     const runId = newRunId();
-    const lab = await provider.provision(sanityScenario.topology, { runId, prefix: runPrefix(runId), signal: new AbortController().signal, log: () => {} });
+    const lab = await provider.provision(sanityScenario.topology, {
+      runId,
+      prefix: runPrefix(runId),
+      signal: new AbortController().signal,
+      log: () => {},
+    });
     try {
       const capture = await startCapture((argv) => lab.node('a').spawn(argv));
       const curl = await lab.pod('client').exec(['curl', '-sS', '--max-time', '2', 'http://10.96.0.20/']);
       expect(curl.stdout.trim()).toBe('web');
       const { packets, summary } = await capture.stop();
       const seen = `${summary}\n${capture.process.lines().join('\n')}`;
-      expect(packets.some((l) => l.includes('10.96.0.20.80')), seen).toBe(true);
-      expect(packets.some((l) => l.includes('10.244.1.')), seen).toBe(true);
+      expect(
+        packets.some((l) => l.includes('10.96.0.20.80')),
+        seen,
+      ).toBe(true);
+      expect(
+        packets.some((l) => l.includes('10.244.1.')),
+        seen,
+      ).toBe(true);
       expect(summary).toMatch(/^[1-9]\d* packets captured/);
     } finally {
       await lab.destroy();
     }
   });
 
-  it.skipIf(suiteSkipReason())('no packet with a lab address appears on any root-namespace interface during the whole suite (parallel 2)', async () => {
-    const scenarios = await loadAllScenarios();
-    expect(suite.error).toBeUndefined();
-    const result = suite.result!;
-    console.info(`suite under root capture: ${JSON.stringify(result.summary)} in ${result.durationMs} ms`);
-    // the suite really ran (a capture over nothing proves nothing)
-    expect(runFailures(result)).toEqual([]);
-    expect(result.scenarios.map((s) => s.id).sort()).toEqual(scenarios.map((s) => s.scenario.id).sort());
-    expect(result.scenarios.flatMap((s) => s.phases.flatMap((p) => p.probes)).length).toBeGreaterThan(0);
-    expect(suite.rootCapture!.packets).toEqual([]);
-    expect(suite.rootCapture!.summary).toMatch(/^0 packets captured/);
-  });
+  it.skipIf(suiteSkipReason())(
+    'no packet with a lab address appears on any root-namespace interface during the whole suite (parallel 2)',
+    async () => {
+      const scenarios = await loadAllScenarios();
+      expect(suite.error).toBeUndefined();
+      const result = suite.result!;
+      console.info(`suite under root capture: ${JSON.stringify(result.summary)} in ${result.durationMs} ms`);
+      // the suite really ran (a capture over nothing proves nothing)
+      expect(runFailures(result)).toEqual([]);
+      expect(result.scenarios.map((s) => s.id).sort()).toEqual(scenarios.map((s) => s.scenario.id).sort());
+      expect(result.scenarios.flatMap((s) => s.phases.flatMap((p) => p.probes)).length).toBeGreaterThan(0);
+      expect(suite.rootCapture!.packets).toEqual([]);
+      expect(suite.rootCapture!.summary).toMatch(/^0 packets captured/);
+    },
+  );
 
-  it.skipIf(suiteSkipReason())('the root namespace and host state are exactly as before, and nothing of the suite\'s labs remains', () => {
-    expect(suite.error).toBeUndefined();
-    // other processes' labs on a shared machine have cgroups of their own: those are left out
-    const own = suite.result!.scenarios.flatMap((s) => s.labs.map((l) => l.runId));
-    const others = new Set([...otherRuns(suite.hostBefore!, own), ...otherRuns(suite.hostAfter!, own)]);
-    expect(ignoringOtherRuns(suite.hostAfter!, own, others)).toEqual(ignoringOtherRuns(suite.hostBefore!, own, others));
-    expect(suite.leftovers).toEqual([]);
-  });
+  it.skipIf(suiteSkipReason())(
+    "the root namespace and host state are exactly as before, and nothing of the suite's labs remains",
+    () => {
+      expect(suite.error).toBeUndefined();
+      // other processes' labs on a shared machine have cgroups of their own: those are left out
+      const own = suite.result!.scenarios.flatMap((s) => s.labs.map((l) => l.runId));
+      const others = new Set([...otherRuns(suite.hostBefore!, own), ...otherRuns(suite.hostAfter!, own)]);
+      expect(ignoringOtherRuns(suite.hostAfter!, own, others)).toEqual(
+        ignoringOtherRuns(suite.hostBefore!, own, others),
+      );
+      expect(suite.leftovers).toEqual([]);
+    },
+  );
 });

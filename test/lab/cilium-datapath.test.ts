@@ -13,16 +13,26 @@ const topology = Topology.parse({
   cilium: { bpfMasquerade: true, socketLB: true },
   startOrder: ['cilium'],
   nodes: [{ name: 'node-a', podCIDR: '10.244.1.0/24' }],
-  pods: [{ name: 'pod-a', node: 'node-a' }, { name: 'pod-b', node: 'node-a' }, { name: 'web', node: 'node-a', serve: [{ http: 8080 }] }],
+  pods: [
+    { name: 'pod-a', node: 'node-a' },
+    { name: 'pod-b', node: 'node-a' },
+    { name: 'web', node: 'node-a', serve: [{ http: 8080 }] },
+  ],
   hosts: [{ name: 'docs', serve: [{ http: 80 }] }],
   services: [
     { name: 'web', clusterIP: '10.96.0.30', ports: [{ port: 80, targetPort: 8080 }], endpoints: ['web'] },
-    { name: 'empty-dns', clusterIP: '10.96.0.11', ports: [{ port: 53, targetPort: 53, protocol: 'UDP' }], endpoints: [] },
+    {
+      name: 'empty-dns',
+      clusterIP: '10.96.0.11',
+      ports: [{ port: 53, targetPort: 53, protocol: 'UDP' }],
+      endpoints: [],
+    },
   ],
 });
 
 /** Runs a short Node.js script in a pod (node is on the host's filesystem, which the namespaces share). */
-const nodeScript = (lab: NetnsLab, pod: string, script: string) => lab.pod(pod).exec([process.execPath, '-e', script], { reject: false, timeoutMs: 10_000 });
+const nodeScript = (lab: NetnsLab, pod: string, script: string) =>
+  lab.pod(pod).exec([process.execPath, '-e', script], { reject: false, timeoutMs: 10_000 });
 
 describe.skipIf(labSkipReason)('cilium datapath', () => {
   let lab: NetnsLab;
@@ -30,27 +40,51 @@ describe.skipIf(labSkipReason)('cilium datapath', () => {
   let nodeIp: string;
   beforeAll(async () => {
     const runId = newRunId();
-    lab = await provisionNetnsLab(topology, { runId, prefix: runPrefix(runId), signal: new AbortController().signal, log: () => {} });
+    lab = await provisionNetnsLab(topology, {
+      runId,
+      prefix: runPrefix(runId),
+      signal: new AbortController().signal,
+      log: () => {},
+    });
     docs = lab.address('host/docs');
     nodeIp = lab.address('node/node-a');
   });
   afterAll(() => lab?.destroy());
 
   it('two pods connecting out from the same source port at once both get their own replies', async () => {
-    const curl = (pod: string) => lab.pod(pod).exec(['curl', '-sS', '--max-time', '3', '--local-port', '40000', '-w', ' %{local_port}', `http://${docs}/`], { reject: false });
+    const curl = (pod: string) =>
+      lab
+        .pod(pod)
+        .exec(['curl', '-sS', '--max-time', '3', '--local-port', '40000', '-w', ' %{local_port}', `http://${docs}/`], {
+          reject: false,
+        });
     const [a, b] = await Promise.all([curl('pod-a'), curl('pod-b')]);
     expect([a.exitCode, a.stdout.replace(/\s+/g, ' ').trim()]).toEqual([0, 'docs 40000']);
     expect([b.exitCode, b.stdout.replace(/\s+/g, ' ').trim()]).toEqual([0, 'docs 40000']);
     // the server saw two different source ports on the node address: one kept 40000, the other was moved
-    const dump = await lab.node('node-a').exec(['bpftool', '--nomount', '-j', 'map', 'dump', 'pinned', '/sys/fs/bpf/netrepro/masq-maps/cilium_snat_v4_external']);
-    const entries = JSON.parse(dump.stdout) as { formatted: { key: { dport: number; flags: number; nexthdr: number } } }[];
-    const replyPorts = entries.filter((e) => e.formatted.key.flags === 1 && e.formatted.key.nexthdr === 6).map((e) => swap16(e.formatted.key.dport));
+    const dump = await lab
+      .node('node-a')
+      .exec([
+        'bpftool',
+        '--nomount',
+        '-j',
+        'map',
+        'dump',
+        'pinned',
+        '/sys/fs/bpf/netrepro/masq-maps/cilium_snat_v4_external',
+      ]);
+    const entries = JSON.parse(dump.stdout) as {
+      formatted: { key: { dport: number; flags: number; nexthdr: number } };
+    }[];
+    const replyPorts = entries
+      .filter((e) => e.formatted.key.flags === 1 && e.formatted.key.nexthdr === 6)
+      .map((e) => swap16(e.formatted.key.dport));
     expect(replyPorts).toHaveLength(2);
     expect(replyPorts).toContain(40000);
     expect(new Set(replyPorts).size).toBe(2);
   });
 
-  it('reverse-translates an ICMP port unreachable: the pod\'s connected UDP socket gets ECONNREFUSED', async () => {
+  it("reverse-translates an ICMP port unreachable: the pod's connected UDP socket gets ECONNREFUSED", async () => {
     const r = await nodeScript(
       lab,
       'pod-a',
@@ -64,11 +98,19 @@ describe.skipIf(labSkipReason)('cilium datapath', () => {
   it('reverse-translates ICMP fragmentation needed: the pod learns the path MTU', async () => {
     // the pod keeps a UDP socket from port 45000 (kept by SNAT: in range, free) to docs:9999; docs answers
     // port unreachable, which must not end the process: the socket has to be there for the PMTU update
-    const holder = lab.pod('pod-a').spawn([process.execPath, '-e', `const s=require('dgram').createSocket('udp4');s.on('error',()=>{});s.bind(45000,()=>s.connect(9999,'${docs}',()=>{s.send('x');console.log('sent');setTimeout(()=>{},5000)}))`]);
+    const holder = lab
+      .pod('pod-a')
+      .spawn([
+        process.execPath,
+        '-e',
+        `const s=require('dgram').createSocket('udp4');s.on('error',()=>{});s.bind(45000,()=>s.connect(9999,'${docs}',()=>{s.send('x');console.log('sent');setTimeout(()=>{},5000)}))`,
+      ]);
     try {
       await holder.waitFor(/^sent$/, 3000);
       // a router on the path would send this; docs forges it: "fragmentation needed, MTU 1200" quoting node:45000 -> docs:9999
-      const forged = await lab.host('docs').exec(['/usr/bin/python3', '-c', FRAG_NEEDED, nodeIp, docs, '45000', '9999', '1200'], { reject: false });
+      const forged = await lab
+        .host('docs')
+        .exec(['/usr/bin/python3', '-c', FRAG_NEEDED, nodeIp, docs, '45000', '9999', '1200'], { reject: false });
       expect(forged.exitCode).toBe(0);
       let route = '';
       for (let i = 0; i < 20 && !/mtu 1200/.test(route); i++) {
@@ -83,7 +125,8 @@ describe.skipIf(labSkipReason)('cilium datapath', () => {
 
   it('ICMP echo is masqueraded too: two pods ping out with the same identifier at once, both get their replies', async () => {
     // no ping(8) here: a raw-socket echo with a fixed identifier, which also collides between the pods
-    const ping = (pod: string) => lab.pod(pod).exec(['/usr/bin/python3', '-c', ECHO, docs, '4242'], { reject: false, timeoutMs: 5000 });
+    const ping = (pod: string) =>
+      lab.pod(pod).exec(['/usr/bin/python3', '-c', ECHO, docs, '4242'], { reject: false, timeoutMs: 5000 });
     const [a, b] = await Promise.all([ping('pod-a'), ping('pod-b')]);
     expect([a.stdout.trim(), b.stdout.trim()]).toEqual(['reply 4242', 'reply 4242']);
   });
@@ -95,7 +138,17 @@ describe.skipIf(labSkipReason)('cilium datapath', () => {
       `const c=require('net').connect(80,'10.96.0.30',()=>{console.log(c.remoteAddress+':'+c.remotePort);c.end();});c.on('error',e=>console.log(e.code));`,
     );
     expect(r.stdout.trim()).toBe('10.96.0.30:80');
-    const capture = await lab.node('node-a').exec(['bpftool', '--nomount', '-j', 'map', 'dump', 'pinned', '/sys/fs/bpf/netrepro/sock-current-maps/cilium_lb4_reverse_sk']);
+    const capture = await lab
+      .node('node-a')
+      .exec([
+        'bpftool',
+        '--nomount',
+        '-j',
+        'map',
+        'dump',
+        'pinned',
+        '/sys/fs/bpf/netrepro/sock-current-maps/cilium_lb4_reverse_sk',
+      ]);
     expect((JSON.parse(capture.stdout) as unknown[]).length).toBeGreaterThan(0);
   });
 

@@ -13,7 +13,8 @@ const stale = (await loadAllScenarios()).find((s) => s.scenario.id === 'stale-so
 async function programGone(id: number): Promise<boolean> {
   // the kernel frees a program some milliseconds after its last reference goes: poll, bounded
   for (let i = 0; i < 100; i++) {
-    if ((await runCommand(['bpftool', 'prog', 'show', 'id', String(id)], { reject: false })).exitCode !== 0) return true;
+    if ((await runCommand(['bpftool', 'prog', 'show', 'id', String(id)], { reject: false })).exitCode !== 0)
+      return true;
     await new Promise((r) => setTimeout(r, 20));
   }
   return false;
@@ -22,12 +23,28 @@ async function programGone(id: number): Promise<boolean> {
 describe.skipIf(labSkipReason)('cilium shape cleanup', () => {
   it('removes programs, pins, the cgroup and the namespaces on teardown', async () => {
     const runId = newRunId();
-    const lab = await provisionNetnsLab({ ...stale, cilium: { ...stale.cilium, bpfMasquerade: true, socketLB: true } }, { runId, prefix: runPrefix(runId), signal: new AbortController().signal, log: () => {} });
+    const lab = await provisionNetnsLab(
+      { ...stale, cilium: { ...stale.cilium, bpfMasquerade: true, socketLB: true } },
+      { runId, prefix: runPrefix(runId), signal: new AbortController().signal, log: () => {} },
+    );
     const node = lab.node('node-a');
     const ids: number[] = [];
     try {
-      for (const pin of ['masq/nr_masq_egress', 'masq/nr_masq_ingress', 'sock-current/cil_sock4_connect', 'sock-current/cil_sock4_recvmsg']) {
-        const r = await node.exec(['bpftool', '--nomount', '-j', 'prog', 'show', 'pinned', `/sys/fs/bpf/netrepro/${pin}`]);
+      for (const pin of [
+        'masq/nr_masq_egress',
+        'masq/nr_masq_ingress',
+        'sock-current/cil_sock4_connect',
+        'sock-current/cil_sock4_recvmsg',
+      ]) {
+        const r = await node.exec([
+          'bpftool',
+          '--nomount',
+          '-j',
+          'prog',
+          'show',
+          'pinned',
+          `/sys/fs/bpf/netrepro/${pin}`,
+        ]);
         ids.push((JSON.parse(r.stdout) as { id: number }).id);
       }
       const filters = await node.exec(['tc', 'filter', 'show', 'dev', 'eth0', 'egress']);

@@ -11,11 +11,16 @@ import { runProcess } from '../child-process.ts';
 import { labSkipReason, tempDir } from '../lab-support.ts';
 
 const CLI = join(PACKAGE_ROOT, 'bin/netrepro.js');
-const INTERRUPTED = /^SIGINT: (tore down the labs of [\w-]+ \((fix "[\w-]+"(, "[\w-]+")*|while being built)\)(; [\w-]+ \(.+\))*|no lab was up when it came); \d+ of \d+ scenario\(s\) finished before it, \d+ not started; exiting 130$/;
+const INTERRUPTED =
+  /^SIGINT: (tore down the labs of [\w-]+ \((fix "[\w-]+"(, "[\w-]+")*|while being built)\)(; [\w-]+ \(.+\))*|no lab was up when it came); \d+ of \d+ scenario\(s\) finished before it, \d+ not started; exiting 130$/;
 
 /** `run --all` in its own process group, Ctrl-C'd (SIGINT to the whole group, as a terminal does) once stderr shows `when`. */
 async function interruptedRun(when: RegExp): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn('node', [CLI, 'run', '--all'], { cwd: PACKAGE_ROOT, detached: true, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn('node', [CLI, 'run', '--all'], {
+    cwd: PACKAGE_ROOT,
+    detached: true,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   let sent = false;
   child.stderr.on('data', (b: Buffer) => {
@@ -45,7 +50,11 @@ describe.skipIf(labSkipReason)('the CLI on a lab', () => {
     const dir = await tempDir();
     // a pty 100 columns wide, so the spinner runs; ^C goes in as a keypress
     const { CI: _ci, ...env } = process.env; // CI set at all means plain lines
-    const child = spawn('script', ['-qfec', `stty cols 100 rows 30; node ${CLI} run --all`, join(dir, 'typescript')], { cwd: PACKAGE_ROOT, env, stdio: ['pipe', 'pipe', 'inherit'] });
+    const child = spawn('script', ['-qfec', `stty cols 100 rows 30; node ${CLI} run --all`, join(dir, 'typescript')], {
+      cwd: PACKAGE_ROOT,
+      env,
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
     let screen = '';
     let typed = false;
     child.stdout.on('data', (b: Buffer) => {
@@ -62,22 +71,35 @@ describe.skipIf(labSkipReason)('the CLI on a lab', () => {
   });
 
   it('clean names a live run it leaves alone', async () => {
-    const child = spawn('node', [CLI, 'run', 'stale-sock-lb-program', 'cilium-kube-proxy-forward-race'], { cwd: PACKAGE_ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn('node', [CLI, 'run', 'stale-sock-lb-program', 'cilium-kube-proxy-forward-race'], {
+      cwd: PACKAGE_ROOT,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     const ended = new Promise((resolve) => child.once('close', resolve));
-    await new Promise<void>((resolve) => child.stderr.on('data', (b: Buffer) => /lab up for fix/.test(b.toString()) && resolve()));
+    await new Promise<void>((resolve) =>
+      child.stderr.on('data', (b: Buffer) => /lab up for fix/.test(b.toString()) && resolve()),
+    );
     // what `clean` prints as "left alone: ...", read without reaping: the host tests' crash-and-clean
     // runs alongside and must find its own leftovers
     const live = await liveRuns();
     child.kill('SIGINT');
     await ended;
-    expect(live).toContainEqual(expect.stringMatching(new RegExp(`^netns run [0-9a-f]{6} \\(\\d+ namespace\\(s\\)\\), owner pid ${child.pid} still running$`)));
+    expect(live).toContainEqual(
+      expect.stringMatching(
+        new RegExp(`^netns run [0-9a-f]{6} \\(\\d+ namespace\\(s\\)\\), owner pid ${child.pid} still running$`),
+      ),
+    );
   });
 
   it('a pseudo-terminal of 0 columns gets plain progress lines and the run ends', async () => {
     const dir = await tempDir();
     const log = join(dir, 'typescript');
     // script copies the size of a terminal it runs in: set 0 x 0 inside, as a pty without a size has
-    const r = await runProcess('script', ['-qfec', `stty cols 0 rows 0; node ${CLI} run service-no-endpoints-reject`, log], { cwd: PACKAGE_ROOT, env: { COLUMNS: undefined, CI: undefined } });
+    const r = await runProcess(
+      'script',
+      ['-qfec', `stty cols 0 rows 0; node ${CLI} run service-no-endpoints-reject`, log],
+      { cwd: PACKAGE_ROOT, env: { COLUMNS: undefined, CI: undefined } },
+    );
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toContain('1 passed, 0 failed');
     // no spinner frame, no line clearing
@@ -86,7 +108,9 @@ describe.skipIf(labSkipReason)('the CLI on a lab', () => {
   });
 
   it('--json - writes the report to stdout and the summary to stderr', async () => {
-    const r = await runProcess('node', [CLI, 'run', 'service-no-endpoints-reject', '--json', '-'], { cwd: PACKAGE_ROOT });
+    const r = await runProcess('node', [CLI, 'run', 'service-no-endpoints-reject', '--json', '-'], {
+      cwd: PACKAGE_ROOT,
+    });
     expect(r.exitCode).toBe(0);
     expect(JSON.parse(r.stdout).summary).toMatchObject({ passed: 1 });
     expect(r.stderr).toContain('1 passed, 0 failed');
@@ -94,7 +118,10 @@ describe.skipIf(labSkipReason)('the CLI on a lab', () => {
 
   it('explain removes its temporary evidence directory', async () => {
     const tmp = await tempDir();
-    const r = await runProcess('node', [CLI, 'explain', 'service-no-endpoints-reject'], { cwd: PACKAGE_ROOT, env: { TMPDIR: tmp } });
+    const r = await runProcess('node', [CLI, 'explain', 'service-no-endpoints-reject'], {
+      cwd: PACKAGE_ROOT,
+      env: { TMPDIR: tmp },
+    });
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toContain('service-no-endpoints-reject: passed');
     expect(r.stdout).not.toContain('evidence: ');

@@ -18,7 +18,10 @@ describe.skipIf(labSkipReason)('namespace watch', () => {
     onTestFinished(() => rm(tmp, { recursive: true, force: true }));
     const valid = join(tmp, 'valid.yaml');
     const source = readFileSync(join(ROOT, 'test/bad-input/20-missing-required-fixes.yaml'), 'utf8');
-    await writeFile(valid, `${source}fixes:\n  - name: load\n    steps:\n      - br-netfilter: { node: node-a, enabled: true }\n    expect:\n      clusterip: ok\n`);
+    await writeFile(
+      valid,
+      `${source}fixes:\n  - name: load\n    steps:\n      - br-netfilter: { node: node-a, enabled: true }\n    expect:\n      clusterip: ok\n`,
+    );
     const { value: run, created } = await namespacesCreatedDuring(async () => {
       const child = runProcess('node', ['bin/netrepro.js', 'run', valid], { cwd: ROOT, timeout: 120_000 });
       const r = await child;

@@ -18,10 +18,23 @@ describe.skipIf(labSkipReason)('native pod agent', () => {
   let lab: NetnsLab;
   beforeAll(async () => {
     const runId = newRunId();
-    lab = await provisionNetnsLab(topology, { runId, prefix: runPrefix(runId), signal: new AbortController().signal, log: () => {} });
+    lab = await provisionNetnsLab(topology, {
+      runId,
+      prefix: runPrefix(runId),
+      signal: new AbortController().signal,
+      log: () => {},
+    });
     const twins = [
       lab.pod('web').spawn([...lab.nodeAgentCommand, 'http', `--port=${NODE_HTTP}`, '--name=web']),
-      lab.pod('dns').spawn([...lab.nodeAgentCommand, 'dns', `--port=${NODE_DNS}`, '--name=dns', '--record=dns.default.svc.cluster.local=10.96.0.10']),
+      lab
+        .pod('dns')
+        .spawn([
+          ...lab.nodeAgentCommand,
+          'dns',
+          `--port=${NODE_DNS}`,
+          '--name=dns',
+          '--record=dns.default.svc.cluster.local=10.96.0.10',
+        ]),
     ];
     for (const twin of twins) lab.track(twin);
     await Promise.all(twins.map((twin) => twin.waitFor(/^ready /, 5000)));
@@ -60,13 +73,38 @@ describe.skipIf(labSkipReason)('native pod agent', () => {
       ['curl', '-sS', '-D', '-', '-H', 'Connection: close', `http://${web}:{port}/other`],
       ['curl', '-sS', '-D', '-', '-0', `http://${web}:{port}/`],
       // a second request on the same connection: no new connect
-      ['curl', '-sS', '-o', '/dev/null', '-o', '/dev/null', '-w', '%{num_connects} %{size_download}\n', `http://${web}:{port}/`, `http://${web}:{port}/bytes/10`],
-      ['curl', '-sS', '-Z', '-o', '/dev/null', '-o', '/dev/null', '-w', '%{size_download}\n', `http://${web}:{port}/bytes/2000000`, `http://${web}:{port}/bytes/2000000`],
+      [
+        'curl',
+        '-sS',
+        '-o',
+        '/dev/null',
+        '-o',
+        '/dev/null',
+        '-w',
+        '%{num_connects} %{size_download}\n',
+        `http://${web}:{port}/`,
+        `http://${web}:{port}/bytes/10`,
+      ],
+      [
+        'curl',
+        '-sS',
+        '-Z',
+        '-o',
+        '/dev/null',
+        '-o',
+        '/dev/null',
+        '-w',
+        '%{size_download}\n',
+        `http://${web}:{port}/bytes/2000000`,
+        `http://${web}:{port}/bytes/2000000`,
+      ],
     ]) {
       const { native, agent } = await servers(8080, NODE_HTTP, argv, withoutDate);
       expect(native, argv.join(' ')).toEqual(agent);
     }
-    expect((await client(['curl', '-sS', '-o', '/dev/null', '-w', '%{size_download}', `http://${web}:8080/bytes/3000000`]))).toBe('3000000');
+    expect(
+      await client(['curl', '-sS', '-o', '/dev/null', '-w', '%{size_download}', `http://${web}:8080/bytes/3000000`]),
+    ).toBe('3000000');
   });
 
   it('closes an idle keep-alive connection when the agent does', async () => {
@@ -88,8 +126,17 @@ describe.skipIf(labSkipReason)('native pod agent', () => {
     // the server's own address and port, and the query id, differ by design
     const answerOnly = (out: string) => out.replace(/^(Server:|Address:\t|\s*id = ).*\n/gm, '');
     const outputs: string[] = [];
-    for (const query of [['-type=A', 'dns.default.svc.cluster.local'], ['-type=A', 'nothing.default.svc.cluster.local'], ['-type=AAAA', 'dns.default.svc.cluster.local']]) {
-      const { native, agent } = await servers(53, NODE_DNS, ['nslookup', '-debug', '-port={port}', ...query, dns], answerOnly);
+    for (const query of [
+      ['-type=A', 'dns.default.svc.cluster.local'],
+      ['-type=A', 'nothing.default.svc.cluster.local'],
+      ['-type=AAAA', 'dns.default.svc.cluster.local'],
+    ]) {
+      const { native, agent } = await servers(
+        53,
+        NODE_DNS,
+        ['nslookup', '-debug', '-port={port}', ...query, dns],
+        answerOnly,
+      );
       expect(native, query.join(' ')).toEqual(agent);
       outputs.push(native);
     }
@@ -109,7 +156,17 @@ describe.skipIf(labSkipReason)('native pod agent', () => {
       const { native, agent } = await agents(['dns-query', ...args]);
       expect(native, args.join(' ')).toEqual(agent);
     }
-    expect((await agents(['dns-query', '--server=10.96.0.10', '--port=53', '--qname=dns.default.svc.cluster.local', '--timeout=1000'])).native).toMatchObject({ outcome: 'ok', replies: [{ from: '10.96.0.10#53', rcode: 0, answers: ['10.96.0.10'] }] });
+    expect(
+      (
+        await agents([
+          'dns-query',
+          '--server=10.96.0.10',
+          '--port=53',
+          '--qname=dns.default.svc.cluster.local',
+          '--timeout=1000',
+        ])
+      ).native,
+    ).toMatchObject({ outcome: 'ok', replies: [{ from: '10.96.0.10#53', rcode: 0, answers: ['10.96.0.10'] }] });
   });
 
   it('names the errno of a connect() as the agent does: connected, a closed port, an unreachable route, no answer', async () => {

@@ -19,7 +19,12 @@ const topology = (extra = '') =>
   services:
     - { name: web, clusterIP: 10.96.0.20, ports: [{ port: 80, targetPort: 8080 }], endpoints: [web] }`);
 
-const context = (runId: string, signal = new AbortController().signal) => ({ runId, prefix: runPrefix(runId), signal, log: () => {} });
+const context = (runId: string, signal = new AbortController().signal) => ({
+  runId,
+  prefix: runPrefix(runId),
+  signal,
+  log: () => {},
+});
 const mine = async (runId: string) => (await labNamespaces()).filter((n) => n.startsWith(runPrefix(runId)));
 
 describe.skipIf(labSkipReason)('netns lab lifecycle', () => {
@@ -27,7 +32,13 @@ describe.skipIf(labSkipReason)('netns lab lifecycle', () => {
     const runId = newRunId();
     const lab = await provisionNetnsLab(topology(), context(runId));
     try {
-      expect((await mine(runId)).sort()).toEqual([`nr-${runId}-fabric`, `nr-${runId}-n-a`, `nr-${runId}-n-b`, `nr-${runId}-p-client`, `nr-${runId}-p-web`]);
+      expect((await mine(runId)).sort()).toEqual([
+        `nr-${runId}-fabric`,
+        `nr-${runId}-n-a`,
+        `nr-${runId}-n-b`,
+        `nr-${runId}-p-client`,
+        `nr-${runId}-p-web`,
+      ]);
       expect(lab.address('pod/client')).toBe('10.244.1.2');
       expect(lab.address('pod/web')).toBe('10.244.2.2');
       // cross-node ClusterIP through the routed fabric, answered by the pod that names itself
@@ -44,7 +55,9 @@ describe.skipIf(labSkipReason)('netns lab lifecycle', () => {
 
   it('a failure half-way through provisioning leaves nothing behind', async () => {
     const runId = newRunId();
-    await expect(provisionNetnsLab(topology(', sysctls: { net.ipv4.no_such_sysctl: 1 }'), context(runId))).rejects.toThrow(/no_such_sysctl/);
+    await expect(
+      provisionNetnsLab(topology(', sysctls: { net.ipv4.no_such_sysctl: 1 }'), context(runId)),
+    ).rejects.toThrow(/no_such_sysctl/);
     expect(await mine(runId)).toEqual([]);
   });
 

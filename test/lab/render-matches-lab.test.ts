@@ -35,10 +35,19 @@ const saved = (text: string) =>
     .filter((l, _, all) => !l.startsWith('*') || all.length > 0)
     .join('\n');
 
-const context = (runId: string) => ({ runId, prefix: runPrefix(runId), signal: new AbortController().signal, log: () => {} });
+const context = (runId: string) => ({
+  runId,
+  prefix: runPrefix(runId),
+  signal: new AbortController().signal,
+  log: () => {},
+});
 
 describe.skipIf(labSkipReason)('render matches the lab', () => {
-  for (const [cni, version] of [['bridge', '1.14'], ['bridge', '1.29'], ['flannel', '1.22']] as const) {
+  for (const [cni, version] of [
+    ['bridge', '1.14'],
+    ['bridge', '1.29'],
+    ['flannel', '1.22'],
+  ] as const) {
     it(`${cni}, kube-proxy ${version}: iptables-save on each node is the render`, async () => {
       const t = topology(cni, version, SERVICES, cni === 'flannel' ? ', forwardPolicy: DROP' : '');
       await using lab = await provisionNetnsLab(t, context(newRunId()));
@@ -60,10 +69,14 @@ describe.skipIf(labSkipReason)('render matches the lab', () => {
       const curl = await lab.node('a').exec(['curl', '-sS', '-m', '2', 'http://10.96.0.22/'], { reject: false });
       expect(curl.stderr).toMatch(/Connection refused|Couldn't connect/);
       // the NodePort with Local policy answers on node b (local endpoint web2) and drops on node a (its local pod is not ready)
-      const onB = await lab.host('ext').exec(['curl', '-sS', '-m', '2', `http://${lab.address('node/b')}:30080/`], { reject: false });
+      const onB = await lab
+        .host('ext')
+        .exec(['curl', '-sS', '-m', '2', `http://${lab.address('node/b')}:30080/`], { reject: false });
       expect(onB.stdout).toContain('web2');
       // from outside the cluster: a pod client would be short-circuited to the cluster-wide chain, as upstream does
-      const onA = await lab.host('ext').exec(['curl', '-sS', '-m', '2', `http://${lab.address('node/a')}:30080/`], { reject: false });
+      const onA = await lab
+        .host('ext')
+        .exec(['curl', '-sS', '-m', '2', `http://${lab.address('node/a')}:30080/`], { reject: false });
       expect(onA.stderr).toMatch(/timed out/);
     });
   }

@@ -7,11 +7,20 @@ import { PACKAGE_ROOT } from '../../src/model/package-root.ts';
 import { runProcess } from '../child-process.ts';
 import { labSkipReason, tempDir } from '../lab-support.ts';
 
-const cli = (args: string[]) => runProcess('node', [join(PACKAGE_ROOT, 'bin/netrepro.js'), ...args], { cwd: PACKAGE_ROOT });
+const cli = (args: string[]) =>
+  runProcess('node', [join(PACKAGE_ROOT, 'bin/netrepro.js'), ...args], { cwd: PACKAGE_ROOT });
 
 describe.skipIf(labSkipReason)('run options', () => {
   it('--profile runs each scenario under the profile, and the JUnit report says which', async () => {
-    const r = await cli(['run', 'service-no-endpoints-reject', '--profile', 'kube-proxy-1.14', '--quiet', '--junit', '-']);
+    const r = await cli([
+      'run',
+      'service-no-endpoints-reject',
+      '--profile',
+      'kube-proxy-1.14',
+      '--quiet',
+      '--junit',
+      '-',
+    ]);
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toContain('<property name="profile" value="kube-proxy-1.14"/>');
     expect(r.stderr).toContain('1 passed, 0 failed');
@@ -22,8 +31,18 @@ describe.skipIf(labSkipReason)('run options', () => {
     const failing = join(dir, 'fails.yaml');
     // the faulted phase expects a timeout where kube-proxy's REJECT refuses: a failure, with a culprit
     const source = await readFile(join(PACKAGE_ROOT, 'scenarios/service-no-endpoints-reject.yaml'), 'utf8');
-    await writeFile(failing, source.replace(/^id: .*$/m, 'id: fails-on-purpose').replace(/^( {4}clusterip:) refused/m, '$1 timeout'));
-    const r = await cli(['run', failing, 'service-no-endpoints-reject', 'hairpin-off-pod-to-own-service', '--fail-fast', '--quiet']);
+    await writeFile(
+      failing,
+      source.replace(/^id: .*$/m, 'id: fails-on-purpose').replace(/^( {4}clusterip:) refused/m, '$1 timeout'),
+    );
+    const r = await cli([
+      'run',
+      failing,
+      'service-no-endpoints-reject',
+      'hairpin-off-pod-to-own-service',
+      '--fail-fast',
+      '--quiet',
+    ]);
     expect(r.exitCode).toBe(1);
     expect(r.stdout).toMatch(/^ {2}failed {3}fails-on-purpose /m);
     expect(r.stdout).not.toContain('service-no-endpoints-reject');

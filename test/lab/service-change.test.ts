@@ -9,15 +9,32 @@ import { dnsServiceTopology, labSkipReason } from '../lab-support.ts';
 
 const topology = (kubeProxy: string) => dnsServiceTopology({ kubeProxy });
 
-const context = (runId: string) => ({ runId, prefix: runPrefix(runId), signal: new AbortController().signal, log: () => {} });
+const context = (runId: string) => ({
+  runId,
+  prefix: runPrefix(runId),
+  signal: new AbortController().signal,
+  log: () => {},
+});
 
 async function entryAfterRemoval(kubeProxy: string): Promise<{ entries: string; save: string }> {
   const lab = await provisionNetnsLab(topology(kubeProxy), context(newRunId()));
   try {
-    const query = await lab.pod('client').exec([...lab.agentCommand, 'dns-query', '--server=10.96.0.10', '--port=53', '--qname=dns.default.svc.cluster.local', '--timeout=1000', '--sport=40000']);
+    const query = await lab
+      .pod('client')
+      .exec([
+        ...lab.agentCommand,
+        'dns-query',
+        '--server=10.96.0.10',
+        '--port=53',
+        '--qname=dns.default.svc.cluster.local',
+        '--timeout=1000',
+        '--sport=40000',
+      ]);
     expect(JSON.parse(query.stdout).outcome).toBe('ok');
     await lab.perform({ kind: 'endpoint', service: 'dns', pod: 'dns', op: 'remove' });
-    const entries = (await lab.node('a').exec(['conntrack', '-L', '-p', 'udp', '--orig-dst', '10.96.0.10'], { reject: false })).stdout;
+    const entries = (
+      await lab.node('a').exec(['conntrack', '-L', '-p', 'udp', '--orig-dst', '10.96.0.10'], { reject: false })
+    ).stdout;
     return { entries, save: (await lab.node('a').exec(['iptables-save'])).stdout };
   } finally {
     await lab.destroy();
@@ -25,7 +42,7 @@ async function entryAfterRemoval(kubeProxy: string): Promise<{ entries: string; 
 }
 
 describe.skipIf(labSkipReason)('service changes on the netns lab', () => {
-  it('kube-proxy 1.31: the removed endpoint\'s UDP entry is deleted, the REJECT written, its chains gone', async () => {
+  it("kube-proxy 1.31: the removed endpoint's UDP entry is deleted, the REJECT written, its chains gone", async () => {
     const { entries, save } = await entryAfterRemoval('1.31');
     expect(entries).not.toMatch(/sport=40000/);
     expect(save).toContain('default/dns has no endpoints');
@@ -41,9 +58,21 @@ describe.skipIf(labSkipReason)('service changes on the netns lab', () => {
     // pkg/proxy/conntrack/cleanup.go CleanStaleEntries keeps flows to every serving endpoint (kubernetes/kubernetes
     // @1601b9e27d8570364d9a1b94be16a0ca7b744a7e, lines 70-82); client .2, web .3 (a second endpoint), dns .4
     const lab = await provisionNetnsLab(dnsServiceTopology({ kubeProxy: '1.32', web: true }), context(newRunId()));
-    const entry = async () => (await lab.node('a').exec(['conntrack', '-L', '-p', 'udp', '--orig-dst', '10.96.0.10'], { reject: false })).stdout;
+    const entry = async () =>
+      (await lab.node('a').exec(['conntrack', '-L', '-p', 'udp', '--orig-dst', '10.96.0.10'], { reject: false }))
+        .stdout;
     try {
-      const query = await lab.pod('client').exec([...lab.agentCommand, 'dns-query', '--server=10.96.0.10', '--port=53', '--qname=dns.default.svc.cluster.local', '--timeout=1000', '--sport=40000']);
+      const query = await lab
+        .pod('client')
+        .exec([
+          ...lab.agentCommand,
+          'dns-query',
+          '--server=10.96.0.10',
+          '--port=53',
+          '--qname=dns.default.svc.cluster.local',
+          '--timeout=1000',
+          '--sport=40000',
+        ]);
       expect(JSON.parse(query.stdout).outcome).toBe('ok');
       await lab.perform({ kind: 'endpoint', service: 'dns', pod: 'web', op: 'add' });
       await lab.perform({ kind: 'endpoint', service: 'dns', pod: 'dns', op: 'set', ready: true, terminating: true });
@@ -58,7 +87,9 @@ describe.skipIf(labSkipReason)('service changes on the netns lab', () => {
   it('an impossible change fails the step', async () => {
     const lab = await provisionNetnsLab(topology('1.29'), context(newRunId()));
     try {
-      await expect(lab.perform({ kind: 'endpoint', service: 'dns', pod: 'client', op: 'remove' })).rejects.toThrow(/not an endpoint/);
+      await expect(lab.perform({ kind: 'endpoint', service: 'dns', pod: 'client', op: 'remove' })).rejects.toThrow(
+        /not an endpoint/,
+      );
     } finally {
       await lab.destroy();
     }

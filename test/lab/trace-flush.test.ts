@@ -14,10 +14,17 @@ import { packagePath } from '../../src/model/package-root.ts';
 import { labSkipReason } from '../lab-support.ts';
 
 describe.skipIf(labSkipReason)('a kept trace is flushed', () => {
-  it('has every rule verdict, conntrack event and drop of a burst it was stopped right after', { timeout: 120_000 }, async () => {
+  it('has every rule verdict, conntrack event and drop of a burst it was stopped right after', {
+    timeout: 120_000,
+  }, async () => {
     const { scenario } = await loadScenarioFile(packagePath('scenarios/service-no-endpoints-reject.yaml'));
     const runId = newRunId();
-    const lab = await provisionNetnsLab(scenario.topology, { runId, prefix: runPrefix(runId), signal: new AbortController().signal, log: () => {} });
+    const lab = await provisionNetnsLab(scenario.topology, {
+      runId,
+      prefix: runPrefix(runId),
+      signal: new AbortController().signal,
+      log: () => {},
+    });
     try {
       const client = lab.address('pod/client');
       const node = lab.address('node/node-a');
@@ -28,7 +35,15 @@ describe.skipIf(labSkipReason)('a kept trace is flushed', () => {
         await lab.pod('client').exec(['bash', '-c', datagrams]);
         const { events, unavailable } = await trace.stop({ facts: true });
         expect(unavailable).toEqual([]);
-        const ports = (wanted: (e: TraceEvent) => boolean) => new Set(events.filter((e) => e.packet.proto === 'udp' && e.packet.dport! >= first && e.packet.dport! < first + count && wanted(e)).map((e) => e.packet.dport)).size;
+        const ports = (wanted: (e: TraceEvent) => boolean) =>
+          new Set(
+            events
+              .filter(
+                (e) =>
+                  e.packet.proto === 'udp' && e.packet.dport! >= first && e.packet.dport! < first + count && wanted(e),
+              )
+              .map((e) => e.packet.dport),
+          ).size;
         return {
           rules: ports((e) => e.kind === 'rule'),
           conntrack: ports((e) => e.kind === 'conntrack' && e.event === 'NEW'),

@@ -34,7 +34,8 @@ const NOT_UPKEEP = 'not ip6 and not ip multicast';
 const multicast = (entry: string) => Math.floor(Number(/ dst=(\d+)\./.exec(entry)?.[1]) / 16) === 14;
 
 /** Client ports are the kernel's pick (ip_local_port_range, 32768 and up): the same flow gets another one each run. */
-const anyEphemeralPort = (text: string) => text.replace(/([.=])(\d{5})\b/g, (m, sep: string, port: string) => (Number(port) >= 32768 ? `${sep}*` : m));
+const anyEphemeralPort = (text: string) =>
+  text.replace(/([.=])(\d{5})\b/g, (m, sep: string, port: string) => (Number(port) >= 32768 ? `${sep}*` : m));
 
 /** /proc/net/snmp's Icmp and IcmpMsg rows (a line of names, then one of values), as `IcmpOutDestUnreachs=2`. */
 function icmpCounters(snmp: string): string[] {
@@ -51,7 +52,8 @@ function icmpCounters(snmp: string): string[] {
 /** `conntrack -S`, summed over the CPUs: `found=3`, `insert=0`... */
 function conntrackStats(stats: string): string[] {
   const sums = new Map<string, number>();
-  for (const [, name, n] of stats.matchAll(/(\w+)=(\d+)/g)) if (name !== 'cpu') sums.set(name!, (sums.get(name!) ?? 0) + Number(n));
+  for (const [, name, n] of stats.matchAll(/(\w+)=(\d+)/g))
+    if (name !== 'cpu') sums.set(name!, (sums.get(name!) ?? 0) + Number(n));
   return [...sums].map(([name, n]) => `${name}=${n}`);
 }
 
@@ -67,7 +69,10 @@ function conntrackEntries(list: string): string[] {
       // sport, dport, then the reply's sport, dport
       let n = 0;
       const ports = l.replace(/ (sport|dport)=\d+/g, (m, side: string) => ([0, 3].includes(n++) ? ` ${side}=*` : m));
-      return ports.replace(/^(\S+\s+\d+)\s+\d+/, '$1').replace(/ use=\d+/, '').trim();
+      return ports
+        .replace(/^(\S+\s+\d+)\s+\d+/, '$1')
+        .replace(/ use=\d+/, '')
+        .trim();
     })
     .sort();
 }
@@ -92,7 +97,15 @@ function watchedProvider(views: Map<string, NodeView>[]): ClusterProvider {
     reap: (options) => netns.reap(options),
     async provision(topology, run) {
       const lab = await netns.provision(topology, run);
-      const captures = lab.nodeNames.flatMap((node) => CAPTURED.map((iface) => ({ node, iface, capture: lab.node(node).spawn(['tcpdump', '-i', iface, '-nn', '-q', '-t', '-l', '--immediate-mode', NOT_UPKEEP]) })));
+      const captures = lab.nodeNames.flatMap((node) =>
+        CAPTURED.map((iface) => ({
+          node,
+          iface,
+          capture: lab
+            .node(node)
+            .spawn(['tcpdump', '-i', iface, '-nn', '-q', '-t', '-l', '--immediate-mode', NOT_UPKEEP]),
+        })),
+      );
       try {
         await Promise.all(captures.map(({ capture }) => capture.waitFor(/^listening on/, 10_000)));
       } catch (e) {
@@ -118,7 +131,10 @@ function watchedProvider(views: Map<string, NodeView>[]): ClusterProvider {
   };
 }
 
-async function readViews(lab: StartedCluster, captures: { node: string; iface: string; capture: Spawned }[]): Promise<Map<string, NodeView>> {
+async function readViews(
+  lab: StartedCluster,
+  captures: { node: string; iface: string; capture: Spawned }[],
+): Promise<Map<string, NodeView>> {
   const views = new Map<string, NodeView>();
   for (const node of lab.nodeNames) {
     const exec = async (argv: string[]) => (await lab.node(node).exec(argv)).stdout;
@@ -146,7 +162,12 @@ async function run(id: string, trace: boolean): Promise<{ result: ScenarioResult
   if (trace) delete process.env.NETREPRO_TRACE;
   else process.env.NETREPRO_TRACE = '0';
   try {
-    const result = await runScenario(loaded, { provider: watchedProvider(views), signal: new AbortController().signal, emit: () => {}, faultOnly: true });
+    const result = await runScenario(loaded, {
+      provider: watchedProvider(views),
+      signal: new AbortController().signal,
+      emit: () => {},
+      faultOnly: true,
+    });
     expect(views).toHaveLength(1);
     return { result, views: views[0]! };
   } finally {
@@ -155,23 +176,28 @@ async function run(id: string, trace: boolean): Promise<{ result: ScenarioResult
   }
 }
 
-const counter = (view: NodeView, name: string) => Number(view.icmp.find((c) => c.startsWith(`${name}=`))?.split('=')[1]);
+const counter = (view: NodeView, name: string) =>
+  Number(view.icmp.find((c) => c.startsWith(`${name}=`))?.split('=')[1]);
 
 describe.skipIf(labSkipReason)('the probe trace observes without touching', () => {
-  it.each(['service-no-endpoints-reject', 'stale-sock-lb-udp-dns'])('%s: nodes end a run with and without it with equal ICMP and conntrack counters, conntrack entries and lo/eth0 captures', { timeout: 180_000 }, async (id) => {
-    const traced = await run(id, true);
-    const untraced = await run(id, false);
-    for (const { result } of [traced, untraced]) expect(result.verdict, JSON.stringify(result.error)).toBe('passed');
-    // the trace ran, whole, and kept the traces of the probes that did not end well (so flushed them)
-    const kept = traced.result.phases.flatMap((p) => p.probes).filter((p) => p.trace);
-    expect(kept.length).toBeGreaterThan(0);
-    expect(kept.flatMap((p) => p.trace!.unavailable)).toEqual([]);
-    const node = untraced.views.get('node-a')!;
-    if (id === 'service-no-endpoints-reject') {
-      expect(kept.every((p) => p.trace!.events.length > 0)).toBe(true);
-      expect(counter(node, 'IcmpOutDestUnreachs')).toBeGreaterThan(0);
-      expect(node.lo.length).toBeGreaterThan(0);
-    } else expect(traced.views.get('node-a')!.conntrackEntries).toEqual([]);
-    expect(Object.fromEntries(traced.views)).toEqual(Object.fromEntries(untraced.views));
-  });
+  it.each(['service-no-endpoints-reject', 'stale-sock-lb-udp-dns'])(
+    '%s: nodes end a run with and without it with equal ICMP and conntrack counters, conntrack entries and lo/eth0 captures',
+    { timeout: 180_000 },
+    async (id) => {
+      const traced = await run(id, true);
+      const untraced = await run(id, false);
+      for (const { result } of [traced, untraced]) expect(result.verdict, JSON.stringify(result.error)).toBe('passed');
+      // the trace ran, whole, and kept the traces of the probes that did not end well (so flushed them)
+      const kept = traced.result.phases.flatMap((p) => p.probes).filter((p) => p.trace);
+      expect(kept.length).toBeGreaterThan(0);
+      expect(kept.flatMap((p) => p.trace!.unavailable)).toEqual([]);
+      const node = untraced.views.get('node-a')!;
+      if (id === 'service-no-endpoints-reject') {
+        expect(kept.every((p) => p.trace!.events.length > 0)).toBe(true);
+        expect(counter(node, 'IcmpOutDestUnreachs')).toBeGreaterThan(0);
+        expect(node.lo.length).toBeGreaterThan(0);
+      } else expect(traced.views.get('node-a')!.conntrackEntries).toEqual([]);
+      expect(Object.fromEntries(traced.views)).toEqual(Object.fromEntries(untraced.views));
+    },
+  );
 });

@@ -37,9 +37,20 @@ export function fakeTools(replies: Reply[] = [], pathDir = FAKES) {
   replies.forEach((r, i) => {
     const at = join(dir, 'replies', String(i).padStart(4, '0'));
     mkdirSync(at, { recursive: true });
-    for (const [name, content] of Object.entries({ tool: r.tool, args: words(r.args), stdout: r.stdout ?? '', stderr: r.stderr ?? '', code: String(r.exitCode ?? 0) })) writeFileSync(join(at, name), content);
+    for (const [name, content] of Object.entries({
+      tool: r.tool,
+      args: words(r.args),
+      stdout: r.stdout ?? '',
+      stderr: r.stderr ?? '',
+      code: String(r.exitCode ?? 0),
+    }))
+      writeFileSync(join(at, name), content);
   });
-  const saved = { PATH: process.env.PATH, LOG: process.env.NETREPRO_FAKE_LOG, REPLIES: process.env.NETREPRO_FAKE_REPLIES };
+  const saved = {
+    PATH: process.env.PATH,
+    LOG: process.env.NETREPRO_FAKE_LOG,
+    REPLIES: process.env.NETREPRO_FAKE_REPLIES,
+  };
   process.env.PATH = pathDir;
   process.env.NETREPRO_FAKE_LOG = log;
   process.env.NETREPRO_FAKE_REPLIES = join(dir, 'replies');
@@ -47,7 +58,8 @@ export function fakeTools(replies: Reply[] = [], pathDir = FAKES) {
     readdirSync(log)
       .sort()
       .map((name) => {
-        const read = (file: string) => (existsSync(join(log, name, file)) ? readFileSync(join(log, name, file), 'utf8') : undefined);
+        const read = (file: string) =>
+          existsSync(join(log, name, file)) ? readFileSync(join(log, name, file), 'utf8') : undefined;
         const call: Recorded = { tool: read('tool')!, argv: read('argv')!.split('\0').slice(0, -1) };
         const stdin = read('stdin');
         const config = read('config');
@@ -61,7 +73,8 @@ export function fakeTools(replies: Reply[] = [], pathDir = FAKES) {
     /** `tool arg arg ...` per call, for exact sequence assertions. */
     lines: (): string[] => calls().map((c) => [c.tool, ...c.argv].join(' ')),
     restore() {
-      const put = (k: string, v: string | undefined) => (v === undefined ? delete process.env[k] : (process.env[k] = v));
+      const put = (k: string, v: string | undefined) =>
+        v === undefined ? delete process.env[k] : (process.env[k] = v);
       put('PATH', saved.PATH);
       put('NETREPRO_FAKE_LOG', saved.LOG);
       put('NETREPRO_FAKE_REPLIES', saved.REPLIES);
@@ -81,20 +94,36 @@ export interface RecordingApi extends KubeApi {
 }
 
 /** A KubeApi with the given nodes; Services get 10.96.100.N, pods 10.244.9.N, every exec succeeds. */
-export function recordingKubeApi(nodes: ClusterNode[]): { api: RecordingApi; factory: (access: KubeAccess) => KubeApi } {
+export function recordingKubeApi(nodes: ClusterNode[]): {
+  api: RecordingApi;
+  factory: (access: KubeAccess) => KubeApi;
+} {
   let svc = 0;
   let pod = 0;
   const api: RecordingApi = {
-    accesses: [], namespaces: [], configMaps: [], services: [], pods: [], execs: [], deleted: [],
+    accesses: [],
+    namespaces: [],
+    configMaps: [],
+    services: [],
+    pods: [],
+    execs: [],
+    deleted: [],
     listNodes: async () => nodes,
     createNamespace: async (b) => void api.namespaces.push(b),
     createConfigMap: async (b) => void api.configMaps.push(b),
     createService: async (b) => (api.services.push(b), { ...b, spec: { ...b.spec, clusterIP: `10.96.100.${++svc}` } }),
     createPod: async (b) => void api.pods.push(b),
-    waitPodReady: async (namespace, name) => ({ metadata: { name, namespace }, status: { podIP: `10.244.9.${++pod}` } }),
+    waitPodReady: async (namespace, name) => ({
+      metadata: { name, namespace },
+      status: { podIP: `10.244.9.${++pod}` },
+    }),
     logs: async (p) => `ready ${p.container}\n`,
-    exec: async (p, argv) => (api.execs.push({ pod: p, argv }), { argv, exitCode: 0, stdout: '', stderr: '', timedOut: false, durationMs: 0 }),
-    spawn: () => { throw new Error('not used'); },
+    exec: async (p, argv) => (
+      api.execs.push({ pod: p, argv }), { argv, exitCode: 0, stdout: '', stderr: '', timedOut: false, durationMs: 0 }
+    ),
+    spawn: () => {
+      throw new Error('not used');
+    },
     deleteNamespace: async (name) => void api.deleted.push(name),
   };
   return { api, factory: (access) => (api.accesses.push(access), api) };
@@ -106,7 +135,12 @@ export function runContext(runId = 'abc123'): RunContext & { lines: string[] } {
 }
 
 /** Scenario topology through the real schema (defaults applied); `cni` is set after parsing, as flannel is no scenario shape. */
-export function topology(input: { cni: string; nodes: number; cilium?: { bpfMasquerade?: boolean; socketLB?: boolean }; startOrder?: ('kube-proxy' | 'cilium')[] }): TopologySpec {
+export function topology(input: {
+  cni: string;
+  nodes: number;
+  cilium?: { bpfMasquerade?: boolean; socketLB?: boolean };
+  startOrder?: ('kube-proxy' | 'cilium')[];
+}): TopologySpec {
   const names = ['node-a', 'node-b', 'node-c'].slice(0, input.nodes);
   const t = Topology.parse({
     cni: 'bridge',
@@ -119,8 +153,19 @@ export function topology(input: { cni: string; nodes: number; cilium?: { bpfMasq
       { name: 'coredns', node: names[0], serve: [{ dns: 53 }] },
     ],
     services: [
-      { name: 'web', clusterIP: '10.96.0.20', ports: [{ name: 'http', port: 80, targetPort: 8080 }], endpoints: ['web'] },
-      { name: 'kube-dns', namespace: 'kube-system', clusterIP: '10.96.0.10', ports: [{ name: 'dns', port: 53, targetPort: 53, protocol: 'UDP' }], endpoints: ['coredns'] },
+      {
+        name: 'web',
+        clusterIP: '10.96.0.20',
+        ports: [{ name: 'http', port: 80, targetPort: 8080 }],
+        endpoints: ['web'],
+      },
+      {
+        name: 'kube-dns',
+        namespace: 'kube-system',
+        clusterIP: '10.96.0.10',
+        ports: [{ name: 'dns', port: 53, targetPort: 53, protocol: 'UDP' }],
+        endpoints: ['coredns'],
+      },
     ],
   });
   return { ...t, cni: input.cni } as TopologySpec;

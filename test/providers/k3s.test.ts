@@ -27,11 +27,19 @@ function setup(cni?: 'flannel') {
   const work = `${fakes.dir}/work`;
   const started: K3sStartInput[] = [];
   const stopped: string[] = [];
-  const { api, factory } = recordingKubeApi([{ name: '3f2a9c1b7d4e', internalIP: '172.17.0.3', podCIDR: '10.244.0.0/24' }]);
-  const provider = new K3sProvider({ workDir: work, cni }, {
-    kubeApi: factory,
-    startK3s: async (input) => (started.push(input), { name: input.name, kubeconfig: KUBECONFIG, stop: async () => void stopped.push(input.name) }),
-  });
+  const { api, factory } = recordingKubeApi([
+    { name: '3f2a9c1b7d4e', internalIP: '172.17.0.3', podCIDR: '10.244.0.0/24' },
+  ]);
+  const provider = new K3sProvider(
+    { workDir: work, cni },
+    {
+      kubeApi: factory,
+      startK3s: async (input) => (
+        started.push(input),
+        { name: input.name, kubeconfig: KUBECONFIG, stop: async () => void stopped.push(input.name) }
+      ),
+    },
+  );
   return { api, provider, started, stopped, lines: () => fakes!.lines().map((l) => l.replaceAll(work, 'WORK')) };
 }
 
@@ -43,8 +51,18 @@ describe('k3s provider', () => {
     const cluster = await provider.provision(topology({ cni: 'bridge', nodes: 1 }), runContext());
     await cluster.node('node-a').exec(['iptables-save', '-c']);
     await cluster.destroy();
-    expect(started).toEqual([{ image: 'rancher/k3s:v1.32.2-k3s1', name: 'nr-abc123-cluster', labels: { 'netrepro.io/run': 'abc123' }, command: ['server', '--disable=traefik', '--cluster-cidr=10.244.0.0/16'] }]);
-    expect(lines()).toEqual([`kubectl ${KC} wait --for=condition=Ready nodes --all --timeout=300s`, 'docker exec -i nr-abc123-cluster iptables-save -c']);
+    expect(started).toEqual([
+      {
+        image: 'rancher/k3s:v1.32.2-k3s1',
+        name: 'nr-abc123-cluster',
+        labels: { 'netrepro.io/run': 'abc123' },
+        command: ['server', '--disable=traefik', '--cluster-cidr=10.244.0.0/16'],
+      },
+    ]);
+    expect(lines()).toEqual([
+      `kubectl ${KC} wait --for=condition=Ready nodes --all --timeout=300s`,
+      'docker exec -i nr-abc123-cluster iptables-save -c',
+    ]);
     expect(stopped).toEqual(['nr-abc123-cluster']);
     expect(api.accesses.every((a) => a.context === 'nr-abc123-cluster')).toBe(true);
     expect(api.pods.every((p) => p.spec!.nodeName === '3f2a9c1b7d4e')).toBe(true);
@@ -53,7 +71,13 @@ describe('k3s provider', () => {
   it('cilium: no flannel, no network policy, then helm', async () => {
     const { provider, started, lines } = setup();
     await (await provider.provision(topology({ cni: 'cilium', nodes: 1 }), runContext())).destroy();
-    expect(started[0]!.command).toEqual(['server', '--disable=traefik', '--cluster-cidr=10.244.0.0/16', '--flannel-backend=none', '--disable-network-policy']);
+    expect(started[0]!.command).toEqual([
+      'server',
+      '--disable=traefik',
+      '--cluster-cidr=10.244.0.0/16',
+      '--flannel-backend=none',
+      '--disable-network-policy',
+    ]);
     expect(lines()).toEqual([
       'helm install cilium cilium --repo https://helm.cilium.io --version 1.17.1 --namespace kube-system --set ipam.mode=kubernetes --set image.pullPolicy=IfNotPresent ' +
         '--set operator.replicas=1 --set kubeProxyReplacement=false --set bpf.masquerade=true --set socketLB.enabled=false --wait --timeout 10m ' +
@@ -65,15 +89,29 @@ describe('k3s provider', () => {
 
   it('skips multi-node scenarios and plain bridge without starting anything', async () => {
     const { provider, started } = setup();
-    await expect(provider.provision(topology({ cni: 'bridge', nodes: 2 }), runContext())).rejects.toMatchObject({ code: 'UNSUPPORTED', skipReason: 'k3s: K3sContainer runs one server node, the scenario has 2 nodes' });
+    await expect(provider.provision(topology({ cni: 'bridge', nodes: 2 }), runContext())).rejects.toMatchObject({
+      code: 'UNSUPPORTED',
+      skipReason: 'k3s: K3sContainer runs one server node, the scenario has 2 nodes',
+    });
     const bridge = new K3sProvider({ workDir: '/nonexistent' });
-    await expect(bridge.provision(topology({ cni: 'bridge', nodes: 1 }), runContext())).rejects.toMatchObject({ code: 'UNSUPPORTED' });
+    await expect(bridge.provision(topology({ cni: 'bridge', nodes: 1 }), runContext())).rejects.toMatchObject({
+      code: 'UNSUPPORTED',
+    });
     expect(started).toEqual([]);
   });
 
   it('clean removes labelled containers of finished runs only', async () => {
-    fakes = fakeTools([{ tool: 'docker', args: ['ps'], stdout: 'c1\tnr-abc123-cluster\tabc123\nc2\tfoo\t\nc3\tnr-def456-cluster\tdef456\n' }]);
+    fakes = fakeTools([
+      {
+        tool: 'docker',
+        args: ['ps'],
+        stdout: 'c1\tnr-abc123-cluster\tabc123\nc2\tfoo\t\nc3\tnr-def456-cluster\tdef456\n',
+      },
+    ]);
     expect(await cleanK3sLeftovers(async (runId) => runId === 'abc123')).toEqual(['container nr-abc123-cluster']);
-    expect(fakes.lines()).toEqual(['docker ps -a --filter label=netrepro.io/run --format {{.ID}}\t{{.Names}}\t{{.Label "netrepro.io/run"}}', 'docker rm -f c1']);
+    expect(fakes.lines()).toEqual([
+      'docker ps -a --filter label=netrepro.io/run --format {{.ID}}\t{{.Names}}\t{{.Label "netrepro.io/run"}}',
+      'docker rm -f c1',
+    ]);
   });
 });

@@ -13,30 +13,38 @@ const NODES = [
   { name: W1, internalIP: '172.18.0.3', podCIDR: '10.244.1.0/24' },
 ];
 const KC = '--kubeconfig WORK/abc123/kubeconfig --context kind-nr-abc123-cluster';
-const PLUGINS = 'https://github.com/containernetworking/plugins/releases/download/v1.6.2/cni-plugins-linux-amd64-v1.6.2.tgz';
+const PLUGINS =
+  'https://github.com/containernetworking/plugins/releases/download/v1.6.2/cni-plugins-linux-amd64-v1.6.2.tgz';
 const plugins = (node: string) => [
   `docker exec -i ${node} mkdir -p /opt/cni/bin /etc/cni/net.d`,
   `docker exec -i ${node} curl -fsSL --retry 3 -o /tmp/netrepro-cni-plugins.tgz ${PLUGINS}`,
   `docker exec -i ${node} tar -C /opt/cni/bin -xzf /tmp/netrepro-cni-plugins.tgz ./bridge ./host-local ./loopback ./portmap`,
 ];
-const CREATE = 'kind create cluster --name nr-abc123-cluster --config WORK/abc123/kind-config.yaml --kubeconfig WORK/abc123/kubeconfig';
+const CREATE =
+  'kind create cluster --name nr-abc123-cluster --config WORK/abc123/kind-config.yaml --kubeconfig WORK/abc123/kubeconfig';
 const READY = `kubectl ${KC} wait --for=condition=Ready nodes --all --timeout=300s`;
 const DELETE = 'kind delete cluster --name nr-abc123-cluster --kubeconfig WORK/abc123/kubeconfig';
 
 const EXPECTED: Record<string, string[]> = {
   bridge: [
-    CREATE, ...plugins(CP), ...plugins(W1),
+    CREATE,
+    ...plugins(CP),
+    ...plugins(W1),
     `docker exec -i ${CP} tee /etc/cni/net.d/10-netrepro-bridge.conflist`,
     `docker exec -i ${CP} ip route replace 10.244.1.0/24 via 172.18.0.3`,
     `docker exec -i ${W1} tee /etc/cni/net.d/10-netrepro-bridge.conflist`,
     `docker exec -i ${W1} ip route replace 10.244.0.0/24 via 172.18.0.2`,
-    READY, DELETE,
+    READY,
+    DELETE,
   ],
   flannel: [
-    CREATE, ...plugins(CP), ...plugins(W1),
+    CREATE,
+    ...plugins(CP),
+    ...plugins(W1),
     `kubectl ${KC} apply -f https://github.com/flannel-io/flannel/releases/download/v0.26.4/kube-flannel.yml`,
     `kubectl ${KC} -n kube-flannel rollout status daemonset/kube-flannel-ds --timeout=300s`,
-    READY, DELETE,
+    READY,
+    DELETE,
   ],
   cilium: [
     CREATE,
@@ -44,7 +52,8 @@ const EXPECTED: Record<string, string[]> = {
       '--set operator.replicas=1 --set kubeProxyReplacement=true --set bpf.masquerade=true --set socketLB.enabled=true --set k8sServiceHost=nr-abc123-cluster-control-plane --set k8sServicePort=6443 ' +
       `--wait --timeout 10m --kubeconfig WORK/abc123/kubeconfig --kube-context kind-nr-abc123-cluster`,
     `kubectl ${KC} -n kube-system rollout status daemonset/cilium --timeout=300s`,
-    READY, DELETE,
+    READY,
+    DELETE,
   ],
 };
 
@@ -64,7 +73,10 @@ describe('kind provider', () => {
   for (const cni of ['bridge', 'flannel', 'cilium']) {
     it(`provisions and destroys the ${cni} shape with exactly these commands`, async () => {
       const { provider, lines } = setup();
-      const cluster = await provider.provision(topology({ cni, nodes: 2, cilium: { bpfMasquerade: true, socketLB: true }, startOrder: ['cilium'] }), runContext());
+      const cluster = await provider.provision(
+        topology({ cni, nodes: 2, cilium: { bpfMasquerade: true, socketLB: true }, startOrder: ['cilium'] }),
+        runContext(),
+      );
       await cluster.destroy();
       expect(lines()).toEqual(EXPECTED[cni]);
     });
@@ -73,7 +85,10 @@ describe('kind provider', () => {
   it('writes each node a bridge conflist for its own podCIDR, without masquerade', async () => {
     const { provider, fakes } = setup();
     await (await provider.provision(topology({ cni: 'bridge', nodes: 2 }), runContext())).destroy();
-    const confs = fakes.calls().filter((c: Recorded) => c.argv.includes('tee')).map((c) => JSON.parse(c.stdin!));
+    const confs = fakes
+      .calls()
+      .filter((c: Recorded) => c.argv.includes('tee'))
+      .map((c) => JSON.parse(c.stdin!));
     expect(confs.map((c) => c.plugins[0].ipam.ranges[0][0].subnet)).toEqual(['10.244.0.0/24', '10.244.1.0/24']);
     expect(confs[0].plugins[0]).toMatchObject({ type: 'bridge', bridge: 'cni0', isGateway: true, ipMasq: false });
   });
@@ -81,12 +96,22 @@ describe('kind provider', () => {
   it('keeps kube-proxy when the scenario starts it, and maps the cilium options to helm values', async () => {
     const { provider, lines } = setup();
     await (await provider.provision(topology({ cni: 'cilium', nodes: 1 }), runContext())).destroy();
-    expect(lines()[1]).toContain('--set kubeProxyReplacement=false --set bpf.masquerade=true --set socketLB.enabled=false --wait');
+    expect(lines()[1]).toContain(
+      '--set kubeProxyReplacement=false --set bpf.masquerade=true --set socketLB.enabled=false --wait',
+    );
     expect(fakes!.calls()[0]!.config).toContain('kubeProxyMode: iptables');
   });
 
   it('generates the kind config from the topology', () => {
-    expect(kindConfig({ name: 'nr-abc123-cluster', nodeCount: 2, image: 'kindest/node:v1.32.2', podSubnet: '10.244.0.0/16', kubeProxyMode: 'none' })).toBe(
+    expect(
+      kindConfig({
+        name: 'nr-abc123-cluster',
+        nodeCount: 2,
+        image: 'kindest/node:v1.32.2',
+        podSubnet: '10.244.0.0/16',
+        kubeProxyMode: 'none',
+      }),
+    ).toBe(
       [
         'kind: Cluster',
         'apiVersion: kind.x-k8s.io/v1alpha4',
@@ -116,14 +141,32 @@ describe('kind provider', () => {
     ]);
     expect(api.services).toEqual([
       {
-        apiVersion: 'v1', kind: 'Service',
-        metadata: { name: 'web', namespace: 'nr-abc123-default', labels: { 'app.kubernetes.io/managed-by': 'netrepro', 'netrepro.io/run': 'abc123' } },
-        spec: { type: 'ClusterIP', selector: { 'netrepro.io/backs-web': 'true' }, ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP' }] },
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: {
+          name: 'web',
+          namespace: 'nr-abc123-default',
+          labels: { 'app.kubernetes.io/managed-by': 'netrepro', 'netrepro.io/run': 'abc123' },
+        },
+        spec: {
+          type: 'ClusterIP',
+          selector: { 'netrepro.io/backs-web': 'true' },
+          ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP' }],
+        },
       },
       {
-        apiVersion: 'v1', kind: 'Service',
-        metadata: { name: 'kube-dns', namespace: 'nr-abc123-kube-system', labels: { 'app.kubernetes.io/managed-by': 'netrepro', 'netrepro.io/run': 'abc123' } },
-        spec: { type: 'ClusterIP', selector: { 'netrepro.io/backs-kube-dns': 'true' }, ports: [{ name: 'dns', port: 53, targetPort: 53, protocol: 'UDP' }] },
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: {
+          name: 'kube-dns',
+          namespace: 'nr-abc123-kube-system',
+          labels: { 'app.kubernetes.io/managed-by': 'netrepro', 'netrepro.io/run': 'abc123' },
+        },
+        spec: {
+          type: 'ClusterIP',
+          selector: { 'netrepro.io/backs-kube-dns': 'true' },
+          ports: [{ name: 'dns', port: 53, targetPort: 53, protocol: 'UDP' }],
+        },
       },
     ]);
     const pods: Record<string, V1Pod> = Object.fromEntries(api.pods.map((p) => [p.metadata!.name!, p]));
@@ -138,8 +181,13 @@ describe('kind provider', () => {
     ]);
     // the DNS program answers with the ClusterIPs the cluster allocated, under the scenario's names
     expect(pods.coredns!.spec!.containers[2]!.command).toEqual([
-      'node', '/netrepro/pod-agent.mjs', 'dns', '--port=53', '--name=coredns',
-      '--record=web.default.svc.cluster.local=10.96.100.1', '--record=kube-dns.kube-system.svc.cluster.local=10.96.100.2',
+      'node',
+      '/netrepro/pod-agent.mjs',
+      'dns',
+      '--port=53',
+      '--name=coredns',
+      '--record=web.default.svc.cluster.local=10.96.100.1',
+      '--record=kube-dns.kube-system.svc.cluster.local=10.96.100.2',
     ]);
     expect(cluster.address('svc/kube-dns')).toBe('10.96.100.2');
     expect(cluster.address('node/node-b')).toBe('172.18.0.3');
@@ -166,13 +214,23 @@ describe('kind provider', () => {
   });
 
   it('deletes a half-created cluster and re-throws when kind create fails', async () => {
-    const { provider, lines } = setup([{ tool: 'kind', args: ['create'], exitCode: 1, stderr: 'ERROR: failed to create cluster' }]);
-    await expect(provider.provision(topology({ cni: 'bridge', nodes: 1 }), runContext())).rejects.toThrow(/kind create cluster .*\n.*failed to create cluster/);
+    const { provider, lines } = setup([
+      { tool: 'kind', args: ['create'], exitCode: 1, stderr: 'ERROR: failed to create cluster' },
+    ]);
+    await expect(provider.provision(topology({ cni: 'bridge', nodes: 1 }), runContext())).rejects.toThrow(
+      /kind create cluster .*\n.*failed to create cluster/,
+    );
     expect(lines()).toEqual([CREATE, DELETE]);
   });
 
   it('clean deletes only clusters with the run prefix', async () => {
-    setup([{ tool: 'kind', args: ['get', 'clusters'], stdout: 'kind\nnr-abc123-cluster\nmy-nr-abc123-x\nnr-def456-cluster\n' }]);
+    setup([
+      {
+        tool: 'kind',
+        args: ['get', 'clusters'],
+        stdout: 'kind\nnr-abc123-cluster\nmy-nr-abc123-x\nnr-def456-cluster\n',
+      },
+    ]);
     const removed = await cleanKindLeftovers(async (runId) => runId !== 'def456');
     expect(removed).toEqual(['kind cluster nr-abc123-cluster']);
     expect(fakes!.lines()).toEqual(['kind get clusters', 'kind delete cluster --name nr-abc123-cluster']);
@@ -181,6 +239,14 @@ describe('kind provider', () => {
   it('hands kind the generated config', async () => {
     const { provider, fakes: f } = setup();
     await (await provider.provision(topology({ cni: 'flannel', nodes: 2 }), runContext())).destroy();
-    expect(f.calls()[0]!.config).toBe(kindConfig({ name: 'nr-abc123-cluster', nodeCount: 2, image: 'kindest/node:v1.32.2', podSubnet: '10.244.0.0/16', kubeProxyMode: 'iptables' }));
+    expect(f.calls()[0]!.config).toBe(
+      kindConfig({
+        name: 'nr-abc123-cluster',
+        nodeCount: 2,
+        image: 'kindest/node:v1.32.2',
+        podSubnet: '10.244.0.0/16',
+        kubeProxyMode: 'iptables',
+      }),
+    );
   });
 });

@@ -14,7 +14,15 @@ const proxy = (version: string, cni = 'bridge', nodes = 2) => ({ ...topology({ c
 describe('local provider', () => {
   it('declares what a cluster of namespaces on this host can do, known without loading it', () => {
     expect(providerSupport('local').capabilities).toBe(LOCAL_CAPABILITIES);
-    expect([...LOCAL_CAPABILITIES].sort()).toEqual(['action/endpoint', 'action/service', 'external-hosts', 'fabric', 'node-exec', 'path/port', 'path/veth']);
+    expect([...LOCAL_CAPABILITIES].sort()).toEqual([
+      'action/endpoint',
+      'action/service',
+      'external-hosts',
+      'fabric',
+      'node-exec',
+      'path/port',
+      'path/veth',
+    ]);
     expect(providerSupport('local').name).toBe('local');
   });
 
@@ -23,15 +31,28 @@ describe('local provider', () => {
     expect(localMisfit(proxy('1.15', 'flannel'), { cni: undefined })).toBeUndefined();
     expect(localMisfit(proxy('1.29'), { cni: undefined })?.hint).toMatch(/--profile kube-proxy-1\.20/);
     expect(localMisfit(proxy('1.14'), { cni: undefined })?.reason).toMatch(/INVALID DROP/);
-    expect(localMisfit(proxy('1.20', 'cilium'), { cni: undefined })?.reason).toMatch(/Cilium is not packaged in Debian/);
+    expect(localMisfit(proxy('1.20', 'cilium'), { cni: undefined })?.reason).toMatch(
+      /Cilium is not packaged in Debian/,
+    );
     expect(localMisfit(proxy('1.20'), { cni: 'flannel' })?.reason).toMatch(/NETREPRO_CNI/);
     expect(localSupport({ cni: undefined }).fit(proxy('1.20'))).toBeUndefined();
   });
 
   it("asks for pods that run the pod image's native agent, never pulled, and keeps the scenario's clusterIPs", () => {
     const t = proxy('1.20');
-    const images = { probeImage: 'localhost/netrepro/pod:x', agentImage: 'localhost/netrepro/pod:x', agentCommand: ['/netrepro/pod-agent'], pullPolicy: 'Never' as const, ownCluster: true };
-    const web = podObject({ pod: t.pods[1]!, namespace: 'default', nodeName: 'nr-abc123-node-b', dnsRecords: [] }, t, images, 'abc123');
+    const images = {
+      probeImage: 'localhost/netrepro/pod:x',
+      agentImage: 'localhost/netrepro/pod:x',
+      agentCommand: ['/netrepro/pod-agent'],
+      pullPolicy: 'Never' as const,
+      ownCluster: true,
+    };
+    const web = podObject(
+      { pod: t.pods[1]!, namespace: 'default', nodeName: 'nr-abc123-node-b', dnsRecords: [] },
+      t,
+      images,
+      'abc123',
+    );
     expect(web.spec!.volumes).toBeUndefined();
     expect(web.spec!.containers.map((c) => [c.name, c.imagePullPolicy, c.command?.[0], c.volumeMounts])).toEqual([
       ['probe', 'Never', 'sleep', undefined],
@@ -45,8 +66,17 @@ describe('local provider', () => {
   });
 
   it("writes the bridge shape's conflist with host-local's state in the node's directory", () => {
-    const conf = JSON.parse(localBridgeConflist('10.244.1.0/24', '/var/tmp/x/ipam', 1450)) as { plugins: Record<string, unknown>[] };
-    expect(conf.plugins[0]).toMatchObject({ type: 'bridge', bridge: 'cni0', ipMasq: false, hairpinMode: true, mtu: 1450, ipam: { type: 'host-local', dataDir: '/var/tmp/x/ipam', ranges: [[{ subnet: '10.244.1.0/24' }]] } });
+    const conf = JSON.parse(localBridgeConflist('10.244.1.0/24', '/var/tmp/x/ipam', 1450)) as {
+      plugins: Record<string, unknown>[];
+    };
+    expect(conf.plugins[0]).toMatchObject({
+      type: 'bridge',
+      bridge: 'cni0',
+      ipMasq: false,
+      hairpinMode: true,
+      mtu: 1450,
+      ipam: { type: 'host-local', dataDir: '/var/tmp/x/ipam', ranges: [[{ subnet: '10.244.1.0/24' }]] },
+    });
   });
 
   it("reads the upstream release out of Debian's version", () => {
@@ -60,7 +90,8 @@ describe('local provider', () => {
     try {
       const a = await new LocalProvider().detect();
       expect(a.ok).toBe(false);
-      if (!a.ok) expect(`${a.reason} ${a.hint}`).toMatch(process.getuid?.() === 0 ? /npm run build:kubernetes/ : /root/);
+      if (!a.ok)
+        expect(`${a.reason} ${a.hint}`).toMatch(process.getuid?.() === 0 ? /npm run build:kubernetes/ : /root/);
     } finally {
       if (before === undefined) delete process.env.NETREPRO_CACHE;
       else process.env.NETREPRO_CACHE = before;

@@ -17,13 +17,20 @@ afterEach(() => fakes?.restore());
 function setup(replies: Reply[] = []) {
   fakes = fakeTools(replies);
   const work = `${fakes.dir}/work`;
-  const { api, factory } = recordingKubeApi([{ name: P, internalIP: '192.168.49.2', podCIDR: '10.244.0.0/24' }, { name: `${P}-m02`, internalIP: '192.168.49.3', podCIDR: '10.244.1.0/24' }]);
+  const { api, factory } = recordingKubeApi([
+    { name: P, internalIP: '192.168.49.2', podCIDR: '10.244.0.0/24' },
+    { name: `${P}-m02`, internalIP: '192.168.49.3', podCIDR: '10.244.1.0/24' },
+  ]);
   const provider = new MinikubeProvider({ workDir: work }, { kubeApi: factory });
   return { api, provider, lines: () => fakes!.lines().map((l) => l.replaceAll(work, 'WORK')) };
 }
 
 describe('minikube provider', () => {
-  for (const [cni, nodes] of [['bridge', 1], ['flannel', 2], ['cilium', 2]] as const) {
+  for (const [cni, nodes] of [
+    ['bridge', 1],
+    ['flannel', 2],
+    ['cilium', 2],
+  ] as const) {
     it(`provisions and destroys the ${cni} shape (${nodes} nodes) with exactly these commands`, async () => {
       const { provider, lines, api } = setup();
       const cluster = await provider.provision(topology({ cni, nodes }), runContext());
@@ -37,9 +44,14 @@ describe('minikube provider', () => {
     const { provider, lines } = setup();
     const bridge = provider.provision(topology({ cni: 'bridge', nodes: 2 }), runContext());
     await expect(bridge).rejects.toBeInstanceOf(UnsupportedScenarioError);
-    await expect(bridge).rejects.toMatchObject({ skipReason: 'minikube: minikube --cni=bridge has no routes between nodes (single node only)' });
-    await expect(provider.provision(topology({ cni: 'cilium', nodes: 1, cilium: { socketLB: true } }), runContext())).rejects.toMatchObject({
-      skipReason: 'minikube: minikube --cni=cilium applies its own manifest and takes no cilium values (socketLB, kube-proxy replacement)',
+    await expect(bridge).rejects.toMatchObject({
+      skipReason: 'minikube: minikube --cni=bridge has no routes between nodes (single node only)',
+    });
+    await expect(
+      provider.provision(topology({ cni: 'cilium', nodes: 1, cilium: { socketLB: true } }), runContext()),
+    ).rejects.toMatchObject({
+      skipReason:
+        'minikube: minikube --cni=cilium applies its own manifest and takes no cilium values (socketLB, kube-proxy replacement)',
     });
     expect(lines()).toEqual([]);
   });
@@ -52,13 +64,40 @@ describe('minikube provider', () => {
     expect(lines().at(-1)).toBe(
       `docker run --rm -i --label netrepro.io/run=abc123 --network container:${P} --cap-add NET_ADMIN --cap-add NET_RAW -v /tmp/r/node-a:/tmp/r/node-a nicolaka/netshoot:v0.13 tcpdump -i any -w /tmp/r/node-a/capture.pcap`,
     );
-    expect(fakes!.calls().at(-2)!.argv).toEqual(['ssh', '-p', P, '--node', `${P}-m02`, '--', 'sudo', 'sh', '-c', `'echo '\\''x y'\\'''`]);
+    expect(fakes!.calls().at(-2)!.argv).toEqual([
+      'ssh',
+      '-p',
+      P,
+      '--node',
+      `${P}-m02`,
+      '--',
+      'sudo',
+      'sh',
+      '-c',
+      `'echo '\\''x y'\\'''`,
+    ]);
     await cluster.destroy();
   });
 
   it('clean deletes only profiles with the run prefix', async () => {
-    setup([{ tool: 'minikube', args: ['profile', 'list'], stdout: JSON.stringify({ valid: [{ Name: 'minikube' }, { Name: 'nr-abc123-cluster' }], invalid: [{ Name: 'nr-fff000-cluster' }] }) }]);
-    expect(await cleanMinikubeLeftovers(async () => true)).toEqual(['minikube profile nr-abc123-cluster', 'minikube profile nr-fff000-cluster']);
-    expect(fakes!.lines()).toEqual(['minikube profile list -o json', 'minikube delete -p nr-abc123-cluster', 'minikube delete -p nr-fff000-cluster']);
+    setup([
+      {
+        tool: 'minikube',
+        args: ['profile', 'list'],
+        stdout: JSON.stringify({
+          valid: [{ Name: 'minikube' }, { Name: 'nr-abc123-cluster' }],
+          invalid: [{ Name: 'nr-fff000-cluster' }],
+        }),
+      },
+    ]);
+    expect(await cleanMinikubeLeftovers(async () => true)).toEqual([
+      'minikube profile nr-abc123-cluster',
+      'minikube profile nr-fff000-cluster',
+    ]);
+    expect(fakes!.lines()).toEqual([
+      'minikube profile list -o json',
+      'minikube delete -p nr-abc123-cluster',
+      'minikube delete -p nr-fff000-cluster',
+    ]);
   });
 });

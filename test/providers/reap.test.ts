@@ -23,7 +23,10 @@ describe('providers reap their leftovers', () => {
     const list = { tool: 'kind', args: ['get', 'clusters'], stdout: 'kind\nnr-abc123-cluster\nnr-def456-cluster\n' };
     const kind = await providerWithLiveRun('kind', [list]);
     expect(await kind.reap({ force: false })).toEqual(['kind cluster nr-def456-cluster']);
-    expect(await kind.reap({ force: true })).toEqual(['kind cluster nr-abc123-cluster', 'kind cluster nr-def456-cluster']);
+    expect(await kind.reap({ force: true })).toEqual([
+      'kind cluster nr-abc123-cluster',
+      'kind cluster nr-def456-cluster',
+    ]);
     expect(fakes!.lines().filter((l) => l.startsWith('kind delete'))).toEqual([
       'kind delete cluster --name nr-def456-cluster',
       'kind delete cluster --name nr-abc123-cluster',
@@ -32,7 +35,11 @@ describe('providers reap their leftovers', () => {
   });
 
   it('k3s: labelled containers of dead runs', async () => {
-    const ps = { tool: 'docker', args: ['ps'], stdout: 'c1\tnr-abc123-cluster\tabc123\nc2\tnr-def456-cluster\tdef456\n' };
+    const ps = {
+      tool: 'docker',
+      args: ['ps'],
+      stdout: 'c1\tnr-abc123-cluster\tabc123\nc2\tnr-def456-cluster\tdef456\n',
+    };
     const k3s = await providerWithLiveRun('k3s', [ps]);
     expect(await k3s.reap({ force: false })).toEqual(['container nr-def456-cluster']);
   });

@@ -22,7 +22,8 @@ describe('context allowlist', () => {
     const cli = new KubeCli({ kubeconfig: '/home/me/.kube/config', context: 'prod-eu-1' }, guard);
     await expect(cli.kubectl(['get', 'nodes'])).rejects.toMatchObject({
       code: 'ENVIRONMENT',
-      message: 'refusing to touch kube context "prod-eu-1": this run created "kind-nr-abc123-cluster", and fault injection changes node kernels',
+      message:
+        'refusing to touch kube context "prod-eu-1": this run created "kind-nr-abc123-cluster", and fault injection changes node kernels',
       hint: expect.stringContaining('NETREPRO_ALLOW_CONTEXT=prod-eu-1'),
     });
     await expect(cli.helm(['list'])).rejects.toThrow(/refusing to touch kube context/);
@@ -51,13 +52,17 @@ describe('context allowlist', () => {
         return { access: { kubeconfig: 'k', context: 'docker-desktop' }, nodes: [] };
       },
     };
-    await expect(provisionRealCluster(spec, topology({ cni: 'bridge', nodes: 1 }), runContext())).rejects.toThrow(/refusing to touch kube context "docker-desktop"/);
+    await expect(provisionRealCluster(spec, topology({ cni: 'bridge', nodes: 1 }), runContext())).rejects.toThrow(
+      /refusing to touch kube context "docker-desktop"/,
+    );
     expect(torn).toEqual(['cluster']);
     expect(api.accesses).toEqual([]);
   });
 
   it('never execs into a node container without the run prefix', () => {
-    expect(() => assertOwnedName('kind-control-plane', 'nr-abc123-', 'node container')).toThrow(/does not carry this run's prefix nr-abc123-/);
+    expect(() => assertOwnedName('kind-control-plane', 'nr-abc123-', 'node container')).toThrow(
+      /does not carry this run's prefix nr-abc123-/,
+    );
   });
 });
 
@@ -65,11 +70,24 @@ describe('detect', () => {
   it('names everything missing, with how to install it', async () => {
     const only = mkdtempSync(join(tmpdir(), 'netrepro-path-'));
     onTestFinished(() => rmSync(only, { recursive: true, force: true }));
-    writeFileSync(join(only, 'docker'), `#!/bin/sh\nexec '${join(FAKES, 'fake-cli.sh')}' docker "$@"\n`, { mode: 0o755 });
-    fakes = fakeTools([{ tool: 'docker', args: ['info'], exitCode: 1, stderr: 'Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?\n' }], only);
+    writeFileSync(join(only, 'docker'), `#!/bin/sh\nexec '${join(FAKES, 'fake-cli.sh')}' docker "$@"\n`, {
+      mode: 0o755,
+    });
+    fakes = fakeTools(
+      [
+        {
+          tool: 'docker',
+          args: ['info'],
+          exitCode: 1,
+          stderr: 'Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?\n',
+        },
+      ],
+      only,
+    );
     expect(await new KindProvider().detect()).toEqual({
       ok: false,
-      reason: 'kind needs: the Docker daemon is not reachable (`docker info`: Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?); kind is not on PATH; kubectl is not on PATH',
+      reason:
+        'kind needs: the Docker daemon is not reachable (`docker info`: Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?); kind is not on PATH; kubectl is not on PATH',
       hint: 'start Docker (e.g. `sudo systemctl start docker`) or point DOCKER_HOST at a running engine; install kind v0.27.0: https://kind.sigs.k8s.io/docs/user/quick-start/#installation; install kubectl v1.32: https://kubernetes.io/docs/tasks/tools/#kubectl',
     });
   });

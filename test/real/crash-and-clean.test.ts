@@ -16,9 +16,22 @@ const skip = realSkipReason();
 async function leftovers(runId: string): Promise<string[]> {
   const prefix = `nr-${runId}-`;
   const out: string[] = [];
-  out.push(...(await readdir('/run/netns').catch(() => [] as string[])).filter((n) => n.startsWith(prefix)).map((n) => `netns ${n}`));
-  out.push(...(await readdir(LOCAL_STATE_ROOT).catch(() => [] as string[])).filter((n) => n.startsWith(prefix)).map((n) => `state ${n}`));
-  for (const h of await cgroupHierarchies()) out.push(...(await readdir(h).catch(() => [] as string[])).filter((d) => d.startsWith(prefix)).map((d) => `cgroup ${h}/${d}`));
+  out.push(
+    ...(await readdir('/run/netns').catch(() => [] as string[]))
+      .filter((n) => n.startsWith(prefix))
+      .map((n) => `netns ${n}`),
+  );
+  out.push(
+    ...(await readdir(LOCAL_STATE_ROOT).catch(() => [] as string[]))
+      .filter((n) => n.startsWith(prefix))
+      .map((n) => `state ${n}`),
+  );
+  for (const h of await cgroupHierarchies())
+    out.push(
+      ...(await readdir(h).catch(() => [] as string[]))
+        .filter((d) => d.startsWith(prefix))
+        .map((d) => `cgroup ${h}/${d}`),
+    );
   for (const pid of (await readdir('/proc')).filter((p) => /^\d+$/.test(p))) {
     const cmd = (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).replaceAll('\0', ' ');
     if (cmd.includes(prefix)) out.push(`process ${pid} ${cmd.slice(0, 80)}`);
@@ -28,7 +41,9 @@ async function leftovers(runId: string): Promise<string[]> {
 
 describe.skipIf(skip)(`a crashed local run is reaped by netrepro clean${skip ? ` (skipped: ${skip})` : ''}`, () => {
   it('leaves nothing of the cluster after clean', async () => {
-    const child = spawn('node', ['--import', 'tsx', 'test/real/fixtures/hold-cluster.ts'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn('node', ['--import', 'tsx', 'test/real/fixtures/hold-cluster.ts'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     const runId = await new Promise<string>((resolve, reject) => {
       child.stdout.on('data', (b: Buffer) => {
         const m = /^up ([0-9a-f]{6})$/m.exec(b.toString());

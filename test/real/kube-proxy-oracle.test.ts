@@ -14,27 +14,35 @@ import { normalise, ORACLE_TOPOLOGY } from './oracle-topology.ts';
 
 const skip = realSkipReason();
 
-describe.skipIf(skip)(`real kube-proxy and kubelet v1.20.2 against the lab's 1.20 render${skip ? ` (skipped: ${skip})` : ''}`, () => {
-  let cluster: StartedCluster | undefined;
-  const log: string[] = [];
+describe.skipIf(skip)(
+  `real kube-proxy and kubelet v1.20.2 against the lab's 1.20 render${skip ? ` (skipped: ${skip})` : ''}`,
+  () => {
+    let cluster: StartedCluster | undefined;
+    const log: string[] = [];
 
-  beforeAll(async () => {
-    const runId = newRunId();
-    cluster = await new LocalProvider().provision(ORACLE_TOPOLOGY, { runId, prefix: runPrefix(runId), signal: new AbortController().signal, log: (l) => log.push(l) });
-  });
-  afterAll(async () => {
-    await cluster?.destroy();
-  });
-
-  for (const node of ['node-a', 'node-b']) {
-    it(`${node}: every rule of every Service kind is the render's`, async () => {
-      const real = normalise((await cluster!.node(node).exec(['iptables-save'])).stdout);
-      const render = normalise(renderIptables(ORACLE_TOPOLOGY, node));
-      const missing = render.filter((l) => !real.includes(l));
-      const extra = real.filter((l) => !render.includes(l));
-      expect({ missing, extra }).toEqual({ missing: [], extra: [] });
-      // and in the same order, apart from the Service rules of KUBE-SERVICES/KUBE-NODEPORTS
-      expect(real).toEqual(render);
+    beforeAll(async () => {
+      const runId = newRunId();
+      cluster = await new LocalProvider().provision(ORACLE_TOPOLOGY, {
+        runId,
+        prefix: runPrefix(runId),
+        signal: new AbortController().signal,
+        log: (l) => log.push(l),
+      });
     });
-  }
-});
+    afterAll(async () => {
+      await cluster?.destroy();
+    });
+
+    for (const node of ['node-a', 'node-b']) {
+      it(`${node}: every rule of every Service kind is the render's`, async () => {
+        const real = normalise((await cluster!.node(node).exec(['iptables-save'])).stdout);
+        const render = normalise(renderIptables(ORACLE_TOPOLOGY, node));
+        const missing = render.filter((l) => !real.includes(l));
+        const extra = real.filter((l) => !render.includes(l));
+        expect({ missing, extra }).toEqual({ missing: [], extra: [] });
+        // and in the same order, apart from the Service rules of KUBE-SERVICES/KUBE-NODEPORTS
+        expect(real).toEqual(render);
+      });
+    }
+  },
+);

@@ -29,12 +29,19 @@ export const LOCAL_SCENARIOS = [
 ];
 
 interface Report {
-  scenarios: { id: string; verdict: string; error?: string; phases: { name: string; variant: string | null; status: string }[] }[];
+  scenarios: {
+    id: string;
+    verdict: string;
+    error?: string;
+    phases: { name: string; variant: string | null; status: string }[];
+  }[];
 }
 
 async function netrepro(dir: string, provider: string): Promise<Report> {
   const json = join(dir, `${provider}.json`);
-  await run('node', ['bin/netrepro.js', 'run', '--all', '--provider', provider, '--profile', PROFILE, '--json', json], { maxBuffer: 64 << 20 }).catch((e: { code?: number }) => {
+  await run('node', ['bin/netrepro.js', 'run', '--all', '--provider', provider, '--profile', PROFILE, '--json', json], {
+    maxBuffer: 64 << 20,
+  }).catch((e: { code?: number }) => {
     if (e.code !== 1) throw e; // 1: a scenario failed, which the comparison below reports
   });
   return JSON.parse(await readFile(json, 'utf8')) as Report;
@@ -43,39 +50,45 @@ async function netrepro(dir: string, provider: string): Promise<Report> {
 const byId = (r: Report) => new Map(r.scenarios.map((s) => [s.id, s]));
 const phases = (s: Report['scenarios'][number]) => s.phases.map((p) => `${p.variant ?? ''}/${p.name}: ${p.status}`);
 
-describe.skipIf(skip)(`scenarios on a real v1.20.2 cluster give the lab's verdicts${skip ? ` (skipped: ${skip})` : ''}`, () => {
-  let dir = '';
-  let lab: Report;
-  let local: Report;
-  let before: Record<string, string>;
+describe.skipIf(skip)(
+  `scenarios on a real v1.20.2 cluster give the lab's verdicts${skip ? ` (skipped: ${skip})` : ''}`,
+  () => {
+    let dir = '';
+    let lab: Report;
+    let local: Report;
+    let before: Record<string, string>;
 
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'netrepro-real-'));
-    before = await hostSnapshot();
-    lab = await netrepro(dir, 'netns');
-    local = await netrepro(dir, 'local');
-  }, 900_000);
-  afterAll(async () => {
-    await rm(dir, { recursive: true, force: true });
-  });
-
-  it('runs what it can stand for, and skips the rest up front with the reason', () => {
-    const ran = local.scenarios.filter((s) => s.verdict !== 'skipped').map((s) => s.id).sort();
-    expect(ran).toEqual(LOCAL_SCENARIOS);
-  });
-
-  for (const id of LOCAL_SCENARIOS) {
-    it(`${id}: the lab's verdict, phase by phase`, () => {
-      const l = byId(lab).get(id)!;
-      const r = byId(local).get(id)!;
-      expect({ verdict: r.verdict, phases: phases(r) }).toEqual({ verdict: l.verdict, phases: phases(l) });
+    beforeAll(async () => {
+      dir = await mkdtemp(join(tmpdir(), 'netrepro-real-'));
+      before = await hostSnapshot();
+      lab = await netrepro(dir, 'netns');
+      local = await netrepro(dir, 'local');
+    }, 900_000);
+    afterAll(async () => {
+      await rm(dir, { recursive: true, force: true });
     });
-  }
 
-  it('leaves the host as it found it: root namespace, no namespace, process or file of its runs', async () => {
-    expect(await hostSnapshot()).toEqual(before);
-    expect((await readdir('/var/tmp/netrepro-local').catch(() => [])).length).toBe(0);
-    const ps = (await run('ps', ['-eo', 'args'])).stdout;
-    expect(ps.split('\n').filter((l) => /netrepro-local|kube-apiserver|kubelet --config/.test(l))).toEqual([]);
-  });
-});
+    it('runs what it can stand for, and skips the rest up front with the reason', () => {
+      const ran = local.scenarios
+        .filter((s) => s.verdict !== 'skipped')
+        .map((s) => s.id)
+        .sort();
+      expect(ran).toEqual(LOCAL_SCENARIOS);
+    });
+
+    for (const id of LOCAL_SCENARIOS) {
+      it(`${id}: the lab's verdict, phase by phase`, () => {
+        const l = byId(lab).get(id)!;
+        const r = byId(local).get(id)!;
+        expect({ verdict: r.verdict, phases: phases(r) }).toEqual({ verdict: l.verdict, phases: phases(l) });
+      });
+    }
+
+    it('leaves the host as it found it: root namespace, no namespace, process or file of its runs', async () => {
+      expect(await hostSnapshot()).toEqual(before);
+      expect((await readdir('/var/tmp/netrepro-local').catch(() => [])).length).toBe(0);
+      const ps = (await run('ps', ['-eo', 'args'])).stdout;
+      expect(ps.split('\n').filter((l) => /netrepro-local|kube-apiserver|kubelet --config/.test(l))).toEqual([]);
+    });
+  },
+);

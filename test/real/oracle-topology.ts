@@ -19,11 +19,38 @@ export const ORACLE_TOPOLOGY: TopologySpec = Topology.parse({
     { name: 'plain', node: 'node-b', serve: [{ http: 8080 }] },
   ],
   services: [
-    { name: 'multi', clusterIP: '10.96.0.20', ports: [{ name: 'http', port: 80, targetPort: 8080 }], endpoints: ['web-a1', 'web-a2', 'web-b'] },
-    { name: 'np-cluster', type: 'NodePort', clusterIP: '10.96.0.21', ports: [{ name: 'http', port: 80, targetPort: 8080, nodePort: 30080 }], endpoints: ['web-b'] },
-    { name: 'np-local', type: 'NodePort', externalTrafficPolicy: 'Local', clusterIP: '10.96.0.22', ports: [{ name: 'http', port: 80, targetPort: 8080, nodePort: 30081 }], endpoints: ['web-a1'] },
+    {
+      name: 'multi',
+      clusterIP: '10.96.0.20',
+      ports: [{ name: 'http', port: 80, targetPort: 8080 }],
+      endpoints: ['web-a1', 'web-a2', 'web-b'],
+    },
+    {
+      name: 'np-cluster',
+      type: 'NodePort',
+      clusterIP: '10.96.0.21',
+      ports: [{ name: 'http', port: 80, targetPort: 8080, nodePort: 30080 }],
+      endpoints: ['web-b'],
+    },
+    {
+      name: 'np-local',
+      type: 'NodePort',
+      externalTrafficPolicy: 'Local',
+      clusterIP: '10.96.0.22',
+      ports: [{ name: 'http', port: 80, targetPort: 8080, nodePort: 30081 }],
+      endpoints: ['web-a1'],
+    },
     { name: 'empty', clusterIP: '10.96.0.23', ports: [{ name: 'http', port: 80, targetPort: 8080 }], endpoints: [] },
-    { name: 'kube-dns', namespace: 'kube-system', clusterIP: '10.96.0.10', ports: [{ name: 'dns', port: 53, targetPort: 53, protocol: 'UDP' }, { name: 'dns-tcp', port: 53, targetPort: 53 }], endpoints: ['dns'] },
+    {
+      name: 'kube-dns',
+      namespace: 'kube-system',
+      clusterIP: '10.96.0.10',
+      ports: [
+        { name: 'dns', port: 53, targetPort: 53, protocol: 'UDP' },
+        { name: 'dns-tcp', port: 53, targetPort: 53 },
+      ],
+      endpoints: ['dns'],
+    },
     { name: 'unnamed', clusterIP: '10.96.0.24', ports: [{ port: 80, targetPort: 8080 }], endpoints: ['plain'] },
   ],
 });

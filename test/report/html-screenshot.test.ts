@@ -15,11 +15,39 @@ const skip = existsSync('/usr/bin/chromium') ? undefined : 'no chromium (apt-get
 if (skip) console.warn(`HTML screenshot test skipped: ${skip}`);
 
 function ciliumRaceRun(): RunResult {
-  const fixture = JSON.parse(readFileSync(new URL('../unit/fixtures/probe-traces/cilium-kube-proxy-forward-race--external.json', import.meta.url), 'utf8'));
-  const phase = { name: 'faulted' as const, variant: 'restart-cilium', steps: [], probes: [fixture.probe], checks: fixture.checks, durationMs: 0, status: 'passed' as const };
+  const fixture = JSON.parse(
+    readFileSync(
+      new URL('../unit/fixtures/probe-traces/cilium-kube-proxy-forward-race--external.json', import.meta.url),
+      'utf8',
+    ),
+  );
+  const phase = {
+    name: 'faulted' as const,
+    variant: 'restart-cilium',
+    steps: [],
+    probes: [fixture.probe],
+    checks: fixture.checks,
+    durationMs: 0,
+    status: 'passed' as const,
+  };
   attachDiagnoses(phase, () => '');
-  const scenario = { id: 'cilium-kube-proxy-forward-race', title: 'kube-proxy started after Cilium', file: '', verdict: 'passed' as const, durationMs: 0, phases: [phase], labs: [], log: [] };
-  return { version: 1, provider: 'netns', durationMs: 0, summary: { passed: 1, measured: 0, failed: 0, errored: 0, skipped: 0 }, scenarios: [scenario] };
+  const scenario = {
+    id: 'cilium-kube-proxy-forward-race',
+    title: 'kube-proxy started after Cilium',
+    file: '',
+    verdict: 'passed' as const,
+    durationMs: 0,
+    phases: [phase],
+    labs: [],
+    log: [],
+  };
+  return {
+    version: 1,
+    provider: 'netns',
+    durationMs: 0,
+    summary: { passed: 1, measured: 0, failed: 0, errored: 0, skipped: 0 },
+    scenarios: [scenario],
+  };
 }
 
 describe.skipIf(skip)('HTML report in headless Chromium', () => {
@@ -31,7 +59,18 @@ describe.skipIf(skip)('HTML report in headless Chromium', () => {
     const shot = join(dir, 'shot.png');
     const r = spawnSync(
       'chromium',
-      ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', `--user-data-dir=${join(dir, 'profile')}`, '--window-size=1300,1100', `--screenshot=${shot}`, `file://${join(dir, 'report.html')}`],
+      [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--no-first-run',
+        `--user-data-dir=${join(dir, 'profile')}`,
+        '--window-size=1300,1100',
+        `--screenshot=${shot}`,
+        `file://${join(dir, 'report.html')}`,
+      ],
       { timeout: 60_000 },
     );
     expect(r.status, String(r.stderr)).toBe(0);

@@ -10,7 +10,8 @@ import { labSkipReason } from '../lab-support.ts';
 
 const provider = new NetnsProvider();
 const signal = new AbortController().signal;
-const run = (file: string, text: string, faultOnly = false) => runScenario({ file, scenario: parseScenario(text, file) }, { provider, signal, emit: () => {}, faultOnly });
+const run = (file: string, text: string, faultOnly = false) =>
+  runScenario({ file, scenario: parseScenario(text, file) }, { provider, signal, emit: () => {}, faultOnly });
 const scenarioText = (id: string) => readFile(new URL(`../../scenarios/${id}.yaml`, import.meta.url), 'utf8');
 
 describe.skipIf(labSkipReason)('verdicts on the netns lab', () => {
@@ -18,13 +19,24 @@ describe.skipIf(labSkipReason)('verdicts on the netns lab', () => {
     const loaded = await loadScenarioFile(new URL('../fixtures/outcomes-from-the-wire.yaml', import.meta.url).pathname);
     const result = await runScenario(loaded, { provider, signal, emit: () => {} });
     expect(scenarioFailures(result)).toEqual([]);
-    const summary = (phase: string, id: string) => result.phases.find((p) => p.name === phase)!.probes.find((p) => p.id === id)!.summary;
+    const summary = (phase: string, id: string) =>
+      result.phases.find((p) => p.name === phase)!.probes.find((p) => p.id === id)!.summary;
     expect(summary('baseline', 'closed-port')).toMatch(/= refused \(RST from 10\.244\.1\.3:9090 in answer to the SYN/);
-    expect(summary('baseline', 'no-endpoints')).toMatch(/= unreachable \(ICMP net-unreachable \(type 3 code 0\) from 10\.244\.1\.1/);
-    expect(summary('faulted', 'no-endpoints')).toMatch(/= refused \(ICMP port-unreachable \(type 3 code 3\) from 10\.244\.1\.1 about 10\.96\.0\.21 tcp port 80/);
-    expect(summary('faulted', 'host-unreachable')).toMatch(/= unreachable \(ICMP host-unreachable \(type 3 code 1\) from 10\.244\.1\.3/);
-    expect(summary('faulted', 'admin-prohibited')).toMatch(/= unreachable \(ICMP admin-prohibited \(type 3 code 13\) from 10\.244\.1\.3/);
-    expect(summary('faulted', 'local-route')).toMatch(/= unreachable \(connect\(\) failed in the pod with EHOSTUNREACH; no packet left it/);
+    expect(summary('baseline', 'no-endpoints')).toMatch(
+      /= unreachable \(ICMP net-unreachable \(type 3 code 0\) from 10\.244\.1\.1/,
+    );
+    expect(summary('faulted', 'no-endpoints')).toMatch(
+      /= refused \(ICMP port-unreachable \(type 3 code 3\) from 10\.244\.1\.1 about 10\.96\.0\.21 tcp port 80/,
+    );
+    expect(summary('faulted', 'host-unreachable')).toMatch(
+      /= unreachable \(ICMP host-unreachable \(type 3 code 1\) from 10\.244\.1\.3/,
+    );
+    expect(summary('faulted', 'admin-prohibited')).toMatch(
+      /= unreachable \(ICMP admin-prohibited \(type 3 code 13\) from 10\.244\.1\.3/,
+    );
+    expect(summary('faulted', 'local-route')).toMatch(
+      /= unreachable \(connect\(\) failed in the pod with EHOSTUNREACH; no packet left it/,
+    );
     expect(summary('baseline', 'clusterip')).toMatch(/= ok \(HTTP 200; SYN-ACK from 10\.96\.0\.20:80\)/);
   });
 
@@ -38,12 +50,14 @@ describe.skipIf(labSkipReason)('verdicts on the netns lab', () => {
     expect(result.verdict).toBe('errored');
     const faulted = result.phases.find((p) => p.name === 'faulted')!;
     expect(faulted.status).toBe('errored');
-    expect(faulted.error?.message).toMatch(/^step failed on pod\/web: \S*inject-ahead\S* --iface eth0 --port 8080 --timeout-ms 5000\n {2}exit 3, expected 0/);
+    expect(faulted.error?.message).toMatch(
+      /^step failed on pod\/web: \S*inject-ahead\S* --iface eth0 --port 8080 --timeout-ms 5000\n {2}exit 3, expected 0/,
+    );
     expect(faulted.error?.message).toMatch(/Operation not permitted/);
     expect(result.phases.filter((p) => p.name === 'fixed')).toEqual([]);
   });
 
-  it('a RST the client\'s socket ignores is named, not taken as its outcome: timeout, not refused', async () => {
+  it("a RST the client's socket ignores is named, not taken as its outcome: timeout, not refused", async () => {
     // REJECT after the ClusterIP's DNAT answers from the backend's address: the client's socket never sees a RST for
     // its connection to the ClusterIP; the same RST to a connection to the pod IP is that connection's answer
     const text = (await scenarioText('br-netfilter-clusterip-same-node')).replace(/^fault:\n[\s\S]*?(?=^fixes:)/m, () =>
@@ -61,15 +75,25 @@ describe.skipIf(labSkipReason)('verdicts on the netns lab', () => {
     const result = await run('reject-after-dnat.yaml', text, true);
     const faulted = result.phases.find((p) => p.name === 'faulted')!;
     expect(faulted.status).toBe('passed');
-    expect(faulted.probes.find((p) => p.id === 'clusterip')!.summary).toMatch(/= timeout \(.*RST from 10\.244\.1\.3:8080 ignored by the client: not from 10\.96\.0\.20:80, where its SYN went\)/);
-    expect(faulted.probes.find((p) => p.id === 'pod-ip')!.summary).toMatch(/= refused \(RST from 10\.244\.1\.3:8080 in answer to the SYN to 10\.244\.1\.3:8080/);
+    expect(faulted.probes.find((p) => p.id === 'clusterip')!.summary).toMatch(
+      /= timeout \(.*RST from 10\.244\.1\.3:8080 ignored by the client: not from 10\.96\.0\.20:80, where its SYN went\)/,
+    );
+    expect(faulted.probes.find((p) => p.id === 'pod-ip')!.summary).toMatch(
+      /= refused \(RST from 10\.244\.1\.3:8080 in answer to the SYN to 10\.244\.1\.3:8080/,
+    );
   });
 
   it('a counter whose pattern matches no line fails the check with "no line matched"', async () => {
-    const text = (await scenarioText('conntrack-invalid-reset')).replace("counter: '\\binvalid=(\\d+)'", "counter: '\\bnosuchfield=(\\d+)'");
+    const text = (await scenarioText('conntrack-invalid-reset')).replace(
+      "counter: '\\binvalid=(\\d+)'",
+      "counter: '\\bnosuchfield=(\\d+)'",
+    );
     const result = await run('no-line.yaml', text, true);
     expect(result.verdict).toBe('failed');
     const check = result.phases[0]!.checks.find((c) => c.id === 'conntrack-invalid')!;
-    expect(check).toMatchObject({ matched: false, observed: expect.stringMatching(/^cannot be read before the probes: no line matched \//) });
+    expect(check).toMatchObject({
+      matched: false,
+      observed: expect.stringMatching(/^cannot be read before the probes: no line matched \//),
+    });
   });
 });

@@ -23,11 +23,23 @@ describe.skipIf(labSkipReason)('weakened copies on the netns lab', () => {
   it('the gate does not read a fault that also breaks a control as immune or unchanged', async () => {
     // the fault also drops node-b's forwarded pod traffic: the pod-to-pod control breaks under every profile
     const copy = await copyOf('cilium-forward-race-cross-node', (t) =>
-      t.replace('    - reboot: { node: node-a, order: [cilium, kube-proxy] }\n', '    - reboot: { node: node-a, order: [cilium, kube-proxy] }\n    - run: { on: node/node-b, cmd: "iptables -I FORWARD -d 10.244.2.0/24 -j DROP" }\n'),
+      t.replace(
+        '    - reboot: { node: node-a, order: [cilium, kube-proxy] }\n',
+        '    - reboot: { node: node-a, order: [cilium, kube-proxy] }\n    - run: { on: node/node-b, cmd: "iptables -I FORWARD -d 10.244.2.0/24 -j DROP" }\n',
+      ),
     );
-    const result = await runGate([copy], await loadProfile('kube-proxy-1.14'), await loadProfile('kube-proxy-1.15'), { provider, signal });
+    const result = await runGate([copy], await loadProfile('kube-proxy-1.14'), await loadProfile('kube-proxy-1.15'), {
+      provider,
+      signal,
+    });
     expect(result.scenarios).toEqual([
-      expect.objectContaining({ baseline: 'broken', candidate: 'broken', change: 'unjudged', baselineDecidedBy: ['pod-other-node'], candidateDecidedBy: ['pod-other-node'] }),
+      expect.objectContaining({
+        baseline: 'broken',
+        candidate: 'broken',
+        change: 'unjudged',
+        baselineDecidedBy: ['pod-other-node'],
+        candidateDecidedBy: ['pod-other-node'],
+      }),
     ]);
     expect(result.scenarios[0]!.candidateReason).toMatch(/^a control broke: pod-other-node: expected ok/);
   });
@@ -50,10 +62,20 @@ describe.skipIf(labSkipReason)('weakened copies on the netns lab', () => {
     expect(originalFailure).toBeUndefined();
     const survivors = mutants.filter((m) => m.status === 'survived');
     // the absence also holds without the fault: it depends on nothing
-    expect(survivors.map((m) => m.mutation).sort()).toEqual(['absence-matches:fault/never-there', 'needs-fault:check/any-traffic', 'needs-fault:check/never-there']);
-    expect(survivors.find((m) => m.mutation.startsWith('absence'))!.reason).toMatch(/^this pattern never matches in any phase of any variant/);
-    expect(survivors.find((m) => m.mutation === 'needs-fault:check/any-traffic')!.reason).toMatch(/^still holds without the fault: expected delta >= 1/);
+    expect(survivors.map((m) => m.mutation).sort()).toEqual([
+      'absence-matches:fault/never-there',
+      'needs-fault:check/any-traffic',
+      'needs-fault:check/never-there',
+    ]);
+    expect(survivors.find((m) => m.mutation.startsWith('absence'))!.reason).toMatch(
+      /^this pattern never matches in any phase of any variant/,
+    );
+    expect(survivors.find((m) => m.mutation === 'needs-fault:check/any-traffic')!.reason).toMatch(
+      /^still holds without the fault: expected delta >= 1/,
+    );
     // the copy's own verdict mutants are still killed: only the weak checks survive
-    expect(mutants.filter((m) => m.status === 'killed').map((m) => m.mutation)).toEqual(expect.arrayContaining(['fault-removed', 'fix-removed:load-br-netfilter', 'needs-fault:clusterip']));
+    expect(mutants.filter((m) => m.status === 'killed').map((m) => m.mutation)).toEqual(
+      expect.arrayContaining(['fault-removed', 'fix-removed:load-br-netfilter', 'needs-fault:clusterip']),
+    );
   });
 });

@@ -46,76 +46,179 @@ const cases: Case[] = [
   { file: '04-list.yaml', line: 1, field: '', message: 'the document must be a mapping (received a list' },
   { file: '05-binary-garbage.yaml', line: 1, field: '', message: 'not a text file' },
   {
-    file: '06-invalid-utf8.yaml', line: 2, field: '', message: 'not valid UTF-8',
+    file: '06-invalid-utf8.yaml',
+    line: 2,
+    field: '',
+    message: 'not valid UTF-8',
   },
   { file: '07-alias-bomb.yaml', line: 1, field: '', message: 'Excessive alias count' },
   { file: '08-null-document.yaml', line: 1, field: '', message: 'the document must be a mapping (received nothing' },
   {
-    file: '09-undefined-alias.yaml', line: 2, field: '', message: 'Unresolved alias',
+    file: '09-undefined-alias.yaml',
+    line: 2,
+    field: '',
+    message: 'Unresolved alias',
   },
   {
-    file: '10-yaml-unclosed-flow-mapping.yaml', line: 23, field: '', message: 'Flow map',
-    bug: 'an unclosed `{` on line 23 is reported at 24:1 (the yaml library\'s error position: where it noticed, not the `{` it could not close)',
+    file: '10-yaml-unclosed-flow-mapping.yaml',
+    line: 23,
+    field: '',
+    message: 'Flow map',
+    bug: "an unclosed `{` on line 23 is reported at 24:1 (the yaml library's error position: where it noticed, not the `{` it could not close)",
   },
   { file: '11-yaml-bad-indentation.yaml', line: [7, 8], field: '', message: 'YAML:' },
   { file: '12-yaml-tab-indentation.yaml', line: 11, field: '', message: 'Tabs are not allowed as indentation' },
   { file: '13-yaml-duplicate-key.yaml', line: 9, field: '', message: 'Map keys must be unique' },
   { file: '14-yaml-two-documents.yaml', line: 38, field: '', message: 'multiple documents' },
   {
-    file: '15-unknown-top-level-key.yaml', line: 32, field: 'fixs', message: 'unknown key fixs',
+    file: '15-unknown-top-level-key.yaml',
+    line: 32,
+    field: 'fixs',
+    message: 'unknown key fixs',
   },
   { file: '16-unknown-probe-key.yaml', line: 23, field: 'probes[0].retries', message: 'unknown key retries' },
-  { file: '17-wrong-type-port-string.yaml', line: 23, field: 'probes[0].http.port', message: 'wrong type (received "80", expected number)' },
-  { file: '18-wrong-type-nodes-mapping.yaml', line: 7, field: 'topology.nodes', message: 'wrong type (received a mapping, expected array)' },
-  { file: '19-wrong-type-enabled-string.yaml', line: 29, field: 'fault.steps[0].br-netfilter.enabled', message: 'expected boolean' },
+  {
+    file: '17-wrong-type-port-string.yaml',
+    line: 23,
+    field: 'probes[0].http.port',
+    message: 'wrong type (received "80", expected number)',
+  },
+  {
+    file: '18-wrong-type-nodes-mapping.yaml',
+    line: 7,
+    field: 'topology.nodes',
+    message: 'wrong type (received a mapping, expected array)',
+  },
+  {
+    file: '19-wrong-type-enabled-string.yaml',
+    line: 29,
+    field: 'fault.steps[0].br-netfilter.enabled',
+    message: 'expected boolean',
+  },
   { file: '20-missing-required-fixes.yaml', line: [1, 2], field: 'fixes', message: 'required field is missing' },
-  { file: '21-unknown-endpoint-pod.yaml', line: 19, field: 'topology.services[0].endpoints[0]', message: 'unknown pod (received wbe' },
-  { file: '22-unknown-pod-node.yaml', line: 13, field: 'topology.pods[1].node', message: 'unknown node (received node-b' },
+  {
+    file: '21-unknown-endpoint-pod.yaml',
+    line: 19,
+    field: 'topology.services[0].endpoints[0]',
+    message: 'unknown pod (received wbe',
+  },
+  {
+    file: '22-unknown-pod-node.yaml',
+    line: 13,
+    field: 'topology.pods[1].node',
+    message: 'unknown node (received node-b',
+  },
   { file: '23-unknown-probe-in-expect.yaml', line: 32, field: 'fault.expect.pod-ip', message: 'unknown probe' },
-  { file: '24-unknown-service-in-probe.yaml', line: 23, field: 'probes[0].http.to', message: 'unknown svc (received api' },
-  { file: '25-unknown-step-node.yaml', line: 29, field: 'fault.steps[0].br-netfilter.node', message: 'unknown node (received node-z' },
+  {
+    file: '24-unknown-service-in-probe.yaml',
+    line: 23,
+    field: 'probes[0].http.to',
+    message: 'unknown svc (received api',
+  },
+  {
+    file: '25-unknown-step-node.yaml',
+    line: 29,
+    field: 'fault.steps[0].br-netfilter.node',
+    message: 'unknown node (received node-z',
+  },
   { file: '26-invalid-cidr-prefix.yaml', line: 8, field: 'topology.nodes[0].podCIDR', message: 'IPv4 CIDR' },
   { file: '27-invalid-cidr-octet.yaml', line: 8, field: 'topology.nodes[0].podCIDR', message: 'IPv4 CIDR' },
   { file: '28-invalid-cluster-ip.yaml', line: 17, field: 'topology.services[0].clusterIP', message: 'IPv4 address' },
   { file: '29-port-out-of-range.yaml', line: 18, field: 'topology.services[0].ports[0].port', message: '65535' },
   { file: '30-port-zero.yaml', line: 18, field: 'topology.services[0].ports[0].targetPort', message: '(received 0)' },
   { file: '31-port-negative-probe.yaml', line: 23, field: 'probes[0].http.port', message: '(received -80)' },
-  { file: '32-duplicate-pod-names.yaml', line: 12, field: 'topology.pods[1].name', message: 'duplicate name (received client' },
+  {
+    file: '32-duplicate-pod-names.yaml',
+    line: 12,
+    field: 'topology.pods[1].name',
+    message: 'duplicate name (received client',
+  },
   { file: '33-duplicate-probe-ids.yaml', line: 24, field: 'probes[1].id', message: 'duplicate id (received clusterip' },
-  { file: '34-duplicate-node-names.yaml', line: 9, field: 'topology.nodes[1].name', message: 'duplicate name (received node-a' },
+  {
+    file: '34-duplicate-node-names.yaml',
+    line: 9,
+    field: 'topology.nodes[1].name',
+    message: 'duplicate name (received node-a',
+  },
   { file: '35-shell-pod-name.yaml', line: 12, field: 'topology.pods[1].name', message: 'received "web; rm -rf /"' },
   { file: '36-shell-node-name.yaml', line: 7, field: 'topology.nodes[0].name', message: 'received "node-a$(reboot)"' },
   { file: '37-shell-probe-id.yaml', line: 21, field: 'probes[0].id', message: 'received "clusterip`id`"' },
-  { file: '38-shell-run-on.yaml', line: 29, field: 'fault.steps[0].run.on', message: 'received "node/node-a; iptables -F"' },
+  {
+    file: '38-shell-run-on.yaml',
+    line: 29,
+    field: 'fault.steps[0].run.on',
+    message: 'received "node/node-a; iptables -F"',
+  },
   { file: '39-shell-expect-key.yaml', line: 26, field: 'baseline.expect.clusterip|sh', message: 'Invalid key' },
-  { file: '40-run-on-unknown-pod.yaml', line: 29, field: 'fault.steps[0].run.on', message: 'unknown pod (received ghost' },
-  { file: '41-cluster-ip-in-pod-cidr.yaml', line: 17, field: 'topology.services[0].clusterIP', message: 'must not be inside the pod network' },
-  { file: '42-pod-cidr-outside-cluster-cidr.yaml', line: 8, field: 'topology.nodes[0].podCIDR', message: 'not inside clusterCIDR' },
+  {
+    file: '40-run-on-unknown-pod.yaml',
+    line: 29,
+    field: 'fault.steps[0].run.on',
+    message: 'unknown pod (received ghost',
+  },
+  {
+    file: '41-cluster-ip-in-pod-cidr.yaml',
+    line: 17,
+    field: 'topology.services[0].clusterIP',
+    message: 'must not be inside the pod network',
+  },
+  {
+    file: '42-pod-cidr-outside-cluster-cidr.yaml',
+    line: 8,
+    field: 'topology.nodes[0].podCIDR',
+    message: 'not inside clusterCIDR',
+  },
   { file: '43-unknown-outcome.yaml', line: 31, field: 'fault.expect.clusterip', message: 'received "hangs"' },
   { file: '44-unknown-cni.yaml', line: 5, field: 'topology.cni', message: 'received "calico"' },
-  { file: '45-sysctl-outside-net.yaml', line: 9, field: 'topology.nodes[0].sysctls.kernel.panic', message: 'Invalid key' },
+  {
+    file: '45-sysctl-outside-net.yaml',
+    line: 9,
+    field: 'topology.nodes[0].sysctls.kernel.panic',
+    message: 'Invalid key',
+  },
   { file: '46-probe-two-kinds.yaml', line: 21, field: 'probes[0]', message: 'exactly one kind' },
   { file: '47-step-two-actions.yaml', line: 29, field: 'fault.steps[0]', message: 'exactly one action' },
-  { file: '48-duplicate-cluster-ip.yaml', line: 21, field: 'topology.services[1].clusterIP', message: 'duplicate clusterIP' },
+  {
+    file: '48-duplicate-cluster-ip.yaml',
+    line: 21,
+    field: 'topology.services[1].clusterIP',
+    message: 'duplicate clusterIP',
+  },
   { file: '49-http-path-with-space.yaml', line: 23, field: 'probes[0].http.path', message: 'absolute URL path' },
   { file: '50-bad-duration.yaml', line: 23, field: 'probes[0].timeout', message: 'duration' },
   {
-    file: '51-overlapping-pod-cidrs.yaml', line: 10, field: 'topology.nodes[1].podCIDR', message: /overlap|duplicate/,
+    file: '51-overlapping-pod-cidrs.yaml',
+    line: 10,
+    field: 'topology.nodes[1].podCIDR',
+    message: /overlap|duplicate/,
   },
   {
-    file: '52-cluster-cidr-overlaps-fabric.yaml', line: [6, 9], field: 'topology.', message: /172\.18\.0/,
+    file: '52-cluster-cidr-overlaps-fabric.yaml',
+    line: [6, 9],
+    field: 'topology.',
+    message: /172\.18\.0/,
   },
 ];
 
 /** Generated into a temporary directory instead of being committed. */
 const generated: (Case & { content: () => string | Buffer })[] = [
   {
-    file: 'multi-megabyte.yaml', line: 1, field: '', message: 'file too large',
+    file: 'multi-megabyte.yaml',
+    line: 1,
+    field: '',
+    message: 'file too large',
     // a well-formed scenario padded with a 3 MiB description
-    content: () => readFileSync(join(ROOT, CORPUS, '20-missing-required-fixes.yaml'), 'utf8').replace('title:', `description: "${'x'.repeat(3 * 1024 * 1024)}"\ntitle:`),
+    content: () =>
+      readFileSync(join(ROOT, CORPUS, '20-missing-required-fixes.yaml'), 'utf8').replace(
+        'title:',
+        `description: "${'x'.repeat(3 * 1024 * 1024)}"\ntitle:`,
+      ),
   },
   {
-    file: 'deep-nesting.yaml', line: 1, field: '', message: 'nested deeper than 64 levels',
+    file: 'deep-nesting.yaml',
+    line: 1,
+    field: '',
+    message: 'nested deeper than 64 levels',
     // 20 000 nested flow sequences (40 KB): refused before the parser recurses per level
     content: () => `id: ${'['.repeat(20_000)}${']'.repeat(20_000)}\n`,
   },
@@ -133,7 +236,9 @@ async function cliInProcess(args: string[]) {
   let stderr = '';
   const write = process.stderr.write;
   const stdoutWrite = process.stdout.write;
-  process.stderr.write = ((chunk: string | Uint8Array) => ((stderr += String(chunk)), true)) as typeof process.stderr.write;
+  process.stderr.write = ((chunk: string | Uint8Array) => (
+    (stderr += String(chunk)), true
+  )) as typeof process.stderr.write;
   process.stdout.write = (() => true) as typeof process.stdout.write;
   try {
     const exitCode = await main(['node', 'netrepro', ...args]);
@@ -169,12 +274,17 @@ function expectRejected(output: string, file: string, c: Case): void {
   const field = c.field ? ` ${escapeRegex(c.field)}` : '';
   // FILE:LINE:COL: field ...message
   const where = new RegExp(`${escapeRegex(file)}:(${lines.join('|')}):\\d+:${field}`);
-  const issue = output.split('\n').find((l) => where.test(l) && (typeof c.message === 'string' ? l.includes(c.message) : c.message.test(l)));
+  const issue = output
+    .split('\n')
+    .find((l) => where.test(l) && (typeof c.message === 'string' ? l.includes(c.message) : c.message.test(l)));
   expect(issue, `no issue at ${file}:${lines.join(' or ')}${field} matching ${c.message} in:\n${output}`).toBeDefined();
 }
 
 let tmp: string;
-const all = [...cases.map((c) => ({ ...c, path: join(CORPUS, c.file) })), ...generated.map((g) => ({ ...g, path: '' }))];
+const all = [
+  ...cases.map((c) => ({ ...c, path: join(CORPUS, c.file) })),
+  ...generated.map((g) => ({ ...g, path: '' })),
+];
 const pathOf = (c: (typeof all)[number]) => c.path || relative(ROOT, join(tmp, c.file));
 /**
  * Also run as real processes (`node bin/netrepro.js run FILE`), one file per layer that refuses it
@@ -193,12 +303,22 @@ afterAll(async () => {
   await rm(tmp, { recursive: true, force: true });
   timings.sort((a, b) => a.case.localeCompare(b.case));
   const ms = (n?: number) => (n === undefined ? '' : n.toFixed(1));
-  console.table(timings.map((t) => ({ case: t.case, 'loadScenarioFile ms': ms(t.loadMs), 'main validate ms': ms(t.validateMs), 'main run ms': ms(t.runMs), 'process run ms': ms(t.processMs) })));
+  console.table(
+    timings.map((t) => ({
+      case: t.case,
+      'loadScenarioFile ms': ms(t.loadMs),
+      'main validate ms': ms(t.validateMs),
+      'main run ms': ms(t.runMs),
+      'process run ms': ms(t.processMs),
+    })),
+  );
 });
 
 describe('bad-input corpus', () => {
   it('covers every file in test/bad-input/ (and only those)', async () => {
-    expect((await readdir(join(ROOT, CORPUS))).filter((f) => f.endsWith('.yaml')).sort()).toEqual(cases.map((c) => c.file).sort());
+    expect((await readdir(join(ROOT, CORPUS))).filter((f) => f.endsWith('.yaml')).sort()).toEqual(
+      cases.map((c) => c.file).sort(),
+    );
     expect(all.length).toBeGreaterThanOrEqual(25);
   });
 
@@ -259,16 +379,18 @@ describe('bad-input corpus', () => {
       expect(created.filter((n) => n.ownerPid === run.pid)).toEqual([]);
     });
 
-    it(
-      'several deeply nested files in one validate call: exit 2, not a V8 abort (nesting is refused before parsing; it once aborted node with "FATAL ERROR: RegExpCompiler Allocation failed")',
-      async () => {
-        const deep = (n: number) => `id: ${'['.repeat(n)}${']'.repeat(n)}\n`;
-        await writeFile(join(tmp, 'deep-5000.yaml'), deep(5000));
-        await writeFile(join(tmp, 'deep-60000.yaml'), deep(60_000));
-        const r = await cliProcess(['validate', join(tmp, 'deep-5000.yaml'), join(tmp, 'deep-5000.yaml'), join(tmp, 'deep-60000.yaml')]);
-        expect(r.stderr).not.toContain('FATAL ERROR');
-        expect(r.exitCode).toBe(2);
-      },
-    );
+    it('several deeply nested files in one validate call: exit 2, not a V8 abort (nesting is refused before parsing; it once aborted node with "FATAL ERROR: RegExpCompiler Allocation failed")', async () => {
+      const deep = (n: number) => `id: ${'['.repeat(n)}${']'.repeat(n)}\n`;
+      await writeFile(join(tmp, 'deep-5000.yaml'), deep(5000));
+      await writeFile(join(tmp, 'deep-60000.yaml'), deep(60_000));
+      const r = await cliProcess([
+        'validate',
+        join(tmp, 'deep-5000.yaml'),
+        join(tmp, 'deep-5000.yaml'),
+        join(tmp, 'deep-60000.yaml'),
+      ]);
+      expect(r.stderr).not.toContain('FATAL ERROR');
+      expect(r.exitCode).toBe(2);
+    });
   });
 });

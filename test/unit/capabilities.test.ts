@@ -18,21 +18,35 @@ import type { StepSpec } from '../../src/model/scenario-schema.ts';
 import { STEP_KINDS, stepRequires } from '../../src/model/steps/registry.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
-const SCENARIOS = readdirSync(join(ROOT, 'scenarios'), { recursive: true }).map(String).filter((f) => f.endsWith('.yaml')).map((f) => join(ROOT, 'scenarios', f));
-const run = (on: string, cmd: string) => ({ run: { on, cmd, background: false, lead: 50, timeout: '30s', expect: { exit: 0 } } }) as StepSpec;
+const SCENARIOS = readdirSync(join(ROOT, 'scenarios'), { recursive: true })
+  .map(String)
+  .filter((f) => f.endsWith('.yaml'))
+  .map((f) => join(ROOT, 'scenarios', f));
+const run = (on: string, cmd: string) =>
+  ({ run: { on, cmd, background: false, lead: 50, timeout: '30s', expect: { exit: 0 } } }) as StepSpec;
 
 describe('step kinds declare what they need', () => {
   it('lab actions, node namespaces, hosts, the fabric and lab-name placeholders', () => {
     expect(stepRequires({ reboot: { node: 'node-a' } } as StepSpec)).toEqual(['action/reboot']);
     expect(stepRequires({ start: { node: 'node-a', component: 'kube-proxy' } } as StepSpec)).toEqual(['action/start']);
-    expect(stepRequires({ 'sock-lb-detach-stale': { node: 'node-a' } } as StepSpec)).toEqual(['action/sock-lb-detach-stale']);
+    expect(stepRequires({ 'sock-lb-detach-stale': { node: 'node-a' } } as StepSpec)).toEqual([
+      'action/sock-lb-detach-stale',
+    ]);
     expect(stepRequires({ 'br-netfilter': { node: 'node-a', enabled: false } } as StepSpec)).toEqual(['node-exec']);
     expect(stepRequires({ sysctl: { on: 'pod/web', name: 'net.ipv4.ip_forward', value: 0 } } as StepSpec)).toEqual([]);
-    expect(stepRequires({ sysctl: { on: 'host/docs', name: 'net.ipv4.ip_forward', value: 0 } } as StepSpec)).toEqual(['external-hosts']);
-    expect(stepRequires(run('node/node-a', 'tc qdisc add dev {veth/web} root netem loss 100%'))).toEqual(['node-exec', 'path/veth']);
+    expect(stepRequires({ sysctl: { on: 'host/docs', name: 'net.ipv4.ip_forward', value: 0 } } as StepSpec)).toEqual([
+      'external-hosts',
+    ]);
+    expect(stepRequires(run('node/node-a', 'tc qdisc add dev {veth/web} root netem loss 100%'))).toEqual([
+      'node-exec',
+      'path/veth',
+    ]);
     expect(stepRequires(run('fabric', 'tcpdump -i {port/node-a}'))).toEqual(['fabric', 'path/port']);
     expect(stepRequires(run('pod/client', 'curl {svc/web}'))).toEqual([]);
-    expect(stepRequires({ 'link-mtu': { on: 'node/node-a', dev: '{veth/web}', mtu: 1400 } } as StepSpec)).toEqual(['node-exec', 'path/veth']);
+    expect(stepRequires({ 'link-mtu': { on: 'node/node-a', dev: '{veth/web}', mtu: 1400 } } as StepSpec)).toEqual([
+      'node-exec',
+      'path/veth',
+    ]);
   });
 
   it('a kind that declares nothing still needs what its expansion shows', () => {
@@ -52,21 +66,31 @@ describe('providers declare what they can do', () => {
     const loaded = await Promise.all(SCENARIOS.map((file) => loadScenarioFile(file)));
     for (const { scenario } of loaded) expect(unsupported(providerSupport('netns'), scenario)).toBeUndefined();
     const kind = providerSupport(resolveRunConfig({ provider: 'kind' }, {}));
-    const reasons = Object.fromEntries(loaded.map(({ scenario }) => [scenario.id, unsupported(kind, scenario)?.reason]));
+    const reasons = Object.fromEntries(
+      loaded.map(({ scenario }) => [scenario.id, unsupported(kind, scenario)?.reason]),
+    );
     expect(reasons['br-netfilter-clusterip-same-node']).toBeUndefined();
-    expect(reasons['stale-sock-lb-program']).toMatch(/^kind cannot attach a BPF socket-LB program .*needed by fault, step 1 \(sock-lb-stale-program\)/);
-    expect(reasons['cilium-kube-proxy-forward-race']).toMatch(/^kind cannot reboot a node .*needed by fault, step 1 \(reboot\).*have hosts outside the cluster/);
+    expect(reasons['stale-sock-lb-program']).toMatch(
+      /^kind cannot attach a BPF socket-LB program .*needed by fault, step 1 \(sock-lb-stale-program\)/,
+    );
+    expect(reasons['cilium-kube-proxy-forward-race']).toMatch(
+      /^kind cannot reboot a node .*needed by fault, step 1 \(reboot\).*have hosts outside the cluster/,
+    );
   });
 
   it('netns declares every capability; the real providers only commands in a node namespace', () => {
     expect([...providerSupport('netns').capabilities].sort()).toEqual([...ALL_CAPABILITIES].sort());
-    for (const name of ['kind', 'minikube', 'k3s']) expect([...providerSupport(resolveRunConfig({ provider: name }, {})).capabilities]).toEqual(['node-exec']);
+    for (const name of ['kind', 'minikube', 'k3s'])
+      expect([...providerSupport(resolveRunConfig({ provider: name }, {})).capabilities]).toEqual(['node-exec']);
   });
 
   it('a scenario names where each need comes from', async () => {
     const { scenario } = await loadScenarioFile(join(ROOT, 'scenarios/stale-sock-lb-program.yaml'));
     const needs = scenarioRequirements(scenario);
-    expect(needs).toContainEqual({ capability: 'action/sock-lb-stale-program', by: 'fault, step 1 (sock-lb-stale-program)' });
+    expect(needs).toContainEqual({
+      capability: 'action/sock-lb-stale-program',
+      by: 'fault, step 1 (sock-lb-stale-program)',
+    });
     expect(needs.find((n) => n.capability === 'path/cgroup')?.by).toMatch(/^baseline, check /);
   });
 });
@@ -76,13 +100,22 @@ describe('kernel settings a node cannot have of its own', () => {
     const { scenario } = await loadScenarioFile(join(ROOT, 'scenarios/conntrack-invalid-reset.yaml'));
     const step = { sysctl: { on: 'node/node-a', name: 'net.netfilter.nf_conntrack_max', value: 64 } } as StepSpec;
     const node = { ...scenario.topology.nodes[0]!, sysctls: { 'net.ipv4.neigh.default.gc_thresh3': 64 } };
-    const copy = { ...scenario, topology: { ...scenario.topology, nodes: [node] }, fault: { ...scenario.fault, steps: [step, ...scenario.fault.steps] } };
+    const copy = {
+      ...scenario,
+      topology: { ...scenario.topology, nodes: [node] },
+      fault: { ...scenario.fault, steps: [step, ...scenario.fault.steps] },
+    };
     for (const name of ['netns', 'kind', 'minikube', 'k3s']) {
-      const misfit = unsupported(providerSupport(name === 'netns' ? 'netns' : resolveRunConfig({ provider: name }, {})), copy)!;
+      const misfit = unsupported(
+        providerSupport(name === 'netns' ? 'netns' : resolveRunConfig({ provider: name }, {})),
+        copy,
+      )!;
       expect(misfit.reason).toContain(`${name} cannot set a kernel setting the whole host shares on one node`);
       expect(misfit.hint).toMatch(/a kernel of their own/);
     }
-    const needs = scenarioRequirements(copy).filter((n) => n.capability === 'host-kernel').map((n) => n.by);
+    const needs = scenarioRequirements(copy)
+      .filter((n) => n.capability === 'host-kernel')
+      .map((n) => n.by);
     expect(needs).toEqual([
       "topology.nodes node-a.sysctls: net.ipv4.neigh.default.gc_thresh3 exists only in the host's initial network namespace: the neighbour table's garbage collection is per host",
       "fault, step 1 (sysctl): net.netfilter.nf_conntrack_max is read-only outside the host's initial network namespace: one conntrack table size for the whole host",
@@ -107,7 +140,10 @@ describe('the engine skips before provisioning', () => {
     };
     const events: RunEvent[] = [];
     const t0 = performance.now();
-    const result = await runScenario({ file, scenario }, { provider, signal: new AbortController().signal, emit: (e) => events.push(e) });
+    const result = await runScenario(
+      { file, scenario },
+      { provider, signal: new AbortController().signal, emit: (e) => events.push(e) },
+    );
     expect(performance.now() - t0).toBeLessThan(500);
     expect(provisioned).toBe(0);
     expect(result.verdict).toBe('skipped');
@@ -119,16 +155,41 @@ describe('the engine skips before provisioning', () => {
 
 describe('validate --provider', () => {
   it('reports the skip and exits 0; a supported file is ok', async () => {
-    const r = await runProcess('node', ['bin/netrepro.js', 'validate', '--provider', 'kind', 'scenarios/stale-sock-lb-program.yaml', 'scenarios/br-netfilter-clusterip-same-node.yaml'], { cwd: ROOT });
+    const r = await runProcess(
+      'node',
+      [
+        'bin/netrepro.js',
+        'validate',
+        '--provider',
+        'kind',
+        'scenarios/stale-sock-lb-program.yaml',
+        'scenarios/br-netfilter-clusterip-same-node.yaml',
+      ],
+      { cwd: ROOT },
+    );
     expect(r.exitCode).toBe(0);
     expect(r.stdout.split('\n')).toEqual([
-      expect.stringMatching(/^scenarios\/stale-sock-lb-program.yaml: skipped on kind: kind cannot attach a BPF socket-LB program .* \(hint: run it with --provider netns\)$/),
+      expect.stringMatching(
+        /^scenarios\/stale-sock-lb-program.yaml: skipped on kind: kind cannot attach a BPF socket-LB program .* \(hint: run it with --provider netns\)$/,
+      ),
       'scenarios/br-netfilter-clusterip-same-node.yaml: ok',
     ]);
   });
 
   it('with a profile, its versions decide the fit', async () => {
-    const r = await runProcess('node', ['bin/netrepro.js', 'validate', '--provider', 'kind', '--profile', 'kube-proxy-1.14', 'scenarios/br-netfilter-clusterip-same-node.yaml'], { cwd: ROOT });
+    const r = await runProcess(
+      'node',
+      [
+        'bin/netrepro.js',
+        'validate',
+        '--provider',
+        'kind',
+        '--profile',
+        'kube-proxy-1.14',
+        'scenarios/br-netfilter-clusterip-same-node.yaml',
+      ],
+      { cwd: ROOT },
+    );
     expect([r.exitCode, r.stdout]).toEqual([0, 'scenarios/br-netfilter-clusterip-same-node.yaml: ok']);
   });
 });
@@ -149,7 +210,9 @@ describe('TeardownStack', () => {
     expect(done).toEqual(['last', 'first']);
     expect(logged).toEqual(['teardown: last', 'teardown: first']);
     let late = false;
-    expect(() => stack.push('late', async () => void (late = true))).toThrow(/late: registered after teardown began; undone at once/);
+    expect(() => stack.push('late', async () => void (late = true))).toThrow(
+      /late: registered after teardown began; undone at once/,
+    );
     await Promise.resolve();
     expect(late).toBe(true);
   });

@@ -25,9 +25,17 @@ interface Source {
 }
 
 /** A file of cilium/cilium at a release tag, read in the forks named. */
-const atTag = (tag: string, commit: string, readIn: string[]) => (path: string): Source => ({ repo: 'cilium/cilium', tag, commit, path, readIn });
+const atTag =
+  (tag: string, commit: string, readIn: string[]) =>
+  (path: string): Source => ({ repo: 'cilium/cilium', tag, commit, path, readIn });
 const V1_18_2 = atTag('v1.18.2', '5bd307a8f6fbf3489005944ded2ed085fc642cc2', ['Br1an67/cilium', 'sh1un/cilium']);
-const FIVE_FORKS = ['Br1an67/cilium', 'madhusudancs/cilium', 'sh1un/cilium', 'AritraDey-Dev/cilium', 'go-faster/cilium'];
+const FIVE_FORKS = [
+  'Br1an67/cilium',
+  'madhusudancs/cilium',
+  'sh1un/cilium',
+  'AritraDey-Dev/cilium',
+  'go-faster/cilium',
+];
 // struct lb4_key, lb4_service, lb4_backend, lb4_reverse_nat, ipv4_revnat_tuple, ipv4_revnat_entry, ipv4_ct_tuple; TUPLE_F_*; SVC_FLAG_*
 // (the same structs, byte for byte, at v1.19.1, where lb4_* moved to bpf/lib/lb.h and the revnat structs to bpf/lib/sock.h)
 const COMMON_H = V1_18_2('bpf/lib/common.h');
@@ -43,10 +51,18 @@ const NODE_CONFIG_H = V1_18_2('bpf/node_config.h');
 // service without backends; cilium_lb4_reverse_sk (LRU, ipv4_revnat_tuple -> ipv4_revnat_entry)
 const BPF_SOCK_C = V1_18_2('bpf/bpf_sock.c');
 // installForwardChainRules before PR 11819: three rules on the delivery interface (v1.6.2 - v1.7.4; v1.6.0/v1.6.1 had two)
-const IPTABLES_GO_OLD = atTag('v1.7.0', 'adeaf8c04371e7f1ab17379578a0b74814793587', FIVE_FORKS)('pkg/datapath/iptables/iptables.go');
+const IPTABLES_GO_OLD = atTag(
+  'v1.7.0',
+  'adeaf8c04371e7f1ab17379578a0b74814793587',
+  FIVE_FORKS,
+)('pkg/datapath/iptables/iptables.go');
 // installForwardChainRules after PR 11819 (backported to v1.7.5): cilium_host rules, cilium_net, and with endpoint routes the
 // lxc+ pair; the same rules at v1.12.0, v1.16.0 and v1.19.1 (installForwardChainRulesIpX)
-const IPTABLES_GO_NEW = atTag('v1.8.0', 'f455c7e6921d8907e6a6016411fc85e57919e3d1', FIVE_FORKS)('pkg/datapath/iptables/iptables.go');
+const IPTABLES_GO_NEW = atTag(
+  'v1.8.0',
+  'f455c7e6921d8907e6a6016411fc85e57919e3d1',
+  FIVE_FORKS,
+)('pkg/datapath/iptables/iptables.go');
 /** The four 1.8 rules without endpoint routes; with them, the lxc+ pair follows. */
 const V1_8_RULES = [
   '-A CILIUM_FORWARD -o cilium_host -m comment --comment "cilium: any->cluster on cilium_host forward accept" -j ACCEPT',
@@ -56,31 +72,106 @@ const V1_8_RULES = [
 ];
 
 /** Byte offsets of the fields we use and the struct size, as read in `source`. */
-const LAYOUTS: { struct: string; size: number; fields: Record<string, number>; source: Source; object: 'masquerade' | 'sock-lb' }[] = [
-  { struct: 'lb4_key', size: 12, fields: { address: 0, dport: 4, backend_slot: 6, proto: 8, scope: 9 }, source: COMMON_H, object: 'sock-lb' },
-  { struct: 'lb4_service', size: 12, fields: { backend_id: 0, count: 4, rev_nat_index: 6, flags: 8, flags2: 9 }, source: COMMON_H, object: 'sock-lb' },
+const LAYOUTS: {
+  struct: string;
+  size: number;
+  fields: Record<string, number>;
+  source: Source;
+  object: 'masquerade' | 'sock-lb';
+}[] = [
+  {
+    struct: 'lb4_key',
+    size: 12,
+    fields: { address: 0, dport: 4, backend_slot: 6, proto: 8, scope: 9 },
+    source: COMMON_H,
+    object: 'sock-lb',
+  },
+  {
+    struct: 'lb4_service',
+    size: 12,
+    fields: { backend_id: 0, count: 4, rev_nat_index: 6, flags: 8, flags2: 9 },
+    source: COMMON_H,
+    object: 'sock-lb',
+  },
   // its trailing bytes are __u16 cluster_id, __u8 zone, __u8 pad at the tag: our model writes them 0
-  { struct: 'lb4_backend', size: 12, fields: { address: 0, port: 4, proto: 6, flags: 7 }, source: COMMON_H, object: 'sock-lb' },
+  {
+    struct: 'lb4_backend',
+    size: 12,
+    fields: { address: 0, port: 4, proto: 6, flags: 7 },
+    source: COMMON_H,
+    object: 'sock-lb',
+  },
   { struct: 'lb4_reverse_nat', size: 6, fields: { address: 0, port: 4 }, source: COMMON_H, object: 'sock-lb' },
-  { struct: 'ipv4_revnat_tuple', size: 16, fields: { cookie: 0, address: 8, port: 12, pad: 14 }, source: COMMON_H, object: 'sock-lb' },
-  { struct: 'ipv4_revnat_entry', size: 8, fields: { address: 0, port: 4, rev_nat_index: 6 }, source: COMMON_H, object: 'sock-lb' },
-  { struct: 'ipv4_ct_tuple', size: 14, fields: { daddr: 0, saddr: 4, dport: 8, sport: 10, nexthdr: 12, flags: 13 }, source: COMMON_H, object: 'masquerade' },
+  {
+    struct: 'ipv4_revnat_tuple',
+    size: 16,
+    fields: { cookie: 0, address: 8, port: 12, pad: 14 },
+    source: COMMON_H,
+    object: 'sock-lb',
+  },
+  {
+    struct: 'ipv4_revnat_entry',
+    size: 8,
+    fields: { address: 0, port: 4, rev_nat_index: 6 },
+    source: COMMON_H,
+    object: 'sock-lb',
+  },
+  {
+    struct: 'ipv4_ct_tuple',
+    size: 14,
+    fields: { daddr: 0, saddr: 4, dport: 8, sport: 10, nexthdr: 12, flags: 13 },
+    source: COMMON_H,
+    object: 'masquerade',
+  },
   // nat_entry's second word (needs_ct) is not used by our model
   { struct: 'nat_entry', size: 32, fields: { created: 0, pad1: 16, pad2: 24 }, source: NAT_H, object: 'masquerade' },
   { struct: 'ipv4_nat_entry', size: 40, fields: { common: 0 }, source: NAT_H, object: 'masquerade' },
 ];
 
 /** Map name -> BPF map type number and key/value struct, as in the sources. */
-const MAPS: { name: string; type: number; key: string; value: string; source: Source; object: 'masquerade' | 'sock-lb' }[] = [
-  { name: 'cilium_snat_v4_external', type: 9 /* BPF_MAP_TYPE_LRU_HASH */, key: 'ipv4_ct_tuple', value: 'ipv4_nat_entry', source: NAT_H, object: 'masquerade' },
-  { name: 'cilium_lb4_reverse_sk', type: 9, key: 'ipv4_revnat_tuple', value: 'ipv4_revnat_entry', source: BPF_SOCK_C, object: 'sock-lb' },
-  { name: 'cilium_lb4_services_v2', type: 1 /* BPF_MAP_TYPE_HASH */, key: 'lb4_key', value: 'lb4_service', source: LB_H, object: 'sock-lb' },
+const MAPS: {
+  name: string;
+  type: number;
+  key: string;
+  value: string;
+  source: Source;
+  object: 'masquerade' | 'sock-lb';
+}[] = [
+  {
+    name: 'cilium_snat_v4_external',
+    type: 9 /* BPF_MAP_TYPE_LRU_HASH */,
+    key: 'ipv4_ct_tuple',
+    value: 'ipv4_nat_entry',
+    source: NAT_H,
+    object: 'masquerade',
+  },
+  {
+    name: 'cilium_lb4_reverse_sk',
+    type: 9,
+    key: 'ipv4_revnat_tuple',
+    value: 'ipv4_revnat_entry',
+    source: BPF_SOCK_C,
+    object: 'sock-lb',
+  },
+  {
+    name: 'cilium_lb4_services_v2',
+    type: 1 /* BPF_MAP_TYPE_HASH */,
+    key: 'lb4_key',
+    value: 'lb4_service',
+    source: LB_H,
+    object: 'sock-lb',
+  },
   { name: 'cilium_lb4_backends_v3', type: 1, key: '', value: 'lb4_backend', source: LB_H, object: 'sock-lb' },
   { name: 'cilium_lb4_reverse_nat', type: 1, key: '', value: 'lb4_reverse_nat', source: LB_H, object: 'sock-lb' },
 ];
 
 /** Socket-LB entry points: the attach hook and the function name, as in BPF_SOCK_C. */
-const SOCK_PROGRAMS = { cil_sock4_connect: 'cgroup/connect4', cil_sock4_sendmsg: 'cgroup/sendmsg4', cil_sock4_recvmsg: 'cgroup/recvmsg4', cil_sock4_getpeername: 'cgroup/getpeername4' };
+const SOCK_PROGRAMS = {
+  cil_sock4_connect: 'cgroup/connect4',
+  cil_sock4_sendmsg: 'cgroup/sendmsg4',
+  cil_sock4_recvmsg: 'cgroup/recvmsg4',
+  cil_sock4_getpeername: 'cgroup/getpeername4',
+};
 
 /** Constants read in the sources. */
 const CONSTANTS = {
@@ -121,9 +212,7 @@ const FORWARD_RULES: { version: '1.7' | '1.8'; endpointRoutes: boolean; rules: s
     version: '1.8',
     endpointRoutes: false,
     source: IPTABLES_GO_NEW,
-    rules: [
-      ...V1_8_RULES,
-    ],
+    rules: [...V1_8_RULES],
   },
   {
     version: '1.8',
@@ -164,7 +253,8 @@ async function btf(object: 'masquerade' | 'sock-lb'): Promise<Map<number, BtfTyp
   return new Map((JSON.parse(out) as { types: BtfType[] }).types.map((t) => [t.id, t]));
 }
 
-const struct = (types: Map<number, BtfType>, name: string) => [...types.values()].find((t) => t.kind === 'STRUCT' && t.name === name);
+const struct = (types: Map<number, BtfType>, name: string) =>
+  [...types.values()].find((t) => t.kind === 'STRUCT' && t.name === name);
 /** Follow typedefs/qualifiers/pointers to the named type. */
 function resolve(types: Map<number, BtfType>, id: number | undefined): BtfType | undefined {
   let t = id === undefined ? undefined : types.get(id);
@@ -173,25 +263,33 @@ function resolve(types: Map<number, BtfType>, id: number | undefined): BtfType |
 }
 
 describe.skipIf(tools)('cilium shape vs cilium/cilium sources', () => {
-  it.each(LAYOUTS)('$object: struct $struct has the layout of $source.path at $source.tag', async ({ struct: name, size, fields, object }) => {
-    const t = struct(await btf(object), name);
-    expect(t, `struct ${name} in ${object}.c`).toBeDefined();
-    expect(t!.size).toBe(size);
-    const offsets = Object.fromEntries(t!.members!.filter((m) => m.name in fields).map((m) => [m.name, m.bits_offset / 8]));
-    expect(offsets).toEqual(fields);
-  });
+  it.each(LAYOUTS)(
+    '$object: struct $struct has the layout of $source.path at $source.tag',
+    async ({ struct: name, size, fields, object }) => {
+      const t = struct(await btf(object), name);
+      expect(t, `struct ${name} in ${object}.c`).toBeDefined();
+      expect(t!.size).toBe(size);
+      const offsets = Object.fromEntries(
+        t!.members!.filter((m) => m.name in fields).map((m) => [m.name, m.bits_offset / 8]),
+      );
+      expect(offsets).toEqual(fields);
+    },
+  );
 
-  it.each(MAPS)('$object: map $name is type $type with $key -> $value ($source.path at $source.tag)', async ({ name, type, key, value, object }) => {
-    const types = await btf(object);
-    const maps = [...types.values()].find((t) => t.kind === 'DATASEC' && t.name === '.maps')!;
-    const variable = maps.vars!.map((v) => types.get(v.type_id)!).find((v) => v.name === name);
-    expect(variable, `map ${name} in ${object}.c`).toBeDefined();
-    const def = types.get(variable!.type_id!)!;
-    const member = (n: string) => def.members!.find((m) => m.name === n)!;
-    expect(resolve(types, member('type').type_id)?.nr_elems).toBe(type);
-    expect(resolve(types, member('value').type_id)?.name).toBe(value);
-    if (key) expect(resolve(types, member('key').type_id)?.name).toBe(key);
-  });
+  it.each(MAPS)(
+    '$object: map $name is type $type with $key -> $value ($source.path at $source.tag)',
+    async ({ name, type, key, value, object }) => {
+      const types = await btf(object);
+      const maps = [...types.values()].find((t) => t.kind === 'DATASEC' && t.name === '.maps')!;
+      const variable = maps.vars!.map((v) => types.get(v.type_id)!).find((v) => v.name === name);
+      expect(variable, `map ${name} in ${object}.c`).toBeDefined();
+      const def = types.get(variable!.type_id!)!;
+      const member = (n: string) => def.members!.find((m) => m.name === n)!;
+      expect(resolve(types, member('type').type_id)?.nr_elems).toBe(type);
+      expect(resolve(types, member('value').type_id)?.name).toBe(value);
+      if (key) expect(resolve(types, member('key').type_id)?.name).toBe(key);
+    },
+  );
 
   it(`sock-lb: one program per socket hook, named as in ${BPF_SOCK_C.path} at ${BPF_SOCK_C.tag}`, async () => {
     const funcs = [...(await btf('sock-lb')).values()].filter((t) => t.kind === 'FUNC').map((t) => t.name);
@@ -200,9 +298,12 @@ describe.skipIf(tools)('cilium shape vs cilium/cilium sources', () => {
 });
 
 describe('cilium shape constants and rules vs cilium/cilium sources', () => {
-  it.each(FORWARD_RULES)('CILIUM_FORWARD for Cilium $version, endpoint routes $endpointRoutes ($source.repo $source.tag $source.path)', ({ version, endpointRoutes, rules }) => {
-    expect(ciliumForwardRules(version, endpointRoutes)).toEqual(rules);
-  });
+  it.each(FORWARD_RULES)(
+    'CILIUM_FORWARD for Cilium $version, endpoint routes $endpointRoutes ($source.repo $source.tag $source.path)',
+    ({ version, endpointRoutes, rules }) => {
+      expect(ciliumForwardRules(version, endpointRoutes)).toEqual(rules);
+    },
+  );
 
   it(`masquerade.c's constants are the ones read in ${COMMON_H.path}, ${NAT_H.path} and ${NODE_CONFIG_H.path} at ${NAT_H.tag}`, () => {
     const source = readFileSync(new URL('../../src/providers/netns/bpf/masquerade.c', import.meta.url), 'utf8');

@@ -15,10 +15,19 @@ describe('curl outcome classification', () => {
     expect(classifyCurl(curl(0, '', 503), [], client, vip).outcome).toBe('wrong-answer');
   });
   it('maps curl exit codes to timeout, refused, unreachable, reset', () => {
-    expect(classifyCurl(curl(28, 'curl: (28) Connection timed out after 1001 milliseconds'), [], client, vip).outcome).toBe('timeout');
-    expect(classifyCurl(curl(7, 'curl: (7) Failed to connect to 10.96.0.20 port 80: Connection refused'), [], client, vip).outcome).toBe('refused');
-    expect(classifyCurl(curl(7, 'curl: (7) Failed to connect: No route to host'), [], client, vip).outcome).toBe('unreachable');
-    expect(classifyCurl(curl(56, 'curl: (56) Recv failure: Connection reset by peer'), [], client, vip).outcome).toBe('reset');
+    expect(
+      classifyCurl(curl(28, 'curl: (28) Connection timed out after 1001 milliseconds'), [], client, vip).outcome,
+    ).toBe('timeout');
+    expect(
+      classifyCurl(curl(7, 'curl: (7) Failed to connect to 10.96.0.20 port 80: Connection refused'), [], client, vip)
+        .outcome,
+    ).toBe('refused');
+    expect(classifyCurl(curl(7, 'curl: (7) Failed to connect: No route to host'), [], client, vip).outcome).toBe(
+      'unreachable',
+    );
+    expect(classifyCurl(curl(56, 'curl: (56) Recv failure: Connection reset by peer'), [], client, vip).outcome).toBe(
+      'reset',
+    );
     expect(classifyCurl(curl(6, 'curl: (6) Could not resolve host'), [], client, vip).outcome).toBe('error');
   });
   it('a SYN-ACK from an address the client never contacted is an unexpected source, with the client RST', () => {
@@ -32,7 +41,9 @@ describe('curl outcome classification', () => {
     expect(c.reason).toContain('client answered RST to 10.244.1.3:8080');
   });
   it('a SYN-ACK from the address contacted is not foreign', () => {
-    const seen = packets(['12:00:00.000002 IP 10.96.0.20.80 > 10.244.1.2.44762: Flags [S.], seq 9, ack 2, win 65160, length 0']);
+    const seen = packets([
+      '12:00:00.000002 IP 10.96.0.20.80 > 10.244.1.2.44762: Flags [S.], seq 9, ack 2, win 65160, length 0',
+    ]);
     expect(classifyCurl(curl(28, 'timed out'), seen, client, vip).outcome).toBe('timeout');
   });
 });
@@ -40,17 +51,32 @@ describe('curl outcome classification', () => {
 describe('DNS agent classification', () => {
   const server = '10.96.0.10#53';
   it('a reply from the pod IP instead of the VIP is named exactly', () => {
-    const c = classifyDnsAgent({ outcome: 'unexpected-source', server, replies: [{ from: '10.244.1.3#53', rcode: 0, answers: ['10.96.0.10'] }] });
-    expect(c).toMatchObject({ outcome: 'unexpected-source', source: '10.244.1.3:53', reason: 'reply from unexpected source: 10.244.1.3#53, expected 10.96.0.10#53' });
+    const c = classifyDnsAgent({
+      outcome: 'unexpected-source',
+      server,
+      replies: [{ from: '10.244.1.3#53', rcode: 0, answers: ['10.96.0.10'] }],
+    });
+    expect(c).toMatchObject({
+      outcome: 'unexpected-source',
+      source: '10.244.1.3:53',
+      reason: 'reply from unexpected source: 10.244.1.3#53, expected 10.96.0.10#53',
+    });
   });
   it('no reply is a timeout; an answer is recorded for the expectation to compare', () => {
     expect(classifyDnsAgent({ outcome: 'timeout', server, replies: [] }).outcome).toBe('timeout');
-    expect(classifyDnsAgent({ outcome: 'ok', server, replies: [{ from: server, rcode: 0, answers: ['1.2.3.4'] }] })).toMatchObject({ outcome: 'ok', answers: ['1.2.3.4'] });
+    expect(
+      classifyDnsAgent({ outcome: 'ok', server, replies: [{ from: server, rcode: 0, answers: ['1.2.3.4'] }] }),
+    ).toMatchObject({ outcome: 'ok', answers: ['1.2.3.4'] });
   });
   it('an ICMP port-unreachable about the query ends it as refused, another unreachable code as unreachable', () => {
-    const refused = packets(['12:00:00.000001 IP 10.96.0.10 > 10.244.1.2: ICMP 10.96.0.10 udp port 53 unreachable, length 68']);
+    const refused = packets([
+      '12:00:00.000001 IP 10.96.0.10 > 10.244.1.2: ICMP 10.96.0.10 udp port 53 unreachable, length 68',
+    ]);
     expect(icmpAboutQuery(refused, client, { ip: '10.96.0.10', port: 53 })).toBeDefined();
-    expect(classifyDnsAgent({ outcome: 'unreachable', server, replies: [] }, refused, client)).toMatchObject({ outcome: 'refused', source: '10.96.0.10' });
+    expect(classifyDnsAgent({ outcome: 'unreachable', server, replies: [] }, refused, client)).toMatchObject({
+      outcome: 'refused',
+      source: '10.96.0.10',
+    });
     const host = packets(['12:00:00.000001 IP 10.244.1.1 > 10.244.1.2: ICMP host 10.96.0.10 unreachable, length 68']);
     expect(classifyDnsAgent({ outcome: 'unreachable', server, replies: [] }, host, client).outcome).toBe('unreachable');
     // stopped without the ICMP in the capture: no verdict from a guess
@@ -69,7 +95,10 @@ describe('DNS agent classification', () => {
     });
   });
   it('an ICMP about another address or port does not end the query', () => {
-    const other = packets(['12:00:00.000001 IP 10.96.0.11 > 10.244.1.2: ICMP 10.96.0.11 udp port 53 unreachable, length 68', '12:00:00.000002 IP 10.96.0.10 > 10.244.1.2: ICMP 10.96.0.10 udp port 5353 unreachable, length 68']);
+    const other = packets([
+      '12:00:00.000001 IP 10.96.0.11 > 10.244.1.2: ICMP 10.96.0.11 udp port 53 unreachable, length 68',
+      '12:00:00.000002 IP 10.96.0.10 > 10.244.1.2: ICMP 10.96.0.10 udp port 5353 unreachable, length 68',
+    ]);
     expect(icmpAboutQuery(other, client, { ip: '10.96.0.10', port: 53 })).toBeUndefined();
     // the resolver's own verdict: a timeout stays a timeout, not `refused` from another flow's error
     expect(classifyDnsAgent({ outcome: 'timeout', server, replies: [] }, other, client).outcome).toBe('timeout');

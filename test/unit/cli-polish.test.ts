@@ -15,7 +15,8 @@ import { PACKAGE_ROOT } from '../../src/model/package-root.ts';
 import { importOptional, requireInstalled } from '../../src/providers/real/optional-module.ts';
 import { tempDir } from '../lab-support.ts';
 
-const cli = (args: string[], env: Record<string, string> = {}) => runProcess('node', ['bin/netrepro.js', ...args], { cwd: PACKAGE_ROOT, env });
+const cli = (args: string[], env: Record<string, string> = {}) =>
+  runProcess('node', ['bin/netrepro.js', ...args], { cwd: PACKAGE_ROOT, env });
 
 describe('colour', () => {
   const tty = { isTTY: true };
@@ -47,11 +48,15 @@ describe('did you mean', () => {
   it('suggests near names only', () => {
     expect(nearest('probs', ['probes', 'topology', 'fixes'])).toBe('probes');
     expect(nearest('colour', ['name', 'podCIDR', 'sysctls'])).toBeUndefined();
-    expect(nearest('conntrack-invalid-rest', ['conntrack-invalid-reset', 'conntrack-load-reset-rate'])).toBe('conntrack-invalid-reset');
+    expect(nearest('conntrack-invalid-rest', ['conntrack-invalid-reset', 'conntrack-load-reset-rate'])).toBe(
+      'conntrack-invalid-reset',
+    );
   });
 
   it('for scenario ids', async () => {
-    await expect(selectScenarios(['stale-sock-lb-progam'])).rejects.toThrow('no scenario with id stale-sock-lb-progam (did you mean stale-sock-lb-program?)');
+    await expect(selectScenarios(['stale-sock-lb-progam'])).rejects.toThrow(
+      'no scenario with id stale-sock-lb-progam (did you mean stale-sock-lb-program?)',
+    );
   });
 
   it('for YAML keys', async () => {
@@ -63,7 +68,9 @@ describe('did you mean', () => {
         return e as ScenarioValidationError;
       }
     })();
-    expect(error?.message).toMatch(/bad\.yaml:\d+:1: probs: unknown key probs \(did you mean probes\?\) \(expected one of: .*probes/);
+    expect(error?.message).toMatch(
+      /bad\.yaml:\d+:1: probs: unknown key probs \(did you mean probes\?\) \(expected one of: .*probes/,
+    );
   });
 });
 
@@ -73,7 +80,10 @@ describe('unreadable scenario files', () => {
     await expect(missing).rejects.toThrow(/^\/nonexistent\/x\.yaml: cannot read: no such file$/);
     await expect(missing).rejects.toMatchObject({ hint: expect.stringContaining('netrepro list') });
     const dir = await tempDir();
-    await expect(loadScenarioFile(dir)).rejects.toMatchObject({ message: `${dir}: cannot read: a directory, not a scenario file`, hint: expect.stringContaining(`${dir}/*.yaml`) });
+    await expect(loadScenarioFile(dir)).rejects.toMatchObject({
+      message: `${dir}: cannot read: a directory, not a scenario file`,
+      hint: expect.stringContaining(`${dir}/*.yaml`),
+    });
   });
 });
 
@@ -82,7 +92,9 @@ describe('environment knobs', () => {
     const names = new Set<string>();
     for (const top of ['src']) {
       for (const file of await readdir(join(PACKAGE_ROOT, top), { recursive: true })) {
-        if (file.endsWith('.ts')) for (const m of (await readFile(join(PACKAGE_ROOT, top, file), 'utf8')).matchAll(/NETREPRO_[A-Z0-9_]+/g)) names.add(m[0]);
+        if (file.endsWith('.ts'))
+          for (const m of (await readFile(join(PACKAGE_ROOT, top, file), 'utf8')).matchAll(/NETREPRO_[A-Z0-9_]+/g))
+            names.add(m[0]);
       }
     }
     const listed = ENV_KNOBS.map(([name]) => name);
@@ -102,7 +114,10 @@ describe('CLI conventions', () => {
   it('list --json', async () => {
     const r = await cli(['list', '--json']);
     const rows = JSON.parse(r.stdout) as { id: string; file: string; cni: string }[];
-    expect(rows.find((x) => x.id === 'br-netfilter-clusterip-same-node')).toMatchObject({ file: 'scenarios/br-netfilter-clusterip-same-node.yaml', cni: 'bridge' });
+    expect(rows.find((x) => x.id === 'br-netfilter-clusterip-same-node')).toMatchObject({
+      file: 'scenarios/br-netfilter-clusterip-same-node.yaml',
+      cni: 'bridge',
+    });
   });
 
   it('validate under GitHub Actions prints ::error annotations with file, line and column', async () => {
@@ -111,18 +126,25 @@ describe('CLI conventions', () => {
     await writeFile(bad, 'id: x\ntitle: t\ntopology:\n  cni: calico\n');
     const r = await cli(['validate', bad], { GITHUB_ACTIONS: 'true' });
     expect(r.exitCode).toBe(2);
-    expect(r.stdout).toContain(`::error file=${bad},line=4,col=8,title=netrepro%3A topology.cni::topology.cni: not an allowed value (received "calico", expected one of: bridge`);
+    expect(r.stdout).toContain(
+      `::error file=${bad},line=4,col=8,title=netrepro%3A topology.cni::topology.cni: not an allowed value (received "calico", expected one of: bridge`,
+    );
     expect((await cli(['validate', bad])).stdout).not.toContain('::error');
   });
 
   it('escapes annotation data and properties', () => {
-    expect(githubAnnotation({ file: 'a,b:c.yaml', line: 0, column: 0, field: '', message: '50%\nnext' })).toBe('::error file=a%2Cb%3Ac.yaml,title=netrepro%3A scenario::50%25%0Anext');
+    expect(githubAnnotation({ file: 'a,b:c.yaml', line: 0, column: 0, field: '', message: '50%\nnext' })).toBe(
+      '::error file=a%2Cb%3Ac.yaml,title=netrepro%3A scenario::50%25%0Anext',
+    );
   });
 });
 
 describe('optional real-cluster libraries', () => {
   it('an absent one is an environment problem (exit 3) with the install line', async () => {
-    const absent = Object.assign(new Error("Cannot find package '@kubernetes/client-node' imported from /x/client-kube-api.js"), { code: 'ERR_MODULE_NOT_FOUND' });
+    const absent = Object.assign(
+      new Error("Cannot find package '@kubernetes/client-node' imported from /x/client-kube-api.js"),
+      { code: 'ERR_MODULE_NOT_FOUND' },
+    );
     await expect(importOptional('the kind provider', () => Promise.reject(absent))).rejects.toMatchObject({
       code: 'ENVIRONMENT',
       message: expect.stringContaining('the kind provider needs @kubernetes/client-node'),
@@ -133,7 +155,9 @@ describe('optional real-cluster libraries', () => {
   });
 
   it('a provider checks its libraries resolve before it runs (installed here: no error)', () => {
-    expect(() => requireInstalled('the k3s provider', ['@kubernetes/client-node', '@testcontainers/k3s'])).not.toThrow();
+    expect(() =>
+      requireInstalled('the k3s provider', ['@kubernetes/client-node', '@testcontainers/k3s']),
+    ).not.toThrow();
   });
 });
 

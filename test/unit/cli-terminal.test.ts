@@ -15,7 +15,16 @@ import { canSpin, progress } from '../../src/report/progress.ts';
 
 /** A terminal-like stream that records what is written. */
 function fakeTerminal(columns: number | undefined) {
-  const stream = Object.assign(new EventEmitter(), { isTTY: true, columns, rows: 24, written: '', write: (s: string) => ((stream.written += s), true), cursorTo: () => true, moveCursor: () => true, clearLine: () => true });
+  const stream = Object.assign(new EventEmitter(), {
+    isTTY: true,
+    columns,
+    rows: 24,
+    written: '',
+    write: (s: string) => ((stream.written += s), true),
+    cursorTo: () => true,
+    moveCursor: () => true,
+    clearLine: () => true,
+  });
   return stream;
 }
 
@@ -36,12 +45,34 @@ const failing = (variant: string): PhaseResult => ({
       summary: 'refused',
       durationMs: 0,
       detail: {},
-      diagnosis: { culprit: { kind: 'rule', node: 'node-a', where: 'filter/KUBE-SERVICES', text: RULE }, packet: {} as never, reason: `node-a's rule \`${RULE}\` (filter/KUBE-SERVICES) rejected the SYN.`, path: [] },
+      diagnosis: {
+        culprit: { kind: 'rule', node: 'node-a', where: 'filter/KUBE-SERVICES', text: RULE },
+        packet: {} as never,
+        reason: `node-a's rule \`${RULE}\` (filter/KUBE-SERVICES) rejected the SYN.`,
+        path: [],
+      },
     } as ProbeResult,
   ],
 });
-const phase = (name: PhaseResult['name'], variant: string, status: PhaseResult['status'] = 'passed'): PhaseResult => ({ name, variant, steps: [], probes: [], checks: [], durationMs: 0, status });
-const scenario = (phases: PhaseResult[], verdict: ScenarioResult['verdict'] = 'passed', id = 's'): ScenarioResult => ({ id, title: 't', file: '', verdict, durationMs: 1000, phases, labs: [], log: [] });
+const phase = (name: PhaseResult['name'], variant: string, status: PhaseResult['status'] = 'passed'): PhaseResult => ({
+  name,
+  variant,
+  steps: [],
+  probes: [],
+  checks: [],
+  durationMs: 0,
+  status,
+});
+const scenario = (phases: PhaseResult[], verdict: ScenarioResult['verdict'] = 'passed', id = 's'): ScenarioResult => ({
+  id,
+  title: 't',
+  file: '',
+  verdict,
+  durationMs: 1000,
+  phases,
+  labs: [],
+  log: [],
+});
 
 describe('progress', () => {
   it.each([
@@ -92,17 +123,37 @@ describe('progress', () => {
 
 describe('the summary', () => {
   it('says each phase once for one fix, and names the variants where they matter', () => {
-    expect(phaseCell(scenario([phase('baseline', 'x'), phase('faulted', 'x'), phase('fixed', 'x')]))).toBe('baseline✓ faulted✓ fixed✓');
-    const two = [phase('baseline', 'restart'), phase('faulted', 'restart'), phase('fixed', 'restart'), phase('baseline', 'liberal'), phase('faulted', 'liberal', 'errored')];
+    expect(phaseCell(scenario([phase('baseline', 'x'), phase('faulted', 'x'), phase('fixed', 'x')]))).toBe(
+      'baseline✓ faulted✓ fixed✓',
+    );
+    const two = [
+      phase('baseline', 'restart'),
+      phase('faulted', 'restart'),
+      phase('fixed', 'restart'),
+      phase('baseline', 'liberal'),
+      phase('faulted', 'liberal', 'errored'),
+    ];
     expect(phaseCell(scenario(two))).toBe('baseline✓ faulted: restart✓ liberal✗(errored) fixed: restart✓');
   });
 
   it('keeps a 41-character id aligned with the others', () => {
     const long = 'a'.repeat(41);
-    const text = summary({ version: 1, provider: 'netns', durationMs: 0, summary: { passed: 2, measured: 0, failed: 0, errored: 0, skipped: 0 }, scenarios: [scenario([], 'passed', 'short'), scenario([], 'passed', long)] }, colorsFor({ isTTY: false }));
+    const text = summary(
+      {
+        version: 1,
+        provider: 'netns',
+        durationMs: 0,
+        summary: { passed: 2, measured: 0, failed: 0, errored: 0, skipped: 0 },
+        scenarios: [scenario([], 'passed', 'short'), scenario([], 'passed', long)],
+      },
+      colorsFor({ isTTY: false }),
+    );
     const [a, b] = text.split('\n');
     expect(a!.indexOf('1.00 s')).toBe(b!.indexOf('1.00 s'));
-    const listed = listLines([{ id: 'short', title: 'one' }, { id: long, title: 'two' }]).split('\n');
+    const listed = listLines([
+      { id: 'short', title: 'one' },
+      { id: long, title: 'two' },
+    ]).split('\n');
     expect(listed[0]!.indexOf('one')).toBe(listed[1]!.indexOf('two'));
   });
 
@@ -112,7 +163,10 @@ describe('the summary', () => {
     expect(lines.join('\n').split(RULE).length - 1).toBe(1);
 
     const err = fakeTerminal(0);
-    consoleReporter(err as never, { write: () => true } as never).onEvent!({ kind: 'scenario-end', result: scenario([failing('restart'), failing('liberal')], 'failed') });
+    consoleReporter(err as never, { write: () => true } as never).onEvent!({
+      kind: 'scenario-end',
+      result: scenario([failing('restart'), failing('liberal')], 'failed'),
+    });
     const shown = stripVTControlCharacters(err.written);
     expect(shown.split('culprit:').length - 1).toBe(1);
     expect(shown).toContain('faulted clusterip (every fix variant): culprit: rule filter/KUBE-SERVICES on node-a');
@@ -121,13 +175,19 @@ describe('the summary', () => {
 
 describe('selecting scenarios', () => {
   it('takes id patterns and --cni, and refuses a selection that is empty', async () => {
-    const ids = async (args: string[], options = {}) => (await selectRunScenarios(args, options)).map((s) => s.scenario.id);
-    expect(await ids(['conntrack-invalid-*'])).toEqual(['conntrack-invalid-reset-cross-node', 'conntrack-invalid-reset']);
+    const ids = async (args: string[], options = {}) =>
+      (await selectRunScenarios(args, options)).map((s) => s.scenario.id);
+    expect(await ids(['conntrack-invalid-*'])).toEqual([
+      'conntrack-invalid-reset-cross-node',
+      'conntrack-invalid-reset',
+    ]);
     expect(await ids(['conntrack-*'], { cni: 'flannel' })).toEqual(['conntrack-invalid-reset-cross-node']);
     expect((await ids([], { cni: 'cilium' })).every((id) => /cilium|sock-lb/.test(id))).toBe(true);
     await expect(ids(['nothing-*'])).rejects.toThrow('no scenario id matches nothing-*');
     await expect(ids([], { cni: 'calico' })).rejects.toThrow('unknown CNI calico');
-    await expect(ids(['service-no-endpoints-reject'], { cni: 'flannel' })).rejects.toThrow('none of service-no-endpoints-reject is of CNI flannel');
+    await expect(ids(['service-no-endpoints-reject'], { cni: 'flannel' })).rejects.toThrow(
+      'none of service-no-endpoints-reject is of CNI flannel',
+    );
     await expect(ids([])).rejects.toThrow('name scenario ids, files or id patterns, or pass --all or --cni');
   });
 });

@@ -21,7 +21,9 @@ describe('netrepro CLI', () => {
     await writeFile(bad, 'id: x\ntitle: t\ntopology:\n  cni: calico\n');
     const r = await cli('validate', bad);
     expect(r.exitCode).toBe(2);
-    expect(r.stderr).toContain(`${bad}:4:8: topology.cni: not an allowed value (received "calico", expected one of: bridge`);
+    expect(r.stderr).toContain(
+      `${bad}:4:8: topology.cni: not an allowed value (received "calico", expected one of: bridge`,
+    );
     expect(r.stderr).toContain(`${bad}:1:1: probes: required field is missing`);
   });
 

@@ -14,7 +14,8 @@ interface Fixture {
   probe: ProbeResult & { trace: ProbeTraceResult };
 }
 
-const fixture = (name: string): Fixture => JSON.parse(readFileSync(new URL(`./fixtures/probe-traces/${name}.json`, import.meta.url), 'utf8')) as Fixture;
+const fixture = (name: string): Fixture =>
+  JSON.parse(readFileSync(new URL(`./fixtures/probe-traces/${name}.json`, import.meta.url), 'utf8')) as Fixture;
 const run = (name: string) => {
   const f = fixture(name);
   const d = diagnose({ probe: f.probe, phase: f.phase, steps: f.steps, checks: f.checks, trace: f.probe.trace });
@@ -25,11 +26,20 @@ const run = (name: string) => {
 describe('diagnosis of the seed incidents (recorded traces)', () => {
   it('cilium-kube-proxy-forward-race: the INVALID DROP rule in KUBE-FORWARD, conntrack in SYN_SENT, the SYN-ACK handled by the tc program', () => {
     const d = run('cilium-kube-proxy-forward-race--external');
-    expect(d.culprit).toEqual({ kind: 'rule', node: 'node-a', where: 'filter/KUBE-FORWARD', text: '-A KUBE-FORWARD -m conntrack --ctstate INVALID -j DROP' });
+    expect(d.culprit).toEqual({
+      kind: 'rule',
+      node: 'node-a',
+      where: 'filter/KUBE-FORWARD',
+      text: '-A KUBE-FORWARD -m conntrack --ctstate INVALID -j DROP',
+    });
     expect(d.packet).toMatchObject({ src: '10.244.1.2', dst: '172.18.0.100', dport: 80, flags: 'ACK' });
     expect(d.reason).toContain('SYN_SENT [UNREPLIED]');
     expect(d.reason).toMatch(/SYN-ACK was handled by the tc program nr_masq_ingress \(id \d+\) on node-a eth0 ingress/);
-    expect(d.path.find((s) => s.culprit)).toMatchObject({ where: 'node/node-a', kind: 'drop', action: 'filter/KUBE-FORWARD DROP' });
+    expect(d.path.find((s) => s.culprit)).toMatchObject({
+      where: 'node/node-a',
+      kind: 'drop',
+      action: 'filter/KUBE-FORWARD DROP',
+    });
     expect(d.path.some((s) => s.kind === 'bpf' && s.hook === 'tc ingress eth0')).toBe(true);
   });
 
@@ -50,49 +60,80 @@ describe('diagnosis of the seed incidents (recorded traces)', () => {
     expect(d.reason).toContain('pinned /sys/fs/bpf/netrepro/sock-stale');
     expect(d.packet).toMatchObject({ dst: '10.244.1.99', dport: 8080, flags: 'SYN' });
     // what became of the SYN: the node's neighbour table (read at the drop) and the ICMP the client got
-    expect(d.reason).toMatch(/The SYN went to 10\.244\.1\.99:8080, which nobody holds: node-a queued it while its ARP for 10\.244\.1\.99 on cilium_host got no answer \(FAILED in its neighbour table\), then dropped it \(NEIGH_FAILED in neigh_invalidate\+0x[0-9a-f]+\) and answered the client with ICMP host-unreachable from 172\.18\.0\.2\./);
+    expect(d.reason).toMatch(
+      /The SYN went to 10\.244\.1\.99:8080, which nobody holds: node-a queued it while its ARP for 10\.244\.1\.99 on cilium_host got no answer \(FAILED in its neighbour table\), then dropped it \(NEIGH_FAILED in neigh_invalidate\+0x[0-9a-f]+\) and answered the client with ICMP host-unreachable from 172\.18\.0\.2\./,
+    );
   });
 
   it('hairpin-off-pod-to-own-service: the bridge port the SYN came in on, its hairpin off and the MAC behind it', () => {
     const d = run('hairpin-off-pod-to-own-service--self-via-service');
-    expect(d.culprit).toMatchObject({ kind: 'kernel', node: 'node/node-a', where: expect.stringMatching(/^veth\w+ on bridge cni0 \(hairpin off\)$/) });
+    expect(d.culprit).toMatchObject({
+      kind: 'kernel',
+      node: 'node/node-a',
+      where: expect.stringMatching(/^veth\w+ on bridge cni0 \(hairpin off\)$/),
+    });
     expect(d.packet).toMatchObject({ src: '10.244.1.2', dst: '10.244.1.2', dport: 8080, flags: 'SYN' });
-    expect(d.reason).toMatch(/^The SYN to 10\.96\.0\.20:80 was DNATed on node-a by nat\/KUBE-SEP-\w+ to 10\.244\.1\.2:8080, the client itself\./);
-    expect(d.reason).toMatch(/its destination ([0-9a-f]{2}:){5}[0-9a-f]{2} is behind that port in cni0's FDB, and the port's hairpin mode is off/);
-    expect(d.path.find((s) => s.culprit)).toMatchObject({ where: 'node/node-a', kind: 'drop', action: expect.stringMatching(/^dropped by cni0: not sent back out veth\w+ \(hairpin off\)$/) });
+    expect(d.reason).toMatch(
+      /^The SYN to 10\.96\.0\.20:80 was DNATed on node-a by nat\/KUBE-SEP-\w+ to 10\.244\.1\.2:8080, the client itself\./,
+    );
+    expect(d.reason).toMatch(
+      /its destination ([0-9a-f]{2}:){5}[0-9a-f]{2} is behind that port in cni0's FDB, and the port's hairpin mode is off/,
+    );
+    expect(d.path.find((s) => s.culprit)).toMatchObject({
+      where: 'node/node-a',
+      kind: 'drop',
+      action: expect.stringMatching(/^dropped by cni0: not sent back out veth\w+ \(hairpin off\)$/),
+    });
   });
 
   it('a bridge drop without the state that explains it names no culprit (NOT_SPECIFIED alone is no evidence)', () => {
     const f = fixture('hairpin-off-pod-to-own-service--self-via-service');
     const events = f.probe.trace.events.map((e) => (e.kind === 'drop' ? { ...e, cause: undefined } : e));
-    expect(diagnose({ probe: f.probe, phase: 'faulted', checks: [], trace: { ...f.probe.trace, events } })).toBeUndefined();
+    expect(
+      diagnose({ probe: f.probe, phase: 'faulted', checks: [], trace: { ...f.probe.trace, events } }),
+    ).toBeUndefined();
   });
 
   it('a capture socket that dropped its own copy (PACKET_SOCK_ERROR) is never the culprit', () => {
     const f = fixture('hairpin-off-pod-to-own-service--self-via-service');
     // only the observer's drop is left: the hairpin drop's cause is gone, and tcpdump's clone was freed
-    const events = f.probe.trace.events.map((e) => (e.kind === 'drop' ? { ...e, cause: undefined, reason: 'PACKET_SOCK_ERROR', location: 'packet_rcv+0x4f' } : e));
-    expect(diagnose({ probe: f.probe, phase: 'faulted', checks: [], trace: { ...f.probe.trace, events } })).toBeUndefined();
+    const events = f.probe.trace.events.map((e) =>
+      e.kind === 'drop' ? { ...e, cause: undefined, reason: 'PACKET_SOCK_ERROR', location: 'packet_rcv+0x4f' } : e,
+    );
+    expect(
+      diagnose({ probe: f.probe, phase: 'faulted', checks: [], trace: { ...f.probe.trace, events } }),
+    ).toBeUndefined();
   });
 
   it('br-netfilter-clusterip-same-node: the SYN-ACK bridged without passing the nat table kept the pod IP', () => {
     const d = run('br-netfilter-clusterip-same-node--clusterip');
-    expect(d.culprit).toMatchObject({ kind: 'kernel', node: 'node-a', where: 'bridge (net.bridge.bridge-nf-call-iptables=0)' });
+    expect(d.culprit).toMatchObject({
+      kind: 'kernel',
+      node: 'node-a',
+      where: 'bridge (net.bridge.bridge-nf-call-iptables=0)',
+    });
     expect(d.packet).toMatchObject({ src: '10.244.1.3', sport: 8080, dst: '10.244.1.2', flags: 'SYN ACK' });
     expect(d.reason).toContain('without passing the nat table, so it was never reverse-NATed and kept the pod IP');
     expect(d.reason).toContain('SYN_SENT [UNREPLIED]');
   });
 
-  it('br-netfilter-dns-unexpected-source: the client\'s connected UDP socket dropped the reply (NO_SOCKET)', () => {
+  it("br-netfilter-dns-unexpected-source: the client's connected UDP socket dropped the reply (NO_SOCKET)", () => {
     const d = run('br-netfilter-dns-unexpected-source--nslookup-vip');
-    expect(d.culprit).toMatchObject({ kind: 'socket', node: 'pod/client', where: 'udp socket connected to 10.96.0.10:53' });
+    expect(d.culprit).toMatchObject({
+      kind: 'socket',
+      node: 'pod/client',
+      where: 'udp socket connected to 10.96.0.10:53',
+    });
     expect(d.culprit.text).toMatch(/^NO_SOCKET at __udp4_lib_rcv/);
     expect(d.packet).toMatchObject({ proto: 'udp', src: '10.244.1.3', sport: 53 });
     // our own resolver reads on an unconnected socket: it takes the reply, so the bridge is the culprit there
-    expect(run('br-netfilter-dns-unexpected-source--dns-vip').culprit).toMatchObject({ kind: 'kernel', where: 'bridge (net.bridge.bridge-nf-call-iptables=0)' });
+    expect(run('br-netfilter-dns-unexpected-source--dns-vip').culprit).toMatchObject({
+      kind: 'kernel',
+      where: 'bridge (net.bridge.bridge-nf-call-iptables=0)',
+    });
   });
 
-  it('ignores an earlier probe\'s connection still retransmitting into the same rule', () => {
+  it("ignores an earlier probe's connection still retransmitting into the same rule", () => {
     const f = fixture('cilium-kube-proxy-forward-race--external');
     const own = run('cilium-kube-proxy-forward-race--external').packet.sport;
     const drop = f.probe.trace.events.find((e) => e.kind === 'rule' && e.verdict === 'DROP')!;
@@ -101,13 +142,30 @@ describe('diagnosis of the seed incidents (recorded traces)', () => {
     expect(diagnose({ probe: f.probe, phase: 'faulted', checks: [], trace })?.packet.sport).toBe(own);
   });
 
-  it('mtu-blackhole-vxlan-icmp-dropped: the OUTPUT rule that dropped the frag-needed about the server\'s segment to the client', () => {
+  it("mtu-blackhole-vxlan-icmp-dropped: the OUTPUT rule that dropped the frag-needed about the server's segment to the client", () => {
     const d = run('mtu-blackhole-vxlan-icmp-dropped--download');
-    expect(d.culprit).toEqual({ kind: 'rule', node: 'node-b', where: 'filter/OUTPUT', text: '-A OUTPUT -p icmp -m icmp --icmp-type 3/4 -j DROP' });
-    expect(d.packet).toMatchObject({ proto: 'icmp', icmp: { type: 3, code: 4, mtu: 1400 }, inner: { proto: 'tcp', src: '10.244.2.2', sport: 8080, dst: '10.244.1.2' } });
-    expect(d.reason).toContain('dropped the ICMP error icmp 10.244.2.1 > 10.244.2.2 [frag-needed mtu 1400] that node-b sent 10.244.2.2 about its packet tcp 10.244.2.2:8080 > 10.244.1.2:');
-    expect(d.reason).toMatch(/never learns the path MTU \(1400\).*\d+× PKT_TOO_BIG in ip_forward\+0x[0-9a-f]+ on cni0\): an MTU black hole/);
-    expect(d.path.find((s) => s.culprit)).toMatchObject({ where: 'node/node-b', kind: 'drop', action: 'filter/OUTPUT DROP' });
+    expect(d.culprit).toEqual({
+      kind: 'rule',
+      node: 'node-b',
+      where: 'filter/OUTPUT',
+      text: '-A OUTPUT -p icmp -m icmp --icmp-type 3/4 -j DROP',
+    });
+    expect(d.packet).toMatchObject({
+      proto: 'icmp',
+      icmp: { type: 3, code: 4, mtu: 1400 },
+      inner: { proto: 'tcp', src: '10.244.2.2', sport: 8080, dst: '10.244.1.2' },
+    });
+    expect(d.reason).toContain(
+      'dropped the ICMP error icmp 10.244.2.1 > 10.244.2.2 [frag-needed mtu 1400] that node-b sent 10.244.2.2 about its packet tcp 10.244.2.2:8080 > 10.244.1.2:',
+    );
+    expect(d.reason).toMatch(
+      /never learns the path MTU \(1400\).*\d+× PKT_TOO_BIG in ip_forward\+0x[0-9a-f]+ on cni0\): an MTU black hole/,
+    );
+    expect(d.path.find((s) => s.culprit)).toMatchObject({
+      where: 'node/node-b',
+      kind: 'drop',
+      action: 'filter/OUTPUT DROP',
+    });
   });
 
   it('counts a drop the tracer reported once for several identical ones (repeat) as that many', () => {
@@ -115,12 +173,20 @@ describe('diagnosis of the seed incidents (recorded traces)', () => {
     const tooBig = (e: ProbeTraceResult['events'][number]) => e.kind === 'drop' && e.reason === 'PKT_TOO_BIG';
     const drops = f.probe.trace.events.filter(tooBig);
     expect(drops.length).toBeGreaterThan(1);
-    const folded = { ...f.probe.trace, events: f.probe.trace.events.flatMap((e) => (e === drops[0] ? [{ ...e, repeat: drops.length }] : tooBig(e) ? [] : [e])) };
+    const folded = {
+      ...f.probe.trace,
+      events: f.probe.trace.events.flatMap((e) =>
+        e === drops[0] ? [{ ...e, repeat: drops.length }] : tooBig(e) ? [] : [e],
+      ),
+    };
     const original = run('mtu-blackhole-vxlan-icmp-dropped--download');
     const d = diagnose({ probe: f.probe, phase: f.phase, steps: f.steps, checks: f.checks, trace: folded })!;
     expect(d.reason).toBe(original.reason);
     expect(d.reason).toContain(`${drops.length}× PKT_TOO_BIG`);
-    const shown = (path: typeof d.path) => path.filter((s) => s.action.startsWith('dropped: PKT_TOO_BIG')).reduce((n, s) => n + Number(/ ×(\d+)$/.exec(s.action)?.[1] ?? 1), 0);
+    const shown = (path: typeof d.path) =>
+      path
+        .filter((s) => s.action.startsWith('dropped: PKT_TOO_BIG'))
+        .reduce((n, s) => n + Number(/ ×(\d+)$/.exec(s.action)?.[1] ?? 1), 0);
     expect(shown(d.path)).toBe(drops.length);
     expect(shown(original.path)).toBe(drops.length);
   });
@@ -128,6 +194,8 @@ describe('diagnosis of the seed incidents (recorded traces)', () => {
   it('finds no culprit in an empty trace', () => {
     const f = fixture('cilium-kube-proxy-forward-race--external');
     const trace = { ...f.probe.trace, events: [], facts: [] };
-    expect(diagnose({ probe: { ...f.probe, detail: { packets: [] } }, phase: 'faulted', checks: [], trace })).toBeUndefined();
+    expect(
+      diagnose({ probe: { ...f.probe, detail: { packets: [] } }, phase: 'faulted', checks: [], trace }),
+    ).toBeUndefined();
   });
 });

@@ -37,7 +37,9 @@ export function saveForm(rule: string): string {
     }
     tail.push(rest[i]!);
   }
-  let out = [verb, chain, ...['-s', '-d', '-i', '-o', '-p'].flatMap((o) => (front[o] ? [front[o]] : [])), ...tail].join(' ');
+  let out = [verb, chain, ...['-s', '-d', '-i', '-o', '-p'].flatMap((o) => (front[o] ? [front[o]] : [])), ...tail].join(
+    ' ',
+  );
   out = out
     .replace(/--comment ([^"\s]+)/g, '--comment "$1"')
     .replace(/0x0*([0-9a-f]+)/g, '0x$1')
@@ -47,7 +49,10 @@ export function saveForm(rule: string): string {
     .replace(/-j REJECT$/, '-j REJECT --reject-with icmp-port-unreachable')
     .replace(/--probability ([\d.]+)/, (_, p: string) => `--probability ${savedProbability(Number(p))}`)
     // xt_recent saves its options in its own order and adds the defaults (mask, source side)
-    .replace(/-m recent --name (\S+) --rcheck --seconds (\d+) --reap/, '-m recent --rcheck --seconds $2 --reap --name $1 --mask 255.255.255.255 --rsource')
+    .replace(
+      /-m recent --name (\S+) --rcheck --seconds (\d+) --reap/,
+      '-m recent --rcheck --seconds $2 --reap --name $1 --mask 255.255.255.255 --rsource',
+    )
     .replace(/-m recent --name (\S+) --set/, '-m recent --set --name $1 --mask 255.255.255.255 --rsource');
   return out;
 }
@@ -67,7 +72,11 @@ function byChain(rules: readonly string[]): Record<string, string[]> {
 // endpoint), ns3/svc3 (NodePort 3003, one non-local endpoint), ns6/svc6 (no endpoints).
 const svc = (ns: string, name: string, ip: string, nodePort?: number): V1Service => ({
   metadata: { namespace: ns, name },
-  spec: { type: nodePort ? 'NodePort' : 'ClusterIP', clusterIP: ip, ports: [{ name: 'p80', port: 80, protocol: 'TCP', targetPort: 80, ...(nodePort ? { nodePort } : {}) }] },
+  spec: {
+    type: nodePort ? 'NodePort' : 'ClusterIP',
+    clusterIP: ip,
+    ports: [{ name: 'p80', port: 80, protocol: 'TCP', targetPort: 80, ...(nodePort ? { nodePort } : {}) }],
+  },
 });
 const slice = (ns: string, name: string, ip: string): V1EndpointSlice => ({
   addressType: 'IPv4',
@@ -75,12 +84,28 @@ const slice = (ns: string, name: string, ip: string): V1EndpointSlice => ({
   endpoints: [{ addresses: [ip] }],
   ports: [{ name: 'p80', port: 80, protocol: 'TCP' }],
 });
-const services = [svc('ns1', 'svc1', '172.30.0.41'), svc('ns3', 'svc3', '172.30.0.43', 3003), svc('ns6', 'svc6', '172.30.0.46')];
+const services = [
+  svc('ns1', 'svc1', '172.30.0.41'),
+  svc('ns3', 'svc3', '172.30.0.43', 3003),
+  svc('ns6', 'svc6', '172.30.0.46'),
+];
 const slices = [slice('ns1', 'svc1', '10.180.0.1'), slice('ns3', 'svc3', '10.180.0.3')];
 
-function ours(layout: KubeProxyLayout, nfacctCounters: boolean, input: { services: V1Service[]; slices: V1EndpointSlice[]; clusterCIDR: string } = { services, slices, clusterCIDR: '10.0.0.0/8' }) {
+function ours(
+  layout: KubeProxyLayout,
+  nfacctCounters: boolean,
+  input: { services: V1Service[]; slices: V1EndpointSlice[]; clusterCIDR: string } = {
+    services,
+    slices,
+    clusterCIDR: '10.0.0.0/8',
+  },
+) {
   const r = kubeProxyRules({ layout, ...input, nodeName: 'test-node', beLiberal: false, nfacctCounters });
-  return { filter: byChain(r.tables.filter.rules), nat: byChain(r.tables.nat.rules), chains: { filter: new Set(r.tables.filter.chains), nat: new Set(r.tables.nat.chains) } };
+  return {
+    filter: byChain(r.tables.filter.rules),
+    nat: byChain(r.tables.nat.rules),
+    chains: { filter: new Set(r.tables.filter.chains), nat: new Set(r.tables.nat.chains) },
+  };
 }
 const count = (t: Record<string, string[]>) => Object.values(t).reduce((n, r) => n + r.length, 0);
 
@@ -124,8 +149,29 @@ describe('kube-proxy rules against upstream', () => {
     expect(got.nat).toEqual(byChain(nat));
     expect(count(got.filter) + count(got.nat)).toBe(24);
     // the chain lines of that dump (KUBE-NODEPORTS in filter holds health-check rules of services we leave out)
-    expect(got.chains.filter).toEqual(new Set(['KUBE-NODEPORTS', 'KUBE-SERVICES', 'KUBE-EXTERNAL-SERVICES', 'KUBE-FIREWALL', 'KUBE-FORWARD', 'KUBE-PROXY-FIREWALL']));
-    expect(got.chains.nat).toEqual(new Set(['KUBE-NODEPORTS', 'KUBE-SERVICES', 'KUBE-EXT-X27LE4BHSL4DOUIK', 'KUBE-MARK-MASQ', 'KUBE-POSTROUTING', 'KUBE-SEP-OYPFS5VJICHGATKP', 'KUBE-SEP-SXIVWICOYRO3J4NJ', 'KUBE-SVC-X27LE4BHSL4DOUIK', 'KUBE-SVC-XPGD46QRK7WJZT7O']));
+    expect(got.chains.filter).toEqual(
+      new Set([
+        'KUBE-NODEPORTS',
+        'KUBE-SERVICES',
+        'KUBE-EXTERNAL-SERVICES',
+        'KUBE-FIREWALL',
+        'KUBE-FORWARD',
+        'KUBE-PROXY-FIREWALL',
+      ]),
+    );
+    expect(got.chains.nat).toEqual(
+      new Set([
+        'KUBE-NODEPORTS',
+        'KUBE-SERVICES',
+        'KUBE-EXT-X27LE4BHSL4DOUIK',
+        'KUBE-MARK-MASQ',
+        'KUBE-POSTROUTING',
+        'KUBE-SEP-OYPFS5VJICHGATKP',
+        'KUBE-SEP-SXIVWICOYRO3J4NJ',
+        'KUBE-SVC-X27LE4BHSL4DOUIK',
+        'KUBE-SVC-XPGD46QRK7WJZT7O',
+      ]),
+    );
     // without the nfacct counters (no nfnetlink_acct, as in the lab) the same rules lose only the nfacct matches
     const plain = ours({ ...kubeProxyLayout('1.34'), randomFully: false }, false);
     expect(plain.filter['KUBE-FORWARD']![0]).toBe('-A KUBE-FORWARD -m conntrack --ctstate INVALID -j DROP');
@@ -148,29 +194,53 @@ describe('kube-proxy rules against upstream', () => {
     ];
     const sticky = (timeoutSeconds: number): V1Service => {
       const s = svc('ns5', 'svc5', '172.30.0.45', 3002);
-      return { ...s, spec: { ...s.spec, sessionAffinity: 'ClientIP', sessionAffinityConfig: { clientIP: { timeoutSeconds } } } };
+      return {
+        ...s,
+        spec: { ...s.spec, sessionAffinity: 'ClientIP', sessionAffinityConfig: { clientIP: { timeoutSeconds } } },
+      };
     };
-    const input = (s: V1Service) => ({ services: [s], slices: [slice('ns5', 'svc5', '10.180.0.3')], clusterCIDR: '10.0.0.0/8' });
+    const input = (s: V1Service) => ({
+      services: [s],
+      slices: [slice('ns5', 'svc5', '10.180.0.3')],
+      clusterCIDR: '10.0.0.0/8',
+    });
     const got = ours({ ...kubeProxyLayout('1.34'), randomFully: false }, false, input(sticky(10800)));
     expect(got.nat['KUBE-SVC-NUKIZ6OKUXPJNT4C']).toEqual(svcChain.map(saveForm));
     expect(got.nat['KUBE-SEP-I77PXRDZVX7PMWMN']).toEqual(sepChain.map(saveForm));
     // timeoutSeconds goes into --seconds (StickyMaxAgeSeconds)
-    expect(ours(kubeProxyLayout('1.34'), false, input(sticky(60))).nat['KUBE-SVC-NUKIZ6OKUXPJNT4C']![1]).toContain('--rcheck --seconds 60 --reap');
+    expect(ours(kubeProxyLayout('1.34'), false, input(sticky(60))).nat['KUBE-SVC-NUKIZ6OKUXPJNT4C']![1]).toContain(
+      '--rcheck --seconds 60 --reap',
+    );
     // older layouts: the same jumps, with that release's endpoint comments (none before 1.20, the service's until 1.23)
     const v15 = ours(kubeProxyLayout('1.15'), false, input(sticky(10800)));
-    expect(v15.nat['KUBE-SVC-NUKIZ6OKUXPJNT4C']![0]).toBe('-A KUBE-SVC-NUKIZ6OKUXPJNT4C -m recent --rcheck --seconds 10800 --reap --name KUBE-SEP-I77PXRDZVX7PMWMN --mask 255.255.255.255 --rsource -j KUBE-SEP-I77PXRDZVX7PMWMN');
-    expect(v15.nat['KUBE-SEP-I77PXRDZVX7PMWMN']![1]).toBe('-A KUBE-SEP-I77PXRDZVX7PMWMN -p tcp -m recent --set --name KUBE-SEP-I77PXRDZVX7PMWMN --mask 255.255.255.255 --rsource -m tcp -j DNAT --to-destination 10.180.0.3:80');
-    expect(ours(kubeProxyLayout('1.20'), false, input(sticky(10800))).nat['KUBE-SVC-NUKIZ6OKUXPJNT4C']![0]).toContain('-m comment --comment "ns5/svc5:p80" -m recent --rcheck');
+    expect(v15.nat['KUBE-SVC-NUKIZ6OKUXPJNT4C']![0]).toBe(
+      '-A KUBE-SVC-NUKIZ6OKUXPJNT4C -m recent --rcheck --seconds 10800 --reap --name KUBE-SEP-I77PXRDZVX7PMWMN --mask 255.255.255.255 --rsource -j KUBE-SEP-I77PXRDZVX7PMWMN',
+    );
+    expect(v15.nat['KUBE-SEP-I77PXRDZVX7PMWMN']![1]).toBe(
+      '-A KUBE-SEP-I77PXRDZVX7PMWMN -p tcp -m recent --set --name KUBE-SEP-I77PXRDZVX7PMWMN --mask 255.255.255.255 --rsource -m tcp -j DNAT --to-destination 10.180.0.3:80',
+    );
+    expect(ours(kubeProxyLayout('1.20'), false, input(sticky(10800))).nat['KUBE-SVC-NUKIZ6OKUXPJNT4C']![0]).toContain(
+      '-m comment --comment "ns5/svc5:p80" -m recent --rcheck',
+    );
     // < 1.24, externalTrafficPolicy Local: KUBE-XLB checks the local endpoints' lists before balancing over them
     const local = sticky(10800);
-    const xlbInput = { ...input({ ...local, spec: { ...local.spec, externalTrafficPolicy: 'Local' } }), slices: [{ ...slice('ns5', 'svc5', '10.180.0.3'), endpoints: [{ addresses: ['10.180.0.3'], nodeName: 'test-node' }] }] };
-    const [xlbName, xlb] = Object.entries(ours(kubeProxyLayout('1.20'), false, xlbInput).nat).find(([c]) => c.startsWith('KUBE-XLB-'))!;
+    const xlbInput = {
+      ...input({ ...local, spec: { ...local.spec, externalTrafficPolicy: 'Local' } }),
+      slices: [
+        { ...slice('ns5', 'svc5', '10.180.0.3'), endpoints: [{ addresses: ['10.180.0.3'], nodeName: 'test-node' }] },
+      ],
+    };
+    const [xlbName, xlb] = Object.entries(ours(kubeProxyLayout('1.20'), false, xlbInput).nat).find(([c]) =>
+      c.startsWith('KUBE-XLB-'),
+    )!;
     expect(xlb.slice(-2)).toEqual([
       `-A ${xlbName} -m comment --comment "ns5/svc5:p80" -m recent --rcheck --seconds 10800 --reap --name KUBE-SEP-I77PXRDZVX7PMWMN --mask 255.255.255.255 --rsource -j KUBE-SEP-I77PXRDZVX7PMWMN`,
       `-A ${xlbName} -m comment --comment "Balancing rule 0 for ns5/svc5:p80" -j KUBE-SEP-I77PXRDZVX7PMWMN`,
     ]);
     // without affinity, no recent match anywhere
-    expect(JSON.stringify(ours(kubeProxyLayout('1.34'), false, input(svc('ns5', 'svc5', '172.30.0.45', 3002))).nat)).not.toContain('recent');
+    expect(
+      JSON.stringify(ours(kubeProxyLayout('1.34'), false, input(svc('ns5', 'svc5', '172.30.0.45', 3002))).nat),
+    ).not.toContain('recent');
   });
 
   it('v1.20.2: kubernetes TestEndpointSliceE2E, the whole dump', () => {
@@ -203,7 +273,16 @@ describe('kube-proxy rules against upstream', () => {
       '-A KUBE-SERVICES -m comment --comment "kubernetes service nodeports; NOTE: this must be the last rule in this chain" -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS',
     ];
     const input = {
-      services: [{ metadata: { namespace: 'ns1', name: 'svc1' }, spec: { type: 'ClusterIP', clusterIP: '172.20.1.1', ports: [{ name: '', port: 0, protocol: 'TCP', targetPort: 80 }] } } as V1Service],
+      services: [
+        {
+          metadata: { namespace: 'ns1', name: 'svc1' },
+          spec: {
+            type: 'ClusterIP',
+            clusterIP: '172.20.1.1',
+            ports: [{ name: '', port: 0, protocol: 'TCP', targetPort: 80 }],
+          },
+        } as V1Service,
+      ],
       slices: [
         {
           addressType: 'IPv4',
@@ -225,7 +304,16 @@ describe('kube-proxy rules against upstream', () => {
     // the dump's chain lines
     expect(got.chains.filter).toEqual(new Set(['KUBE-SERVICES', 'KUBE-EXTERNAL-SERVICES', 'KUBE-FORWARD']));
     expect(got.chains.nat).toEqual(
-      new Set(['KUBE-SERVICES', 'KUBE-NODEPORTS', 'KUBE-POSTROUTING', 'KUBE-MARK-MASQ', 'KUBE-SVC-AQI2S6QIMU7PVVRP', 'KUBE-SEP-3JOIVZTXZZRGORX4', 'KUBE-SEP-IO5XOSKPAXIFQXAJ', 'KUBE-SEP-XGJFVO3L2O5SRFNT']),
+      new Set([
+        'KUBE-SERVICES',
+        'KUBE-NODEPORTS',
+        'KUBE-POSTROUTING',
+        'KUBE-MARK-MASQ',
+        'KUBE-SVC-AQI2S6QIMU7PVVRP',
+        'KUBE-SEP-3JOIVZTXZZRGORX4',
+        'KUBE-SEP-IO5XOSKPAXIFQXAJ',
+        'KUBE-SEP-XGJFVO3L2O5SRFNT',
+      ]),
     );
     // 1.21 and 1.22 write the same; from 1.23 one "kubernetes forwarding conntrack rule" (PR 97279)
     expect(ours({ ...kubeProxyLayout('1.22'), randomFully: false }, false, input).filter).toEqual(byChain(filter));
@@ -299,11 +387,24 @@ describe('kube-proxy rules against upstream', () => {
     // v1.15.3 writes "masquerade LOCAL traffic", "route LOCAL traffic", then the pod redirect; v1.20.2 (and the
     // commit-pinned 1.16/1.17 tree above) writes the pod redirect first.
     const input = {
-      services: [{ ...svc('ns4', 'svc4', '172.30.0.44', 3004), spec: { ...svc('ns4', 'svc4', '172.30.0.44', 3004).spec, externalTrafficPolicy: 'Local' } } as V1Service],
-      slices: [{ ...slice('ns4', 'svc4', '10.180.0.4'), endpoints: [{ addresses: ['10.180.0.4'], nodeName: 'test-node' }] } as V1EndpointSlice],
+      services: [
+        {
+          ...svc('ns4', 'svc4', '172.30.0.44', 3004),
+          spec: { ...svc('ns4', 'svc4', '172.30.0.44', 3004).spec, externalTrafficPolicy: 'Local' },
+        } as V1Service,
+      ],
+      slices: [
+        {
+          ...slice('ns4', 'svc4', '10.180.0.4'),
+          endpoints: [{ addresses: ['10.180.0.4'], nodeName: 'test-node' }],
+        } as V1EndpointSlice,
+      ],
       clusterCIDR: '10.0.0.0/8',
     };
-    for (const [v, redirectFirst] of [['1.15', false], ['1.20', true]] as const) {
+    for (const [v, redirectFirst] of [
+      ['1.15', false],
+      ['1.20', true],
+    ] as const) {
       const got = ours(kubeProxyLayout(v), false, input);
       const xlb = [...got.chains.nat].find((c) => c.startsWith('KUBE-XLB-'))!;
       const svcChain = [...got.chains.nat].find((c) => c.startsWith('KUBE-SVC-'))!;
@@ -314,7 +415,9 @@ describe('kube-proxy rules against upstream', () => {
         `-A ${xlb} -m comment --comment "route LOCAL traffic for ns4/svc4:p80 LB IP to service chain" -m addrtype --src-type LOCAL -j ${svcChain}`,
       ];
       const balance = `-A ${xlb} -m comment --comment "Balancing rule 0 for ns4/svc4:p80" -j ${sep}`;
-      expect(got.nat[xlb]).toEqual((redirectFirst ? [redirect, ...local, balance] : [...local, redirect, balance]).map(saveForm));
+      expect(got.nat[xlb]).toEqual(
+        (redirectFirst ? [redirect, ...local, balance] : [...local, redirect, balance]).map(saveForm),
+      );
       expect(got.nat['KUBE-NODEPORTS']).toEqual(
         byChain([
           '-A KUBE-NODEPORTS -m comment --comment ns4/svc4:p80 -m tcp -p tcp --dport 3004 -s 127.0.0.0/8 -j KUBE-MARK-MASQ',
@@ -330,9 +433,22 @@ describe('kube-proxy rules against upstream', () => {
     // newest (commit-pinned): iptablesJumpChains + iptablesKubeletJumpChains in aroradaman/kubernetes @ 4177b600;
     // 1.18 (commit-pinned): iptablesJumpChains in generals-space/kubernetes @ 5593abf9 (a 1.16/1.17 tree).
     const order = (v: string, chain: string) =>
-      kubeProxyJumps(kubeProxyLayout(v)).filter((j) => j.table === 'filter' && j.chain === chain).map((j) => /-j (\S+)$/.exec(j.spec)?.[1]).reverse();
-    expect(order('1.34', 'FORWARD')).toEqual(['KUBE-PROXY-FIREWALL', 'KUBE-FORWARD', 'KUBE-SERVICES', 'KUBE-EXTERNAL-SERVICES']);
-    expect(order('1.34', 'INPUT')).toEqual(['KUBE-FIREWALL', 'KUBE-PROXY-FIREWALL', 'KUBE-NODEPORTS', 'KUBE-EXTERNAL-SERVICES']);
+      kubeProxyJumps(kubeProxyLayout(v))
+        .filter((j) => j.table === 'filter' && j.chain === chain)
+        .map((j) => /-j (\S+)$/.exec(j.spec)?.[1])
+        .reverse();
+    expect(order('1.34', 'FORWARD')).toEqual([
+      'KUBE-PROXY-FIREWALL',
+      'KUBE-FORWARD',
+      'KUBE-SERVICES',
+      'KUBE-EXTERNAL-SERVICES',
+    ]);
+    expect(order('1.34', 'INPUT')).toEqual([
+      'KUBE-FIREWALL',
+      'KUBE-PROXY-FIREWALL',
+      'KUBE-NODEPORTS',
+      'KUBE-EXTERNAL-SERVICES',
+    ]);
     expect(order('1.34', 'OUTPUT')).toEqual(['KUBE-FIREWALL', 'KUBE-PROXY-FIREWALL', 'KUBE-SERVICES']);
     expect(order('1.15', 'FORWARD')).toEqual(['KUBE-FORWARD', 'KUBE-SERVICES']);
     expect(order('1.15', 'INPUT')).toEqual(['KUBE-SERVICES', 'KUBE-EXTERNAL-SERVICES']);

@@ -11,8 +11,20 @@ const service = (extra: Record<string, unknown> = {}) =>
   Topology.parse({
     cni: 'bridge',
     nodes: [{ name: 'n1', podCIDR: '10.244.1.0/24' }],
-    pods: [{ name: 'a', node: 'n1' }, { name: 'b', node: 'n1' }, { name: 'c', node: 'n1' }],
-    services: [{ name: 'web', clusterIP: '10.96.0.20', ports: [{ name: 'http', port: 80, targetPort: 8080 }], endpoints: ['a', 'b', 'c'], ...extra }],
+    pods: [
+      { name: 'a', node: 'n1' },
+      { name: 'b', node: 'n1' },
+      { name: 'c', node: 'n1' },
+    ],
+    services: [
+      {
+        name: 'web',
+        clusterIP: '10.96.0.20',
+        ports: [{ name: 'http', port: 80, targetPort: 8080 }],
+        endpoints: ['a', 'b', 'c'],
+        ...extra,
+      },
+    ],
   } satisfies ServiceInput as never).services[0]!;
 const pods = new Map([
   ['a', { ip: '10.244.1.3', node: 'n1' }],
@@ -42,17 +54,28 @@ describe('kube-proxy rule writer', () => {
 
   it('spreads endpoints with statistic random probabilities 1/n, 1/(n-1), ..., last unconditional, ordered by "ip:port"', () => {
     const svcChain = chainName('KUBE-SVC-', 'default/web:httptcp');
-    const lines = text(input('1.29')).split('\n').filter((l) => l.startsWith(`-A ${svcChain} -m comment`));
+    const lines = text(input('1.29'))
+      .split('\n')
+      .filter((l) => l.startsWith(`-A ${svcChain} -m comment`));
     expect(lines).toHaveLength(3);
     expect(lines[0]).toContain('--probability 0.33333333349');
     expect(lines[1]).toContain('--probability 0.50000000000');
     expect(lines[2]).not.toContain('statistic');
-    expect(lines.map((l) => /-> ([\d.:]+)/.exec(l)?.[1])).toEqual(['10.244.1.3:8080', '10.244.2.3:8080', '10.244.3.3:8080']);
+    expect(lines.map((l) => /-> ([\d.:]+)/.exec(l)?.[1])).toEqual([
+      '10.244.1.3:8080',
+      '10.244.2.3:8080',
+      '10.244.3.3:8080',
+    ]);
     // string order, as kube-proxy's endpoint cache sorts: "10.244.10.x" before "10.244.2.x"
     const reordered = new Map([...pods, ['a', { ip: '10.244.10.3', node: 'n1' }]]);
     const svc = service();
     const r = text({ ...input('1.29'), slices: [endpointSliceObject(svc, reordered)] });
-    expect(r.split('\n').filter((l) => l.startsWith(`-A ${svcChain} -m comment`)).map((l) => /-> ([\d.]+)/.exec(l)?.[1])).toEqual(['10.244.10.3', '10.244.2.3', '10.244.3.3']);
+    expect(
+      r
+        .split('\n')
+        .filter((l) => l.startsWith(`-A ${svcChain} -m comment`))
+        .map((l) => /-> ([\d.]+)/.exec(l)?.[1]),
+    ).toEqual(['10.244.10.3', '10.244.2.3', '10.244.3.3']);
   });
 
   it('puts the INVALID DROP in KUBE-FORWARD by version (absent in 1.14, since 1.29 only without be_liberal; nfacct from 1.30 when the counter exists)', () => {
@@ -62,32 +85,55 @@ describe('kube-proxy rule writer', () => {
     expect(text(input('1.20', { beLiberal: true }))).toContain(drop);
     expect(text(input('1.29'))).toContain(drop);
     expect(text(input('1.29', { beLiberal: true }))).not.toContain('INVALID');
-    expect(text(input('1.30', { nfacctCounters: true }))).toContain('-A KUBE-FORWARD -m conntrack --ctstate INVALID -m nfacct --nfacct-name ct_state_invalid_dropped_pkts -j DROP');
+    expect(text(input('1.30', { nfacctCounters: true }))).toContain(
+      '-A KUBE-FORWARD -m conntrack --ctstate INVALID -m nfacct --nfacct-name ct_state_invalid_dropped_pkts -j DROP',
+    );
     expect(text(input('1.29', { nfacctCounters: true }))).toContain(drop);
   });
 
   it('rejects traffic to a service without endpoints in filter KUBE-SERVICES, and its NodePort in KUBE-EXTERNAL-SERVICES', () => {
-    const empty = service({ endpoints: [], type: 'NodePort', ports: [{ name: 'http', port: 80, targetPort: 8080, nodePort: 30080 }] });
+    const empty = service({
+      endpoints: [],
+      type: 'NodePort',
+      ports: [{ name: 'http', port: 80, targetPort: 8080, nodePort: 30080 }],
+    });
     const t = text(input('1.29', {}, empty));
-    expect(t).toContain('-A KUBE-SERVICES -d 10.96.0.20/32 -p tcp -m comment --comment "default/web:http has no endpoints" -m tcp --dport 80 -j REJECT --reject-with icmp-port-unreachable');
-    expect(t).toContain('-A KUBE-EXTERNAL-SERVICES -p tcp -m comment --comment "default/web:http has no endpoints" -m addrtype --dst-type LOCAL -m tcp --dport 30080 -j REJECT --reject-with icmp-port-unreachable');
+    expect(t).toContain(
+      '-A KUBE-SERVICES -d 10.96.0.20/32 -p tcp -m comment --comment "default/web:http has no endpoints" -m tcp --dport 80 -j REJECT --reject-with icmp-port-unreachable',
+    );
+    expect(t).toContain(
+      '-A KUBE-EXTERNAL-SERVICES -p tcp -m comment --comment "default/web:http has no endpoints" -m addrtype --dst-type LOCAL -m tcp --dport 30080 -j REJECT --reject-with icmp-port-unreachable',
+    );
     expect(t).not.toContain('KUBE-SVC-');
   });
 
   it('leaves out endpoints that are not ready, and uses serving terminating ones only when none is ready (1.26+)', () => {
-    const svc = service({ endpoints: [{ pod: 'a', ready: false }, { pod: 'b', terminating: true }] });
+    const svc = service({
+      endpoints: [
+        { pod: 'a', ready: false },
+        { pod: 'b', terminating: true },
+      ],
+    });
     expect(text(input('1.29', {}, svc))).toContain('--to-destination 10.244.2.3:8080');
     expect(text(input('1.29', {}, svc))).not.toContain('10.244.1.3:8080');
     expect(text(input('1.25', {}, svc))).toContain('has no endpoints');
   });
 
   it('writes externalTrafficPolicy Local as KUBE-XLB before 1.24 and KUBE-EXT/KUBE-SVL from 1.24', () => {
-    const local = service({ type: 'NodePort', externalTrafficPolicy: 'Local', ports: [{ name: 'http', port: 80, targetPort: 8080, nodePort: 30080 }] });
+    const local = service({
+      type: 'NodePort',
+      externalTrafficPolicy: 'Local',
+      ports: [{ name: 'http', port: 80, targetPort: 8080, nodePort: 30080 }],
+    });
     const old = text(input('1.20', {}, local));
-    expect(old).toMatch(/-A KUBE-NODEPORTS -s 127.0.0.0\/8 -p tcp -m comment --comment "default\/web:http" -m tcp --dport 30080 -j KUBE-MARK-MASQ/);
+    expect(old).toMatch(
+      /-A KUBE-NODEPORTS -s 127.0.0.0\/8 -p tcp -m comment --comment "default\/web:http" -m tcp --dport 30080 -j KUBE-MARK-MASQ/,
+    );
     expect(old).toMatch(/-A KUBE-XLB-\w+ -m comment --comment "Balancing rule 0 for default\/web:http" -j KUBE-SEP-/);
     const recent = text(input('1.29', {}, local));
-    expect(recent).toMatch(/-A KUBE-NODEPORTS -p tcp -m comment --comment "default\/web:http" -m tcp --dport 30080 -j KUBE-EXT-/);
+    expect(recent).toMatch(
+      /-A KUBE-NODEPORTS -p tcp -m comment --comment "default\/web:http" -m tcp --dport 30080 -j KUBE-EXT-/,
+    );
     expect(recent).toMatch(/-A KUBE-EXT-\w+ -j KUBE-SVL-/);
     expect(recent).toMatch(/-A KUBE-SVL-\w+ -m comment --comment "default\/web:http -> 10.244.1.3:8080" -j KUBE-SEP-/);
   });
@@ -105,7 +151,10 @@ describe('kube-proxy rule writer', () => {
     // 1.14's start-up IPVS clean-up deleted the shared jump, so even a restart moved KUBE-FORWARD to the top
     const old = kubeProxyLayout('1.14');
     const oldRules = kubeProxyRules(input('1.14'));
-    const m14 = new IptablesModel().apply(kubeProxyStart(old, oldRules)).apply(ciliumStart()).apply(kubeProxyStart(old, oldRules));
+    const m14 = new IptablesModel()
+      .apply(kubeProxyStart(old, oldRules))
+      .apply(ciliumStart())
+      .apply(kubeProxyStart(old, oldRules));
     expect(first(m14)).toContain('-j KUBE-FORWARD');
   });
 });

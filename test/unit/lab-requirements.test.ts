@@ -9,9 +9,12 @@ import { describe, expect, it } from 'vitest';
 import { scanScenarioCommands, scanSpawns, shellScriptCommands } from '../spawned-commands.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
-const requirements = JSON.parse(readFileSync(new URL('../../src/providers/netns/lab-requirements.json', import.meta.url), 'utf8')) as Record<string, Record<string, string> | string>;
+const requirements = JSON.parse(
+  readFileSync(new URL('../../src/providers/netns/lab-requirements.json', import.meta.url), 'utf8'),
+) as Record<string, Record<string, string> | string>;
 const SECTIONS = ['commands', 'testCommands', 'realClusterCommands', 'runtime'] as const;
-const listed = (section: (typeof SECTIONS)[number]) => Object.keys((requirements[section] ?? {}) as Record<string, string>);
+const listed = (section: (typeof SECTIONS)[number]) =>
+  Object.keys((requirements[section] ?? {}) as Record<string, string>);
 
 describe('lab-requirements.json covers every program started', () => {
   const code = scanSpawns(ROOT);
@@ -22,7 +25,20 @@ describe('lab-requirements.json covers every program started', () => {
     const found = new Set(all.map((s) => s.command));
     // one per way of spawning: runCommand literal, Target.exec literal, a named argv constant, a local
     // wrapper, a prefix in a pass-through target, an `sh -c` script, a cross-file field, preflight, a scenario cmd
-    for (const c of ['ip', 'curl', 'tcpdump', 'iptables-save', 'nsenter', 'mount', 'node', 'unshare', 'apt-get', 'nft', 'iptables']) expect(found).toContain(c);
+    for (const c of [
+      'ip',
+      'curl',
+      'tcpdump',
+      'iptables-save',
+      'nsenter',
+      'mount',
+      'node',
+      'unshare',
+      'apt-get',
+      'nft',
+      'iptables',
+    ])
+      expect(found).toContain(c);
     expect(scenarios.length).toBeGreaterThan(5);
     expect(code.spawns.length).toBeGreaterThan(50);
   });
@@ -47,14 +63,17 @@ describe('lab-requirements.json covers every program started', () => {
 
   it('names a Debian package for every program preflight installs', () => {
     for (const section of ['commands', 'testCommands'] as const) {
-      for (const [command, pkg] of Object.entries(requirements[section] as Record<string, string>)) expect(pkg, command).toMatch(/^[a-z0-9][a-z0-9+.-]+$/);
+      for (const [command, pkg] of Object.entries(requirements[section] as Record<string, string>))
+        expect(pkg, command).toMatch(/^[a-z0-9][a-z0-9+.-]+$/);
     }
   });
 });
 
 describe('shell scripts inside argv', () => {
   it('yields the first word of each command, builtins and exec left out', () => {
-    expect(shellScriptCommands('mount -t bpf x /sys/fs/bpf && mkdir -p /a && echo ready && exec sleep infinity')).toEqual(['mount', 'mkdir', 'sleep']);
+    expect(
+      shellScriptCommands('mount -t bpf x /sys/fs/bpf && mkdir -p /a && echo ready && exec sleep infinity'),
+    ).toEqual(['mount', 'mkdir', 'sleep']);
     expect(shellScriptCommands('echo $$ > "$0/cgroup.procs" && exec "$@"')).toEqual([]);
     expect(shellScriptCommands('A=1 tc qdisc show | grep x; true')).toEqual(['tc', 'grep']);
   });
@@ -66,7 +85,10 @@ describe('the scan sees a new tool however it is started', () => {
     try {
       mkdirSync(join(root, 'scenarios'));
       mkdirSync(join(root, 'src'));
-      writeFileSync(join(root, 'scenarios', 'x.yaml'), 'fault:\n  steps:\n    - run: { on: node/a, cmd: "jq -r .x" }\n    - run: { on: node/a, cmd: "{bin/helper} --x" }\n');
+      writeFileSync(
+        join(root, 'scenarios', 'x.yaml'),
+        'fault:\n  steps:\n    - run: { on: node/a, cmd: "jq -r .x" }\n    - run: { on: node/a, cmd: "{bin/helper} --x" }\n',
+      );
       writeFileSync(
         join(root, 'src', 'a.ts'),
         [
@@ -75,7 +97,7 @@ describe('the scan sees a new tool however it is started', () => {
           "await target.exec(['ss', '-tn']);",
           "const SOCAT = ['socat', '-', 'TCP:x:1'];",
           'node.spawn(SOCAT);',
-          "const probe = (argv: string[]) => runCommand(argv, { reject: false });",
+          'const probe = (argv: string[]) => runCommand(argv, { reject: false });',
           "await probe(['ping', '-c', '1', 'x']);",
           "node.spawn(['unshare', '--net', 'sh', '-c', `nc -l 80 && exec strace -f x`]);",
           "execFileSync('lsof', ['-i']);",
@@ -85,7 +107,9 @@ describe('the scan sees a new tool however it is started', () => {
       );
       const scan = scanSpawns(root);
       const found = new Set([...scan.spawns, ...scanScenarioCommands(root)].map((s) => s.command));
-      expect([...found].sort()).toEqual(['ethtool', 'jq', 'lsof', 'nc', 'ping', 'sh', 'socat', 'ss', 'strace', 'unshare'].sort());
+      expect([...found].sort()).toEqual(
+        ['ethtool', 'jq', 'lsof', 'nc', 'ping', 'sh', 'socat', 'ss', 'strace', 'unshare'].sort(),
+      );
       expect(scan.unresolved).toEqual([expect.stringMatching(/^src\/a\.ts:11 runCommand\(pick/)]);
     } finally {
       rmSync(root, { recursive: true, force: true });

@@ -19,7 +19,10 @@ describe('lab slots', () => {
       return name;
     };
     // two "scenarios", one with three variants, sharing the slots
-    const [a, b] = await Promise.all([inSlots(['a1', 'a2', 'a3'], slots, signal, (n) => work(n)()), inSlots(['b1'], slots, signal, (n) => work(n)())]);
+    const [a, b] = await Promise.all([
+      inSlots(['a1', 'a2', 'a3'], slots, signal, (n) => work(n)()),
+      inSlots(['b1'], slots, signal, (n) => work(n)()),
+    ]);
     expect(a).toEqual(['a1', 'a2', 'a3']);
     expect(b).toEqual(['b1']);
     expect(most).toBe(2);

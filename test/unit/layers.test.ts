@@ -34,7 +34,8 @@ export const LAYERS: readonly [prefix: string, name: string][] = [
 
 export function layerOf(file: string): { rank: number; name: string } {
   const rank = LAYERS.findIndex(([prefix]) => file.startsWith(prefix));
-  if (rank < 0) throw new Error(`${file} belongs to no layer: put it in one of the folders of LAYERS in test/unit/layers.test.ts`);
+  if (rank < 0)
+    throw new Error(`${file} belongs to no layer: put it in one of the folders of LAYERS in test/unit/layers.test.ts`);
   const name = LAYERS[rank]![1];
   return { rank: LAYERS.findIndex(([, n]) => n === name), name };
 }
@@ -47,18 +48,25 @@ const providerOf = (file: string) => /^src\/providers\/([^/]+)\//.exec(file)?.[1
  * with the netns lab's namespace machinery (names, the ip batch and namespace removal, pids, the C helpers'
  * build, the PATH lookup). Moving these below src/providers is the way to shrink this list.
  */
-const SHARED_WITH_LOCAL = ['lab-names', 'netns-lab', 'namespace-pids', 'helper-build', 'netns-provider'].map((m) => `src/providers/netns/${m}.ts`);
-const allowedSideways = (from: string, to: string) => from.startsWith('src/providers/real/local/') && SHARED_WITH_LOCAL.includes(to);
+const SHARED_WITH_LOCAL = ['lab-names', 'netns-lab', 'namespace-pids', 'helper-build', 'netns-provider'].map(
+  (m) => `src/providers/netns/${m}.ts`,
+);
+const allowedSideways = (from: string, to: string) =>
+  from.startsWith('src/providers/real/local/') && SHARED_WITH_LOCAL.includes(to);
 
 /** Relative imports of a TypeScript source, static and dynamic, type-only ones included. */
 export function importsOf(file: string, source: string): string[] {
-  return [...source.matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*)'(\.{1,2}\/[^']+)'/g)].map((m) => relative(root, normalize(join(root, dirname(file), m[1]!))));
+  return [...source.matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*)'(\.{1,2}\/[^']+)'/g)].map((m) =>
+    relative(root, normalize(join(root, dirname(file), m[1]!))),
+  );
 }
 
 const files = execFileSync('git', ['ls-files', '-co', '--exclude-standard', 'src'], { cwd: root, encoding: 'utf8' })
   .split('\n')
   .filter((f) => f.endsWith('.ts'));
-const graph = new Map(files.map((f) => [f, importsOf(f, readFileSync(join(root, f), 'utf8')).filter((to) => to.endsWith('.ts'))]));
+const graph = new Map(
+  files.map((f) => [f, importsOf(f, readFileSync(join(root, f), 'utf8')).filter((to) => to.endsWith('.ts'))]),
+);
 
 /** Problems in an import graph: imports into a higher layer, concrete providers seen past the contract, one provider's folder from outside it. */
 export function layerViolations(g: Map<string, string[]>): string[] {
@@ -68,9 +76,19 @@ export function layerViolations(g: Map<string, string[]>): string[] {
     for (const to of tos) {
       const b = layerOf(to);
       if (b.rank > a.rank) out.push(`${from} (${a.name}) imports ${to} (${b.name}), a higher layer`);
-      else if (b.name === 'providers' && ['observe', 'engine', 'report'].includes(a.name)) out.push(`${from} (${a.name}) imports the concrete provider ${to}; use the contract in src/contract/provider.ts`);
-      else if (providerOf(to) && providerOf(from) !== providerOf(to) && !/^src\/providers\/[^/]+\.ts$/.test(from) && !allowedSideways(from, to)) {
-        out.push(`${from} imports ${to}, inside another provider's folder: move what both need below src/providers, or go through src/providers/create-provider.ts`);
+      else if (b.name === 'providers' && ['observe', 'engine', 'report'].includes(a.name))
+        out.push(
+          `${from} (${a.name}) imports the concrete provider ${to}; use the contract in src/contract/provider.ts`,
+        );
+      else if (
+        providerOf(to) &&
+        providerOf(from) !== providerOf(to) &&
+        !/^src\/providers\/[^/]+\.ts$/.test(from) &&
+        !allowedSideways(from, to)
+      ) {
+        out.push(
+          `${from} imports ${to}, inside another provider's folder: move what both need below src/providers, or go through src/providers/create-provider.ts`,
+        );
       }
     }
   }

@@ -12,7 +12,14 @@ function fakeTcpdump(): { target: Target; print: (line: string) => void; started
   let spawns = 0;
   let exit = () => {};
   const exited = new Promise<void>((resolve) => (exit = resolve));
-  const result = { argv: ['tcpdump'], exitCode: 0, stdout: '', stderr: '', timedOut: false, durationMs: 1 } as ExecResult;
+  const result = {
+    argv: ['tcpdump'],
+    exitCode: 0,
+    stdout: '',
+    stderr: '',
+    timedOut: false,
+    durationMs: 1,
+  } as ExecResult;
   const process: Spawned = {
     argv: ['tcpdump'],
     pid: 1,
@@ -27,22 +34,34 @@ function fakeTcpdump(): { target: Target; print: (line: string) => void; started
     onLine: (l) => void listeners.push(l),
     stop: () => exited.then(() => result),
   };
-  const target: Target = { ref: 'pod/client', exec: () => Promise.reject(new Error('no exec')), spawn: () => (spawns++, process) };
-  return { target, print: (line) => {
+  const target: Target = {
+    ref: 'pod/client',
+    exec: () => Promise.reject(new Error('no exec')),
+    spawn: () => (spawns++, process),
+  };
+  return {
+    target,
+    print: (line) => {
       lines.push(line);
       for (const l of [...listeners]) l(line);
-    }, started: () => spawns, exit };
+    },
+    started: () => spawns,
+    exit,
+  };
 }
 
-const syn = (port: number) => `12:00:00.000001 IP 10.244.1.2.${port} > 10.96.0.23.80: Flags [S], seq 1, win 64240, length 0`;
-const synAck = (port: number) => `12:00:00.000002 IP 10.96.0.23.80 > 10.244.1.2.${port}: Flags [S.], seq 9, ack 2, win 65160, length 0`;
+const syn = (port: number) =>
+  `12:00:00.000001 IP 10.244.1.2.${port} > 10.96.0.23.80: Flags [S], seq 1, win 64240, length 0`;
+const synAck = (port: number) =>
+  `12:00:00.000002 IP 10.96.0.23.80 > 10.244.1.2.${port}: Flags [S.], seq 9, ack 2, win 65160, length 0`;
 const icmp = '12:00:00.000003 IP 10.244.1.1 > 10.244.1.2: ICMP 10.96.0.23 tcp port 80 unreachable, length 68';
 
 describe('a packet watch shared by a series', () => {
-  it('gives each run its own connection\'s packets (and every ICMP) from its start to its stop', async () => {
+  it("gives each run its own connection's packets (and every ICMP) from its start to its stop", async () => {
     const tcpdump = fakeTcpdump();
     const watch = await PacketWatch.start(tcpdump.target, ['tcp', 'or', 'icmp']);
-    const mine = (port: number) => (p: { proto: string; sport: number; dport: number }) => p.proto === 'icmp' || p.sport === port || p.dport === port;
+    const mine = (port: number) => (p: { proto: string; sport: number; dport: number }) =>
+      p.proto === 'icmp' || p.sport === port || p.dport === port;
     tcpdump.print(syn(20000)); // before either run started
     const a = watch.window(mine(20001));
     const b = watch.window(mine(20002));
@@ -104,8 +123,16 @@ describe('a packet watch shared by a series', () => {
   });
 });
 
-describe('capturedSince: a watch started ahead of its probe keeps what was captured from the probe\'s start on', () => {
-  const at = (hms: string): Packet => ({ src: '10.244.1.2', sport: 1, dst: '10.96.0.20', dport: 80, proto: 'tcp', flags: 'S', line: `${hms} IP 10.244.1.2.1 > 10.96.0.20.80: Flags [S]` });
+describe("capturedSince: a watch started ahead of its probe keeps what was captured from the probe's start on", () => {
+  const at = (hms: string): Packet => ({
+    src: '10.244.1.2',
+    sport: 1,
+    dst: '10.96.0.20',
+    dport: 80,
+    proto: 'tcp',
+    flags: 'S',
+    line: `${hms} IP 10.244.1.2.1 > 10.96.0.20.80: Flags [S]`,
+  });
   const local = (h: number, m: number, s: number, ms: number) => new Date(2026, 10, 23, h, m, s, ms).getTime();
 
   it('by the time tcpdump stamped on the packet, not when the line was printed', () => {

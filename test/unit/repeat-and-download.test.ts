@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { flannelDevice, flannelPeerEntries, networkAddress, vtepMac, type FlannelNode } from '../../src/dataplane/flannel-entries.ts';
+import {
+  flannelDevice,
+  flannelPeerEntries,
+  networkAddress,
+  vtepMac,
+  type FlannelNode,
+} from '../../src/dataplane/flannel-entries.ts';
 import { matchExpectation } from '../../src/observe/expect/match-expectation.ts';
 import { printableStrings, readCounter } from '../../src/observe/expect/run-checks.ts';
 import { parseScenario } from '../../src/model/load-scenario.ts';
@@ -12,36 +18,73 @@ import { distribution, foldRuns, pooled } from '../../src/observe/probes/repeat-
 const vip = { ip: '10.96.0.30', port: 80 };
 const client = '10.244.1.2';
 const packets = (lines: string[]) => lines.map((l) => parseTcpdumpLine(l)!) as Packet[];
-const obs = (outcome: Observation['outcome'], servedBy?: string, source?: string): Observation => ({ outcome, servedBy, source, summary: `x = ${outcome}`, durationMs: 1, detail: {} });
+const obs = (outcome: Observation['outcome'], servedBy?: string, source?: string): Observation => ({
+  outcome,
+  servedBy,
+  source,
+  summary: `x = ${outcome}`,
+  durationMs: 1,
+  detail: {},
+});
 const address = (ref: string) => ({ 'pod/web-a': '10.244.1.3', 'pod/web-b': '10.244.2.2' })[ref] ?? '0.0.0.0';
 
 describe('repeated probes: distribution and matching', () => {
-  const series = [...Array(15).fill(obs('unexpected-source', undefined, '10.244.1.3:8080')), ...Array(25).fill(obs('ok', 'web-b', '10.96.0.23:80'))] as Observation[];
+  const series = [
+    ...Array(15).fill(obs('unexpected-source', undefined, '10.244.1.3:8080')),
+    ...Array(25).fill(obs('ok', 'web-b', '10.96.0.23:80')),
+  ] as Observation[];
   const folded = foldRuns('client -> svc/web-spread:80', series, 1234);
 
   it('counts outcomes and servedBy, most frequent first', () => {
-    expect(distribution(series)).toEqual({ runs: 40, outcomes: { ok: 25, 'unexpected-source': 15 }, servedBy: { 'web-b': 25 } });
+    expect(distribution(series)).toEqual({
+      runs: 40,
+      outcomes: { ok: 25, 'unexpected-source': 15 },
+      servedBy: { 'web-b': 25 },
+    });
     expect(folded.outcome).toBe('ok');
-    expect(folded.summary).toBe('client -> svc/web-spread:80 = 40 runs: 25 ok, 15 unexpected-source; served by web-b 25');
+    expect(folded.summary).toBe(
+      'client -> svc/web-spread:80 = 40 runs: 25 ok, 15 unexpected-source; served by web-b 25',
+    );
     expect(Object.keys(folded.detail.examples as object).sort()).toEqual(['ok', 'unexpected-source']);
   });
 
   it('a count range holds, and otherwise constrains every other run', () => {
-    const m = matchExpectation({ outcome: 'unexpected-source', source: 'pod/web-a', count: { min: 8, max: 32 }, otherwise: 'ok' }, folded, address);
-    expect(m).toMatchObject({ matched: true, expected: 'unexpected-source, from pod/web-a (10.244.1.3) in 8..32 of 40 runs, otherwise ok' });
-    expect(matchExpectation({ outcome: 'unexpected-source', count: { min: 16 } }, folded, address)).toMatchObject({ matched: false, mismatch: expect.stringMatching(/^15 of 40 runs matched/) });
-    expect(matchExpectation({ outcome: 'unexpected-source', count: { min: 1 }, otherwise: 'timeout' }, folded, address)).toMatchObject({ matched: false, mismatch: expect.stringMatching(/^25 run\(s\) neither unexpected-source nor timeout/) });
+    const m = matchExpectation(
+      { outcome: 'unexpected-source', source: 'pod/web-a', count: { min: 8, max: 32 }, otherwise: 'ok' },
+      folded,
+      address,
+    );
+    expect(m).toMatchObject({
+      matched: true,
+      expected: 'unexpected-source, from pod/web-a (10.244.1.3) in 8..32 of 40 runs, otherwise ok',
+    });
+    expect(matchExpectation({ outcome: 'unexpected-source', count: { min: 16 } }, folded, address)).toMatchObject({
+      matched: false,
+      mismatch: expect.stringMatching(/^15 of 40 runs matched/),
+    });
+    expect(
+      matchExpectation({ outcome: 'unexpected-source', count: { min: 1 }, otherwise: 'timeout' }, folded, address),
+    ).toMatchObject({
+      matched: false,
+      mismatch: expect.stringMatching(/^25 run\(s\) neither unexpected-source nor timeout/),
+    });
   });
 
   it('a rate range is a fraction of the runs', () => {
     expect(matchExpectation({ outcome: 'ok', rate: { min: 0.5, max: 0.7 } }, folded, address).matched).toBe(true);
-    expect(matchExpectation({ outcome: 'ok', rate: { min: 0.7 } }, folded, address)).toMatchObject({ matched: false, mismatch: expect.stringMatching(/^62\.5% of 40 runs/) });
+    expect(matchExpectation({ outcome: 'ok', rate: { min: 0.7 } }, folded, address)).toMatchObject({
+      matched: false,
+      mismatch: expect.stringMatching(/^62\.5% of 40 runs/),
+    });
   });
 
   it('without count or rate every run must match, servedBy included', () => {
     expect(matchExpectation('ok', folded, address).matched).toBe(false);
     const allOk = foldRuns('x', [obs('ok', 'web'), obs('ok', 'web')], 1);
-    expect(matchExpectation({ outcome: 'ok', servedBy: 'web' }, allOk, address)).toMatchObject({ matched: true, expected: 'ok, served by web in every run (2)' });
+    expect(matchExpectation({ outcome: 'ok', servedBy: 'web' }, allOk, address)).toMatchObject({
+      matched: true,
+      expected: 'ok, served by web in every run (2)',
+    });
     expect(matchExpectation({ outcome: 'ok', servedBy: 'other' }, allOk, address).matched).toBe(false);
   });
 
@@ -70,7 +113,11 @@ describe('repeated probes: distribution and matching', () => {
   });
 
   it('the binomial bound of the locality scenario: P(X outside 8..32) for Binomial(40, 0.5) is below 1e-4', () => {
-    const choose = (n: number, k: number) => { let c = 1; for (let i = 1; i <= k; i++) c = (c * (n - k + i)) / i; return c; };
+    const choose = (n: number, k: number) => {
+      let c = 1;
+      for (let i = 1; i <= k; i++) c = (c * (n - k + i)) / i;
+      return c;
+    };
     const tail = [...Array(8).keys()].reduce((s, k) => s + choose(40, k), 0) / 2 ** 40;
     expect(2 * tail).toBeLessThan(1e-4);
     expect(2 * tail).toBeGreaterThan(1e-5);
@@ -78,7 +125,15 @@ describe('repeated probes: distribution and matching', () => {
 });
 
 describe('download classification', () => {
-  const d = (exitCode: number, sizeDownload: number, stderr = '', httpCode = 200) => ({ exitCode, stderr, httpCode, body: '', bytes: 20_000_000, sizeDownload, servedBy: 'web' });
+  const d = (exitCode: number, sizeDownload: number, stderr = '', httpCode = 200) => ({
+    exitCode,
+    stderr,
+    httpCode,
+    body: '',
+    bytes: 20_000_000,
+    sizeDownload,
+    servedBy: 'web',
+  });
   it('ok only with the full byte count', () => {
     expect(classifyDownload(d(0, 20_000_000), [], client, vip)).toMatchObject({ outcome: 'ok', servedBy: 'web' });
     expect(classifyDownload(d(0, 19_999_999), [], client, vip).outcome).toBe('wrong-answer');
@@ -89,8 +144,16 @@ describe('download classification', () => {
       '12:00:00.000002 IP 10.244.1.2.32854 > 10.244.1.3.8080: Flags [R], seq 3095080996, win 0, length 0',
       '12:00:00.000003 IP 10.96.0.30.80 > 10.244.1.2.32854: Flags [R], seq 1535529354, win 0, length 0',
     ]);
-    expect(foreignSegment(seen, client, vip)).toMatchObject({ clientReset: true, packet: { src: '10.244.1.3', sport: 8080 } });
-    const c = classifyDownload(d(56, 1_407_624, 'curl: (56) Recv failure: Connection reset by peer'), seen, client, vip);
+    expect(foreignSegment(seen, client, vip)).toMatchObject({
+      clientReset: true,
+      packet: { src: '10.244.1.3', sport: 8080 },
+    });
+    const c = classifyDownload(
+      d(56, 1_407_624, 'curl: (56) Recv failure: Connection reset by peer'),
+      seen,
+      client,
+      vip,
+    );
     expect(c).toMatchObject({ outcome: 'reset', source: '10.244.1.3:8080' });
     expect(c.reason).toBe(
       'a packet from 10.244.1.3:8080 (not 10.96.0.30:80: it missed its reverse NAT) reached the client, which answered RST to 10.244.1.3:8080; curl exit 56 "curl: (56) Recv failure: Connection reset by peer" after 1407624 of 20000000 bytes',
@@ -112,8 +175,11 @@ describe('checks: summed counters and printable strings of binary output', () =>
     expect(readCounter(out, 'no such (\\d+)')).toBeUndefined();
   });
   it('finds conntrack reason text inside an NFLOG pcap stream', () => {
-    const line = '\u0000\u0001\u0002\u0000nf_ct_proto_6: SEQ is over upper bound 123 (over the window of the receiver)\u0000\u0010E\u0000';
-    expect(printableStrings([line])).toContain('nf_ct_proto_6: SEQ is over upper bound 123 (over the window of the receiver)');
+    const line =
+      '\u0000\u0001\u0002\u0000nf_ct_proto_6: SEQ is over upper bound 123 (over the window of the receiver)\u0000\u0010E\u0000';
+    expect(printableStrings([line])).toContain(
+      'nf_ct_proto_6: SEQ is over upper bound 123 (over the window of the receiver)',
+    );
   });
 });
 
@@ -133,7 +199,10 @@ describe('flannel entries', () => {
   });
   it('route, permanent neighbour and FDB entry per peer, as flanneld writes them', () => {
     expect(flannelPeerEntries(nodes[0]!, nodes)).toEqual({
-      ip: ['route add 10.244.2.0/24 via 10.244.2.0 dev flannel.1 onlink', 'neigh add 10.244.2.0 lladdr 0e:6e:72:00:00:02 dev flannel.1 nud permanent'],
+      ip: [
+        'route add 10.244.2.0/24 via 10.244.2.0 dev flannel.1 onlink',
+        'neigh add 10.244.2.0 lladdr 0e:6e:72:00:00:02 dev flannel.1 nud permanent',
+      ],
       bridge: ['fdb append 0e:6e:72:00:00:02 dev flannel.1 dst 172.18.0.3'],
     });
   });
@@ -153,17 +222,24 @@ baseline: { expect: { ${expect} } }
 fault: { steps: [{ start: { node: a, component: kube-proxy, version: "1.15" } }], expect: { p: ok } }
 fixes: [{ steps: [\${step}], expect: { p: ok }, checks: [{ id: c, on: fabric, background: true, cmd: tcpdump -i br0, matches: x, expect: { count: 0 } }] }]
 `;
-  const injector = '{ run: { on: pod/web, cmd: "{bin/inject-ahead} --iface eth0", background: true, expect: { prints: injected } } }';
+  const injector =
+    '{ run: { on: pod/web, cmd: "{bin/inject-ahead} --iface eth0", background: true, expect: { prints: injected } } }';
   it('accepts repeat, download, background steps, fabric checks and kube-proxy start on the bridge shape', () => {
     expect(() => parseScenario(base('repeat: 2,').replace('${step}', injector), 't.yaml')).not.toThrow();
   });
   it('refuses count on a probe that is not repeated', () => {
-    expect(() => parseScenario(base('').replace('${step}', injector), 't.yaml')).toThrow(/count, rate and otherwise need a repeated probe/);
+    expect(() => parseScenario(base('').replace('${step}', injector), 't.yaml')).toThrow(
+      /count, rate and otherwise need a repeated probe/,
+    );
   });
   it('refuses a background step on an unknown pod', () => {
-    expect(() => parseScenario(base('repeat: 2,').replace('${step}', injector.replace('pod/web', 'pod/nope')), 't.yaml')).toThrow(/unknown pod/);
+    expect(() =>
+      parseScenario(base('repeat: 2,').replace('${step}', injector.replace('pod/web', 'pod/nope')), 't.yaml'),
+    ).toThrow(/unknown pod/);
   });
   it('refuses the old probe `during` and says what to write instead', () => {
-    expect(() => parseScenario(base('repeat: 2, during: [{ on: pod/web, cmd: x }],').replace('${step}', injector), 't.yaml')).toThrow(/t\.yaml:\d+:\d+: probes\[0\]\.during: .*background: true/);
+    expect(() =>
+      parseScenario(base('repeat: 2, during: [{ on: pod/web, cmd: x }],').replace('${step}', injector), 't.yaml'),
+    ).toThrow(/t\.yaml:\d+:\d+: probes\[0\]\.during: .*background: true/);
   });
 });

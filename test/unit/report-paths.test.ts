@@ -46,23 +46,43 @@ describe('checkReportPaths', () => {
 
   it('takes - as stdout once, and never for a directory', async () => {
     expect(await checkReportPaths([{ flag: '--json', what: 'JSON report', path: '-' }])).toEqual({ stdoutTaken: true });
-    expect(await checkReportPaths([{ flag: '--json', what: 'JSON report', path: undefined }])).toEqual({ stdoutTaken: false });
+    expect(await checkReportPaths([{ flag: '--json', what: 'JSON report', path: undefined }])).toEqual({
+      stdoutTaken: false,
+    });
     await expect(
       checkReportPaths([
         { flag: '--json', what: 'JSON report', path: '-' },
         { flag: '--junit', what: 'JUnit report', path: '-' },
       ]),
     ).rejects.toThrow('only one report can go to stdout (-); --json and --junit both ask for it');
-    await expect(checkReportPaths([{ flag: '--report-dir', what: 'evidence', path: '-', directory: true }])).rejects.toThrow('--report-dir cannot be - (stdout)');
+    await expect(
+      checkReportPaths([{ flag: '--report-dir', what: 'evidence', path: '-', directory: true }]),
+    ).rejects.toThrow('--report-dir cannot be - (stdout)');
   });
 });
 
 describe('run refuses a report path before anything runs (exit 2)', () => {
   it.each([
-    ['a directory under /proc', ['--json', '/proc/netrepro-nope/r.json'], 'cannot write the JSON report (--json) to /proc/netrepro-nope/r.json: no such file or directory (ENOENT, mkdir /proc/netrepro-nope)'],
-    ['a directory', ['--junit', '/tmp'], 'cannot write the JUnit report (--junit) to /tmp: is a directory (EISDIR, open /tmp)'],
-    ['a path through a file', ['--markdown', `${PACKAGE_ROOT}/package.json/r.md`], `cannot write the Markdown summary (--markdown) to ${PACKAGE_ROOT}/package.json/r.md: not a directory (ENOTDIR`],
-    ['a report dir under /proc', ['--report-dir', '/proc/netrepro-nope'], 'cannot write the evidence (--report-dir) to /proc/netrepro-nope: no such file or directory (ENOENT, mkdir /proc/netrepro-nope)'],
+    [
+      'a directory under /proc',
+      ['--json', '/proc/netrepro-nope/r.json'],
+      'cannot write the JSON report (--json) to /proc/netrepro-nope/r.json: no such file or directory (ENOENT, mkdir /proc/netrepro-nope)',
+    ],
+    [
+      'a directory',
+      ['--junit', '/tmp'],
+      'cannot write the JUnit report (--junit) to /tmp: is a directory (EISDIR, open /tmp)',
+    ],
+    [
+      'a path through a file',
+      ['--markdown', `${PACKAGE_ROOT}/package.json/r.md`],
+      `cannot write the Markdown summary (--markdown) to ${PACKAGE_ROOT}/package.json/r.md: not a directory (ENOTDIR`,
+    ],
+    [
+      'a report dir under /proc',
+      ['--report-dir', '/proc/netrepro-nope'],
+      'cannot write the evidence (--report-dir) to /proc/netrepro-nope: no such file or directory (ENOENT, mkdir /proc/netrepro-nope)',
+    ],
   ])('%s', async (_, flags, message) => {
     const r = await cli(['run', 'service-no-endpoints-reject', ...flags]);
     expect(r.exitCode).toBe(2);
@@ -76,7 +96,9 @@ describe('run refuses a report path before anything runs (exit 2)', () => {
     await symlink(join(dir, 'unmounted'), join(dir, 'reports'));
     const r = await cli(['run', 'service-no-endpoints-reject', '--html', join(dir, 'reports/r.html')]);
     expect(r.exitCode).toBe(2);
-    expect(r.stderr).toContain(`cannot write the HTML report (--html) to ${dir}/reports/r.html: no such file or directory (ENOENT`);
+    expect(r.stderr).toContain(
+      `cannot write the HTML report (--html) to ${dir}/reports/r.html: no such file or directory (ENOENT`,
+    );
     expect(r.stderr).toContain('a dangling symlink');
   });
 });

@@ -7,7 +7,7 @@ import { cachedScenario } from '../../src/model/scenario-cache.ts';
 import { scenarioFiles } from '../../src/model/scenario-files.ts';
 
 describe('scenario cache', () => {
-  it('every shipped scenario survives the cache\'s JSON unchanged (what a hit returns is what validation returned)', async () => {
+  it("every shipped scenario survives the cache's JSON unchanged (what a hit returns is what validation returned)", async () => {
     for (const file of await scenarioFiles()) {
       const scenario = parseScenario(readFileSync(file), file);
       expect(isDeepStrictEqual(JSON.parse(JSON.stringify(scenario)), scenario), file).toBe(true);

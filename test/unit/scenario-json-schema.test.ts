@@ -7,7 +7,10 @@ import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { PACKAGE_ROOT } from '../../src/model/package-root.ts';
 
-const schema = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'scenarios/scenario.schema.json'), 'utf8')) as Record<string, unknown>;
+const schema = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'scenarios/scenario.schema.json'), 'utf8')) as Record<
+  string,
+  unknown
+>;
 
 describe('scenarios/scenario.schema.json', () => {
   it('compiles in ajv with its defaults and accepts every shipped scenario', () => {
@@ -25,8 +28,13 @@ describe('scenarios/scenario.schema.json', () => {
     const walk = (node: unknown, path: string): void => {
       if (!node || typeof node !== 'object') return;
       const o = node as Record<string, unknown>;
-      for (const [key, value] of Object.entries((o.properties as Record<string, Record<string, unknown>> | undefined) ?? {})) {
-        const alternatives = [...((value.anyOf as Record<string, unknown>[] | undefined) ?? []), ...((value.oneOf as Record<string, unknown>[] | undefined) ?? [])];
+      for (const [key, value] of Object.entries(
+        (o.properties as Record<string, Record<string, unknown>> | undefined) ?? {},
+      )) {
+        const alternatives = [
+          ...((value.anyOf as Record<string, unknown>[] | undefined) ?? []),
+          ...((value.oneOf as Record<string, unknown>[] | undefined) ?? []),
+        ];
         if (!value.description && !alternatives.some((a) => a.description)) missing.push(`${path}.${key}`);
         walk(value, `${path}.${key}`);
       }

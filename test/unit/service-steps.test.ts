@@ -6,7 +6,12 @@
 import { describe, expect, it } from 'vitest';
 import { IptablesModel } from '../../src/dataplane/iptables-ops.ts';
 import { kubeProxyLayout } from '../../src/dataplane/kube-proxy-layout.ts';
-import { kubeProxySyncOps, parseUdpFlows, rulesFor, udpConntrackDeletes } from '../../src/providers/netns/kube-proxy-sync.ts';
+import {
+  kubeProxySyncOps,
+  parseUdpFlows,
+  rulesFor,
+  udpConntrackDeletes,
+} from '../../src/providers/netns/kube-proxy-sync.ts';
 import { Topology } from '../../src/model/scenario-schema.ts';
 import { changedEndpoints, endpointStep } from '../../src/model/steps/endpoint.ts';
 import { expandStep, Step } from '../../src/model/steps/registry.ts';
@@ -16,8 +21,13 @@ const topology = (protocol: 'TCP' | 'UDP', endpoints: string[]) =>
   Topology.parse({
     cni: 'bridge',
     nodes: [{ name: 'n1', podCIDR: '10.244.1.0/24' }],
-    pods: [{ name: 'a', node: 'n1' }, { name: 'b', node: 'n1' }],
-    services: [{ name: 'dns', clusterIP: '10.96.0.10', ports: [{ name: 'dns', port: 53, targetPort: 53, protocol }], endpoints }],
+    pods: [
+      { name: 'a', node: 'n1' },
+      { name: 'b', node: 'n1' },
+    ],
+    services: [
+      { name: 'dns', clusterIP: '10.96.0.10', ports: [{ name: 'dns', port: 53, targetPort: 53, protocol }], endpoints },
+    ],
   });
 const placements = new Map([
   ['a', { ip: '10.244.1.2', node: 'n1' }],
@@ -31,16 +41,25 @@ const save = (t: ReturnType<typeof topology>, version = '1.29') => {
 describe('endpoint and service steps', () => {
   it('add, remove and set an endpoint; impossible changes throw', () => {
     const eps = [{ pod: 'a', ready: true, terminating: false }];
-    expect(changedEndpoints(eps, { kind: 'endpoint', service: 's', pod: 'b', op: 'add' })).toEqual([...eps, { pod: 'b', ready: true, terminating: false }]);
+    expect(changedEndpoints(eps, { kind: 'endpoint', service: 's', pod: 'b', op: 'add' })).toEqual([
+      ...eps,
+      { pod: 'b', ready: true, terminating: false },
+    ]);
     expect(changedEndpoints(eps, { kind: 'endpoint', service: 's', pod: 'a', op: 'remove' })).toEqual([]);
-    expect(changedEndpoints(eps, { kind: 'endpoint', service: 's', pod: 'a', op: 'set', terminating: true })).toEqual([{ pod: 'a', ready: true, terminating: true }]);
-    expect(() => changedEndpoints(eps, { kind: 'endpoint', service: 's', pod: 'b', op: 'remove' })).toThrow(/not an endpoint/);
+    expect(changedEndpoints(eps, { kind: 'endpoint', service: 's', pod: 'a', op: 'set', terminating: true })).toEqual([
+      { pod: 'a', ready: true, terminating: true },
+    ]);
+    expect(() => changedEndpoints(eps, { kind: 'endpoint', service: 's', pod: 'b', op: 'remove' })).toThrow(
+      /not an endpoint/,
+    );
     expect(() => changedEndpoints(eps, { kind: 'endpoint', service: 's', pod: 'a', op: 'add' })).toThrow(/already/);
   });
 
   it('a service patch keeps what it does not name and needs nodePorts for NodePort', () => {
     const svc = topology('TCP', ['a']).services[0]!;
-    expect(changedService(svc, { kind: 'service', name: 'dns', type: 'NodePort', nodePorts: [30053] }).ports[0]!.nodePort).toBe(30053);
+    expect(
+      changedService(svc, { kind: 'service', name: 'dns', type: 'NodePort', nodePorts: [30053] }).ports[0]!.nodePort,
+    ).toBe(30053);
     expect(() => changedService(svc, { kind: 'service', name: 'dns', type: 'NodePort' })).toThrow(/nodePort/);
     const local = changedService(svc, { kind: 'service', name: 'dns', internalTrafficPolicy: 'Local' });
     expect([local.internalTrafficPolicy, local.type]).toEqual(['Local', 'ClusterIP']);
@@ -48,29 +67,88 @@ describe('endpoint and service steps', () => {
 
   it('a service patch sets session affinity (off again drops its timeout) and replaces the port list', () => {
     const svc = topology('TCP', ['a']).services[0]!;
-    const sticky = changedService(svc, { kind: 'service', name: 'dns', sessionAffinity: 'ClientIP', sessionAffinityConfig: { clientIP: { timeoutSeconds: 60 } } });
+    const sticky = changedService(svc, {
+      kind: 'service',
+      name: 'dns',
+      sessionAffinity: 'ClientIP',
+      sessionAffinityConfig: { clientIP: { timeoutSeconds: 60 } },
+    });
     expect([sticky.sessionAffinity, sticky.sessionAffinityConfig?.clientIP.timeoutSeconds]).toEqual(['ClientIP', 60]);
     const off = changedService(sticky, { kind: 'service', name: 'dns', sessionAffinity: 'None' });
     expect([off.sessionAffinity, off.sessionAffinityConfig]).toEqual(['None', undefined]);
-    expect(() => changedService(svc, { kind: 'service', name: 'dns', sessionAffinityConfig: { clientIP: { timeoutSeconds: 60 } } })).toThrow(/ClientIP/);
-    const both = changedService(svc, { kind: 'service', name: 'dns', ports: [{ name: 'tcp', port: 53, targetPort: 53, protocol: 'TCP' }, { name: 'udp', port: 53, targetPort: 53, protocol: 'UDP' }] });
+    expect(() =>
+      changedService(svc, {
+        kind: 'service',
+        name: 'dns',
+        sessionAffinityConfig: { clientIP: { timeoutSeconds: 60 } },
+      }),
+    ).toThrow(/ClientIP/);
+    const both = changedService(svc, {
+      kind: 'service',
+      name: 'dns',
+      ports: [
+        { name: 'tcp', port: 53, targetPort: 53, protocol: 'TCP' },
+        { name: 'udp', port: 53, targetPort: 53, protocol: 'UDP' },
+      ],
+    });
     expect(both.ports.map((p) => `${p.port}/${p.protocol}`)).toEqual(['53/TCP', '53/UDP']);
-    expect(() => changedService(svc, { kind: 'service', name: 'dns', ports: [{ port: 53, targetPort: 53, protocol: 'TCP', nodePort: 30053 }] })).toThrow(/NodePort/);
-    expect(Step.safeParse({ service: { name: 'dns', ports: [{ name: 'x', port: 53, targetPort: 53 }, { name: 'x', port: 54, targetPort: 54 }] } }).success).toBe(false);
-    expect(Step.safeParse({ service: { name: 'dns', ports: [{ name: 'x', port: 53, targetPort: 53 }, { name: 'y', port: 53, targetPort: 54 }] } }).success).toBe(false);
+    expect(() =>
+      changedService(svc, {
+        kind: 'service',
+        name: 'dns',
+        ports: [{ port: 53, targetPort: 53, protocol: 'TCP', nodePort: 30053 }],
+      }),
+    ).toThrow(/NodePort/);
+    expect(
+      Step.safeParse({
+        service: {
+          name: 'dns',
+          ports: [
+            { name: 'x', port: 53, targetPort: 53 },
+            { name: 'x', port: 54, targetPort: 54 },
+          ],
+        },
+      }).success,
+    ).toBe(false);
+    expect(
+      Step.safeParse({
+        service: {
+          name: 'dns',
+          ports: [
+            { name: 'x', port: 53, targetPort: 53 },
+            { name: 'y', port: 53, targetPort: 54 },
+          ],
+        },
+      }).success,
+    ).toBe(false);
   });
 
   it('steps are schema-checked and expand to one lab action; remove takes no conditions', () => {
     expect(Step.safeParse({ endpoint: { service: 's', pod: 'a', op: 'remove', ready: true } }).success).toBe(false);
     expect(Step.safeParse({ endpoint: { service: 's', pod: 'a', op: 'set' } }).success).toBe(false);
-    expect(expandStep(Step.parse({ endpoint: { service: 's', pod: 'a', op: 'add' } }), (r) => r)).toEqual([{ kind: 'endpoint', service: 's', pod: 'a', op: 'add' }]);
+    expect(expandStep(Step.parse({ endpoint: { service: 's', pod: 'a', op: 'add' } }), (r) => r)).toEqual([
+      { kind: 'endpoint', service: 's', pod: 'a', op: 'add' },
+    ]);
     expect(endpointStep.refs({ service: 's', pod: 'a', op: 'add' }).map((r) => r.ref)).toEqual(['svc/s', 'pod/a']);
-    const hairpin = expandStep(Step.parse({ hairpin: { on: 'node/n1', pod: 'a', enabled: false } }), (r) => (r === 'veth/a' ? 'veth123' : r));
-    expect(hairpin.map((c) => (c.kind === 'command' ? c.argv.join(' ') : c.kind))).toEqual(['bridge link set dev veth123 hairpin off', 'bridge -d link show dev veth123']);
-    const route = expandStep(Step.parse({ route: { on: 'node/n1', to: 'default', via: 'host/gw' } }), () => '172.18.0.100');
-    expect(route[0]!.kind === 'command' && route[0]!.argv.join(' ')).toBe('ip route replace default via 172.18.0.100 dev eth0');
+    const hairpin = expandStep(Step.parse({ hairpin: { on: 'node/n1', pod: 'a', enabled: false } }), (r) =>
+      r === 'veth/a' ? 'veth123' : r,
+    );
+    expect(hairpin.map((c) => (c.kind === 'command' ? c.argv.join(' ') : c.kind))).toEqual([
+      'bridge link set dev veth123 hairpin off',
+      'bridge -d link show dev veth123',
+    ]);
+    const route = expandStep(
+      Step.parse({ route: { on: 'node/n1', to: 'default', via: 'host/gw' } }),
+      () => '172.18.0.100',
+    );
+    expect(route[0]!.kind === 'command' && route[0]!.argv.join(' ')).toBe(
+      'ip route replace default via 172.18.0.100 dev eth0',
+    );
     // a gateway outside every subnet of the device: onlink, and the read-back requires the flag
-    const onlink = expandStep(Step.parse({ route: { on: 'node/n1', to: 'default', via: '10.9.9.1', onlink: true } }), (r) => r);
+    const onlink = expandStep(
+      Step.parse({ route: { on: 'node/n1', to: 'default', via: '10.9.9.1', onlink: true } }),
+      (r) => r,
+    );
     expect(onlink.map((c) => (c.kind === 'command' ? [c.argv.join(' '), c.expect.prints] : c.kind))).toEqual([
       ['ip route replace default via 10.9.9.1 dev eth0 onlink', undefined],
       ['ip route show default', 'via 10.9.9.1 dev eth0.* onlink'],
@@ -85,24 +163,53 @@ describe("kube-proxy's sync", () => {
     expect(before.match(/^:KUBE-SEP-/gm)).toHaveLength(2);
     const t = topology('TCP', []);
     const rules = rulesFor(t, kubeProxyLayout('1.29'), 'n1', placements, false);
-    const model = new IptablesModel().apply(kubeProxySyncOps(rulesFor(topology('TCP', ['a', 'b']), kubeProxyLayout('1.29'), 'n1', placements, false), ''));
+    const model = new IptablesModel().apply(
+      kubeProxySyncOps(rulesFor(topology('TCP', ['a', 'b']), kubeProxyLayout('1.29'), 'n1', placements, false), ''),
+    );
     const ops = kubeProxySyncOps(rules, model.save());
     const payload = ops[0]!.op === 'restore' ? ops[0]!.payload : '';
     expect(payload.match(/^-X KUBE-(SEP|SVC)-/gm)).toHaveLength(3);
-    expect(payload).toContain('default/dns:dns has no endpoints" -m tcp --dport 53 -j REJECT --reject-with icmp-port-unreachable');
+    expect(payload).toContain(
+      'default/dns:dns has no endpoints" -m tcp --dport 53 -j REJECT --reject-with icmp-port-unreachable',
+    );
     // jumps are ensured, never re-inserted
     expect(ops.slice(1).every((o) => o.op === 'ensure-first')).toBe(true);
   });
 
   it('a port change writes the new protocol next to the old one; affinity rules are written again by every sync', () => {
     const t = topology('TCP', ['a']);
-    const both = { ...t, services: [changedService(t.services[0]!, { kind: 'service', name: 'dns', sessionAffinity: 'ClientIP', ports: [{ name: 'dns', port: 53, targetPort: 53, protocol: 'TCP' }, { name: 'dns-udp', port: 53, targetPort: 53, protocol: 'UDP' }] })] };
-    const after = new IptablesModel().apply(kubeProxySyncOps(rulesFor(both, kubeProxyLayout('1.29'), 'n1', placements, false), save(t))).save();
+    const both = {
+      ...t,
+      services: [
+        changedService(t.services[0]!, {
+          kind: 'service',
+          name: 'dns',
+          sessionAffinity: 'ClientIP',
+          ports: [
+            { name: 'dns', port: 53, targetPort: 53, protocol: 'TCP' },
+            { name: 'dns-udp', port: 53, targetPort: 53, protocol: 'UDP' },
+          ],
+        }),
+      ],
+    };
+    const after = new IptablesModel()
+      .apply(kubeProxySyncOps(rulesFor(both, kubeProxyLayout('1.29'), 'n1', placements, false), save(t)))
+      .save();
     expect(after.match(/^-A KUBE-SERVICES .*--dport 53 -j KUBE-SVC-/gm)).toHaveLength(2);
     expect(after.match(/-m recent --rcheck --seconds 10800 --reap/g)).toHaveLength(2);
     // an unrelated endpoint change keeps the affinity rules (they come from the Service, not from the last step)
-    const again = { ...both, services: [{ ...both.services[0]!, endpoints: [...both.services[0]!.endpoints, { pod: 'b', ready: true, terminating: false }] }] };
-    const synced = new IptablesModel().apply(kubeProxySyncOps(rulesFor(again, kubeProxyLayout('1.29'), 'n1', placements, false), after)).save();
+    const again = {
+      ...both,
+      services: [
+        {
+          ...both.services[0]!,
+          endpoints: [...both.services[0]!.endpoints, { pod: 'b', ready: true, terminating: false }],
+        },
+      ],
+    };
+    const synced = new IptablesModel()
+      .apply(kubeProxySyncOps(rulesFor(again, kubeProxyLayout('1.29'), 'n1', placements, false), after))
+      .save();
     expect(synced.match(/-m recent --rcheck --seconds 10800 --reap/g)).toHaveLength(4);
     expect(synced.match(/-m recent --set/g)).toHaveLength(4);
   });
@@ -120,8 +227,12 @@ describe("kube-proxy's UDP conntrack clean-up", () => {
 
   it('<= 1.31: entries DNATed to a removed endpoint are deleted, also when none is left; 0 -> N clears the VIP', () => {
     const layout = kubeProxyLayout('1.31');
-    expect(udpConntrackDeletes(layout, svc(['a']), svc([]), placements, [])).toEqual([['conntrack', '-D', '--orig-dst', '10.96.0.10', '--dst-nat', '10.244.1.2', '-p', 'udp']]);
-    expect(udpConntrackDeletes(layout, svc([]), svc(['b']), placements, [])).toEqual([['conntrack', '-D', '--orig-dst', '10.96.0.10', '-p', 'udp']]);
+    expect(udpConntrackDeletes(layout, svc(['a']), svc([]), placements, [])).toEqual([
+      ['conntrack', '-D', '--orig-dst', '10.96.0.10', '--dst-nat', '10.244.1.2', '-p', 'udp'],
+    ]);
+    expect(udpConntrackDeletes(layout, svc([]), svc(['b']), placements, [])).toEqual([
+      ['conntrack', '-D', '--orig-dst', '10.96.0.10', '-p', 'udp'],
+    ]);
     expect(udpConntrackDeletes(layout, svc(['a']), svc(['a', 'b']), placements, [])).toEqual([]);
   });
 
@@ -131,7 +242,18 @@ describe("kube-proxy's UDP conntrack clean-up", () => {
     const layout = kubeProxyLayout('1.32');
     expect(udpConntrackDeletes(layout, svc(['a']), svc([]), placements, flows)).toEqual([]);
     expect(udpConntrackDeletes(layout, svc([]), svc(['b']), placements, flows)).toEqual([
-      ['conntrack', '-D', '-p', 'udp', '--orig-dst', '10.96.0.10', '--orig-port-dst', '53', '--reply-src', '10.244.1.2'],
+      [
+        'conntrack',
+        '-D',
+        '-p',
+        'udp',
+        '--orig-dst',
+        '10.96.0.10',
+        '--orig-port-dst',
+        '53',
+        '--reply-src',
+        '10.244.1.2',
+      ],
     ]);
     expect(udpConntrackDeletes(layout, svc(['a']), svc(['a', 'b']), placements, flows)).toEqual([]);
   });
@@ -140,25 +262,54 @@ describe("kube-proxy's UDP conntrack clean-up", () => {
     // cleanup.go lines 71-81: "we do not take ... terminating status of the service into account", only IsServing()
     const layout = kubeProxyLayout('1.32');
     const withA = (a: { ready: boolean; terminating: boolean }) =>
-      Topology.parse({ ...topology('UDP', []), services: [{ ...topology('UDP', []).services[0]!, endpoints: [{ pod: 'a', ...a }, 'b'] }] }).services;
-    expect(udpConntrackDeletes(layout, svc(['a', 'b']), withA({ ready: true, terminating: true }), placements, flows)).toEqual([]);
-    expect(udpConntrackDeletes(layout, svc(['a', 'b']), withA({ ready: false, terminating: true }), placements, flows)).toHaveLength(1);
+      Topology.parse({
+        ...topology('UDP', []),
+        services: [{ ...topology('UDP', []).services[0]!, endpoints: [{ pod: 'a', ...a }, 'b'] }],
+      }).services;
+    expect(
+      udpConntrackDeletes(layout, svc(['a', 'b']), withA({ ready: true, terminating: true }), placements, flows),
+    ).toEqual([]);
+    expect(
+      udpConntrackDeletes(layout, svc(['a', 'b']), withA({ ready: false, terminating: true }), placements, flows),
+    ).toHaveLength(1);
   });
 
   it('1.32: entries to a NodePort whose reply is not from a serving endpoint are deleted by port and reply source', () => {
     // cleanup.go lines 102-107 (serviceNodePortEndpointIPs) and 130-136 (filterForPortNAT: orig-port-dst + reply-src)
     const nodePort = Topology.parse({
       ...topology('UDP', []),
-      services: [{ name: 'dns', type: 'NodePort', clusterIP: '10.96.0.10', ports: [{ name: 'dns', port: 53, targetPort: 53, protocol: 'UDP', nodePort: 30053 }], endpoints: ['b'] }],
+      services: [
+        {
+          name: 'dns',
+          type: 'NodePort',
+          clusterIP: '10.96.0.10',
+          ports: [{ name: 'dns', port: 53, targetPort: 53, protocol: 'UDP', nodePort: 30053 }],
+          endpoints: ['b'],
+        },
+      ],
     }).services;
-    const toNode = parseUdpFlows('udp      17 28 src=172.18.0.100 dst=172.18.0.2 sport=41000 dport=30053 src=10.244.1.2 dst=172.18.0.2 sport=53 dport=41000 mark=0 use=1\n');
-    expect(udpConntrackDeletes(kubeProxyLayout('1.32'), nodePort, nodePort, placements, toNode)).toEqual([['conntrack', '-D', '-p', 'udp', '--orig-port-dst', '30053', '--reply-src', '10.244.1.2']]);
+    const toNode = parseUdpFlows(
+      'udp      17 28 src=172.18.0.100 dst=172.18.0.2 sport=41000 dport=30053 src=10.244.1.2 dst=172.18.0.2 sport=53 dport=41000 mark=0 use=1\n',
+    );
+    expect(udpConntrackDeletes(kubeProxyLayout('1.32'), nodePort, nodePort, placements, toNode)).toEqual([
+      ['conntrack', '-D', '-p', 'udp', '--orig-port-dst', '30053', '--reply-src', '10.244.1.2'],
+    ]);
     // the flow to the serving endpoint stays
-    const live = parseUdpFlows('udp      17 28 src=172.18.0.100 dst=172.18.0.2 sport=41000 dport=30053 src=10.244.1.3 dst=172.18.0.2 sport=53 dport=41000 mark=0 use=1\n');
+    const live = parseUdpFlows(
+      'udp      17 28 src=172.18.0.100 dst=172.18.0.2 sport=41000 dport=30053 src=10.244.1.3 dst=172.18.0.2 sport=53 dport=41000 mark=0 use=1\n',
+    );
     expect(udpConntrackDeletes(kubeProxyLayout('1.32'), nodePort, nodePort, placements, live)).toEqual([]);
   });
 
   it('TCP services are never cleaned', () => {
-    expect(udpConntrackDeletes(kubeProxyLayout('1.31'), topology('TCP', ['a']).services, topology('TCP', []).services, placements, flows)).toEqual([]);
+    expect(
+      udpConntrackDeletes(
+        kubeProxyLayout('1.31'),
+        topology('TCP', ['a']).services,
+        topology('TCP', []).services,
+        placements,
+        flows,
+      ),
+    ).toEqual([]);
   });
 });

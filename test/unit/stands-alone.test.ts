@@ -11,7 +11,9 @@ const ROOT = new URL('../..', import.meta.url).pathname;
 describe('the repository stands alone', () => {
   it('every scenario names an incident write-up that exists in docs/incidents/', () => {
     const dir = join(ROOT, 'scenarios');
-    for (const name of readdirSync(dir, { recursive: true }).map(String).filter((n) => n.endsWith('.yaml'))) {
+    for (const name of readdirSync(dir, { recursive: true })
+      .map(String)
+      .filter((n) => n.endsWith('.yaml'))) {
       const incident = (parse(readFileSync(join(dir, name), 'utf8')) as { incident?: string }).incident;
       expect(incident, name).toMatch(/^docs\/incidents\/[a-z0-9-]+\.md$/);
       expect(existsSync(join(ROOT, incident!)), `${name}: ${incident}`).toBe(true);

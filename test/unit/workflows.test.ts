@@ -12,7 +12,14 @@ const files = readdirSync(DIR).filter((f) => /\.ya?ml$/.test(f));
 interface Workflow {
   permissions?: Record<string, string>;
   concurrency?: { group?: string };
-  jobs: Record<string, { 'timeout-minutes'?: number; strategy?: { matrix?: { node?: number[] } }; steps: { uses?: string; run?: string }[] }>;
+  jobs: Record<
+    string,
+    {
+      'timeout-minutes'?: number;
+      strategy?: { matrix?: { node?: number[] } };
+      steps: { uses?: string; run?: string }[];
+    }
+  >;
 }
 
 describe.each(files)('workflow %s', (file) => {

@@ -23,7 +23,14 @@ export default async function clean(options: { force?: boolean }): Promise<void>
     removed.push(...(await provider.reap({ force })));
     if (!force) alive.push(...((await provider.liveRuns?.()) ?? []));
   }
-  process.stdout.write(removed.length ? removed.map((r) => `removed ${r}\n`).join('') : `nothing to clean${alive.length ? ' of dead runs' : ''}\n`);
+  process.stdout.write(
+    removed.length
+      ? removed.map((r) => `removed ${r}\n`).join('')
+      : `nothing to clean${alive.length ? ' of dead runs' : ''}\n`,
+  );
   // a run still going (or kept with --keep) is not a leftover: said, so a lab still up is no mystery
-  if (alive.length) process.stdout.write(`${alive.map((r) => `left alone: ${r}\n`).join('')}(netrepro clean --force removes those too)\n`);
+  if (alive.length)
+    process.stdout.write(
+      `${alive.map((r) => `left alone: ${r}\n`).join('')}(netrepro clean --force removes those too)\n`,
+    );
 }

@@ -20,10 +20,19 @@ export default async function explainCommand(id: string, options: ExplainOptions
   const reportDir = options.reportDir ?? (await mkdtemp(join(tmpdir(), 'netrepro-explain-')));
   try {
     const json = join(reportDir, 'report.json');
-    const code = await run([id], { provider: options.provider, profile: options.profile, reportDir, json, html: options.html, parallel: 1 });
+    const code = await run([id], {
+      provider: options.provider,
+      profile: options.profile,
+      reportDir,
+      json,
+      html: options.html,
+      parallel: 1,
+    });
     if (isInterruption(code)) return code; // Ctrl-C: the run's own line said what happened
     // the HTML report on stdout keeps stdout to itself
-    (options.html === STDOUT ? process.stderr : process.stdout).write(await explain(json, { evidenceKept: !temporary }));
+    (options.html === STDOUT ? process.stderr : process.stdout).write(
+      await explain(json, { evidenceKept: !temporary }),
+    );
     return code;
   } finally {
     if (temporary) await rm(reportDir, { recursive: true, force: true });

@@ -34,7 +34,8 @@ export default async function gate(ids: string[], options: GateOptions): Promise
   // one run configuration per profile: a real provider gets each profile's Kubernetes and CNI versions
   const made = new Map<string, Promise<ClusterProvider>>();
   const providerFor = (profile: Profile) => {
-    if (!made.has(profile.name)) made.set(profile.name, usableProvider(resolveRunConfig({ provider: options.provider, profile })));
+    if (!made.has(profile.name))
+      made.set(profile.name, usableProvider(resolveRunConfig({ provider: options.provider, profile })));
     return made.get(profile.name)!;
   };
   // an unusable provider or a bad version in either profile stops the gate before any lab (exit 3 / 2)
@@ -42,10 +43,18 @@ export default async function gate(ids: string[], options: GateOptions): Promise
   const { signal, exitCode, labsDown } = interruptible();
   const c = colorsFor(process.stderr);
   const onAssessed = (profile: string, id: string, a: { verdict: string; reason: string; decidedBy: string[] }) => {
-    const verdict = a.verdict === 'immune' ? c.green(a.verdict) : a.verdict === 'not-applicable' ? a.verdict : c.red(a.verdict);
-    process.stderr.write(`${c.bold(profile)} ${id}: ${verdict}${a.decidedBy.length ? ` by ${a.decidedBy.join(', ')}` : ''} ${c.dim(`(${a.reason})`)}\n`);
+    const verdict =
+      a.verdict === 'immune' ? c.green(a.verdict) : a.verdict === 'not-applicable' ? a.verdict : c.red(a.verdict);
+    process.stderr.write(
+      `${c.bold(profile)} ${id}: ${verdict}${a.decidedBy.length ? ` by ${a.decidedBy.join(', ')}` : ''} ${c.dim(`(${a.reason})`)}\n`,
+    );
   };
-  const result = await runGate(scenarios, baseline, candidate, { provider: providerFor, signal, onAssessed, parallel: options.parallel }).finally(labsDown);
+  const result = await runGate(scenarios, baseline, candidate, {
+    provider: providerFor,
+    signal,
+    onAssessed,
+    parallel: options.parallel,
+  }).finally(labsDown);
   if (exitCode() !== undefined) return exitCode()!;
   (stdoutTaken ? process.stderr : process.stdout).write(gateText(result));
   const stepSummary = process.env.GITHUB_STEP_SUMMARY;
@@ -53,7 +62,8 @@ export default async function gate(ids: string[], options: GateOptions): Promise
     options.json && writeReport('gate JSON', options.json, `${JSON.stringify(gateReport(result), null, 2)}\n`),
     options.markdown && writeReport('gate Markdown', options.markdown, gateMarkdown(result)),
     // on GitHub Actions the job's summary page shows the gate, regressions first
-    stepSummary && writeReport('step summary ($GITHUB_STEP_SUMMARY)', stepSummary, `${gateMarkdown(result)}\n`, { append: true }),
+    stepSummary &&
+      writeReport('step summary ($GITHUB_STEP_SUMMARY)', stepSummary, `${gateMarkdown(result)}\n`, { append: true }),
   ]);
   const failed = written.find((w) => w.status === 'rejected');
   if (failed) throw failed.reason;

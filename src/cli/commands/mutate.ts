@@ -10,13 +10,22 @@ import { loadAllScenarios, selectScenarios } from '../../model/find-scenarios.ts
 import { mutateAll, mutantLine, mutateJson, mutatePassed, mutateTable } from '../../engine/mutate/mutate-command.ts';
 import { writeReport } from '../../report/write-report.ts';
 
-export default async function mutate(ids: string[], options: { all?: boolean; provider: string; json?: string; parallel: number }): Promise<number> {
-  if (ids.length === 0 && !options.all) throw new HarnessError('USAGE', 'name scenario ids or files, or pass --all', 'netrepro list shows the ids');
+export default async function mutate(
+  ids: string[],
+  options: { all?: boolean; provider: string; json?: string; parallel: number },
+): Promise<number> {
+  if (ids.length === 0 && !options.all)
+    throw new HarnessError('USAGE', 'name scenario ids or files, or pass --all', 'netrepro list shows the ids');
   const { stdoutTaken } = await checkReportPaths([{ flag: '--json', what: 'mutants JSON', path: options.json }]);
   const scenarios = options.all ? await loadAllScenarios() : await selectScenarios(ids);
   const provider = await usableProvider(resolveRunConfig({ provider: options.provider }));
   const { signal, exitCode, labsDown } = interruptible();
-  const result = await mutateAll(scenarios, { provider, signal, parallel: options.parallel, onMutant: (m) => process.stderr.write(`${mutantLine(m)}\n`) }).finally(labsDown);
+  const result = await mutateAll(scenarios, {
+    provider,
+    signal,
+    parallel: options.parallel,
+    onMutant: (m) => process.stderr.write(`${mutantLine(m)}\n`),
+  }).finally(labsDown);
   if (exitCode() !== undefined) return exitCode()!;
   (stdoutTaken ? process.stderr : process.stdout).write(mutateTable(result));
   if (options.json) await writeReport('mutants JSON', options.json, mutateJson(result));

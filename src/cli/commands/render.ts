@@ -14,11 +14,16 @@ interface RenderOptions {
 
 export default async function render(id: string, options: RenderOptions): Promise<void> {
   // a file needs only a valid topology (a scenario being written, fixes: [] included); an id is a shipped scenario
-  const source = /\.ya?ml$/.test(id) ? await loadTopologyFile(id) : await selectScenarios([id]).then(([s]) => ({ id: s!.scenario.id, topology: s!.scenario.topology }));
-  const topology = options.profile ? profiledTopology(source.topology, await loadProfile(options.profile)) : source.topology;
+  const source = /\.ya?ml$/.test(id)
+    ? await loadTopologyFile(id)
+    : await selectScenarios([id]).then(([s]) => ({ id: s!.scenario.id, topology: s!.scenario.topology }));
+  const topology = options.profile
+    ? profiledTopology(source.topology, await loadProfile(options.profile))
+    : source.topology;
   const nodes = topology.nodes.map((n) => n.name);
   if (options.node && !nodes.includes(options.node)) {
     throw new HarnessError('USAGE', `no node ${options.node} in ${source.id}`, `nodes: ${nodes.join(', ')}`);
   }
-  for (const node of options.node ? [options.node] : nodes) process.stdout.write(renderNode(topology, node, { nfacct: options.nfacct }));
+  for (const node of options.node ? [options.node] : nodes)
+    process.stdout.write(renderNode(topology, node, { nfacct: options.nfacct }));
 }

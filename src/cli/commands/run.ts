@@ -58,29 +58,44 @@ export default async function run(ids: string[], options: RunOptions): Promise<n
   if (options.json) files.push(jsonReporter(options.json));
   // loaded only when asked for
   if (options.junit) files.push((await import('../../report/junit-reporter.ts')).junitReporter(options.junit, context));
-  if (options.markdown || process.env.GITHUB_STEP_SUMMARY) files.push(markdownReporter(context, options.markdown, process.env.GITHUB_STEP_SUMMARY));
+  if (options.markdown || process.env.GITHUB_STEP_SUMMARY)
+    files.push(markdownReporter(context, options.markdown, process.env.GITHUB_STEP_SUMMARY));
   // the page with each probe's diagnosis and packet path: --html FILE, and report.html in --report-dir
-  for (const file of [options.html, options.reportDir && join(options.reportDir, 'report.html')]) if (file) files.push((await import('../../report/html-reporter.ts')).htmlReporter(file, context));
+  for (const file of [options.html, options.reportDir && join(options.reportDir, 'report.html')])
+    if (file) files.push((await import('../../report/html-reporter.ts')).htmlReporter(file, context));
 
   let provider;
   try {
     provider = await usable;
   } catch (e) {
     // exit 3 still leaves CI a report: every scenario errored with the reason
-    if (e instanceof HarnessError && e.code === 'ENVIRONMENT') await combineReporters(files).onRunEnd(unusableRun(scenarios, options.provider, e));
+    if (e instanceof HarnessError && e.code === 'ENVIRONMENT')
+      await combineReporters(files).onRunEnd(unusableRun(scenarios, options.provider, e));
     throw e;
   }
   const { signal, exitCode, interruptedBy, labsDown } = interruptible();
   const labs = interruptSummary(signal);
   // a report on stdout keeps it clean for a reader (`--json - | jq`): the summary goes to stderr
-  const reporter = combineReporters([consoleReporter(process.stderr, stdoutTaken ? process.stderr : process.stdout, { quiet: options.quiet, signal }), labs, ...files]);
+  const reporter = combineReporters([
+    consoleReporter(process.stderr, stdoutTaken ? process.stderr : process.stdout, { quiet: options.quiet, signal }),
+    labs,
+    ...files,
+  ]);
   const interrupted = () => {
     process.stderr.write(`${labs.line(interruptedBy()!, exitCode()!, scenarios.length)}\n`);
     return exitCode()!;
   };
   let result: RunResult;
   try {
-    result = await runSuite(scenarios, { provider, reportDir: options.reportDir, parallel: options.parallel, signal, emit: reporter.onEvent, keep: options.keep, failFast: options.failFast });
+    result = await runSuite(scenarios, {
+      provider,
+      reportDir: options.reportDir,
+      parallel: options.parallel,
+      signal,
+      emit: reporter.onEvent,
+      keep: options.keep,
+      failFast: options.failFast,
+    });
   } catch (e) {
     if (exitCode() !== undefined) return interrupted();
     throw e;
@@ -95,7 +110,8 @@ export default async function run(ids: string[], options: RunOptions): Promise<n
   }
   if (exitCode() !== undefined) return interrupted();
   const notRun = scenarios.length - result.scenarios.length;
-  if (options.failFast && notRun > 0) process.stderr.write(`--fail-fast: stopped after the first failure; ${notRun} scenario(s) not run\n`);
+  if (options.failFast && notRun > 0)
+    process.stderr.write(`--fail-fast: stopped after the first failure; ${notRun} scenario(s) not run\n`);
   const counts = verdictCounts(result);
   return counts.failed + counts.errored > 0 ? EXIT.failed : EXIT.ok;
 }

@@ -15,12 +15,24 @@ import { applyProfile, loadProfile } from '../../model/profile.ts';
 export function githubAnnotation(issue: ValidationIssue): string {
   const data = (s: string) => s.replaceAll('%', '%25').replaceAll('\r', '%0D').replaceAll('\n', '%0A');
   const prop = (s: string) => data(s).replaceAll(':', '%3A').replaceAll(',', '%2C');
-  const where = [`file=${prop(issue.file)}`, ...(issue.line > 0 ? [`line=${issue.line}`, `col=${issue.column}`] : []), `title=${prop(`netrepro: ${issue.field || 'scenario'}`)}`];
-  const got = issue.received !== undefined ? ` (received ${issue.received}${issue.expected ? `, expected ${issue.expected}` : ''})` : issue.expected ? ` (expected ${issue.expected})` : '';
+  const where = [
+    `file=${prop(issue.file)}`,
+    ...(issue.line > 0 ? [`line=${issue.line}`, `col=${issue.column}`] : []),
+    `title=${prop(`netrepro: ${issue.field || 'scenario'}`)}`,
+  ];
+  const got =
+    issue.received !== undefined
+      ? ` (received ${issue.received}${issue.expected ? `, expected ${issue.expected}` : ''})`
+      : issue.expected
+        ? ` (expected ${issue.expected})`
+        : '';
   return `::error ${where.join(',')}::${data(`${issue.field ? `${issue.field}: ` : ''}${issue.message}${got}`)}`;
 }
 
-export default async function validate(files: string[], options: { provider?: string; profile?: string } = {}): Promise<void> {
+export default async function validate(
+  files: string[],
+  options: { provider?: string; profile?: string } = {},
+): Promise<void> {
   const problems: ScenarioValidationError[] = [];
   const profile = options.profile ? await loadProfile(options.profile) : undefined;
   let support: ProviderSupport | undefined;
@@ -29,14 +41,19 @@ export default async function validate(files: string[], options: { provider?: st
     try {
       const { scenario } = await loadScenarioFile(file, { cached: false });
       const skip = support && unsupported(support, profile ? applyProfile(scenario, profile) : scenario);
-      process.stdout.write(skip ? `${file}: skipped on ${support!.name}: ${skip.reason}${skip.hint ? ` (hint: ${skip.hint})` : ''}\n` : `${file}: ok\n`);
+      process.stdout.write(
+        skip
+          ? `${file}: skipped on ${support!.name}: ${skip.reason}${skip.hint ? ` (hint: ${skip.hint})` : ''}\n`
+          : `${file}: ok\n`,
+      );
     } catch (e) {
       if (!(e instanceof ScenarioValidationError)) throw e;
       problems.push(e);
     }
   }
   if (problems.length === 0) return;
-  if (process.env.GITHUB_ACTIONS === 'true') for (const issue of problems.flatMap((p) => p.issues)) process.stdout.write(`${githubAnnotation(issue)}\n`);
+  if (process.env.GITHUB_ACTIONS === 'true')
+    for (const issue of problems.flatMap((p) => p.issues)) process.stdout.write(`${githubAnnotation(issue)}\n`);
   const hints = [...new Set(problems.map((p) => p.hint).filter(Boolean))];
   throw new HarnessError('SCENARIO_INVALID', problems.map((p) => p.message).join('\n'), hints.join('; '));
 }

@@ -51,7 +51,12 @@ export interface GateOptions {
   parallel?: number;
 }
 
-export async function runGate(scenarios: readonly LoadedScenario[], baseline: Profile, candidate: Profile, options: GateOptions): Promise<GateResult> {
+export async function runGate(
+  scenarios: readonly LoadedScenario[],
+  baseline: Profile,
+  candidate: Profile,
+  options: GateOptions,
+): Promise<GateResult> {
   const started = performance.now();
   const jobs = scenarios.flatMap((s) => [baseline, candidate].map((profile) => ({ s, profile })));
   const verdicts = new Map<string, Assessment>();
@@ -66,8 +71,18 @@ export async function runGate(scenarios: readonly LoadedScenario[], baseline: Pr
     const scenario = applyProfile(s.scenario, profile);
     const assessment: Assessment =
       scenario.purpose === 'measure'
-        ? { verdict: 'not-applicable', reason: 'a measurement: its faulted phase reports a rate and asserts no symptom', decidedBy: [] }
-        : assess(await runScenario({ file: s.file, scenario }, { provider: await providerFor(profile), signal: options.signal, emit: () => {}, faultOnly: true }), scenario);
+        ? {
+            verdict: 'not-applicable',
+            reason: 'a measurement: its faulted phase reports a rate and asserts no symptom',
+            decidedBy: [],
+          }
+        : assess(
+            await runScenario(
+              { file: s.file, scenario },
+              { provider: await providerFor(profile), signal: options.signal, emit: () => {}, faultOnly: true },
+            ),
+            scenario,
+          );
     verdicts.set(`${profile.name}/${s.scenario.id}`, assessment);
     options.onAssessed?.(profile.name, s.scenario.id, assessment);
   });

@@ -17,19 +17,37 @@ export interface MutateRun {
 
 export async function mutateAll(
   scenarios: readonly LoadedScenario[],
-  options: { provider: ClusterProvider; signal: AbortSignal; parallel: number; onMutant?: (m: MutantResult) => void; originals?: readonly ScenarioResult[] },
+  options: {
+    provider: ClusterProvider;
+    signal: AbortSignal;
+    parallel: number;
+    onMutant?: (m: MutantResult) => void;
+    originals?: readonly ScenarioResult[];
+  },
 ): Promise<MutateRun> {
   const started = performance.now();
   const perScenario: ScenarioMutants[] = new Array(scenarios.length);
   await runLimited(scenarios, options.parallel, options.signal, async (loaded, i) => {
     // a run of the unmutated scenario already made (npm test's suite run) is reused, not run again
     const original = options.originals?.find((r) => r.id === loaded.scenario.id);
-    perScenario[i] = await mutateScenario(loaded, { provider: options.provider, signal: options.signal, onMutant: options.onMutant, original });
+    perScenario[i] = await mutateScenario(loaded, {
+      provider: options.provider,
+      signal: options.signal,
+      onMutant: options.onMutant,
+      original,
+    });
   });
   const done = perScenario.filter(Boolean);
   const mutants = done.flatMap((s) => s.mutants);
-  const originalFailures = done.flatMap((s) => (s.originalFailure ? [{ scenario: s.scenario, reason: s.originalFailure }] : []));
-  return { mutants, originalFailures, killRate: killRate(mutants), durationMs: Math.round(performance.now() - started) };
+  const originalFailures = done.flatMap((s) =>
+    s.originalFailure ? [{ scenario: s.scenario, reason: s.originalFailure }] : [],
+  );
+  return {
+    mutants,
+    originalFailures,
+    killRate: killRate(mutants),
+    durationMs: Math.round(performance.now() - started),
+  };
 }
 
 /** Passed: every mutant judged and killed, every original passed. */
@@ -47,14 +65,18 @@ export function mutantLine(m: MutantResult): string {
 export function mutateTable(run: MutateRun): string {
   const width = Math.max(8, ...run.mutants.map((m) => m.scenario.length));
   const mwidth = Math.max(8, ...run.mutants.map((m) => m.mutation.length));
-  const rows = run.mutants.map((m) => `  ${paint(m)(MARK[m.status].padEnd(8))} ${m.scenario.padEnd(width)} ${m.mutation.padEnd(mwidth)}`);
+  const rows = run.mutants.map(
+    (m) => `  ${paint(m)(MARK[m.status].padEnd(8))} ${m.scenario.padEnd(width)} ${m.mutation.padEnd(mwidth)}`,
+  );
   const count = (s: MutantResult['status']) => run.mutants.filter((m) => m.status === s).length;
   const judged = run.mutants.length - count('not-judged');
   return [
     `  ${'result'.padEnd(8)} ${'scenario'.padEnd(width)} ${'mutation'.padEnd(mwidth)}`,
     ...rows,
     // an original that failed is its own line: its mutants could not be judged, none of them survived
-    ...run.originalFailures.map((f) => pc.red(`original FAILED ${f.scenario}: ${f.reason.split('\n')[0]} (its mutants are not judged)`)),
+    ...run.originalFailures.map((f) =>
+      pc.red(`original FAILED ${f.scenario}: ${f.reason.split('\n')[0]} (its mutants are not judged)`),
+    ),
     `kill rate ${(run.killRate * 100).toFixed(1)}%: ${count('killed')} of ${judged} judged mutants killed${count('not-judged') ? `, ${count('not-judged')} not judged` : ''} (${(run.durationMs / 1000).toFixed(1)} s)`,
     '',
   ].join('\n');

@@ -51,11 +51,27 @@ export type MutateOptions = Pick<ScenarioRunOptions, 'provider' | 'signal'> & {
 };
 
 const quiet = () => {};
-const mutant = (scenario: string, mutation: string, status: MutantStatus, reason: string): MutantResult => ({ scenario, mutation, status, killed: status === 'killed', reason });
+const mutant = (scenario: string, mutation: string, status: MutantStatus, reason: string): MutantResult => ({
+  scenario,
+  mutation,
+  status,
+  killed: status === 'killed',
+  reason,
+});
 
 /** A scenario result to collect a mutant lab's phases in. */
 function emptyResult(scenario: Scenario): ScenarioResult {
-  return { id: scenario.id, title: scenario.title, file: '', verdict: 'passed', durationMs: 0, phases: [], labs: [], log: [], addresses: {} };
+  return {
+    id: scenario.id,
+    title: scenario.title,
+    file: '',
+    verdict: 'passed',
+    durationMs: 0,
+    phases: [],
+    labs: [],
+    log: [],
+    addresses: {},
+  };
 }
 
 export async function mutateScenario(loaded: LoadedScenario, options: MutateOptions): Promise<ScenarioMutants> {
@@ -65,7 +81,11 @@ export async function mutateScenario(loaded: LoadedScenario, options: MutateOpti
   if (original.verdict !== 'passed' && original.verdict !== 'measured') {
     const why = scenarioFailures(original)[0] ?? original.skipReason ?? original.verdict;
     const reason = `not judged: the scenario itself did not pass (${why.split('\n')[0]})`;
-    return { scenario: scenario.id, originalFailure: why, mutants: plannedMutants(scenario).map((m) => report(mutant(scenario.id, m, 'not-judged', reason))) };
+    return {
+      scenario: scenario.id,
+      originalFailure: why,
+      mutants: plannedMutants(scenario).map((m) => report(mutant(scenario.id, m, 'not-judged', reason))),
+    };
   }
   const results = swappedOutcomes(scenario, original).map(report);
   const removals = await removalRuns(scenario, options);
@@ -131,15 +151,29 @@ function removals(scenario: Scenario): Removal[] {
   const baseline: PhasePlan = { name: 'baseline', variant: 'mutants', spec: scenario.baseline };
   const fault: PhasePlan = { name: 'faulted', variant: 'mutants', spec: scenario.fault };
   const noFault: PhasePlan = { name: 'faulted', variant: 'fault-removed', spec: { ...scenario.fault, steps: [] } };
-  const noFix = (fix: Scenario['fixes'][number]): PhasePlan => ({ name: 'fixed', variant: `fix-removed:${fix.name}`, spec: { ...fix, steps: [] } });
+  const noFix = (fix: Scenario['fixes'][number]): PhasePlan => ({
+    name: 'fixed',
+    variant: `fix-removed:${fix.name}`,
+    spec: { ...fix, steps: [] },
+  });
   const items = (prefix: string, beyond: { probes: string[]; checks: string[] }): Item[] => [
     // a measurement's probes are its load, not a symptom: only its checks must depend on the steps
-    ...(scenario.purpose === 'measure' ? [] : beyond.probes.map((id) => ({ mutation: `${prefix}${id}`, kind: 'probe' as const, id }))),
+    ...(scenario.purpose === 'measure'
+      ? []
+      : beyond.probes.map((id) => ({ mutation: `${prefix}${id}`, kind: 'probe' as const, id }))),
     ...beyond.checks.map((id) => ({ mutation: `${prefix}check/${id}`, kind: 'check' as const, id })),
   ];
   return [
-    { mutation: 'fault-removed', plan: [baseline, noFault], items: items('needs-fault:', assertedBeyond(scenario.fault, scenario.baseline)) },
-    ...scenario.fixes.map((fix) => ({ mutation: `fix-removed:${fix.name}`, plan: [baseline, fault, noFix(fix)], items: items(`needs-fix:${fix.name}/`, assertedBeyond(fix, scenario.fault)) })),
+    {
+      mutation: 'fault-removed',
+      plan: [baseline, noFault],
+      items: items('needs-fault:', assertedBeyond(scenario.fault, scenario.baseline)),
+    },
+    ...scenario.fixes.map((fix) => ({
+      mutation: `fix-removed:${fix.name}`,
+      plan: [baseline, fault, noFix(fix)],
+      items: items(`needs-fix:${fix.name}/`, assertedBeyond(fix, scenario.fault)),
+    })),
   ];
 }
 
@@ -155,7 +189,10 @@ interface RemovalRun {
  * fix is removed): checks that count what accumulates in a lab (map entries, flows) read the same as there.
  * Their phases feed the absence mutants.
  */
-async function removalRuns(scenario: Scenario, options: MutateOptions): Promise<{ mutants: MutantResult[]; phases: PhaseResult[] }> {
+async function removalRuns(
+  scenario: Scenario,
+  options: MutateOptions,
+): Promise<{ mutants: MutantResult[]; phases: PhaseResult[] }> {
   const runOptions: ScenarioRunOptions = { provider: options.provider, signal: options.signal, emit: quiet };
   const mutants: MutantResult[] = [];
   const phases: PhaseResult[] = [];
@@ -175,11 +212,16 @@ async function alone(scenario: Scenario, r: Removal, options: ScenarioRunOptions
     error = e;
   });
   // an error outside every phase (the lab did not come up) judges nothing
-  if (error && !result.phases.some((p) => p.status === 'errored')) return { all: [], notJudged: `not judged: ${(error as Error).message.split('\n')[0]}` };
+  if (error && !result.phases.some((p) => p.status === 'errored'))
+    return { all: [], notJudged: `not judged: ${(error as Error).message.split('\n')[0]}` };
   // the removal is judged on its own phase, and only when the history before it held as in the original run
   const own = result.phases.length === r.plan.length ? result.phases.at(-1) : undefined;
   const broken = result.phases.slice(0, r.plan.length - 1).find((p) => p.status !== 'passed');
-  if (broken) return { all: result.phases, notJudged: `not judged: its ${broken.variant}/${broken.name} did not hold (${phaseFailures(broken)[0]?.split('\n')[0] ?? broken.status})` };
+  if (broken)
+    return {
+      all: result.phases,
+      notJudged: `not judged: its ${broken.variant}/${broken.name} did not hold (${phaseFailures(broken)[0]?.split('\n')[0] ?? broken.status})`,
+    };
   return { phase: own, all: result.phases };
 }
 
@@ -187,26 +229,51 @@ async function alone(scenario: Scenario, r: Removal, options: ScenarioRunOptions
 function judge(scenario: Scenario, r: Removal, run: RemovalRun): MutantResult[] {
   if (run.notJudged || !run.phase) {
     const why = run.notJudged ?? 'not judged: the run ended before this phase';
-    return [mutant(scenario.id, r.mutation, 'not-judged', why), ...r.items.map((i) => mutant(scenario.id, i.mutation, 'not-judged', why))];
+    return [
+      mutant(scenario.id, r.mutation, 'not-judged', why),
+      ...r.items.map((i) => mutant(scenario.id, i.mutation, 'not-judged', why)),
+    ];
   }
   const failures = phaseFailures(run.phase);
   const whole =
     failures.length > 0
       ? mutant(scenario.id, r.mutation, 'killed', failures[0]!.split('\n')[0]!)
-      : mutant(scenario.id, r.mutation, 'survived', `every expectation and check still held: ${run.phase.probes.map((p) => p.summary).join('; ') || 'no probes'}`);
+      : mutant(
+          scenario.id,
+          r.mutation,
+          'survived',
+          `every expectation and check still held: ${run.phase.probes.map((p) => p.summary).join('; ') || 'no probes'}`,
+        );
   const phase = run.phase;
   // the removed phase errored (a background step's check, say): nothing in it was judged item by item
-  if (phase.status === 'errored') return [whole, ...r.items.map((i) => mutant(scenario.id, i.mutation, whole.status, `the phase errored: ${whole.reason}`))];
+  if (phase.status === 'errored')
+    return [
+      whole,
+      ...r.items.map((i) => mutant(scenario.id, i.mutation, whole.status, `the phase errored: ${whole.reason}`)),
+    ];
   const without = r.mutation.startsWith('fault') ? 'the fault' : 'the fix';
   return [
     whole,
     ...r.items.map((i) => {
-      const result = i.kind === 'probe' ? phase.probes.find((p) => p.id === i.id) : phase.checks.find((c) => c.id === i.id);
-      if (!result) return mutant(scenario.id, i.mutation, 'not-judged', `not judged: ${i.kind} ${i.id} has no result in the phase`);
+      const result =
+        i.kind === 'probe' ? phase.probes.find((p) => p.id === i.id) : phase.checks.find((c) => c.id === i.id);
+      if (!result)
+        return mutant(
+          scenario.id,
+          i.mutation,
+          'not-judged',
+          `not judged: ${i.kind} ${i.id} has no result in the phase`,
+        );
       const seen = 'summary' in result ? result.summary : `expected ${result.expected}, observed ${result.observed}`;
       if (!result.matched) return mutant(scenario.id, i.mutation, 'killed', `without ${without}: ${seen}`);
-      const hint = i.kind === 'check' ? ' (mark it `control: true` if it proves something else, such as that the probes ran)' : '';
-      return mutant(scenario.id, i.mutation, 'survived', `still holds without ${without}: ${seen}; it does not depend on it${hint}`);
+      const hint =
+        i.kind === 'check' ? ' (mark it `control: true` if it proves something else, such as that the probes ran)' : '';
+      return mutant(
+        scenario.id,
+        i.mutation,
+        'survived',
+        `still holds without ${without}: ${seen}; it does not depend on it${hint}`,
+      );
     }),
   ];
 }
@@ -229,7 +296,11 @@ function phaseChecks(scenario: Scenario, phase: PhaseResult): readonly CheckSpec
 }
 
 function absenceChecks(scenario: Scenario): { mutation: string; key: string; check: CheckSpec }[] {
-  const where: [string, readonly CheckSpec[]][] = [['baseline', scenario.baseline.checks], ['fault', scenario.fault.checks], ...scenario.fixes.map((f): [string, readonly CheckSpec[]] => [`fix ${f.name}`, f.checks])];
+  const where: [string, readonly CheckSpec[]][] = [
+    ['baseline', scenario.baseline.checks],
+    ['fault', scenario.fault.checks],
+    ...scenario.fixes.map((f): [string, readonly CheckSpec[]] => [`fix ${f.name}`, f.checks]),
+  ];
   const seen = new Set<string>();
   return where.flatMap(([name, checks]) =>
     checks.filter(isAbsence).flatMap((check) => {
@@ -246,12 +317,26 @@ function absences(scenario: Scenario, phases: readonly PhaseResult[]): MutantRes
   return absenceChecks(scenario).map(({ mutation, key, check }) => {
     const hit = phases.flatMap((phase) => {
       const specs = phaseChecks(scenario, phase);
-      return phase.checks.filter((c) => c.value !== undefined && c.value !== 0 && specs.some((s) => s.id === c.id && readsKey(s) === key)).map((c) => `${phase.variant}/${phase.name}: ${c.observed}`);
+      return phase.checks
+        .filter(
+          (c) => c.value !== undefined && c.value !== 0 && specs.some((s) => s.id === c.id && readsKey(s) === key),
+        )
+        .map((c) => `${phase.variant}/${phase.name}: ${c.observed}`);
     });
     const pattern = check.matches ?? check.counter;
     return hit.length > 0
-      ? mutant(scenario.id, mutation, 'killed', `/${pattern}/ matches where the fault or another phase puts it: ${hit[0]}`)
-      : mutant(scenario.id, mutation, 'survived', `this pattern never matches in any phase of any variant (/${pattern}/): its absence proves nothing`);
+      ? mutant(
+          scenario.id,
+          mutation,
+          'killed',
+          `/${pattern}/ matches where the fault or another phase puts it: ${hit[0]}`,
+        )
+      : mutant(
+          scenario.id,
+          mutation,
+          'survived',
+          `this pattern never matches in any phase of any variant (/${pattern}/): its absence proves nothing`,
+        );
   });
 }
 

@@ -8,7 +8,9 @@ export function phaseFailures(p: PhaseResult): string[] {
   return [
     ...(p.status === 'errored' && p.error ? [`${where} errored: ${p.error.message}`] : []),
     ...p.probes.filter((x) => !x.matched).map((x) => `${where}/${x.id}: ${x.mismatch ?? x.summary}`),
-    ...p.checks.filter((x) => !x.matched).map((x) => `${where}/check ${x.id}: expected ${x.expected}, observed ${x.observed}`),
+    ...p.checks
+      .filter((x) => !x.matched)
+      .map((x) => `${where}/check ${x.id}: expected ${x.expected}, observed ${x.observed}`),
   ];
 }
 

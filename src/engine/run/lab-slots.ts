@@ -42,7 +42,8 @@ export class LabSlots {
 
   private release(): void {
     const next = this.waiting.shift();
-    if (next) next(); // the slot passes straight on
+    if (next)
+      next(); // the slot passes straight on
     else this.free++;
   }
 }
@@ -52,7 +53,12 @@ export class LabSlots {
  * order. Waits for every item to settle (each one tears its lab down on every path) before it throws
  * the first error in item order, so nothing is still running when the caller reports.
  */
-export async function inSlots<T, R>(items: readonly T[], slots: LabSlots, signal: AbortSignal, work: (item: T, index: number) => Promise<R>): Promise<R[]> {
+export async function inSlots<T, R>(
+  items: readonly T[],
+  slots: LabSlots,
+  signal: AbortSignal,
+  work: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   const settled = await Promise.allSettled(items.map((item, i) => slots.run(signal, () => work(item, i))));
   const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
   if (failed) throw failed.reason;

@@ -36,7 +36,9 @@ export function traceProbe(session: ProbeTraceSession): TracedProbe {
     async stop(keep) {
       const result = await session.stop({ facts: keep });
       const { lab = 0, start, stop, facts = 0 } = result.costMs;
-      cost = result.unavailable.some((u) => u.startsWith('tracing is off') || u.includes('cannot trace')) ? undefined : lab + start + stop + facts;
+      cost = result.unavailable.some((u) => u.startsWith('tracing is off') || u.includes('cannot trace'))
+        ? undefined
+        : lab + start + stop + facts;
       return keep ? result : undefined;
     },
     costMs: () => cost,
@@ -52,7 +54,14 @@ export function traceProbe(session: ProbeTraceSession): TracedProbe {
 export function attachDiagnoses(phase: PhaseResult, address: (ref: string) => string): void {
   for (const probe of phase.probes) {
     if (!probe.trace) continue;
-    const diagnosis = diagnose({ probe, phase: phase.name, checks: phase.checks, steps: phase.steps, trace: probe.trace, address });
+    const diagnosis = diagnose({
+      probe,
+      phase: phase.name,
+      checks: phase.checks,
+      steps: phase.steps,
+      trace: probe.trace,
+      address,
+    });
     if (diagnosis) probe.diagnosis = diagnosis;
   }
 }

@@ -36,9 +36,22 @@ export interface ScenarioRunOptions {
   slots?: LabSlots;
 }
 
-export async function runScenario({ file, scenario }: LoadedScenario, options: ScenarioRunOptions): Promise<ScenarioResult> {
+export async function runScenario(
+  { file, scenario }: LoadedScenario,
+  options: ScenarioRunOptions,
+): Promise<ScenarioResult> {
   const started = performance.now();
-  const result: ScenarioResult = { id: scenario.id, title: scenario.title, file, verdict: 'passed', durationMs: 0, phases: [], labs: [], log: [], addresses: {} };
+  const result: ScenarioResult = {
+    id: scenario.id,
+    title: scenario.title,
+    file,
+    verdict: 'passed',
+    durationMs: 0,
+    phases: [],
+    labs: [],
+    log: [],
+    addresses: {},
+  };
   // absolute: evidence commands may run in another mount namespace (the bpffs holder's), whose cwd is /
   if (options.reportDir) result.evidenceDir = resolve(options.reportDir, scenario.id);
   options.emit({ kind: 'scenario-start', id: scenario.id, title: scenario.title });
@@ -49,9 +62,16 @@ export async function runScenario({ file, scenario }: LoadedScenario, options: S
     // each fix variant builds its own lab: they run side by side, as many as the slots allow,
     // each into its own part of the result, put together in the scenario's order
     const fixes = options.faultOnly ? scenario.fixes.slice(0, 1) : scenario.fixes;
-    const parts = fixes.map(() => ({ ...result, phases: [] as PhaseResult[], labs: [] as ScenarioResult['labs'], log: [] as string[] }));
+    const parts = fixes.map(() => ({
+      ...result,
+      phases: [] as PhaseResult[],
+      labs: [] as ScenarioResult['labs'],
+      log: [] as string[],
+    }));
     try {
-      await inSlots(fixes, options.slots ?? new LabSlots(1), options.signal, (fix, i) => runVariant(scenario, fix, parts[i]!, options));
+      await inSlots(fixes, options.slots ?? new LabSlots(1), options.signal, (fix, i) =>
+        runVariant(scenario, fix, parts[i]!, options),
+      );
     } finally {
       for (const part of parts) {
         result.phases.push(...part.phases);
@@ -81,8 +101,12 @@ export async function runScenario({ file, scenario }: LoadedScenario, options: S
 /** What a measurement run measured: each repeated probe's distribution and each counter's change, per phase. */
 function measurements(result: ScenarioResult): string[] {
   return result.phases.flatMap((p) => [
-    ...p.probes.filter((x) => x.detail.distribution !== undefined).map((x) => `${p.variant}/${p.name}/${x.id}: ${x.summary}`),
-    ...p.checks.filter((c) => c.observed.startsWith('delta')).map((c) => `${p.variant}/${p.name}/${c.id}: ${c.observed}`),
+    ...p.probes
+      .filter((x) => x.detail.distribution !== undefined)
+      .map((x) => `${p.variant}/${p.name}/${x.id}: ${x.summary}`),
+    ...p.checks
+      .filter((c) => c.observed.startsWith('delta'))
+      .map((c) => `${p.variant}/${p.name}/${c.id}: ${c.observed}`),
   ]);
 }
 
@@ -94,7 +118,12 @@ export interface PhasePlan {
 }
 
 /** A fix variant's lab: baseline, fault, then the fix (the gate stops after the fault). */
-async function runVariant(scenario: Scenario, fix: Scenario['fixes'][number], result: ScenarioResult, options: ScenarioRunOptions): Promise<void> {
+async function runVariant(
+  scenario: Scenario,
+  fix: Scenario['fixes'][number],
+  result: ScenarioResult,
+  options: ScenarioRunOptions,
+): Promise<void> {
   const plan: PhasePlan[] = [
     { name: 'baseline', variant: fix.name, spec: scenario.baseline },
     { name: 'faulted', variant: fix.name, spec: scenario.fault },
@@ -107,11 +136,22 @@ async function runVariant(scenario: Scenario, fix: Scenario['fixes'][number], re
  * One fresh lab running `plan` phase after phase, torn down on every path. The first phase that errors
  * ends the lab's run (its error is thrown); results accumulate in `result`.
  */
-export async function runLab(scenario: Scenario, label: string, plan: readonly PhasePlan[], result: ScenarioResult, options: ScenarioRunOptions): Promise<void> {
+export async function runLab(
+  scenario: Scenario,
+  label: string,
+  plan: readonly PhasePlan[],
+  result: ScenarioResult,
+  options: ScenarioRunOptions,
+): Promise<void> {
   const runId = newRunId();
   const log = (line: string) => result.log.push(`[${label}] ${line}`);
   const t0 = performance.now();
-  const cluster = await options.provider.provision(scenario.topology, { runId, prefix: runPrefix(runId), signal: options.signal, log });
+  const cluster = await options.provider.provision(scenario.topology, {
+    runId,
+    prefix: runPrefix(runId),
+    signal: options.signal,
+    log,
+  });
   const lab = { variant: label, runId, provisionMs: Math.round(performance.now() - t0), teardownMs: 0 };
   result.labs.push(lab);
   options.emit({ kind: 'lab-ready', id: scenario.id, variant: label, ms: lab.provisionMs });
@@ -120,7 +160,19 @@ export async function runLab(scenario: Scenario, label: string, plan: readonly P
   try {
     for (const phase of plan) {
       const { steps = [], expect, checks, title } = phase.spec;
-      await runPhase({ scenario, cluster, name: phase.name, variant: phase.variant, steps, expect, checks, title, options, result, background });
+      await runPhase({
+        scenario,
+        cluster,
+        name: phase.name,
+        variant: phase.variant,
+        steps,
+        expect,
+        checks,
+        title,
+        options,
+        result,
+        background,
+      });
     }
   } finally {
     const t1 = performance.now();
@@ -164,7 +216,16 @@ interface RunningPhase extends PhaseInput {
 async function runPhase(input: PhaseInput): Promise<void> {
   const { scenario, cluster, options } = input;
   const started = performance.now();
-  const phase: PhaseResult = { name: input.name, variant: input.variant, title: input.title, steps: [], probes: [], checks: [], durationMs: 0, status: 'passed' };
+  const phase: PhaseResult = {
+    name: input.name,
+    variant: input.variant,
+    title: input.title,
+    steps: [],
+    probes: [],
+    checks: [],
+    durationMs: 0,
+    status: 'passed',
+  };
   input.result.phases.push(phase);
   options.emit({ kind: 'phase-start', id: scenario.id, phase: input.name, variant: input.variant, title: input.title });
   const p: RunningPhase = {
@@ -176,13 +237,18 @@ async function runPhase(input: PhaseInput): Promise<void> {
       options.emit({ kind: 'step', id: scenario.id, phase: input.name, step });
     },
   };
-  const evidenceDir = input.result.evidenceDir && join(input.result.evidenceDir, scenario.fixes.length > 1 ? input.variant : '', input.name);
+  const evidenceDir =
+    input.result.evidenceDir &&
+    join(input.result.evidenceDir, scenario.fixes.length > 1 ? input.variant : '', input.name);
   try {
     await collectPhaseEvidence(cluster, evidenceDir, scenario.evidence, async () => {
       await runForegroundSteps(p);
       const checks = new PhaseChecks(p.checks, cluster, p.resolve);
       // the probes' packet watches start now, after the steps (which may replace an interface), while the checks read
-      const ahead = new AheadWatches(Object.keys(p.expect).map((id) => scenario.probes.find((x) => x.id === id)!), cluster);
+      const ahead = new AheadWatches(
+        Object.keys(p.expect).map((id) => scenario.probes.find((x) => x.id === id)!),
+        cluster,
+      );
       await checks.start().catch(async (e: unknown) => {
         await ahead.stop();
         throw e;
@@ -220,7 +286,12 @@ async function runForegroundSteps(p: RunningPhase): Promise<void> {
  * Runs `probes` while the background steps run, after their longest lead; every background step is then
  * awaited and judged, also when a probe threw, and one that failed is the phase's error.
  */
-async function alongsideBackgroundSteps(p: RunningPhase, checks: PhaseChecks, ahead: AheadWatches, probes: () => Promise<void>): Promise<void> {
+async function alongsideBackgroundSteps(
+  p: RunningPhase,
+  checks: PhaseChecks,
+  ahead: AheadWatches,
+  probes: () => Promise<void>,
+): Promise<void> {
   const running = p.background.map((command) => startBackgroundStep(p.cluster, command, p.options.signal));
   try {
     if (running.length > 0) await sleep(Math.max(...running.map((r) => r.command.background!.leadMs)));
@@ -245,8 +316,15 @@ async function runProbes(p: RunningPhase, ahead: AheadWatches): Promise<void> {
     const spec = scenario.probes.find((x) => x.id === id)!;
     // an attributed drop of this probe's packets ends it early
     const trace = traceProbe(await startProbeTrace(cluster, probeFlows(spec, cluster), options.signal));
-    const observation = await trace.run((dropped) => runProbe({ spec, cluster, signal: options.signal, dropped, ahead }));
-    const probe = probeResult(id, expected, observation, (ref) => ((p.result.addresses ??= {})[ref] = cluster.address(ref)));
+    const observation = await trace.run((dropped) =>
+      runProbe({ spec, cluster, signal: options.signal, dropped, ahead }),
+    );
+    const probe = probeResult(
+      id,
+      expected,
+      observation,
+      (ref) => ((p.result.addresses ??= {})[ref] = cluster.address(ref)),
+    );
     await trace.finish(probe); // keeps the trace of a faulted or failing probe
     p.phase.probes.push(probe);
     options.emit({ kind: 'probe', id: scenario.id, phase: p.name, probe });
@@ -254,7 +332,12 @@ async function runProbes(p: RunningPhase, ahead: AheadWatches): Promise<void> {
 }
 
 /** A probe's result: its observation matched against the phase's expectation. */
-export function probeResult(id: string, expected: ExpectedSpec, observation: Observation, address: (ref: string) => string): ProbeResult {
+export function probeResult(
+  id: string,
+  expected: ExpectedSpec,
+  observation: Observation,
+  address: (ref: string) => string,
+): ProbeResult {
   const match = matchExpectation(expected, observation, address);
   return {
     id,
@@ -264,14 +347,31 @@ export function probeResult(id: string, expected: ExpectedSpec, observation: Obs
     mismatch: match.mismatch,
     summary: observation.summary,
     durationMs: observation.durationMs,
-    detail: { ...observation.detail, servedBy: observation.servedBy, source: observation.source, connected: observation.connected, sentTo: observation.sentTo, answers: observation.answers },
+    detail: {
+      ...observation.detail,
+      servedBy: observation.servedBy,
+      source: observation.source,
+      connected: observation.connected,
+      sentTo: observation.sentTo,
+      answers: observation.answers,
+    },
   };
 }
 
 /** The observation behind a probe result, as recorded: lets an expectation be judged again without a lab. */
 export function observationOf(probe: ProbeResult): Observation {
   const { servedBy, source, connected, sentTo, answers, ...detail } = probe.detail;
-  return { outcome: probe.observed, summary: probe.summary, servedBy, source, connected, sentTo, answers, durationMs: probe.durationMs, detail };
+  return {
+    outcome: probe.observed,
+    summary: probe.summary,
+    servedBy,
+    source,
+    connected,
+    sentTo,
+    answers,
+    durationMs: probe.durationMs,
+    detail,
+  };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

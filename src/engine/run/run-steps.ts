@@ -26,7 +26,10 @@ export class StepFailedError extends HarnessError {
 
 /** Checks a finished command against what the step expects; returns its result or throws StepFailedError. */
 function judge(command: Command, r: ExecResult, startedMs: number): StepResult {
-  const output = [r.stdout, r.stderr].map((s) => s.trim()).filter(Boolean).join('\n');
+  const output = [r.stdout, r.stderr]
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .join('\n');
   const result: StepResult = {
     on: command.on,
     argv: command.argv,
@@ -42,30 +45,52 @@ function judge(command: Command, r: ExecResult, startedMs: number): StepResult {
   if (command.expect.prints) {
     const re = new RegExp(command.expect.prints);
     const line = output.split('\n').find((l) => re.test(l));
-    if (!line) throw new StepFailedError(result, `no line of its output matched /${command.expect.prints}/ (the evidence that it fired)`);
+    if (!line)
+      throw new StepFailedError(
+        result,
+        `no line of its output matched /${command.expect.prints}/ (the evidence that it fired)`,
+      );
     result.evidence = line.trim();
   }
   return result;
 }
 
-async function readBack(cluster: StartedCluster, command: Command, result: StepResult, signal: AbortSignal): Promise<void> {
+async function readBack(
+  cluster: StartedCluster,
+  command: Command,
+  result: StepResult,
+  signal: AbortSignal,
+): Promise<void> {
   if (!command.readBack) return;
   const r = await cluster.target(command.on).exec(command.readBack.argv, { reject: false, signal, timeoutMs: 10_000 });
   const value = r.stdout.trim();
   if (r.exitCode !== 0 || value !== command.readBack.value) {
-    throw new StepFailedError(result, `read back \`${pasteable(command.readBack.argv)}\`: ${r.exitCode === 0 ? `"${value}"` : `exit ${r.exitCode}`}, expected "${command.readBack.value}"`);
+    throw new StepFailedError(
+      result,
+      `read back \`${pasteable(command.readBack.argv)}\`: ${r.exitCode === 0 ? `"${value}"` : `exit ${r.exitCode}`}, expected "${command.readBack.value}"`,
+    );
   }
   result.evidence = `${pasteable(command.readBack.argv)} = ${value}`;
 }
 
 /** Runs one foreground step (a command or a lab action) to completion and judges it. */
-export async function runForegroundStep(cluster: StartedCluster, action: Expanded, describe: (a: LabAction) => string[], signal: AbortSignal): Promise<StepResult> {
+export async function runForegroundStep(
+  cluster: StartedCluster,
+  action: Expanded,
+  describe: (a: LabAction) => string[],
+  signal: AbortSignal,
+): Promise<StepResult> {
   if (signal.aborted) throw new HarnessError('ABORTED', 'aborted');
   const started = performance.now();
   if (action.kind !== 'command') {
     // a lab action proves itself: the provider throws when it could not do it
     await cluster.perform(action);
-    return { on: 'node' in action ? `node/${action.node}` : 'every node', argv: describe(action), durationMs: Math.round(performance.now() - started), exit: 0 };
+    return {
+      on: 'node' in action ? `node/${action.node}` : 'every node',
+      argv: describe(action),
+      durationMs: Math.round(performance.now() - started),
+      exit: 0,
+    };
   }
   const r = await cluster.target(action.on).exec(action.argv, { reject: false, signal, timeoutMs: action.timeoutMs });
   const result = judge(action, r, started);
@@ -82,6 +107,8 @@ export interface BackgroundRun {
 
 export function startBackgroundStep(cluster: StartedCluster, command: Command, signal: AbortSignal): BackgroundRun {
   const started = performance.now();
-  const running = cluster.target(command.on).exec(command.argv, { reject: false, signal, timeoutMs: command.timeoutMs });
+  const running = cluster
+    .target(command.on)
+    .exec(command.argv, { reject: false, signal, timeoutMs: command.timeoutMs });
   return { command, finish: async () => judge(command, await running, started) };
 }

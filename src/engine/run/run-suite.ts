@@ -37,7 +37,13 @@ export async function runSuite(scenarios: readonly LoadedScenario[], options: Su
     version: 1,
     provider: options.provider.name,
     durationMs: Math.round(performance.now() - started),
-    summary: { passed: count('passed'), measured: count('measured'), failed: count('failed'), errored: count('errored'), skipped: count('skipped') },
+    summary: {
+      passed: count('passed'),
+      measured: count('measured'),
+      failed: count('failed'),
+      errored: count('errored'),
+      skipped: count('skipped'),
+    },
     scenarios: done,
   };
   options.emit({ kind: 'run-end', result });

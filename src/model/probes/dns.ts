@@ -10,9 +10,14 @@ export const dnsProbe = defineProbe({
   schema: z
     .object({
       server: Ref,
-      name: z.string().regex(/^[a-z0-9.-]+$/, 'a DNS name').describe('the name looked up'),
+      name: z
+        .string()
+        .regex(/^[a-z0-9.-]+$/, 'a DNS name')
+        .describe('the name looked up'),
       tool: z.enum(['agent', 'nslookup']).default('agent').describe('agent reads the reply source; nslookup is BIND'),
-      sourcePort: Port.optional().describe('agent only: send from this UDP port every time (a resolver or statsd client reusing its socket: one conntrack entry for every query)'),
+      sourcePort: Port.optional().describe(
+        'agent only: send from this UDP port every time (a resolver or statsd client reusing its socket: one conntrack entry for every query)',
+      ),
     })
     .refine((d) => d.sourcePort === undefined || d.tool === 'agent', 'sourcePort needs tool: agent')
     .strict(),

@@ -12,7 +12,9 @@ export type ProbeKindName = keyof typeof PROBE_KINDS;
 
 type Kinds = typeof PROBE_KINDS;
 /** The probe kinds as optional fields of a probe: exactly one is set. */
-export const probeKindFields = Object.fromEntries(Object.entries(PROBE_KINDS).map(([key, kind]) => [key, kind.schema.optional().describe(kind.description)])) as {
+export const probeKindFields = Object.fromEntries(
+  Object.entries(PROBE_KINDS).map(([key, kind]) => [key, kind.schema.optional().describe(kind.description)]),
+) as {
   [K in keyof Kinds]: z.ZodOptional<Kinds[K]['schema']>;
 };
 
@@ -27,7 +29,11 @@ export function probeKindOf(probe: Partial<Record<ProbeKindName, unknown>>): [Pr
 export const probeClient = (from: string) => (from.includes('/') ? from : `pod/${from}`);
 
 /** Where a probe sends to: its kind's destination reference and port. */
-export function probeDestination(probe: Partial<Record<ProbeKindName, unknown>>): { ref: string; port: number; field: string } {
+export function probeDestination(probe: Partial<Record<ProbeKindName, unknown>>): {
+  ref: string;
+  port: number;
+  field: string;
+} {
   const [key, spec] = probeKindOf(probe);
   return (PROBE_KINDS[key] as ProbeKind).destination(spec);
 }

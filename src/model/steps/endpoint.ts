@@ -16,24 +16,42 @@ interface EndpointEntry {
 
 export const endpointStep = defineStep({
   key: 'endpoint',
-  description: 'an EndpointSlice change (add, remove, or set ready/terminating of a pod), then kube-proxy syncs on every node',
+  description:
+    'an EndpointSlice change (add, remove, or set ready/terminating of a pod), then kube-proxy syncs on every node',
   schema: z
     .object({
       service: Name,
       pod: Name,
-      op: z.enum(['add', 'remove', 'set']).describe('add the pod as an endpoint, remove it (the pod is deleted), or set its conditions'),
+      op: z
+        .enum(['add', 'remove', 'set'])
+        .describe('add the pod as an endpoint, remove it (the pod is deleted), or set its conditions'),
       ready: z.boolean().optional().describe('add/set: the pod passes its readiness probe (default true on add)'),
       terminating: z.boolean().optional().describe('add/set: the pod is being deleted (default false on add)'),
     })
     .strict()
-    .refine((s) => s.op !== 'remove' || (s.ready === undefined && s.terminating === undefined), 'remove takes no ready/terminating')
-    .refine((s) => s.op !== 'set' || s.ready !== undefined || s.terminating !== undefined, 'set names ready and/or terminating'),
+    .refine(
+      (s) => s.op !== 'remove' || (s.ready === undefined && s.terminating === undefined),
+      'remove takes no ready/terminating',
+    )
+    .refine(
+      (s) => s.op !== 'set' || s.ready !== undefined || s.terminating !== undefined,
+      'set names ready and/or terminating',
+    ),
   refs: (s) => [
     { ref: `svc/${s.service}`, path: ['service'] },
     { ref: `pod/${s.pod}`, path: ['pod'] },
   ],
   expand: (s) => [{ kind: 'endpoint', ...s }],
-  describe: (a) => (a.kind === 'endpoint' ? [`endpoint ${a.op}`, `svc/${a.service}`, `pod/${a.pod}`, ...(a.ready !== undefined ? [`ready=${a.ready}`] : []), ...(a.terminating !== undefined ? [`terminating=${a.terminating}`] : [])] : []),
+  describe: (a) =>
+    a.kind === 'endpoint'
+      ? [
+          `endpoint ${a.op}`,
+          `svc/${a.service}`,
+          `pod/${a.pod}`,
+          ...(a.ready !== undefined ? [`ready=${a.ready}`] : []),
+          ...(a.terminating !== undefined ? [`terminating=${a.terminating}`] : []),
+        ]
+      : [],
 });
 
 /** The service's endpoints after the change; an impossible change (remove a pod that is not there) throws. */
@@ -45,5 +63,7 @@ export function changedEndpoints(endpoints: readonly EndpointEntry[], a: Endpoin
   }
   if (i < 0) throw new Error(`pod ${a.pod} is not an endpoint of ${a.service}`);
   if (a.op === 'remove') return endpoints.filter((e) => e.pod !== a.pod);
-  return endpoints.map((e, j) => (j === i ? { ...e, ready: a.ready ?? e.ready, terminating: a.terminating ?? e.terminating } : e));
+  return endpoints.map((e, j) =>
+    j === i ? { ...e, ready: a.ready ?? e.ready, terminating: a.terminating ?? e.terminating } : e,
+  );
 }

@@ -7,10 +7,14 @@ import { defineStep } from './step-kind.ts';
 
 export const hairpinStep = defineStep({
   key: 'hairpin',
-  description: "hairpin mode of a pod's port on the node's cni0 bridge (bridge link set dev VETH hairpin on|off), read back",
+  description:
+    "hairpin mode of a pod's port on the node's cni0 bridge (bridge link set dev VETH hairpin on|off), read back",
   schema: z
     .object({
-      on: z.string().regex(/^node\/[a-z][a-z0-9-]*$/, 'node/NAME: the node the pod runs on').describe('node/NAME: the node the pod runs on'),
+      on: z
+        .string()
+        .regex(/^node\/[a-z][a-z0-9-]*$/, 'node/NAME: the node the pod runs on')
+        .describe('node/NAME: the node the pod runs on'),
       pod: Name,
       enabled: z.boolean().describe('hairpin mode on or off'),
     })
@@ -24,8 +28,20 @@ export const hairpinStep = defineStep({
     const dev = resolve(`veth/${pod}`);
     const mode = enabled ? 'on' : 'off';
     return [
-      { kind: 'command', on, argv: ['bridge', 'link', 'set', 'dev', dev, 'hairpin', mode], expect: { exit: 0 }, timeoutMs: 10_000 },
-      { kind: 'command', on, argv: ['bridge', '-d', 'link', 'show', 'dev', dev], expect: { exit: 0, prints: `hairpin ${mode} ` }, timeoutMs: 10_000 },
+      {
+        kind: 'command',
+        on,
+        argv: ['bridge', 'link', 'set', 'dev', dev, 'hairpin', mode],
+        expect: { exit: 0 },
+        timeoutMs: 10_000,
+      },
+      {
+        kind: 'command',
+        on,
+        argv: ['bridge', '-d', 'link', 'show', 'dev', dev],
+        expect: { exit: 0, prints: `hairpin ${mode} ` },
+        timeoutMs: 10_000,
+      },
     ];
   },
 });

@@ -6,11 +6,15 @@ import { nodeRef, defineStep } from './step-kind.ts';
 
 export const rebootStep = defineStep({
   key: 'reboot',
-  description: 'the node reboots: its iptables rules and conntrack table are emptied, then the components start in `order`',
+  description:
+    'the node reboots: its iptables rules and conntrack table are emptied, then the components start in `order`',
   schema: z
     .object({
       node: Name,
-      order: z.array(z.enum(COMPONENTS)).optional().describe('the order the components come up in after the reboot (default: topology.startOrder)'),
+      order: z
+        .array(z.enum(COMPONENTS))
+        .optional()
+        .describe('the order the components come up in after the reboot (default: topology.startOrder)'),
     })
     .strict(),
   refs: (s) => [nodeRef(s.node)],

@@ -39,7 +39,11 @@ type Shape = { [K in keyof Kinds]: z.ZodOptional<Kinds[K]['schema']> };
 
 /** A step: exactly one of the kinds' keys. */
 export const Step = z
-  .object(Object.fromEntries(Object.entries(STEP_KINDS).map(([key, kind]) => [key, kind.schema.optional().describe(kind.description)])) as Shape)
+  .object(
+    Object.fromEntries(
+      Object.entries(STEP_KINDS).map(([key, kind]) => [key, kind.schema.optional().describe(kind.description)]),
+    ) as Shape,
+  )
   .strict()
   .refine((s) => Object.keys(s).length === 1, 'each step has exactly one action');
 
@@ -66,7 +70,9 @@ export function stepRequires(step: StepSpec): Capability[] {
   const [kind, spec] = stepKindOf(step);
   const resolved: string[] = [];
   const expanded = kind.expand(spec, (ref) => (resolved.push(`{${ref}}`), '0.0.0.0'));
-  const derived = expanded.flatMap((e): Capability[] => (e.kind === 'command' ? targetNeeds(e.on) : [`action/${e.kind}`]));
+  const derived = expanded.flatMap((e): Capability[] =>
+    e.kind === 'command' ? targetNeeds(e.on) : [`action/${e.kind}`],
+  );
   return [...new Set([...(kind.requires?.(spec) ?? []), ...derived, ...placeholderNeeds(resolved)])];
 }
 

@@ -6,14 +6,24 @@ import { defineStep } from './step-kind.ts';
 
 export const routeStep = defineStep({
   key: 'route',
-  description: 'add or replace a route (default or a CIDR) in a node, pod or host, via an address or directly on a device; read back',
+  description:
+    'add or replace a route (default or a CIDR) in a node, pod or host, via an address or directly on a device; read back',
   schema: z
     .object({
       on: TargetRef,
       to: z.union([z.literal('default'), Cidr]),
-      via: z.union([Ipv4, z.string().regex(/^(node|host|pod)\/[a-z][a-z0-9-]*$/, 'node/NAME, host/NAME or pod/NAME')]).optional(),
-      dev: z.string().regex(/^[a-zA-Z0-9_.-]{1,15}$/).default('eth0').describe('the device the route leaves by'),
-      onlink: z.boolean().default(false).describe('the gateway is on the link even though no subnet of the device holds it (ip route ... onlink)'),
+      via: z
+        .union([Ipv4, z.string().regex(/^(node|host|pod)\/[a-z][a-z0-9-]*$/, 'node/NAME, host/NAME or pod/NAME')])
+        .optional(),
+      dev: z
+        .string()
+        .regex(/^[a-zA-Z0-9_.-]{1,15}$/)
+        .default('eth0')
+        .describe('the device the route leaves by'),
+      onlink: z
+        .boolean()
+        .default(false)
+        .describe('the gateway is on the link even though no subnet of the device holds it (ip route ... onlink)'),
     })
     .refine((s) => !s.onlink || s.via !== undefined, { message: 'onlink needs a gateway (via)', path: ['onlink'] })
     .strict(),
@@ -23,7 +33,13 @@ export const routeStep = defineStep({
     const route = [to, ...(gw ? ['via', gw] : []), 'dev', dev, ...(onlink ? ['onlink'] : [])];
     return [
       { kind: 'command', on, argv: ['ip', 'route', 'replace', ...route], expect: { exit: 0 }, timeoutMs: 10_000 },
-      { kind: 'command', on, argv: ['ip', 'route', 'show', to === 'default' ? 'default' : `${to}`], expect: { exit: 0, prints: gw ? `via ${gw} dev ${dev}${onlink ? '.* onlink' : ''}` : `dev ${dev}` }, timeoutMs: 10_000 },
+      {
+        kind: 'command',
+        on,
+        argv: ['ip', 'route', 'show', to === 'default' ? 'default' : `${to}`],
+        expect: { exit: 0, prints: gw ? `via ${gw} dev ${dev}${onlink ? '.* onlink' : ''}` : `dev ${dev}` },
+        timeoutMs: 10_000,
+      },
     ];
   },
 });

@@ -12,7 +12,8 @@ const Policy = z.enum(['Cluster', 'Local']);
 
 export const serviceStep = defineStep({
   key: 'service',
-  description: 'a Service spec change (type, nodePorts, traffic policies, session affinity, ports), then kube-proxy syncs on every node',
+  description:
+    'a Service spec change (type, nodePorts, traffic policies, session affinity, ports), then kube-proxy syncs on every node',
   schema: z
     .object({
       name: Name,
@@ -22,7 +23,9 @@ export const serviceStep = defineStep({
       internalTrafficPolicy: Policy.optional().describe('the new internalTrafficPolicy'),
       sessionAffinity: SessionAffinity.optional().describe('the new sessionAffinity'),
       sessionAffinityConfig: SessionAffinityConfig.optional().describe('with sessionAffinity ClientIP: its timeout'),
-      ports: ServicePorts.optional().describe('the whole port list after the change: a port added, removed, or its number or protocol changed'),
+      ports: ServicePorts.optional().describe(
+        'the whole port list after the change: a port added, removed, or its number or protocol changed',
+      ),
     })
     .strict()
     .refine((s) => Object.keys(s).length > 1, 'a service step changes at least one field'),
@@ -30,14 +33,23 @@ export const serviceStep = defineStep({
   expand: (s) => [{ kind: 'service', ...s }],
   describe: (a) =>
     a.kind === 'service'
-      ? [`patch svc/${a.name}`, ...Object.entries(a).filter(([k]) => k !== 'kind' && k !== 'name').map(([k, v]) => `${k}=${describeValue(v)}`)]
+      ? [
+          `patch svc/${a.name}`,
+          ...Object.entries(a)
+            .filter(([k]) => k !== 'kind' && k !== 'name')
+            .map(([k, v]) => `${k}=${describeValue(v)}`),
+        ]
       : [],
 });
 
 /** ports as `80/TCP,80/UDP`, the affinity timeout as its seconds, lists joined by commas. */
 function describeValue(v: unknown): string {
-  if (Array.isArray(v)) return v.map((x) => (typeof x === 'object' && x !== null && 'port' in x ? `${x.port}/${x.protocol ?? 'TCP'}` : String(x))).join(',');
-  if (typeof v === 'object' && v !== null && 'clientIP' in v) return `timeoutSeconds ${(v as { clientIP: { timeoutSeconds: number } }).clientIP.timeoutSeconds}`;
+  if (Array.isArray(v))
+    return v
+      .map((x) => (typeof x === 'object' && x !== null && 'port' in x ? `${x.port}/${x.protocol ?? 'TCP'}` : String(x)))
+      .join(',');
+  if (typeof v === 'object' && v !== null && 'clientIP' in v)
+    return `timeoutSeconds ${(v as { clientIP: { timeoutSeconds: number } }).clientIP.timeoutSeconds}`;
   return String(v);
 }
 
@@ -57,15 +69,19 @@ export function changedService<S extends ServiceFields>(svc: S, a: ServiceAction
   const type = a.type ?? svc.type;
   const ports = (a.ports ?? svc.ports).map((p, i) => {
     const nodePort = type === 'NodePort' ? (a.nodePorts?.[i] ?? p.nodePort) : undefined;
-    if (type === 'NodePort' && nodePort === undefined) throw new Error(`service ${a.name}: type NodePort needs a nodePort for port ${i + 1} (nodePorts)`);
-    if (type !== 'NodePort' && a.ports && p.nodePort !== undefined) throw new Error(`service ${a.name}: nodePort on port ${i + 1} needs type NodePort`);
+    if (type === 'NodePort' && nodePort === undefined)
+      throw new Error(`service ${a.name}: type NodePort needs a nodePort for port ${i + 1} (nodePorts)`);
+    if (type !== 'NodePort' && a.ports && p.nodePort !== undefined)
+      throw new Error(`service ${a.name}: nodePort on port ${i + 1} needs type NodePort`);
     const { nodePort: _old, ...rest } = p;
     return nodePort === undefined ? rest : { ...rest, nodePort };
   });
   const sessionAffinity = a.sessionAffinity ?? svc.sessionAffinity;
   // switching affinity off drops its config, as the API server's defaulting does
-  const sessionAffinityConfig = sessionAffinity === 'ClientIP' ? (a.sessionAffinityConfig ?? svc.sessionAffinityConfig) : undefined;
-  if (a.sessionAffinityConfig && sessionAffinity !== 'ClientIP') throw new Error(`service ${a.name}: sessionAffinityConfig needs sessionAffinity ClientIP`);
+  const sessionAffinityConfig =
+    sessionAffinity === 'ClientIP' ? (a.sessionAffinityConfig ?? svc.sessionAffinityConfig) : undefined;
+  if (a.sessionAffinityConfig && sessionAffinity !== 'ClientIP')
+    throw new Error(`service ${a.name}: sessionAffinityConfig needs sessionAffinity ClientIP`);
   const { sessionAffinity: _a, sessionAffinityConfig: _c, ...rest } = svc;
   return {
     ...rest,

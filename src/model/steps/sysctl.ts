@@ -6,7 +6,14 @@ import { TargetRef } from '../primitives.ts';
 import { defineStep } from './step-kind.ts';
 
 export function sysctlCommand(on: string, name: string, value: string | number): Command {
-  return { kind: 'command', on, argv: ['sysctl', '-w', `${name}=${value}`], expect: { exit: 0 }, readBack: { argv: ['sysctl', '-n', name], value: String(value) }, timeoutMs: 10_000 };
+  return {
+    kind: 'command',
+    on,
+    argv: ['sysctl', '-w', `${name}=${value}`],
+    expect: { exit: 0 },
+    readBack: { argv: ['sysctl', '-n', name], value: String(value) },
+    timeoutMs: 10_000,
+  };
 }
 
 export const sysctlStep = defineStep({
@@ -15,7 +22,10 @@ export const sysctlStep = defineStep({
   schema: z
     .object({
       on: TargetRef,
-      name: z.string().regex(/^net\.[a-z0-9_.-]+$/, 'a net.* sysctl').describe('the sysctl, net.*'),
+      name: z
+        .string()
+        .regex(/^net\.[a-z0-9_.-]+$/, 'a net.* sysctl')
+        .describe('the sysctl, net.*'),
       value: z.union([z.string(), z.number()]).describe('the value written and read back'),
     })
     .strict(),

@@ -18,7 +18,15 @@ const SNAPSHOTS: Record<Exclude<Kind, 'capture' | 'bpf'>, { file: string; argv: 
   ip: [
     { file: 'ip-addr.txt', argv: ['ip', '-d', 'addr'] },
     { file: 'ip-route.txt', argv: ['ip', 'route'] },
-    { file: 'sysctl-net.txt', argv: ['sysctl', 'net.bridge.bridge-nf-call-iptables', 'net.ipv4.ip_forward', 'net.netfilter.nf_conntrack_tcp_be_liberal'] },
+    {
+      file: 'sysctl-net.txt',
+      argv: [
+        'sysctl',
+        'net.bridge.bridge-nf-call-iptables',
+        'net.ipv4.ip_forward',
+        'net.netfilter.nf_conntrack_tcp_be_liberal',
+      ],
+    },
   ],
 };
 
@@ -30,8 +38,14 @@ function bpfSnapshots(cluster: StartedCluster, node: string): { file: string; ar
   } catch {
     return [];
   }
-  const dump = (file: string, pin: string) => ({ file, argv: ['bpftool', '--nomount', 'map', 'dump', 'pinned', `${dir}/${pin}`] });
-  return [dump('bpf-snat.txt', 'masq-maps/cilium_snat_v4_external'), dump('bpf-lb4-reverse-sk.txt', 'sock-current-maps/cilium_lb4_reverse_sk')];
+  const dump = (file: string, pin: string) => ({
+    file,
+    argv: ['bpftool', '--nomount', 'map', 'dump', 'pinned', `${dir}/${pin}`],
+  });
+  return [
+    dump('bpf-snat.txt', 'masq-maps/cilium_snat_v4_external'),
+    dump('bpf-lb4-reverse-sk.txt', 'sock-current-maps/cilium_lb4_reverse_sk'),
+  ];
 }
 
 export interface PhaseCapture {
@@ -39,7 +53,11 @@ export interface PhaseCapture {
   stop(): Promise<void>;
 }
 
-export async function startPhaseCapture(cluster: StartedCluster, dir: string, kinds: readonly Kind[]): Promise<PhaseCapture> {
+export async function startPhaseCapture(
+  cluster: StartedCluster,
+  dir: string,
+  kinds: readonly Kind[],
+): Promise<PhaseCapture> {
   if (!kinds.includes('capture')) return { stop: async () => {} };
   const captures: { node: string; process: Spawned }[] = [];
   try {
@@ -48,7 +66,22 @@ export async function startPhaseCapture(cluster: StartedCluster, dir: string, ki
       await makeDirectories(nodeDir);
       // -w keeps a pcap for Wireshark, --print the text a person reads; -U flushes per packet;
       // 256 bytes per packet keep every header and a DNS or HTTP head, not the body of a 20 MB download
-      const process = cluster.node(node).spawn(['tcpdump', '-i', 'any', '-nn', '-s', '256', '-U', '-l', '--immediate-mode', '-w', join(nodeDir, 'capture.pcap'), '--print']);
+      const process = cluster
+        .node(node)
+        .spawn([
+          'tcpdump',
+          '-i',
+          'any',
+          '-nn',
+          '-s',
+          '256',
+          '-U',
+          '-l',
+          '--immediate-mode',
+          '-w',
+          join(nodeDir, 'capture.pcap'),
+          '--print',
+        ]);
       captures.push({ node, process });
     }
     await Promise.all(captures.map((c) => c.process.waitFor(/listening on/, 3000)));
@@ -71,17 +104,24 @@ export async function startPhaseCapture(cluster: StartedCluster, dir: string, ki
 
 export async function snapshotEvidence(cluster: StartedCluster, dir: string, kinds: readonly Kind[]): Promise<void> {
   const jobs = cluster.nodeNames.flatMap((node) =>
-    kinds.flatMap((kind) => (kind === 'capture' ? [] : kind === 'bpf' ? bpfSnapshots(cluster, node) : SNAPSHOTS[kind])).map(async ({ file, argv }) => {
-      const r = await cluster.node(node).exec(argv, { reject: false, timeoutMs: 10_000 });
-      await makeDirectories(join(dir, node));
-      await writeFile(join(dir, node, file), r.stdout + (r.stderr.trim() ? `\n# stderr:\n${r.stderr}` : ''));
-    }),
+    kinds
+      .flatMap((kind) => (kind === 'capture' ? [] : kind === 'bpf' ? bpfSnapshots(cluster, node) : SNAPSHOTS[kind]))
+      .map(async ({ file, argv }) => {
+        const r = await cluster.node(node).exec(argv, { reject: false, timeoutMs: 10_000 });
+        await makeDirectories(join(dir, node));
+        await writeFile(join(dir, node, file), r.stdout + (r.stderr.trim() ? `\n# stderr:\n${r.stderr}` : ''));
+      }),
   );
   await Promise.all(jobs);
 }
 
 /** Runs `body` (the phase's steps and probes) inside a capture, then snapshots the state it left. */
-export async function collectPhaseEvidence(cluster: StartedCluster, dir: string | undefined, kinds: readonly Kind[], body: () => Promise<void>): Promise<void> {
+export async function collectPhaseEvidence(
+  cluster: StartedCluster,
+  dir: string | undefined,
+  kinds: readonly Kind[],
+  body: () => Promise<void>,
+): Promise<void> {
   if (!dir) return body();
   const capture = await startPhaseCapture(cluster, dir, kinds);
   try {

@@ -11,7 +11,11 @@ export interface Match {
   mismatch?: string;
 }
 
-export function matchExpectation(expected: ExpectedSpec, observed: Observation, address: (ref: string) => string): Match {
+export function matchExpectation(
+  expected: ExpectedSpec,
+  observed: Observation,
+  address: (ref: string) => string,
+): Match {
   const runs = runsOf(observed);
   if (runs) return matchRuns(expected, runs, observed, address);
   return matchOne(expected, observed, address);
@@ -24,7 +28,8 @@ function within(value: number, b: Bounds): boolean {
 }
 
 function describeBounds(b: Bounds, unit = ''): string {
-  if (b.min !== undefined && b.max !== undefined) return b.min === b.max ? `${b.min}${unit}` : `${b.min}${unit}..${b.max}${unit}`;
+  if (b.min !== undefined && b.max !== undefined)
+    return b.min === b.max ? `${b.min}${unit}` : `${b.min}${unit}..${b.max}${unit}`;
   return b.min !== undefined ? `>= ${b.min}${unit}` : b.max !== undefined ? `<= ${b.max}${unit}` : 'any number';
 }
 
@@ -33,26 +38,58 @@ function describeBounds(b: Bounds, unit = ''): string {
  * Without count/rate every run must match; with them the number (or fraction) of matching runs must fall
  * in range; with `otherwise` every other run must have that outcome.
  */
-function matchRuns(expected: ExpectedSpec, runs: readonly RunSummary[], observed: Observation, address: (ref: string) => string): Match {
+function matchRuns(
+  expected: ExpectedSpec,
+  runs: readonly RunSummary[],
+  observed: Observation,
+  address: (ref: string) => string,
+): Match {
   const spec = typeof expected === 'string' ? { outcome: expected } : expected;
   const { count, rate, otherwise, ...single } = spec as Exclude<ExpectedSpec, string>;
   const one = matchOne(single as ExpectedSpec, { ...runs[0]!, detail: {} } as Observation, address);
   const n = runs.length;
-  const bounds: Bounds = count !== undefined ? (typeof count === 'number' ? { min: count, max: count } : count) : rate === undefined ? { min: n, max: n } : {};
-  const matching = runs.filter((r) => matchOne(single as ExpectedSpec, { ...r, detail: {} } as Observation, address).matched);
+  const bounds: Bounds =
+    count !== undefined
+      ? typeof count === 'number'
+        ? { min: count, max: count }
+        : count
+      : rate === undefined
+        ? { min: n, max: n }
+        : {};
+  const matching = runs.filter(
+    (r) => matchOne(single as ExpectedSpec, { ...r, detail: {} } as Observation, address).matched,
+  );
   const others = runs.filter((r) => !matching.includes(r));
   const parts = [
-    count !== undefined ? `${one.expected} in ${describeBounds(bounds)} of ${n} runs` : rate !== undefined ? `${one.expected} in ${describeBounds({ min: rate.min && rate.min * 100, max: rate.max && rate.max * 100 }, '%')} of ${n} runs` : `${one.expected} in every run (${n})`,
+    count !== undefined
+      ? `${one.expected} in ${describeBounds(bounds)} of ${n} runs`
+      : rate !== undefined
+        ? `${one.expected} in ${describeBounds({ min: rate.min && rate.min * 100, max: rate.max && rate.max * 100 }, '%')} of ${n} runs`
+        : `${one.expected} in every run (${n})`,
     ...(otherwise ? [`otherwise ${otherwise}`] : []),
   ];
   const text = parts.join(', ');
   const seen = `observed ${observed.summary}`;
-  if (!within(matching.length, bounds)) return { matched: false, expected: text, mismatch: `${matching.length} of ${n} runs matched (${one.expected}); ${seen}` };
+  if (!within(matching.length, bounds))
+    return {
+      matched: false,
+      expected: text,
+      mismatch: `${matching.length} of ${n} runs matched (${one.expected}); ${seen}`,
+    };
   if (rate !== undefined && !within(matching.length / n, rate)) {
-    return { matched: false, expected: text, mismatch: `${((matching.length / n) * 100).toFixed(1)}% of ${n} runs matched (${one.expected}); ${seen}` };
+    return {
+      matched: false,
+      expected: text,
+      mismatch: `${((matching.length / n) * 100).toFixed(1)}% of ${n} runs matched (${one.expected}); ${seen}`,
+    };
   }
   const stray = otherwise ? others.filter((r) => r.outcome !== otherwise) : [];
-  if (stray.length > 0) return { matched: false, expected: text, mismatch: `${stray.length} run(s) neither ${one.expected} nor ${otherwise}, e.g. ${stray[0]!.summary}; ${seen}` };
+  if (stray.length > 0)
+    return {
+      matched: false,
+      expected: text,
+      mismatch: `${stray.length} run(s) neither ${one.expected} nor ${otherwise}, e.g. ${stray[0]!.summary}; ${seen}`,
+    };
   return { matched: true, expected: text };
 }
 
@@ -67,27 +104,50 @@ function matchOne(expected: ExpectedSpec, observed: Observation, address: (ref: 
   }
   const connected = 'connected' in spec ? spec.connected : undefined;
   if (connected !== undefined) parts.push(connected ? 'TCP connected' : 'TCP not connected');
-  const sentTo = 'sentTo' in spec && spec.sentTo ? (spec.sentTo.includes('/') ? address(spec.sentTo) : spec.sentTo) : undefined;
+  const sentTo =
+    'sentTo' in spec && spec.sentTo ? (spec.sentTo.includes('/') ? address(spec.sentTo) : spec.sentTo) : undefined;
   if (sentTo) parts.push(`SYN sent to ${sentTo}`);
-  const answer = 'answer' in spec && spec.answer ? (spec.answer.includes('/') ? address(spec.answer) : spec.answer) : undefined;
+  const answer =
+    'answer' in spec && spec.answer ? (spec.answer.includes('/') ? address(spec.answer) : spec.answer) : undefined;
   if (answer) parts.push(`answer ${answer}`);
   const text = parts.join(', ');
   // a DNS reply is only ok when its answer section holds the address the expectation names
   const wrongAnswer = answer !== undefined && observed.outcome === 'ok' && !observed.answers?.includes(answer);
   const outcome = wrongAnswer ? 'wrong-answer' : observed.outcome;
   const why = wrongAnswer ? ` (answer ${observed.answers?.join(',') || 'empty'}, expected ${answer})` : '';
-  if (outcome !== spec.outcome) return { matched: false, expected: text, mismatch: `expected ${spec.outcome}, observed ${outcome}${why}: ${observed.summary}` };
+  if (outcome !== spec.outcome)
+    return {
+      matched: false,
+      expected: text,
+      mismatch: `expected ${spec.outcome}, observed ${outcome}${why}: ${observed.summary}`,
+    };
   if ('servedBy' in spec && spec.servedBy && observed.servedBy !== spec.servedBy) {
-    return { matched: false, expected: text, mismatch: `expected an answer from ${spec.servedBy}, got one from ${observed.servedBy ?? 'nobody named'}` };
+    return {
+      matched: false,
+      expected: text,
+      mismatch: `expected an answer from ${spec.servedBy}, got one from ${observed.servedBy ?? 'nobody named'}`,
+    };
   }
   if (sourceIp && observed.source?.split(':')[0] !== sourceIp) {
-    return { matched: false, expected: text, mismatch: `expected the reply from ${sourceIp}, it came from ${observed.source ?? 'nowhere'}` };
+    return {
+      matched: false,
+      expected: text,
+      mismatch: `expected the reply from ${sourceIp}, it came from ${observed.source ?? 'nowhere'}`,
+    };
   }
   if (connected !== undefined && observed.connected !== connected) {
-    return { matched: false, expected: text, mismatch: `expected the TCP handshake to ${connected ? '' : 'not '}complete; it did${observed.connected ? '' : ' not'}` };
+    return {
+      matched: false,
+      expected: text,
+      mismatch: `expected the TCP handshake to ${connected ? '' : 'not '}complete; it did${observed.connected ? '' : ' not'}`,
+    };
   }
   if (sentTo && !(observed.sentTo === sentTo || (!sentTo.includes(':') && observed.sentTo?.split(':')[0] === sentTo))) {
-    return { matched: false, expected: text, mismatch: `expected the SYN to go to ${sentTo}, it went to ${observed.sentTo ?? 'nowhere'}` };
+    return {
+      matched: false,
+      expected: text,
+      mismatch: `expected the SYN to go to ${sentTo}, it went to ${observed.sentTo ?? 'nowhere'}`,
+    };
   }
   return { matched: true, expected: text };
 }

@@ -60,14 +60,21 @@ export function readCounter(output: string, pattern: string, sum = false): { val
  * stdout, say) is split at every non-printable character; text lines come through whole.
  */
 export function printableStrings(lines: readonly string[], minLength = 4): string[] {
-  return lines.flatMap((l) => l.split(/[^\x20-\x7e\t]+/)).map((s) => s.trim()).filter((s) => s.length >= minLength);
+  return lines
+    .flatMap((l) => l.split(/[^\x20-\x7e\t]+/))
+    .map((s) => s.trim())
+    .filter((s) => s.length >= minLength);
 }
 
 /** A check's command output, or why there is none (it failed: a check cannot hold on a failed command). */
 type Output = { argv: string[]; text: string; failure?: string };
 
 const failureOf = (r: { exitCode: number | undefined; timedOut: boolean; stderr: string; stdout: string }) =>
-  r.timedOut ? 'timed out' : r.exitCode !== 0 ? `exit ${r.exitCode ?? 'signal'}${(r.stderr || r.stdout).trim() ? `: ${(r.stderr || r.stdout).trim().split('\n').slice(-2).join(' / ')}` : ''}` : undefined;
+  r.timedOut
+    ? 'timed out'
+    : r.exitCode !== 0
+      ? `exit ${r.exitCode ?? 'signal'}${(r.stderr || r.stdout).trim() ? `: ${(r.stderr || r.stdout).trim().split('\n').slice(-2).join(' / ')}` : ''}`
+      : undefined;
 
 export class PhaseChecks {
   private before = new Map<string, { value: number; line?: string } | { failure: string }>();
@@ -90,7 +97,10 @@ export class PhaseChecks {
       const key = JSON.stringify([check.on, argv]);
       if (!runs.has(key)) {
         const run = async () => this.cluster.target(check.on).exec(argv, { timeoutMs: 10_000, reject: false });
-        runs.set(key, run().then((r) => ({ argv, text: r.stdout, failure: failureOf(r) })));
+        runs.set(
+          key,
+          run().then((r) => ({ argv, text: r.stdout, failure: failureOf(r) })),
+        );
       }
       return [check, runs.get(key)!] as const;
     });
@@ -147,7 +157,12 @@ export class PhaseChecks {
       const background = this.running.get(check.id);
       const code = background ? codes[exits.get(check.id)!] : undefined;
       const out: Output = background
-        ? { argv: background.argv, text: printableStrings(background.process.lines()).join('\n'), failure: code === 0 ? undefined : `exit ${code ?? 'signal'}: ${background.process.lines().slice(-2).join(' / ')}` }
+        ? {
+            argv: background.argv,
+            text: printableStrings(background.process.lines()).join('\n'),
+            failure:
+              code === 0 ? undefined : `exit ${code ?? 'signal'}: ${background.process.lines().slice(-2).join(' / ')}`,
+          }
         : read.get(check)!;
       const base = { id: check.id, on: check.on, argv: out.argv, ...(check.report ? { reported: true as const } : {}) };
       // a reported number holds whatever it is; only a bound can fail it
@@ -158,8 +173,18 @@ export class PhaseChecks {
         const after = this.counter(check, out);
         const expected = range === undefined ? 'delta reported, not asserted' : `delta ${describeRange(range)}`;
         if ('failure' in before || 'failure' in after) {
-          const why = 'failure' in before ? `before the probes: ${before.failure}` : `after the probes: ${(after as { failure: string }).failure}`;
-          results.push({ ...base, expected, observed: `cannot be read ${why}`, matched: false, evidence: [], unreadable: true });
+          const why =
+            'failure' in before
+              ? `before the probes: ${before.failure}`
+              : `after the probes: ${(after as { failure: string }).failure}`;
+          results.push({
+            ...base,
+            expected,
+            observed: `cannot be read ${why}`,
+            matched: false,
+            evidence: [],
+            unreadable: true,
+          });
           continue;
         }
         const delta = after.value - before.value;
@@ -175,12 +200,26 @@ export class PhaseChecks {
         const range = check.expect?.count;
         const expected = `lines matching /${check.matches}/ ${range === undefined ? 'reported, not asserted' : describeRange(range)}`;
         if (out.failure) {
-          results.push({ ...base, expected, observed: `command failed (${out.failure})`, matched: false, evidence: [], unreadable: true });
+          results.push({
+            ...base,
+            expected,
+            observed: `command failed (${out.failure})`,
+            matched: false,
+            evidence: [],
+            unreadable: true,
+          });
           continue;
         }
         const re = new RegExp(check.matches!);
         const lines = out.text.split('\n').filter((l) => re.test(l));
-        results.push({ ...base, expected, observed: `${lines.length} matching line(s)`, matched: holds(lines.length, range), value: lines.length, evidence: lines.map((l) => l.trim()).slice(0, 20) });
+        results.push({
+          ...base,
+          expected,
+          observed: `${lines.length} matching line(s)`,
+          matched: holds(lines.length, range),
+          value: lines.length,
+          evidence: lines.map((l) => l.trim()).slice(0, 20),
+        });
       }
     }
     return results;

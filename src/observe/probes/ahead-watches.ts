@@ -24,7 +24,11 @@ export class AheadWatches {
       const from = probeClient(spec.from);
       const target = cluster.target(from);
       const iface = watchInterface(spec.from);
-      const filter = watchFilter(probeKindOf(spec)[0], cluster.address(from), cluster.address(probeDestination(spec).ref));
+      const filter = watchFilter(
+        probeKindOf(spec)[0],
+        cluster.address(from),
+        cluster.address(probeDestination(spec).ref),
+      );
       const watch = awaitedLater(PacketWatch.start(target, filter, iface)); // on failure its probe starts one of its own
       this.started.set(spec.id, { key: key(target, iface, filter), watch });
     }
@@ -35,7 +39,11 @@ export class AheadWatches {
     const ahead = this.started.get(id);
     this.started.delete(id);
     if (ahead?.key === key(target, iface, filter)) return ahead.watch;
-    if (ahead) void ahead.watch.then((w) => w.stop(), () => {});
+    if (ahead)
+      void ahead.watch.then(
+        (w) => w.stop(),
+        () => {},
+      );
     return undefined;
   }
 
@@ -43,6 +51,13 @@ export class AheadWatches {
   async stop(): Promise<void> {
     const left = [...this.started.values()];
     this.started.clear();
-    await Promise.all(left.map((a) => a.watch.then((w) => w.stop(), () => {})));
+    await Promise.all(
+      left.map((a) =>
+        a.watch.then(
+          (w) => w.stop(),
+          () => {},
+        ),
+      ),
+    );
   }
 }

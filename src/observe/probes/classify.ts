@@ -17,12 +17,21 @@ export interface Classified {
 }
 
 /** A reply to the client from somewhere it never sent to: the signature of a reply that missed its reverse NAT. */
-export function foreignReply(packets: readonly Packet[], client: string, target: Endpoint): { reply: Packet; clientReset: boolean } | undefined {
+export function foreignReply(
+  packets: readonly Packet[],
+  client: string,
+  target: Endpoint,
+): { reply: Packet; clientReset: boolean } | undefined {
   const reply = packets.find(
-    (p) => p.dst === client && (p.src !== target.ip || p.sport !== target.port) && (p.proto === 'udp' ? p.sport === target.port || p.sport === 53 : p.flags?.startsWith('S.')),
+    (p) =>
+      p.dst === client &&
+      (p.src !== target.ip || p.sport !== target.port) &&
+      (p.proto === 'udp' ? p.sport === target.port || p.sport === 53 : p.flags?.startsWith('S.')),
   );
   if (!reply) return undefined;
-  const clientReset = packets.some((p) => p.src === client && p.dst === reply.src && p.dport === reply.sport && p.flags?.startsWith('R'));
+  const clientReset = packets.some(
+    (p) => p.src === client && p.dst === reply.src && p.dport === reply.sport && p.flags?.startsWith('R'),
+  );
   return { reply, clientReset };
 }
 
@@ -59,8 +68,19 @@ export function connectAnswer(packets: readonly Packet[], client: string): Class
   for (const p of packets) {
     if (p.dst !== client) continue;
     if (p.proto === 'tcp' && p.flags?.startsWith('S.') && (!syn || p.dport === syn.sport)) return undefined; // it connected
-    if (p.proto === 'tcp' && p.flags?.startsWith('R') && syn && p.dport === syn.sport && p.src === syn.dst && p.sport === syn.dport) {
-      return { outcome: 'refused', reason: `RST from ${p.src}:${p.sport} in answer to the SYN to ${syn.dst}:${syn.dport}`, source: `${p.src}:${p.sport}` };
+    if (
+      p.proto === 'tcp' &&
+      p.flags?.startsWith('R') &&
+      syn &&
+      p.dport === syn.sport &&
+      p.src === syn.dst &&
+      p.sport === syn.dport
+    ) {
+      return {
+        outcome: 'refused',
+        reason: `RST from ${p.src}:${p.sport} in answer to the SYN to ${syn.dst}:${syn.dport}`,
+        source: `${p.src}:${p.sport}`,
+      };
     }
     if (p.icmp && (!syn || aboutSyn(p, syn))) {
       const what = `ICMP ${p.icmp.name} (type 3 code ${p.icmp.code}) from ${p.src} about ${p.icmp.about}${p.icmp.port ? ` ${p.icmp.port.proto} port ${p.icmp.port.port}` : ''}`;
@@ -71,7 +91,8 @@ export function connectAnswer(packets: readonly Packet[], client: string): Class
 }
 
 /** An ICMP error quoting the client's SYN: about the address it went to (and its port, when quoted). */
-const aboutSyn = (p: Packet, syn: Packet) => p.icmp!.about === syn.dst && (!p.icmp!.port || (p.icmp!.port.proto === 'tcp' && p.icmp!.port.port === syn.dport));
+const aboutSyn = (p: Packet, syn: Packet) =>
+  p.icmp!.about === syn.dst && (!p.icmp!.port || (p.icmp!.port.proto === 'tcp' && p.icmp!.port.port === syn.dport));
 
 /**
  * RSTs and ICMP errors that reached the client's port but not its connection (a RST that missed its reverse
@@ -81,7 +102,15 @@ export function ignoredAnswers(packets: readonly Packet[], client: string): stri
   const syn = packets.find((p) => p.proto === 'tcp' && p.src === client && p.flags === 'S');
   if (!syn) return [];
   return packets
-    .filter((p) => p.dst === client && ((p.proto === 'tcp' && p.flags?.startsWith('R') && p.dport === syn.sport && (p.src !== syn.dst || p.sport !== syn.dport)) || (p.icmp && !aboutSyn(p, syn))))
+    .filter(
+      (p) =>
+        p.dst === client &&
+        ((p.proto === 'tcp' &&
+          p.flags?.startsWith('R') &&
+          p.dport === syn.sport &&
+          (p.src !== syn.dst || p.sport !== syn.dport)) ||
+          (p.icmp && !aboutSyn(p, syn))),
+    )
     .slice(0, 1)
     .map((p) =>
       p.icmp
@@ -91,19 +120,36 @@ export function ignoredAnswers(packets: readonly Packet[], client: string): stri
 }
 
 /** connect() errno names and the outcome each one means for the application. */
-const ERRNO_OUTCOME: Record<string, Outcome> = { ECONNREFUSED: 'refused', EHOSTUNREACH: 'unreachable', ENETUNREACH: 'unreachable', ETIMEDOUT: 'timeout', ECONNRESET: 'reset' };
+const ERRNO_OUTCOME: Record<string, Outcome> = {
+  ECONNREFUSED: 'refused',
+  EHOSTUNREACH: 'unreachable',
+  ENETUNREACH: 'unreachable',
+  ETIMEDOUT: 'timeout',
+  ECONNRESET: 'reset',
+};
 
 /**
  * Outcome of an HTTP probe. The wire decides (a reply from an unexpected source, a RST or ICMP answering
  * the SYN, the SYN-ACK's source); a connect() that failed with no packet sent is named by its errno
  * (`localErrno`, read by a second connect() from the pod agent); curl's wording is the last resort.
  */
-export function classifyCurl(curl: CurlResult, packets: readonly Packet[], client: string, target: Endpoint, localErrno?: string): Classified {
+export function classifyCurl(
+  curl: CurlResult,
+  packets: readonly Packet[],
+  client: string,
+  target: Endpoint,
+  localErrno?: string,
+): Classified {
   const { exitCode, stderr } = curl;
   if (exitCode === 0) {
     if (curl.httpCode >= 200 && curl.httpCode < 400) {
       const source = synAckSource(packets, client);
-      return { outcome: 'ok', reason: `HTTP ${curl.httpCode}${source ? `; SYN-ACK from ${source}` : '; the handshake was not captured'}`, servedBy: curl.body.trim() || undefined, source };
+      return {
+        outcome: 'ok',
+        reason: `HTTP ${curl.httpCode}${source ? `; SYN-ACK from ${source}` : '; the handshake was not captured'}`,
+        servedBy: curl.body.trim() || undefined,
+        source,
+      };
     }
     return { outcome: 'wrong-answer', reason: `HTTP ${curl.httpCode}` };
   }
@@ -119,19 +165,34 @@ export function classifyCurl(curl: CurlResult, packets: readonly Packet[], clien
   const answer = connectAnswer(packets, client);
   if (answer) return { ...answer, reason: `${answer.reason}; curl exit ${exitCode}` };
   const message = stderr.trim().split('\n').pop() ?? '';
-  const ignored = ignoredAnswers(packets, client).map((x) => `; ${x}`).join('');
+  const ignored = ignoredAnswers(packets, client)
+    .map((x) => `; ${x}`)
+    .join('');
   if (exitCode === 28 && curl.connectSeconds) {
-    return { outcome: 'timeout', reason: `connected in ${(curl.connectSeconds * 1000).toFixed(1)} ms, then no HTTP response (curl exit 28)${ignored}` };
+    return {
+      outcome: 'timeout',
+      reason: `connected in ${(curl.connectSeconds * 1000).toFixed(1)} ms, then no HTTP response (curl exit 28)${ignored}`,
+    };
   }
   const sentSyn = packets.some((p) => p.proto === 'tcp' && p.src === client && p.flags === 'S');
   if (exitCode === 7 && !sentSyn && localErrno && ERRNO_OUTCOME[localErrno]) {
-    return { outcome: ERRNO_OUTCOME[localErrno]!, reason: `connect() failed in the pod with ${localErrno}; no packet left it (curl exit 7)` };
+    return {
+      outcome: ERRNO_OUTCOME[localErrno]!,
+      reason: `connect() failed in the pod with ${localErrno}; no packet left it (curl exit 7)`,
+    };
   }
-  if (exitCode === 28) return { outcome: 'timeout', reason: `${message || 'curl exit 28'}${sentSyn ? `; the SYN got no answer${ignored ? ' it acted on' : ''}` : ''}${ignored}` };
+  if (exitCode === 28)
+    return {
+      outcome: 'timeout',
+      reason: `${message || 'curl exit 28'}${sentSyn ? `; the SYN got no answer${ignored ? ' it acted on' : ''}` : ''}${ignored}`,
+    };
   // last resort: curl's own words (nothing on the wire explained it)
-  if (exitCode === 7 && /refused/i.test(stderr)) return { outcome: 'refused', reason: `${message} (curl's message; nothing captured)` };
-  if (exitCode === 7 && /no route|unreachable/i.test(stderr)) return { outcome: 'unreachable', reason: `${message} (curl's message; nothing captured)` };
-  if ((exitCode === 56 || exitCode === 52 || exitCode === 55) && /reset/i.test(stderr)) return { outcome: 'reset', reason: message };
+  if (exitCode === 7 && /refused/i.test(stderr))
+    return { outcome: 'refused', reason: `${message} (curl's message; nothing captured)` };
+  if (exitCode === 7 && /no route|unreachable/i.test(stderr))
+    return { outcome: 'unreachable', reason: `${message} (curl's message; nothing captured)` };
+  if ((exitCode === 56 || exitCode === 52 || exitCode === 55) && /reset/i.test(stderr))
+    return { outcome: 'reset', reason: message };
   return { outcome: 'error', reason: message || `curl exit ${exitCode}` };
 }
 
@@ -154,8 +215,14 @@ export function dnsReplyOnWire(packets: readonly Packet[], client: string, serve
  * ECONNREFUSED/EHOSTUNREACH at once.
  */
 export function icmpAboutQuery(packets: readonly Packet[], client: string, server: Endpoint): Packet | undefined {
-  const sentTo = [server, ...packets.filter((p) => p.proto === 'udp' && p.src === client && p.dport !== undefined).map((p) => ({ ip: p.dst, port: p.dport! }))];
-  const about = (p: Packet, to: Endpoint) => p.icmp!.about === to.ip && (!p.icmp!.port || (p.icmp!.port.proto === 'udp' && p.icmp!.port.port === to.port));
+  const sentTo = [
+    server,
+    ...packets
+      .filter((p) => p.proto === 'udp' && p.src === client && p.dport !== undefined)
+      .map((p) => ({ ip: p.dst, port: p.dport! })),
+  ];
+  const about = (p: Packet, to: Endpoint) =>
+    p.icmp!.about === to.ip && (!p.icmp!.port || (p.icmp!.port.proto === 'udp' && p.icmp!.port.port === to.port));
   return packets.find((p) => p.icmp && p.dst === client && sentTo.some((to) => about(p, to)));
 }
 
@@ -164,7 +231,11 @@ export function icmpInsteadOfReply(p: Packet, server: string): Classified {
   const code = p.icmp?.code;
   // about where the query went, when that was not the server (socket LB rewrote it)
   const about = p.icmp && p.icmp.about !== server.split('#')[0] ? ` about ${p.icmp.about}` : '';
-  return { outcome: code === 3 ? 'refused' : 'unreachable', reason: `ICMP ${p.icmp?.name} (type 3 code ${code}) from ${p.src}${about}; no reply from ${server}`, source: p.src };
+  return {
+    outcome: code === 3 ? 'refused' : 'unreachable',
+    reason: `ICMP ${p.icmp?.name} (type 3 code ${code}) from ${p.src}${about}; no reply from ${server}`,
+    source: p.src,
+  };
 }
 
 /** The agent's resolver reads every reply's source (unconnected socket); the capture backs it when it has the packet. */
@@ -174,28 +245,58 @@ export function classifyDnsAgent(result: DnsAgentResult, packets: readonly Packe
   const wire = dnsReplyOnWire(packets, client, server);
   const seen = wire ? ` (on the wire: ${wire.src}.${wire.sport} > ${wire.dst}.${wire.dport})` : '';
   if (result.outcome === 'unexpected-source' && first) {
-    return { outcome: 'unexpected-source', reason: `reply from unexpected source: ${first.from}, expected ${result.server}${seen}`, source: first.from.replace('#', ':') };
+    return {
+      outcome: 'unexpected-source',
+      reason: `reply from unexpected source: ${first.from}, expected ${result.server}${seen}`,
+      source: first.from.replace('#', ':'),
+    };
   }
   if (result.outcome === 'timeout' || result.outcome === 'unreachable') {
     // the ICMP error about this query (or where socket LB sent it), not any error the client got
     const icmp = icmpAboutQuery(packets, client, server);
     if (icmp) return icmpInsteadOfReply(icmp, result.server);
-    if (result.outcome === 'unreachable') return { outcome: 'error', reason: `the query was stopped at an ICMP error the capture does not hold; no reply from ${result.server}` };
+    if (result.outcome === 'unreachable')
+      return {
+        outcome: 'error',
+        reason: `the query was stopped at an ICMP error the capture does not hold; no reply from ${result.server}`,
+      };
     return { outcome: 'timeout', reason: `no reply from ${result.server}` };
   }
   const reply = result.replies.find((r) => r.from === result.server)!;
   const source = wire ? `${wire.src}:${wire.sport}` : reply.from.replace('#', ':');
-  return { outcome: 'ok', reason: `answer ${reply.answers.join(',') || `rcode ${reply.rcode}`} from ${reply.from}${seen}`, source, answers: reply.answers };
+  return {
+    outcome: 'ok',
+    reason: `answer ${reply.answers.join(',') || `rcode ${reply.rcode}`} from ${reply.from}${seen}`,
+    source,
+    answers: reply.answers,
+  };
 }
 
 /**
  * A TCP segment reaching the client from an address:port it never connected to, at any point of the
  * connection (not only the handshake): a packet that missed its reverse NAT, e.g. one conntrack marked INVALID.
  */
-export function foreignSegment(packets: readonly Packet[], client: string, target: Endpoint): { packet: Packet; clientReset: boolean } | undefined {
-  const packet = packets.find((p) => p.proto === 'tcp' && p.dst === client && (p.src !== target.ip || p.sport !== target.port) && !p.flags?.startsWith('R'));
+export function foreignSegment(
+  packets: readonly Packet[],
+  client: string,
+  target: Endpoint,
+): { packet: Packet; clientReset: boolean } | undefined {
+  const packet = packets.find(
+    (p) =>
+      p.proto === 'tcp' &&
+      p.dst === client &&
+      (p.src !== target.ip || p.sport !== target.port) &&
+      !p.flags?.startsWith('R'),
+  );
   if (!packet) return undefined;
-  const clientReset = packets.some((p) => p.src === client && p.dst === packet.src && p.dport === packet.sport && p.sport === packet.dport && p.flags?.startsWith('R'));
+  const clientReset = packets.some(
+    (p) =>
+      p.src === client &&
+      p.dst === packet.src &&
+      p.dport === packet.sport &&
+      p.sport === packet.dport &&
+      p.flags?.startsWith('R'),
+  );
   return { packet, clientReset };
 }
 
@@ -209,11 +310,21 @@ export interface DownloadResult extends CurlResult {
 }
 
 /** A download is ok only if every byte arrived; a reset names the packet that provoked it when the client saw one. */
-export function classifyDownload(d: DownloadResult, packets: readonly Packet[], client: string, target: Endpoint): Classified {
+export function classifyDownload(
+  d: DownloadResult,
+  packets: readonly Packet[],
+  client: string,
+  target: Endpoint,
+): Classified {
   const got = `${d.sizeDownload} of ${d.bytes} bytes`;
   if (d.exitCode === 0 && d.httpCode === 200 && d.sizeDownload === d.bytes) {
     const source = synAckSource(packets, client);
-    return { outcome: 'ok', reason: `HTTP 200, ${got}${source ? `; SYN-ACK from ${source}` : ''}`, servedBy: d.servedBy || undefined, source };
+    return {
+      outcome: 'ok',
+      reason: `HTTP 200, ${got}${source ? `; SYN-ACK from ${source}` : ''}`,
+      servedBy: d.servedBy || undefined,
+      source,
+    };
   }
   if (d.exitCode === 0) return { outcome: 'wrong-answer', reason: `HTTP ${d.httpCode}, ${got}` };
   const message = d.stderr.trim().split('\n').pop() ?? '';

@@ -51,13 +51,29 @@ export function parseTcpdumpLine(line: string): Packet | undefined {
     const kind = UNREACHABLE.find((u) => u.re.test(text));
     const m = kind?.re.exec(text);
     const unreachable: IcmpUnreachable | undefined =
-      kind && m ? { type: 3, code: kind.code, name: kind.name, about: m[1]!, ...(kind.code === 3 ? { port: { proto: m[2]!, port: Number(m[3]) } } : {}) } : undefined;
+      kind && m
+        ? {
+            type: 3,
+            code: kind.code,
+            name: kind.name,
+            about: m[1]!,
+            ...(kind.code === 3 ? { port: { proto: m[2]!, port: Number(m[3]) } } : {}),
+          }
+        : undefined;
     return { src, sport: 0, dst, dport: 0, proto: 'icmp', icmp: unreachable, line: line.trim() };
   }
   const m = LINE.exec(line);
   if (!m) return undefined;
   const [, src, sport, dst, dport, flags] = m;
-  return { src: src!, sport: Number(sport), dst: dst!, dport: Number(dport), proto: flags ? 'tcp' : 'udp', flags, line: line.trim() };
+  return {
+    src: src!,
+    sport: Number(sport),
+    dst: dst!,
+    dport: Number(dport),
+    proto: flags ? 'tcp' : 'udp',
+    flags,
+    line: line.trim(),
+  };
 }
 
 /** The capture time of a packet line, as seconds of the day (tcpdump prints local time, HH:MM:SS.micro). */
@@ -118,7 +134,7 @@ class PacketList {
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, maxMs);
       this.onPacket((seen) => {
-        if (done(seen)) (clearTimeout(timer), resolve());
+        if (done(seen)) clearTimeout(timer), resolve();
       });
     });
   }
@@ -141,7 +157,7 @@ export class PacketWatch {
     process.onLine((line) => {
       if (PACKET_LINE.test(line)) {
         this.printed++;
-        for (const w of this.printedWaiters) if (this.printed >= w.count) (this.printedWaiters.delete(w), w.resolve());
+        for (const w of this.printedWaiters) if (this.printed >= w.count) this.printedWaiters.delete(w), w.resolve();
       }
       const packet = parseTcpdumpLine(line);
       if (!packet) return;
@@ -186,11 +202,18 @@ export class PacketWatch {
    */
   stop(): Promise<Packet[]> {
     this.stopped ??= (async () => {
-      const exited = this.process.stop('SIGINT').then(() => undefined, () => undefined);
+      const exited = this.process.stop('SIGINT').then(
+        () => undefined,
+        () => undefined,
+      );
       const stats = await Promise.race([this.process.waitFor(CAPTURED, 5000).catch(() => undefined), exited]);
       const captured = Number(CAPTURED.exec(stats ?? '')?.[1] ?? NaN);
       if (!Number.isFinite(captured)) await exited;
-      else if (captured > this.printed) await Promise.race([new Promise<void>((resolve) => this.printedWaiters.add({ count: captured, resolve })), exited]);
+      else if (captured > this.printed)
+        await Promise.race([
+          new Promise<void>((resolve) => this.printedWaiters.add({ count: captured, resolve })),
+          exited,
+        ]);
       return [...this.all.packets];
     })();
     return this.stopped;

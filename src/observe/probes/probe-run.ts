@@ -10,7 +10,6 @@ import { type AheadWatches, watchInterface } from './ahead-watches.ts';
 import { capturedSince, PacketWatch, type Packet, type PacketView } from './packet-watch.ts';
 import type { DropWatch } from '../trace/drop-verdict.ts';
 
-
 export interface ProbeRun {
   spec: ProbeSpec;
   cluster: StartedCluster;
@@ -82,7 +81,11 @@ export function probeRun({ spec, cluster, signal, dropped, series, ahead }: Prob
  * The run's packets: those `keep` selects of a watch on the client's interface with `filter` (its own,
  * started ahead or now, or its series').
  */
-export async function startWatch(run: ProbeRun, filter: string[], keep: (p: Packet) => boolean = () => true): Promise<PacketView> {
+export async function startWatch(
+  run: ProbeRun,
+  filter: string[],
+  keep: (p: Packet) => boolean = () => true,
+): Promise<PacketView> {
   const iface = watchInterface(run.spec.from);
   if (run.series) return (await run.series.open(run.target, filter, iface)).window(keep);
   const ahead = run.ahead?.take(run.spec.id, run.target, iface, filter);
@@ -107,9 +110,16 @@ export function earlyVerdict(watch: PacketView, run: ProbeRun): AbortController 
 }
 
 /** The Observation: one line a person reads, the outcome, and the evidence behind it. */
-export function observation(run: ProbeRun, classified: Classified, detail: Record<string, unknown>, packets: readonly Packet[], tcp?: { connected: boolean; sentTo?: string }): Observation {
+export function observation(
+  run: ProbeRun,
+  classified: Classified,
+  detail: Record<string, unknown>,
+  packets: readonly Packet[],
+  tcp?: { connected: boolean; sentTo?: string },
+): Observation {
   const { endpoint } = run;
-  const rewritten = tcp?.sentTo && tcp.sentTo !== `${endpoint.ip}:${endpoint.port}` ? `; SYN sent to ${tcp.sentTo}` : '';
+  const rewritten =
+    tcp?.sentTo && tcp.sentTo !== `${endpoint.ip}:${endpoint.port}` ? `; SYN sent to ${tcp.sentTo}` : '';
   return {
     outcome: classified.outcome,
     summary: `${run.spec.from} -> ${endpoint.ip}:${endpoint.port} = ${classified.outcome} (${classified.reason}${rewritten})`,

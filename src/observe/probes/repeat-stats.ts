@@ -19,12 +19,20 @@ export function distribution(runs: readonly RunSummary[]): Distribution {
     for (const k of keys) if (k !== undefined) counts.set(k, (counts.get(k) ?? 0) + 1);
     return Object.fromEntries([...counts].sort((a, b) => b[1] - a[1])) as Record<K, number>;
   };
-  return { runs: runs.length, outcomes: tally(runs.map((r) => r.outcome)), servedBy: tally(runs.map((r) => r.servedBy)) };
+  return {
+    runs: runs.length,
+    outcomes: tally(runs.map((r) => r.outcome)),
+    servedBy: tally(runs.map((r) => r.servedBy)),
+  };
 }
 
 export function describeDistribution(d: Distribution): string {
-  const outcomes = Object.entries(d.outcomes).map(([o, n]) => `${n} ${o}`).join(', ');
-  const served = Object.entries(d.servedBy).map(([p, n]) => `${p} ${n}`).join(', ');
+  const outcomes = Object.entries(d.outcomes)
+    .map(([o, n]) => `${n} ${o}`)
+    .join(', ');
+  const served = Object.entries(d.servedBy)
+    .map(([p, n]) => `${p} ${n}`)
+    .join(', ');
   return `${d.runs} runs: ${outcomes}${served ? `; served by ${served}` : ''}`;
 }
 
@@ -59,7 +67,9 @@ export function foldRuns(label: string, observations: readonly Observation[], wa
 /** The per-run summaries of a folded Observation, or undefined for a single run. */
 export function runsOf(o: Observation): RunSummary[] | undefined {
   const runs = (o.detail as { runs?: unknown }).runs;
-  return Array.isArray(runs) && (o.detail as { distribution?: unknown }).distribution ? (runs as RunSummary[]) : undefined;
+  return Array.isArray(runs) && (o.detail as { distribution?: unknown }).distribution
+    ? (runs as RunSummary[])
+    : undefined;
 }
 
 /** Runs `task` for i = 0..n-1, at most `parallel` at a time; results in index order. */

@@ -10,7 +10,6 @@ import { runHttp } from './kinds/http.ts';
 import { probeRun, SeriesWatch, type ProbeRun, type ProbeRunOptions } from './probe-run.ts';
 import { foldRuns, pooled } from './repeat-stats.ts';
 
-
 /** Every probe kind's runner, by the key of its declaration. */
 const RUNNERS: { [K in ProbeKindName]: (run: ProbeRun, spec: NonNullable<ProbeSpec[K]>) => Promise<Observation> } = {
   http: runHttp,
@@ -34,7 +33,9 @@ export async function runProbe(options: Omit<ProbeRunOptions, 'series'>): Promis
   const started = performance.now();
   // one packet watch for the series; each run reads its own connection's packets from it
   const series = new SeriesWatch();
-  const runs = await pooled(spec.repeat, spec.parallel, () => runOnce({ spec, cluster: options.cluster, signal: options.signal, series })).finally(() => series.stop());
+  const runs = await pooled(spec.repeat, spec.parallel, () =>
+    runOnce({ spec, cluster: options.cluster, signal: options.signal, series }),
+  ).finally(() => series.stop());
   const { endpoint } = probeRun({ spec, cluster: options.cluster, signal: options.signal });
   return foldRuns(`${spec.from} -> ${endpoint.ip}:${endpoint.port}`, runs, performance.now() - started);
 }

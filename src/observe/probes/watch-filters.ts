@@ -11,7 +11,10 @@ export const DNS_WATCH = ['(udp', 'port', '53)', 'or', 'icmp'];
 
 /** A download: not the data stream, only the handshake, RSTs, ICMP, and segments from an address the client never contacted. */
 export function downloadWatch(client: string, endpointIp: string): string[] {
-  return ['-S', `icmp or (tcp and ((dst host ${client} and not src host ${endpointIp}) or (tcp[tcpflags] & (tcp-rst|tcp-syn) != 0)))`];
+  return [
+    '-S',
+    `icmp or (tcp and ((dst host ${client} and not src host ${endpointIp}) or (tcp[tcpflags] & (tcp-rst|tcp-syn) != 0)))`,
+  ];
 }
 
 export function watchFilter(kind: ProbeKindName, client: string, endpointIp: string): string[] {

@@ -18,7 +18,14 @@ import { buildPath } from './packet-path.ts';
 export type { Diagnosis, DiagnosisInput };
 
 /** The detectors, most specific first: a rule's verdict or a program's rewrite names its culprit exactly. */
-const DETECTORS: readonly Detector[] = [ruleDrop, socketLbRewrite, hairpinDrop, invalidUnNated, bridgedReply, kernelDrop];
+const DETECTORS: readonly Detector[] = [
+  ruleDrop,
+  socketLbRewrite,
+  hairpinDrop,
+  invalidUnNated,
+  bridgedReply,
+  kernelDrop,
+];
 
 /** Where the probe ran, from its summary (`web -> ...`: a pod; `node/node-a -> ...`, `host/ext -> ...`). */
 export function clientRef(summary: string): string {
@@ -32,7 +39,8 @@ export function probeTarget(summary: string): { ip: string; port: number } | und
   return m ? { ip: m[1]!, port: Number(m[2]) } : undefined;
 }
 
-const clientPackets = (probe: DiagnosisInput['probe']): Packet[] => ((probe.detail.packets as string[] | undefined) ?? []).flatMap((l) => parseTcpdumpLine(l) ?? []);
+const clientPackets = (probe: DiagnosisInput['probe']): Packet[] =>
+  ((probe.detail.packets as string[] | undefined) ?? []).flatMap((l) => parseTcpdumpLine(l) ?? []);
 
 export function diagnose(input: DiagnosisInput): Diagnosis | undefined {
   const target = input.trace.flows?.target ?? probeTarget(input.probe.summary);
@@ -40,10 +48,28 @@ export function diagnose(input: DiagnosisInput): Diagnosis | undefined {
   const packets = clientPackets(input.probe);
   const client = input.trace.flows?.client ?? clientAddress(input, packets, target);
   if (!client) return undefined;
-  const ctx: Ctx = { ...input, target, client, packets, events: ownConnections(input.trace.events, client, packets), facts: input.trace.facts };
+  const ctx: Ctx = {
+    ...input,
+    target,
+    client,
+    packets,
+    events: ownConnections(input.trace.events, client, packets),
+    facts: input.trace.facts,
+  };
   for (const detector of DETECTORS) {
     const found = detector.detect(ctx);
-    if (found) return { ...found, path: buildPath({ client, clientRef: clientRef(input.probe.summary), target, packets, trace: input.trace, culprit: found }) };
+    if (found)
+      return {
+        ...found,
+        path: buildPath({
+          client,
+          clientRef: clientRef(input.probe.summary),
+          target,
+          packets,
+          trace: input.trace,
+          culprit: found,
+        }),
+      };
   }
   return undefined;
 }
@@ -57,11 +83,20 @@ function ownConnections(events: TraceEvent[], client: string, packets: Packet[])
   const ports = new Set(packets.filter((p) => p.src === client && p.flags === 'S').map((p) => p.sport));
   if (ports.size === 0) return events;
   const port = (p: TracePacket) => (p.src === client ? p.sport : p.dst === client ? p.dport : undefined);
-  return events.filter((e) => e.packet.proto !== 'tcp' || ports.has(port(e.packet) ?? -1) || (e.kind === 'conntrack' && ports.has(port(e.reply) ?? -1)));
+  return events.filter(
+    (e) =>
+      e.packet.proto !== 'tcp' ||
+      ports.has(port(e.packet) ?? -1) ||
+      (e.kind === 'conntrack' && ports.has(port(e.reply) ?? -1)),
+  );
 }
 
 /** The client opens every probe's exchange: the first packet on its interface is its own. */
-function clientAddress(input: DiagnosisInput, packets: Packet[], target: { ip: string; port: number }): string | undefined {
+function clientAddress(
+  input: DiagnosisInput,
+  packets: Packet[],
+  target: { ip: string; port: number },
+): string | undefined {
   if (packets[0]) return packets[0].src;
   const traced = input.trace.events.find((e) => e.kind !== 'conntrack' && e.packet.dst === target.ip);
   return traced && traced.kind !== 'conntrack' ? traced.packet.src : undefined;

@@ -6,11 +6,18 @@ import type { DropCause, TraceEvent, TracePacket } from '../../model/trace-event
 
 type Drop = Extract<TraceEvent, { kind: 'rule' | 'drop' }>;
 
-const ICMP_ERRORS: Record<string, string> = { '3/4': 'frag-needed', '3/1': 'host-unreachable', '3/3': 'port-unreachable', '11/0': 'ttl-exceeded' };
+const ICMP_ERRORS: Record<string, string> = {
+  '3/4': 'frag-needed',
+  '3/1': 'host-unreachable',
+  '3/3': 'port-unreachable',
+  '11/0': 'ttl-exceeded',
+};
 
 /** `tcp 10.0.0.1:80 > 10.0.0.2:4000 [SYN]`; an ICMP error with what it is about: `icmp 10.244.2.1 > 10.244.2.2 [frag-needed mtu 1400, about tcp ...]`. */
 export function packetWords(p: TracePacket): string {
-  const icmp = p.icmp ? `${ICMP_ERRORS[`${p.icmp.type}/${p.icmp.code}`] ?? `type ${p.icmp.type}/${p.icmp.code}`}${p.icmp.mtu ? ` mtu ${p.icmp.mtu}` : ''}` : undefined;
+  const icmp = p.icmp
+    ? `${ICMP_ERRORS[`${p.icmp.type}/${p.icmp.code}`] ?? `type ${p.icmp.type}/${p.icmp.code}`}${p.icmp.mtu ? ` mtu ${p.icmp.mtu}` : ''}`
+    : undefined;
   const about = p.inner ? `about ${packetWords(p.inner)}` : undefined;
   const bracket = [p.flags, icmp, about].filter(Boolean).join(', ');
   return `${p.proto} ${p.src}${p.sport !== undefined ? `:${p.sport}` : ''} > ${p.dst}${p.dport !== undefined ? `:${p.dport}` : ''}${bracket ? ` [${bracket}]` : ''}`;
@@ -19,9 +26,11 @@ export function packetWords(p: TracePacket): string {
 /** One line: `filter/KUBE-FORWARD DROP on node-a (-A KUBE-FORWARD -m conntrack --ctstate INVALID -j DROP)`. */
 export function describeDrop(drop: Drop): string {
   const packet = packetWords(drop.packet);
-  if (drop.kind === 'rule') return `${packet} dropped by ${drop.table}/${drop.chain} on node/${drop.node}${drop.rule ? ` (${drop.rule.replace(/^-4 -t \S+ /, '')})` : ''} at ${drop.at} ms`;
+  if (drop.kind === 'rule')
+    return `${packet} dropped by ${drop.table}/${drop.chain} on node/${drop.node}${drop.rule ? ` (${drop.rule.replace(/^-4 -t \S+ /, '')})` : ''} at ${drop.at} ms`;
   const cause = drop.cause;
-  if (cause?.kind === 'hairpin-off') return `${packet} dropped in ${drop.where} by the bridge ${cause.bridge}: ${hairpinWords(cause)} (${drop.reason} at ${drop.location}) at ${drop.at} ms`;
+  if (cause?.kind === 'hairpin-off')
+    return `${packet} dropped in ${drop.where} by the bridge ${cause.bridge}: ${hairpinWords(cause)} (${drop.reason} at ${drop.location}) at ${drop.at} ms`;
   return `${packet} dropped in ${drop.where} (${drop.reason} at ${drop.location}, ${drop.iface}) at ${drop.at} ms`;
 }
 
@@ -52,20 +61,33 @@ function hairpinWords(cause: Extract<DropCause, { kind: 'hairpin-off' }>): strin
 export function captureAtDrop(watch: PacketView, client: string, drop: AttributedDrop): Promise<void> {
   const synDropped = drop.packet.flags === 'SYN';
   const shown = (p: Packet) =>
-    p.proto === 'tcp' && (synDropped ? p.src === client : (p.dst === client && p.flags?.startsWith('S.') === true) || (p.src === client && p.flags !== 'S'));
+    p.proto === 'tcp' &&
+    (synDropped
+      ? p.src === client
+      : (p.dst === client && p.flags?.startsWith('S.') === true) || (p.src === client && p.flags !== 'S'));
   return watch.until((seen) => seen.some(shown) || connectAnswer(seen, client) !== undefined, 100);
 }
 
 /** Whether the client completed the handshake with the endpoint, from its own interface. */
 export function handshakeSeen(packets: readonly Packet[], client: string, endpoint: Endpoint): boolean {
-  return packets.some((p) => p.dst === client && p.src === endpoint.ip && p.sport === endpoint.port && p.flags?.startsWith('S.') === true);
+  return packets.some(
+    (p) => p.dst === client && p.src === endpoint.ip && p.sport === endpoint.port && p.flags?.startsWith('S.') === true,
+  );
 }
 
-export function dropVerdict(packets: readonly Packet[], client: string, endpoint: Endpoint, why: string): { classified: Classified; connected: boolean } {
+export function dropVerdict(
+  packets: readonly Packet[],
+  client: string,
+  endpoint: Endpoint,
+  why: string,
+): { classified: Classified; connected: boolean } {
   const connected = handshakeSeen(packets, client, endpoint);
   return {
     connected,
-    classified: { outcome: 'timeout', reason: `${connected ? 'connected, then ' : ''}${why}; verdict called at the drop, which repeats for every retransmission` },
+    classified: {
+      outcome: 'timeout',
+      reason: `${connected ? 'connected, then ' : ''}${why}; verdict called at the drop, which repeats for every retransmission`,
+    },
   };
 }
 

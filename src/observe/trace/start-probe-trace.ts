@@ -4,9 +4,18 @@
 import type { StartedCluster } from '../../contract/provider.ts';
 import type { ProbeSpec } from '../../model/scenario-schema.ts';
 import { probeClient, probeDestination } from '../../model/probes/registry.ts';
-import { tracingEnabled, type ProbeTraceResult, type ProbeTraceSession, type TraceFlows } from '../../model/trace-events.ts';
+import {
+  tracingEnabled,
+  type ProbeTraceResult,
+  type ProbeTraceSession,
+  type TraceFlows,
+} from '../../model/trace-events.ts';
 
-export async function startProbeTrace(cluster: StartedCluster, flows: TraceFlows, signal?: AbortSignal): Promise<ProbeTraceSession> {
+export async function startProbeTrace(
+  cluster: StartedCluster,
+  flows: TraceFlows,
+  signal?: AbortSignal,
+): Promise<ProbeTraceSession> {
   if (!tracingEnabled()) return untraced('tracing is off (NETREPRO_TRACE=0)');
   if (!cluster.startTrace) return untraced('this provider cannot trace packets');
   try {

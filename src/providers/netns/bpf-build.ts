@@ -6,6 +6,18 @@ import { cachedBuild } from './build-cache.ts';
 export function bpfObject(name: 'masquerade' | 'sock-lb' | 'drop-trace'): Promise<string> {
   const source = packagePath(`src/providers/netns/bpf/${name}.c`);
   return cachedBuild(packagePath('node_modules/.cache/netrepro-bpf/'), name, source, '.o', (output) =>
-    runCommand(['clang', '-O2', '-g', '-Wall', '-target', 'bpf', '-I/usr/include/x86_64-linux-gnu', '-c', source, '-o', output]),
+    runCommand([
+      'clang',
+      '-O2',
+      '-g',
+      '-Wall',
+      '-target',
+      'bpf',
+      '-I/usr/include/x86_64-linux-gnu',
+      '-c',
+      source,
+      '-o',
+      output,
+    ]),
   );
 }

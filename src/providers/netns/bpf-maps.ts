@@ -37,8 +37,17 @@ export const SNAT_PORTS = { min: 32768, max: 65535 } as const;
  * range (host order). A native-routing CIDR of 0.0.0.0/0 would exclude everything: use the
  * cluster CIDR, as Cilium's ipv4-native-routing-cidr.
  */
-export function masqueradeConfig(nodeIp: string, podCidr: string, nativeRoutingCidr: string, ports: { min: number; max: number } = SNAT_PORTS): MapUpdate {
-  return { map: 'nr_masq_cfg', key: hex([0, 0, 0, 0]), value: hex([...ip(nodeIp), ...cidr(podCidr), ...cidr(nativeRoutingCidr), ...le16(ports.min), ...le16(ports.max)]) };
+export function masqueradeConfig(
+  nodeIp: string,
+  podCidr: string,
+  nativeRoutingCidr: string,
+  ports: { min: number; max: number } = SNAT_PORTS,
+): MapUpdate {
+  return {
+    map: 'nr_masq_cfg',
+    key: hex([0, 0, 0, 0]),
+    value: hex([...ip(nodeIp), ...cidr(podCidr), ...cidr(nativeRoutingCidr), ...le16(ports.min), ...le16(ports.max)]),
+  };
 }
 
 /** nr_masq_ep: pod IP -> lxc ifindex (host order), pod MAC, lxc MAC: where a reverse-SNATed reply goes. */
@@ -70,12 +79,28 @@ export function socketLbEntries(services: readonly LbService[]): MapUpdate[] {
     const revNat = n + 1;
     const proto = IPPROTO[svc.protocol];
     const key = (slot: number) => hex([...ip(svc.vip), ...be16(svc.port), ...le16(slot), proto, 0, 0, 0]);
-    updates.push({ map: 'cilium_lb4_services_v2', key: key(0), value: hex([...le32(0), ...le16(svc.backends.length), ...le16(revNat), 0, 0, 0, 0]) });
-    updates.push({ map: 'cilium_lb4_reverse_nat', key: hex(le16(revNat)), value: hex([...ip(svc.vip), ...be16(svc.port)]) });
+    updates.push({
+      map: 'cilium_lb4_services_v2',
+      key: key(0),
+      value: hex([...le32(0), ...le16(svc.backends.length), ...le16(revNat), 0, 0, 0, 0]),
+    });
+    updates.push({
+      map: 'cilium_lb4_reverse_nat',
+      key: hex(le16(revNat)),
+      value: hex([...ip(svc.vip), ...be16(svc.port)]),
+    });
     svc.backends.forEach((b, i) => {
       const id = nextId++;
-      updates.push({ map: 'cilium_lb4_services_v2', key: key(i + 1), value: hex([...le32(id), ...le16(0), ...le16(revNat), 0, 0, 0, 0]) });
-      updates.push({ map: 'cilium_lb4_backends_v3', key: hex(le32(id)), value: hex([...ip(b.ip), ...be16(b.port), proto, 0, 0, 0, 0, 0]) });
+      updates.push({
+        map: 'cilium_lb4_services_v2',
+        key: key(i + 1),
+        value: hex([...le32(id), ...le16(0), ...le16(revNat), 0, 0, 0, 0]),
+      });
+      updates.push({
+        map: 'cilium_lb4_backends_v3',
+        key: hex(le32(id)),
+        value: hex([...ip(b.ip), ...be16(b.port), proto, 0, 0, 0, 0, 0]),
+      });
     });
   });
   return updates;

@@ -11,7 +11,13 @@ const building = new Map<string, Promise<string>>();
  * The cached output for `source`: `<cacheDir><name>-<hash><ext>` (cacheDir absolute, ending in /), written by `compile(output)` when it is
  * not there yet.
  */
-export function cachedBuild(cacheDir: string, name: string, source: string, ext: string, compile: (output: string) => Promise<unknown>): Promise<string> {
+export function cachedBuild(
+  cacheDir: string,
+  name: string,
+  source: string,
+  ext: string,
+  compile: (output: string) => Promise<unknown>,
+): Promise<string> {
   const key = `${cacheDir}${name}`;
   let pending = building.get(key);
   if (!pending) {
@@ -23,7 +29,13 @@ export function cachedBuild(cacheDir: string, name: string, source: string, ext:
   return pending;
 }
 
-async function build(cache: string, name: string, source: string, ext: string, compile: (output: string) => Promise<unknown>): Promise<string> {
+async function build(
+  cache: string,
+  name: string,
+  source: string,
+  ext: string,
+  compile: (output: string) => Promise<unknown>,
+): Promise<string> {
   // the source and every local header it includes (`#include "x.h"`): a changed header is a new version
   const text = await readFile(source, 'utf8');
   const headers = [...text.matchAll(/^#include "([^"]+)"/gm)].map((m) => join(dirname(source), m[1]!));
@@ -31,7 +43,13 @@ async function build(cache: string, name: string, source: string, ext: string, c
   for (const h of headers) hash.update(await readFile(h));
   const version = hash.digest('hex').slice(0, 12);
   const output = `${cache}${name}-${version}${ext}`;
-  if (await stat(output).then(() => true, () => false)) return output;
+  if (
+    await stat(output).then(
+      () => true,
+      () => false,
+    )
+  )
+    return output;
   await mkdir(cache, { recursive: true });
   const partial = `${output}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
   try {

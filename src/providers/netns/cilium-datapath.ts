@@ -22,10 +22,17 @@ export const PIN_DIR = '/sys/fs/bpf/netrepro';
  * and its own bpffs; killing the holder (teardown, clean) drops every pin.
  */
 async function startBpffsHolder(lab: NetnsLab, node: string): Promise<void> {
-  const holder = lab.node(node).spawn([
-    'unshare', '--mount', '--propagation', 'slave',
-    'sh', '-c', `mount -t bpf bpffs-netrepro /sys/fs/bpf && mkdir -p ${PIN_DIR} && echo ready && exec sleep infinity`,
-  ]);
+  const holder = lab
+    .node(node)
+    .spawn([
+      'unshare',
+      '--mount',
+      '--propagation',
+      'slave',
+      'sh',
+      '-c',
+      `mount -t bpf bpffs-netrepro /sys/fs/bpf && mkdir -p ${PIN_DIR} && echo ready && exec sleep infinity`,
+    ]);
   lab.track(holder);
   await holder.waitFor(/^ready$/, 5000);
   lab.mountNamespaces.set(node, `/proc/${holder.pid}/ns/mnt`);
@@ -47,7 +54,8 @@ export interface Endpoint {
 }
 
 /** A stable locally administered MAC from an IPv4 address (as the bridge CNI plugin derives its 0a:58:... ones). */
-const macFor = (first: number, ip: string) => [first, 0x58, ...ip.split('.').map(Number)].map((b) => b.toString(16).padStart(2, '0')).join(':');
+const macFor = (first: number, ip: string) =>
+  [first, 0x58, ...ip.split('.').map(Number)].map((b) => b.toString(16).padStart(2, '0')).join(':');
 
 /** The cgroup the node's pods run in (socket LB hooks it); made before the pods' programs start. */
 export async function createSocketLbCgroup(lab: NetnsLab, nodeName: string): Promise<void> {
@@ -80,16 +88,32 @@ export async function createCiliumEndpoints(lab: NetnsLab, topology: TopologySpe
       podNetnsPath: lab.names.netnsPath(ns),
       containerId: ns,
       ifName: 'eth0',
-      config: { cniVersion: '1.0.0', name: 'netrepro', type: 'host-local', ipam: { type: 'host-local', ranges: [[{ subnet: node.podCIDR }]], dataDir: `${lab.names.stateDir}/ipam/${nodeName}` } },
+      config: {
+        cniVersion: '1.0.0',
+        name: 'netrepro',
+        type: 'host-local',
+        ipam: {
+          type: 'host-local',
+          ranges: [[{ subnet: node.podCIDR }]],
+          dataDir: `${lab.names.stateDir}/ipam/${nodeName}`,
+        },
+      },
     });
     const ip = ipam.ips?.[0]?.address.split('/')[0];
     if (!ip) throw new HarnessError('LAB_FAILED', `host-local returned no address for pod ${pod.name}`);
-    const lxc = `lxc${ip.split('.').map((o) => Number(o).toString(16).padStart(2, '0')).join('')}`;
+    const lxc = `lxc${ip
+      .split('.')
+      .map((o) => Number(o).toString(16).padStart(2, '0'))
+      .join('')}`;
     // MACs chosen here, so neither side has to be looked up before the pod's neighbour entry is written
     const endpoint = { ns, ip, lxc, lxcMac: macFor(0x0e, ip), podMac: macFor(0x0a, ip) };
     endpoints.push(endpoint);
     lab.ciliumEndpoints.set(pod.name, endpoint);
-    nodeLines.push(`link add ${lxc} address ${endpoint.lxcMac} type veth peer name eth0 address ${endpoint.podMac} netns ${ns}`, `link set ${lxc} up`, `route add ${ip}/32 dev ${lxc}`);
+    nodeLines.push(
+      `link add ${lxc} address ${endpoint.lxcMac} type veth peer name eth0 address ${endpoint.podMac} netns ${ns}`,
+      `link set ${lxc} up`,
+      `route add ${ip}/32 dev ${lxc}`,
+    );
     lab.addresses.set(`pod/${pod.name}`, ip);
     lab.hostInterfaces.set(pod.name, lxc);
   }
@@ -116,7 +140,10 @@ export async function loadCiliumDatapath(lab: NetnsLab, topology: TopologySpec, 
   const endpoints = topology.pods.filter((p) => p.node === nodeName).map((p) => lab.ciliumEndpoints.get(p.name)!);
   const target = lab.node(nodeName);
   if (topology.cilium.bpfMasquerade) {
-    const links = JSON.parse((await target.exec(['ip', '-j', 'link', 'show'])).stdout) as { ifname: string; ifindex: number }[];
+    const links = JSON.parse((await target.exec(['ip', '-j', 'link', 'show'])).stdout) as {
+      ifname: string;
+      ifindex: number;
+    }[];
     const ifindex = (name: string) => {
       const l = links.find((x) => x.ifname === name);
       if (!l) throw new HarnessError('LAB_FAILED', `no link ${name} in ${nodeNs}`);
@@ -124,10 +151,24 @@ export async function loadCiliumDatapath(lab: NetnsLab, topology: TopologySpec, 
     };
     const object = await bpfObject('masquerade');
     const nativeRouting = topology.cilium.nativeRoutingCIDR ?? topology.clusterCIDR;
-    const updates = [masqueradeConfig(lab.address(`node/${nodeName}`), node.podCIDR, nativeRouting), ...endpoints.map((e) => masqueradeEndpoint(e.ip, ifindex(e.lxc), e.podMac, e.lxcMac))];
+    const updates = [
+      masqueradeConfig(lab.address(`node/${nodeName}`), node.podCIDR, nativeRouting),
+      ...endpoints.map((e) => masqueradeEndpoint(e.ip, ifindex(e.lxc), e.podMac, e.lxcMac)),
+    ];
     // (not `prog loadall` inside the batch: bpftool then fails the batch on the errno its pinning leaves behind)
-    await target.exec(['bpftool', '--nomount', 'prog', 'loadall', object, `${PIN_DIR}/masq`, 'pinmaps', `${PIN_DIR}/masq-maps`]);
-    await target.exec(['bpftool', '--nomount', 'batch', 'file', '-'], { input: batchLines(`${PIN_DIR}/masq-maps`, updates) });
+    await target.exec([
+      'bpftool',
+      '--nomount',
+      'prog',
+      'loadall',
+      object,
+      `${PIN_DIR}/masq`,
+      'pinmaps',
+      `${PIN_DIR}/masq-maps`,
+    ]);
+    await target.exec(['bpftool', '--nomount', 'batch', 'file', '-'], {
+      input: batchLines(`${PIN_DIR}/masq-maps`, updates),
+    });
     await target.exec(['tc', '-batch', '-'], {
       input: `${['qdisc add dev eth0 clsact', ...['egress', 'ingress'].map((dir) => `filter add dev eth0 ${dir} bpf da pinned ${PIN_DIR}/masq/nr_masq_${dir}`)].join('\n')}\n`,
     });
@@ -137,7 +178,14 @@ export async function loadCiliumDatapath(lab: NetnsLab, topology: TopologySpec, 
 
 function lbServices(lab: NetnsLab, topology: TopologySpec): LbService[] {
   return topology.services.flatMap((s) =>
-    s.ports.map((p) => ({ vip: s.clusterIP, port: p.port, protocol: p.protocol, backends: s.endpoints.filter((e) => e.ready && !e.terminating).map((e) => ({ ip: lab.address(`pod/${e.pod}`), port: p.targetPort })) })),
+    s.ports.map((p) => ({
+      vip: s.clusterIP,
+      port: p.port,
+      protocol: p.protocol,
+      backends: s.endpoints
+        .filter((e) => e.ready && !e.terminating)
+        .map((e) => ({ ip: lab.address(`pod/${e.pod}`), port: p.targetPort })),
+    })),
   );
 }
 
@@ -152,25 +200,67 @@ export type SockLbHook = keyof typeof SOCK_LB_PROGRAMS;
 const ALL_HOOKS = Object.keys(SOCK_LB_PROGRAMS) as SockLbHook[];
 
 /** Loads one instance of the socket-LB object with its own maps (same names each time) and attaches `hooks`. */
-export async function loadSocketLb(lab: NetnsLab, nodeName: string, instance: string, services: LbService[], hooks: readonly SockLbHook[] = ALL_HOOKS): Promise<void> {
+export async function loadSocketLb(
+  lab: NetnsLab,
+  nodeName: string,
+  instance: string,
+  services: LbService[],
+  hooks: readonly SockLbHook[] = ALL_HOOKS,
+): Promise<void> {
   const target = lab.node(nodeName);
   const object = await bpfObject('sock-lb');
-  await target.exec(['bpftool', '--nomount', 'prog', 'loadall', object, `${PIN_DIR}/${instance}`, 'pinmaps', `${PIN_DIR}/${instance}-maps`]);
-  await target.exec(['bpftool', '--nomount', 'batch', 'file', '-'], { input: batchLines(`${PIN_DIR}/${instance}-maps`, socketLbEntries(services)) });
+  await target.exec([
+    'bpftool',
+    '--nomount',
+    'prog',
+    'loadall',
+    object,
+    `${PIN_DIR}/${instance}`,
+    'pinmaps',
+    `${PIN_DIR}/${instance}-maps`,
+  ]);
+  await target.exec(['bpftool', '--nomount', 'batch', 'file', '-'], {
+    input: batchLines(`${PIN_DIR}/${instance}-maps`, socketLbEntries(services)),
+  });
   await attachSocketLb(lab, nodeName, instance, hooks);
 }
 
-export async function attachSocketLb(lab: NetnsLab, nodeName: string, instance: string, hooks: readonly SockLbHook[] = ALL_HOOKS): Promise<void> {
-  await cgroupBatch(lab, nodeName, hooks.map((hook) => `cgroup attach ${socketLbCgroup(lab, nodeName)} ${hook} pinned ${PIN_DIR}/${instance}/${SOCK_LB_PROGRAMS[hook]} multi`));
+export async function attachSocketLb(
+  lab: NetnsLab,
+  nodeName: string,
+  instance: string,
+  hooks: readonly SockLbHook[] = ALL_HOOKS,
+): Promise<void> {
+  await cgroupBatch(
+    lab,
+    nodeName,
+    hooks.map(
+      (hook) =>
+        `cgroup attach ${socketLbCgroup(lab, nodeName)} ${hook} pinned ${PIN_DIR}/${instance}/${SOCK_LB_PROGRAMS[hook]} multi`,
+    ),
+  );
 }
 
-export async function detachSocketLb(lab: NetnsLab, nodeName: string, instance: string, hooks: readonly SockLbHook[] = ALL_HOOKS): Promise<void> {
-  await cgroupBatch(lab, nodeName, hooks.map((hook) => `cgroup detach ${socketLbCgroup(lab, nodeName)} ${hook} pinned ${PIN_DIR}/${instance}/${SOCK_LB_PROGRAMS[hook]}`));
+export async function detachSocketLb(
+  lab: NetnsLab,
+  nodeName: string,
+  instance: string,
+  hooks: readonly SockLbHook[] = ALL_HOOKS,
+): Promise<void> {
+  await cgroupBatch(
+    lab,
+    nodeName,
+    hooks.map(
+      (hook) =>
+        `cgroup detach ${socketLbCgroup(lab, nodeName)} ${hook} pinned ${PIN_DIR}/${instance}/${SOCK_LB_PROGRAMS[hook]}`,
+    ),
+  );
 }
 
 /** Attaches or detaches in one bpftool, in order (the order programs are attached in is the order they run in). */
 async function cgroupBatch(lab: NetnsLab, nodeName: string, lines: string[]): Promise<void> {
-  if (lines.length > 0) await lab.node(nodeName).exec(['bpftool', '--nomount', 'batch', 'file', '-'], { input: `${lines.join('\n')}\n` });
+  if (lines.length > 0)
+    await lab.node(nodeName).exec(['bpftool', '--nomount', 'batch', 'file', '-'], { input: `${lines.join('\n')}\n` });
 }
 
 /** The hooks a stale instance is attached to, read back from the kernel (the fix detaches exactly those). */
@@ -180,7 +270,12 @@ export async function attachedHooks(lab: NetnsLab, nodeName: string, instance: s
   const shown = await lab.node(nodeName).exec(['bpftool', '--nomount', '-j', 'cgroup', 'show', cgroup]);
   const attached = new Set((JSON.parse(shown.stdout || '[]') as { id: number }[]).map((p) => p.id));
   for (const hook of ALL_HOOKS) {
-    const r = await lab.node(nodeName).exec(['bpftool', '--nomount', '-j', 'prog', 'show', 'pinned', `${PIN_DIR}/${instance}/${SOCK_LB_PROGRAMS[hook]}`], { reject: false });
+    const r = await lab
+      .node(nodeName)
+      .exec(
+        ['bpftool', '--nomount', '-j', 'prog', 'show', 'pinned', `${PIN_DIR}/${instance}/${SOCK_LB_PROGRAMS[hook]}`],
+        { reject: false },
+      );
     if (r.exitCode === 0 && attached.has((JSON.parse(r.stdout) as { id: number }).id)) hooks.push(hook);
   }
   return hooks;
@@ -188,6 +283,7 @@ export async function attachedHooks(lab: NetnsLab, nodeName: string, instance: s
 
 function socketLbCgroup(lab: NetnsLab, nodeName: string): string {
   const cgroup = lab.cgroups.get(nodeName);
-  if (!cgroup) throw new HarnessError('UNSUPPORTED', `node ${nodeName} has no socket LB (topology.cilium.socketLB: true)`);
+  if (!cgroup)
+    throw new HarnessError('UNSUPPORTED', `node ${nodeName} has no socket LB (topology.cilium.socketLB: true)`);
   return cgroup;
 }

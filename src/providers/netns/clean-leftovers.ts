@@ -24,7 +24,14 @@ async function liveOwner(runId: string): Promise<number | undefined> {
 async function runsFound(): Promise<{ runs: Set<string>; namespaces: string[] }> {
   const namespaces = (await list(NETNS_DIR)).filter((n) => RUN_PREFIX.test(n));
   const runIds = (names: string[]) => names.filter((d) => /^[0-9a-f]{6}$/.test(d));
-  return { runs: new Set([...namespaces.map((n) => RUN_PREFIX.exec(n)![1]!), ...runIds(await list(STATE_ROOT)), ...runIds(await list(CGROUP_ROOT))]), namespaces };
+  return {
+    runs: new Set([
+      ...namespaces.map((n) => RUN_PREFIX.exec(n)![1]!),
+      ...runIds(await list(STATE_ROOT)),
+      ...runIds(await list(CGROUP_ROOT)),
+    ]),
+    namespaces,
+  };
 }
 
 /** Runs whose owner is alive, which a clean without force leaves alone: one line each. */

@@ -44,7 +44,13 @@ export async function invokeCni(call: CniInvocation): Promise<CniResult> {
       const e = JSON.parse(result.stdout) as { msg?: string; details?: string };
       message = [e.msg, e.details].filter(Boolean).join(': ');
     } catch {}
-    throw new HarnessError('LAB_FAILED', `CNI ${type} ${call.command} for ${call.containerId} failed: ${message}`, 'check that containernetworking-plugins is installed (npm run preflight)');
+    throw new HarnessError(
+      'LAB_FAILED',
+      `CNI ${type} ${call.command} for ${call.containerId} failed: ${message}`,
+      'check that containernetworking-plugins is installed (npm run preflight)',
+    );
   }
-  return call.command === 'ADD' ? (JSON.parse(result.stdout) as CniResult) : { cniVersion: String(call.config.cniVersion) };
+  return call.command === 'ADD'
+    ? (JSON.parse(result.stdout) as CniResult)
+    : { cniVersion: String(call.config.cniVersion) };
 }

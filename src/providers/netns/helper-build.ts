@@ -11,5 +11,7 @@ const LIBS: Partial<Record<Helper, string[]>> = { 'drop-trace': ['-lbpf'] };
 
 export function helperBinary(name: Helper): Promise<string> {
   const source = packagePath(`src/providers/netns/agent/${name}.c`);
-  return cachedBuild(packagePath('node_modules/.cache/netrepro-bin/'), name, source, '', (output) => runCommand(['gcc', '-O2', '-Wall', '-Wextra', '-o', output, source, ...(LIBS[name] ?? [])]));
+  return cachedBuild(packagePath('node_modules/.cache/netrepro-bin/'), name, source, '', (output) =>
+    runCommand(['gcc', '-O2', '-Wall', '-Wextra', '-o', output, source, ...(LIBS[name] ?? [])]),
+  );
 }

@@ -34,15 +34,27 @@ export function kubeProxySyncOps(rules: KubeProxyRules, save: string): IptablesO
   }
   const payload = restorePayload({
     tables: {
-      filter: { chains: [...rules.tables.filter.chains, ...stale.filter], rules: [...rules.tables.filter.rules, ...stale.filter.map((c) => `-X ${c}`)] },
-      nat: { chains: [...rules.tables.nat.chains, ...stale.nat], rules: [...rules.tables.nat.rules, ...stale.nat.map((c) => `-X ${c}`)] },
+      filter: {
+        chains: [...rules.tables.filter.chains, ...stale.filter],
+        rules: [...rules.tables.filter.rules, ...stale.filter.map((c) => `-X ${c}`)],
+      },
+      nat: {
+        chains: [...rules.tables.nat.chains, ...stale.nat],
+        rules: [...rules.tables.nat.rules, ...stale.nat.map((c) => `-X ${c}`)],
+      },
     },
     jumps: [],
   });
   return [{ op: 'restore', payload }, ...rules.jumps.map((j) => ({ op: 'ensure-first' as const, ...j }))];
 }
 
-export function rulesFor(topology: TopologySpec, layout: KubeProxyLayout, nodeName: string, placements: ReadonlyMap<string, PodPlacement>, beLiberal: boolean): KubeProxyRules {
+export function rulesFor(
+  topology: TopologySpec,
+  layout: KubeProxyLayout,
+  nodeName: string,
+  placements: ReadonlyMap<string, PodPlacement>,
+  beLiberal: boolean,
+): KubeProxyRules {
   return kubeProxyRules({
     layout,
     services: topology.services.map(serviceObject),
@@ -56,11 +68,21 @@ export function rulesFor(topology: TopologySpec, layout: KubeProxyLayout, nodeNa
 
 /** Endpoints kube-proxy sends new traffic to: ready ones (terminating pods are never ready in the slice). */
 const usable = (s: ServiceSpec | undefined, placements: ReadonlyMap<string, PodPlacement>) =>
-  new Set((s?.endpoints ?? []).filter((e) => e.ready && !e.terminating).map((e) => placements.get(e.pod)?.ip).filter((ip): ip is string => !!ip));
+  new Set(
+    (s?.endpoints ?? [])
+      .filter((e) => e.ready && !e.terminating)
+      .map((e) => placements.get(e.pod)?.ip)
+      .filter((ip): ip is string => !!ip),
+  );
 
 /** Serving endpoints (the slice's `serving` condition: ready, terminating or not), whose flows the reconciler keeps. */
 const serving = (s: ServiceSpec, placements: ReadonlyMap<string, PodPlacement>) =>
-  new Set(s.endpoints.filter((e) => e.ready).map((e) => placements.get(e.pod)?.ip).filter((ip): ip is string => !!ip));
+  new Set(
+    s.endpoints
+      .filter((e) => e.ready)
+      .map((e) => placements.get(e.pod)?.ip)
+      .filter((ip): ip is string => !!ip),
+  );
 
 /** A conntrack entry as `conntrack -L` prints it: original tuple, then the reply tuple. */
 export interface UdpFlow {
@@ -96,18 +118,28 @@ export function parseUdpFlows(list: string): UdpFlow[] {
  *    (orig-dst + orig-port-dst + reply-src; orig-port-dst + reply-src). A service left with none is skipped
  *    (kubernetes#139628).
  */
-export function udpConntrackDeletes(layout: KubeProxyLayout, before: readonly ServiceSpec[], after: readonly ServiceSpec[], placements: ReadonlyMap<string, PodPlacement>, flows: readonly UdpFlow[]): string[][] {
+export function udpConntrackDeletes(
+  layout: KubeProxyLayout,
+  before: readonly ServiceSpec[],
+  after: readonly ServiceSpec[],
+  placements: ReadonlyMap<string, PodPlacement>,
+  flows: readonly UdpFlow[],
+): string[][] {
   const out: string[][] = [];
   for (const svc of after) {
     const udp = svc.ports.filter((p) => p.protocol === 'UDP');
     if (udp.length === 0) continue;
     if (layout.udpConntrack === 'event') {
-      const old = usable(before.find((b) => b.name === svc.name && b.namespace === svc.namespace), placements);
+      const old = usable(
+        before.find((b) => b.name === svc.name && b.namespace === svc.namespace),
+        placements,
+      );
       const now = usable(svc, placements);
       for (const ip of old) {
         if (now.has(ip)) continue;
         out.push(['conntrack', '-D', '--orig-dst', svc.clusterIP, '--dst-nat', ip, '-p', 'udp']);
-        for (const p of udp) if (p.nodePort) out.push(['conntrack', '-D', '-p', 'udp', '--dport', String(p.nodePort), '--dst-nat', ip]);
+        for (const p of udp)
+          if (p.nodePort) out.push(['conntrack', '-D', '-p', 'udp', '--dport', String(p.nodePort), '--dst-nat', ip]);
       }
       if (old.size === 0 && now.size > 0) {
         out.push(['conntrack', '-D', '--orig-dst', svc.clusterIP, '-p', 'udp']);
@@ -121,9 +153,21 @@ export function udpConntrackDeletes(layout: KubeProxyLayout, before: readonly Se
       for (const f of flows) {
         if (keep.has(f.replySrc)) continue;
         if (f.dst === svc.clusterIP && f.dport === p.port) {
-          out.push(['conntrack', '-D', '-p', 'udp', '--orig-dst', f.dst, '--orig-port-dst', String(f.dport), '--reply-src', f.replySrc]);
+          out.push([
+            'conntrack',
+            '-D',
+            '-p',
+            'udp',
+            '--orig-dst',
+            f.dst,
+            '--orig-port-dst',
+            String(f.dport),
+            '--reply-src',
+            f.replySrc,
+          ]);
         }
-        if (p.nodePort && f.dport === p.nodePort) out.push(['conntrack', '-D', '-p', 'udp', '--orig-port-dst', String(f.dport), '--reply-src', f.replySrc]);
+        if (p.nodePort && f.dport === p.nodePort)
+          out.push(['conntrack', '-D', '-p', 'udp', '--orig-port-dst', String(f.dport), '--reply-src', f.replySrc]);
       }
     }
   }

@@ -15,7 +15,8 @@ export function useNativeSpawner(): Promise<void> {
         new NativeSpawner(binary, (why, signal) => {
           useSpawner(undefined);
           // a Ctrl-C or SIGTERM to the process group ended it too: the run's own interrupt line says what happens
-          if (signal !== 'SIGINT' && signal !== 'SIGTERM') process.stderr.write(`netrepro: ${why}; commands run through node:child_process from now on\n`);
+          if (signal !== 'SIGINT' && signal !== 'SIGTERM')
+            process.stderr.write(`netrepro: ${why}; commands run through node:child_process from now on\n`);
         }),
       ),
     () => {}, // no gcc: node:child_process it is

@@ -15,6 +15,7 @@ export const NEIGHBOUR_RETRANS_MS = 50;
 /** Every device of `node` (lo aside), once they all exist: one shell in the node's namespace. */
 export function fastNeighbourFailure(node: Target): Promise<unknown> {
   // a constant script; the values are passed as arguments
-  const script = 'for d in /proc/sys/net/ipv4/neigh/*/; do case "$d" in */lo/|*/default/) continue;; esac; echo "$0" > "$d/mcast_solicit" && echo "$1" > "$d/retrans_time_ms" || exit 1; done';
+  const script =
+    'for d in /proc/sys/net/ipv4/neigh/*/; do case "$d" in */lo/|*/default/) continue;; esac; echo "$0" > "$d/mcast_solicit" && echo "$1" > "$d/retrans_time_ms" || exit 1; done';
   return node.exec(['sh', '-c', script, String(NEIGHBOUR_PROBES), String(NEIGHBOUR_RETRANS_MS)]);
 }

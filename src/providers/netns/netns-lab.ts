@@ -104,18 +104,24 @@ export class NetnsLab implements StartedCluster {
   }
 
   node(name: string): NetnsTarget {
-    if (!this.topology.nodes.some((n) => n.name === name)) throw new HarnessError('LAB_FAILED', `no node ${name} in this lab`);
-    return new NetnsTarget(`node/${name}`, this.names.netnsPath(this.names.node(name)), { mountNs: this.mountNamespaces.get(name) });
+    if (!this.topology.nodes.some((n) => n.name === name))
+      throw new HarnessError('LAB_FAILED', `no node ${name} in this lab`);
+    return new NetnsTarget(`node/${name}`, this.names.netnsPath(this.names.node(name)), {
+      mountNs: this.mountNamespaces.get(name),
+    });
   }
 
   pod(name: string): NetnsTarget {
     const pod = this.topology.pods.find((p) => p.name === name);
     if (!pod) throw new HarnessError('LAB_FAILED', `no pod ${name} in this lab`);
-    return new NetnsTarget(`pod/${name}`, this.names.netnsPath(this.names.pod(name)), { cgroup: this.cgroups.get(pod.node) });
+    return new NetnsTarget(`pod/${name}`, this.names.netnsPath(this.names.pod(name)), {
+      cgroup: this.cgroups.get(pod.node),
+    });
   }
 
   host(name: string): NetnsTarget {
-    if (!this.topology.hosts.some((h) => h.name === name)) throw new HarnessError('LAB_FAILED', `no host ${name} in this lab`);
+    if (!this.topology.hosts.some((h) => h.name === name))
+      throw new HarnessError('LAB_FAILED', `no host ${name} in this lab`);
     return new NetnsTarget(`host/${name}`, this.names.netnsPath(this.names.host(name)));
   }
 
@@ -154,11 +160,18 @@ export class NetnsLab implements StartedCluster {
     if (kind === 'bin') {
       const bin = this.bins.get(node);
       if (bin?.path) return bin.path;
-      throw new HarnessError('UNSUPPORTED', `helper program ${node} is not available: ${bin?.error ?? 'unknown program'}`, 'install gcc and libc6-dev (npm run preflight)');
+      throw new HarnessError(
+        'UNSUPPORTED',
+        `helper program ${node} is not available: ${bin?.error ?? 'unknown program'}`,
+        'install gcc and libc6-dev (npm run preflight)',
+      );
     }
     if (kind === 'cgroup' && this.cgroups.has(node)) return this.cgroups.get(node)!;
     if (kind === 'bpffs' && this.mountNamespaces.has(node)) return '/sys/fs/bpf/netrepro';
-    throw new HarnessError('UNSUPPORTED', `${ref}: node ${node} has no ${kind === 'cgroup' ? 'socket-LB cgroup' : 'bpffs'} in this CNI shape`);
+    throw new HarnessError(
+      'UNSUPPORTED',
+      `${ref}: node ${node} has no ${kind === 'cgroup' ? 'socket-LB cgroup' : 'bpffs'} in this CNI shape`,
+    );
   }
 
   startTrace(flows: TraceFlows, signal?: AbortSignal): Promise<ProbeTraceSession> {
@@ -185,9 +198,18 @@ export class NetnsLab implements StartedCluster {
    * IPv6 neighbour and router chatter would only clutter captures. Then reads the keys in `read`, in the
    * same process (sysctl writes `key=value` arguments and prints plain keys, in order).
    */
-  async namespaceSysctls(ns: string, sysctls: Record<string, string | number> = {}, read: readonly string[] = []): Promise<Map<string, string>> {
+  async namespaceSysctls(
+    ns: string,
+    sysctls: Record<string, string | number> = {},
+    read: readonly string[] = [],
+  ): Promise<Map<string, string>> {
     const all = { 'net.ipv6.conf.all.disable_ipv6': 1, 'net.ipv6.conf.default.disable_ipv6': 1, ...sysctls };
-    const r = await this.namespaceTarget(ns).exec(['sysctl', '-q', ...Object.entries(all).map(([k, v]) => `${k}=${v}`), ...read]);
+    const r = await this.namespaceTarget(ns).exec([
+      'sysctl',
+      '-q',
+      ...Object.entries(all).map(([k, v]) => `${k}=${v}`),
+      ...read,
+    ]);
     const values = new Map<string, string>();
     for (const line of r.stdout.split('\n')) {
       const m = /^(\S+) = (.*)$/.exec(line);
@@ -224,7 +246,10 @@ export async function removeRunCgroups(runId: string): Promise<void> {
 /** A cgroup directory can only go once its killed processes have exited (EBUSY until then): retry for up to 2 s. */
 async function rmdirWhenEmpty(dir: string): Promise<void> {
   for (let i = 0; i < 40; i++) {
-    const error = await rmdir(dir).then(() => undefined, (e: NodeJS.ErrnoException) => e);
+    const error = await rmdir(dir).then(
+      () => undefined,
+      (e: NodeJS.ErrnoException) => e,
+    );
     if (!error || error.code === 'ENOENT' || error.code !== 'EBUSY') return;
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -240,7 +265,10 @@ export async function removeNamespaces(namespaces: readonly string[]): Promise<v
   const existing = namespaces.filter((ns) => existsSync(`${NETNS_DIR}/${ns}`));
   if (existing.length === 0) return;
   // -force: a name removed meanwhile (a concurrent clean) must not stop the others
-  await runCommand(['ip', '-force', '-batch', '-'], { input: existing.map((ns) => `netns del ${ns}\n`).join(''), reject: false });
+  await runCommand(['ip', '-force', '-batch', '-'], {
+    input: existing.map((ns) => `netns del ${ns}\n`).join(''),
+    reject: false,
+  });
 }
 
 export async function ipBatch(ns: string, commands: string[]): Promise<void> {

@@ -25,10 +25,21 @@ export async function findOnPath(command: string): Promise<boolean> {
 }
 
 export async function netnsAvailability(): Promise<Availability> {
-  if (process.platform !== 'linux') return { ok: false, reason: 'the netns lab needs Linux network namespaces', hint: 'run on Linux, or use --provider kind' };
-  if (process.getuid?.() !== 0) return { ok: false, reason: 'the netns lab needs root (it creates network namespaces)', hint: 'run as root, e.g. sudo node bin/netrepro.js run ...' };
+  if (process.platform !== 'linux')
+    return {
+      ok: false,
+      reason: 'the netns lab needs Linux network namespaces',
+      hint: 'run on Linux, or use --provider kind',
+    };
+  if (process.getuid?.() !== 0)
+    return {
+      ok: false,
+      reason: 'the netns lab needs root (it creates network namespaces)',
+      hint: 'run as root, e.g. sudo node bin/netrepro.js run ...',
+    };
   const missing: string[] = [];
-  for (const [command, pkg] of Object.entries(requirements.commands)) if (!(await findOnPath(command))) missing.push(`${command} (${pkg})`);
+  for (const [command, pkg] of Object.entries(requirements.commands))
+    if (!(await findOnPath(command))) missing.push(`${command} (${pkg})`);
   for (const [file, pkg] of Object.entries(requirements.files)) {
     try {
       await access(file, constants.F_OK);
@@ -36,7 +47,12 @@ export async function netnsAvailability(): Promise<Availability> {
       missing.push(`${file} (${pkg})`);
     }
   }
-  if (missing.length > 0) return { ok: false, reason: `missing: ${missing.join(', ')}`, hint: 'npm run preflight installs them (Debian/Ubuntu)' };
+  if (missing.length > 0)
+    return {
+      ok: false,
+      reason: `missing: ${missing.join(', ')}`,
+      hint: 'npm run preflight installs them (Debian/Ubuntu)',
+    };
   return { ok: true };
 }
 

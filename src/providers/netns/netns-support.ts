@@ -4,4 +4,8 @@
 import { ALL_CAPABILITIES } from '../../model/capabilities.ts';
 import type { ProviderSupport } from '../../contract/provider.ts';
 
-export const NETNS_SUPPORT: ProviderSupport = { name: 'netns', capabilities: new Set(ALL_CAPABILITIES), fit: () => undefined };
+export const NETNS_SUPPORT: ProviderSupport = {
+  name: 'netns',
+  capabilities: new Set(ALL_CAPABILITIES),
+  fit: () => undefined,
+};

@@ -6,7 +6,15 @@ import { HarnessError } from '../../model/errors.ts';
 import type { TopologySpec } from '../../model/scenario-schema.ts';
 import type { PodPlacement } from '../../contract/kube-objects.ts';
 import type { LabAction, RunContext } from '../../contract/provider.ts';
-import { attachedHooks, attachSocketLb, createCiliumEndpoints, createSocketLbCgroup, detachSocketLb, loadCiliumDatapath, loadSocketLb } from './cilium-datapath.ts';
+import {
+  attachedHooks,
+  attachSocketLb,
+  createCiliumEndpoints,
+  createSocketLbCgroup,
+  detachSocketLb,
+  loadCiliumDatapath,
+  loadSocketLb,
+} from './cilium-datapath.ts';
 import { invokeCni } from './cni-plugin.ts';
 import { applyOps } from '../../dataplane/iptables-ops.ts';
 import { bootOps, bootOrder, componentStart, type NodeFacts } from '../../dataplane/node-iptables.ts';
@@ -14,7 +22,13 @@ import { labNames } from './lab-names.ts';
 import { ipBatch, NetnsLab } from './netns-lab.ts';
 import { runCommand } from '../../contract/command.ts';
 import { changeServices } from './service-change.ts';
-import { flannelDevice, flannelPeerEntries, FLANNEL_MTU, vtepMac, type FlannelNode } from '../../dataplane/flannel-entries.ts';
+import {
+  flannelDevice,
+  flannelPeerEntries,
+  FLANNEL_MTU,
+  vtepMac,
+  type FlannelNode,
+} from '../../dataplane/flannel-entries.ts';
 import { prepareLabTrace, settleLabTrace, startLabMonitors, startNetnsTrace } from './trace/lab-tracer.ts';
 import { useNativeSpawner } from './native-commands.ts';
 import { helperBinary, HELPERS } from './helper-build.ts';
@@ -40,9 +54,19 @@ export async function provisionNetnsLab(topology: TopologySpec, run: RunContext)
     await useNativeSpawner();
     await step('state directory', async () => {
       await mkdir(`${names.stateDir}/ipam`, { recursive: true });
-      await writeFile(`${names.stateDir}/owner.json`, JSON.stringify({ pid: process.pid, started: new Date().toISOString() }));
+      await writeFile(
+        `${names.stateDir}/owner.json`,
+        JSON.stringify({ pid: process.pid, started: new Date().toISOString() }),
+      );
     });
-    await step('namespaces', () => lab.createNamespaces([names.fabric, ...topology.nodes.map((n) => names.node(n.name)), ...topology.hosts.map((h) => names.host(h.name)), ...topology.pods.map((p) => names.pod(p.name))]));
+    await step('namespaces', () =>
+      lab.createNamespaces([
+        names.fabric,
+        ...topology.nodes.map((n) => names.node(n.name)),
+        ...topology.hosts.map((h) => names.host(h.name)),
+        ...topology.pods.map((p) => names.pod(p.name)),
+      ]),
+    );
     startLabMonitors(lab); // probe trace: the drop filter, the monitors and the TRACE rules get ready while the lab is wired
     // From here independent work runs side by side. The pods' programs need only their namespace
     // (and, with socket LB, their node's cgroup, made first): they start now and are awaited last.
@@ -50,10 +74,20 @@ export async function provisionNetnsLab(topology: TopologySpec, run: RunContext)
     if (topology.cni === 'cilium') for (const n of topology.nodes) await createSocketLbCgroup(lab, n.name);
     programs = awaitedLater(startPrograms(lab, topology, run));
     const sysctls = new Map([
-      ...topology.nodes.map((n) => [names.node(n.name), awaitedLater(lab.namespaceSysctls(names.node(n.name), nodeSysctls(n).early, [BE_LIBERAL]))] as const),
+      ...topology.nodes.map(
+        (n) =>
+          [
+            names.node(n.name),
+            awaitedLater(lab.namespaceSysctls(names.node(n.name), nodeSysctls(n).early, [BE_LIBERAL])),
+          ] as const,
+      ),
       ...topology.pods.map((p) => [names.pod(p.name), awaitedLater(lab.namespaceSysctls(names.pod(p.name)))] as const),
     ]);
-    const ready = (node: string) => Promise.all([sysctls.get(names.node(node)), ...topology.pods.filter((p) => p.node === node).map((p) => sysctls.get(names.pod(p.name)))]);
+    const ready = (node: string) =>
+      Promise.all([
+        sysctls.get(names.node(node)),
+        ...topology.pods.filter((p) => p.node === node).map((p) => sysctls.get(names.pod(p.name))),
+      ]);
     const machines = createMachines(lab, topology);
     await settleAll([
       // settled here as well: a step refused at an abort must not leave the wiring running behind the teardown
@@ -62,16 +96,27 @@ export async function provisionNetnsLab(topology: TopologySpec, run: RunContext)
       topology.cni === 'cilium'
         ? // after the node's eth0, as a real node's NIC precedes cilium_host: the kernel's ICMP errors out of an
           // address-less lxc device take the first device's address, the node IP, not cilium_host's (in either order at random before)
-          step('cilium endpoints: lxc pods', () => eachNode(async (n) => (await ready(n), await machines.links, createCiliumEndpoints(lab, topology, n))))
-        : step('pods via CNI bridge', () => eachNode(async (n) => (await ready(n), createBridgePods(lab, topology, n)))),
+          step('cilium endpoints: lxc pods', () =>
+            eachNode(async (n) => (await ready(n), await machines.links, createCiliumEndpoints(lab, topology, n))),
+          )
+        : step('pods via CNI bridge', () =>
+            eachNode(async (n) => (await ready(n), createBridgePods(lab, topology, n))),
+          ),
     ]);
-    if (topology.cni === 'cilium') await step('cilium datapath: BPF masquerade, socket LB', () => eachNode((n) => loadCiliumDatapath(lab, topology, n)));
+    if (topology.cni === 'cilium')
+      await step('cilium datapath: BPF masquerade, socket LB', () =>
+        eachNode((n) => loadCiliumDatapath(lab, topology, n)),
+      );
     await step('helper programs', () => buildHelpers(lab));
     // a fresh node boots: FORWARD policy as set at boot, then the components in the topology's order
     // be_liberal as kube-proxy reads it at boot: read where the node's sysctls were set (nothing else sets it since)
     const bootFacts = async (n: string) => factsWith(lab, (await sysctls.get(names.node(n))!).get(BE_LIBERAL));
     // every device of the node exists by now: its neighbour timing is set beside the boot (neighbour-timing.ts)
-    await step(`boot: ${bootOrder(topology).join(', ')}`, () => eachNode(async (n) => settleAll([applyOps(lab.node(n), bootOps(topology, n, await bootFacts(n))), fastNeighbourFailure(lab.node(n))])));
+    await step(`boot: ${bootOrder(topology).join(', ')}`, () =>
+      eachNode(async (n) =>
+        settleAll([applyOps(lab.node(n), bootOps(topology, n, await bootFacts(n))), fastNeighbourFailure(lab.node(n))]),
+      ),
+    );
     prepareLabTrace(lab); // probe trace: conntrack's part, now that the node has booted, while the pods get ready
     await step('pod programs ready', () => programs!);
     return lab;
@@ -91,10 +136,16 @@ async function settleAll(work: Promise<unknown>[]): Promise<void> {
 }
 
 /** A node's sysctls: set before its pods exist (`early`), except per-device ones, which wait for eth0 (`late`). */
-function nodeSysctls(node: TopologySpec['nodes'][number]): { early: Record<string, string | number>; late: Record<string, string | number> } {
+function nodeSysctls(node: TopologySpec['nodes'][number]): {
+  early: Record<string, string | number>;
+  late: Record<string, string | number>;
+} {
   const perDevice = (key: string) => /^net\.ipv[46]\.(conf|neigh)\.(?!all\.|default\.)[^.]+\./.test(key);
   const all = Object.entries({ 'net.ipv4.ip_forward': 1, 'net.bridge.bridge-nf-call-iptables': 1, ...node.sysctls });
-  return { early: Object.fromEntries(all.filter(([k]) => !perDevice(k))), late: Object.fromEntries(all.filter(([k]) => perDevice(k))) };
+  return {
+    early: Object.fromEntries(all.filter(([k]) => !perDevice(k))),
+    late: Object.fromEntries(all.filter(([k]) => perDevice(k))),
+  };
 }
 
 /**
@@ -106,18 +157,39 @@ function nodeSysctls(node: TopologySpec['nodes'][number]): { early: Record<strin
 function createMachines(lab: NetnsLab, topology: TopologySpec): { links: Promise<void>; done: Promise<void> } {
   const fabric: string[] = ['link set lo up', 'link add br0 type bridge', 'link set br0 up'];
   const machines = [
-    ...topology.nodes.map((node, i) => ({ ns: lab.names.node(node.name), port: `n${i}`, ip: `${FABRIC_NET}.${i + 2}`, ref: `node/${node.name}` })),
+    ...topology.nodes.map((node, i) => ({
+      ns: lab.names.node(node.name),
+      port: `n${i}`,
+      ip: `${FABRIC_NET}.${i + 2}`,
+      ref: `node/${node.name}`,
+    })),
     // outside the cluster: on the nodes' network, with no route back to the pod network
-    ...topology.hosts.map((host, i) => ({ ns: lab.names.host(host.name), port: `h${i}`, ip: `${FABRIC_NET}.${100 + i}`, ref: `host/${host.name}` })),
+    ...topology.hosts.map((host, i) => ({
+      ns: lab.names.host(host.name),
+      port: `h${i}`,
+      ip: `${FABRIC_NET}.${100 + i}`,
+      ref: `host/${host.name}`,
+    })),
   ];
   for (const m of machines) {
-    fabric.push(`link add ${m.port} type veth peer name eth0 netns ${m.ns}`, `link set ${m.port} master br0`, `link set ${m.port} up`);
+    fabric.push(
+      `link add ${m.port} type veth peer name eth0 netns ${m.ns}`,
+      `link set ${m.port} master br0`,
+      `link set ${m.port} up`,
+    );
     lab.addresses.set(m.ref, m.ip);
   }
   for (const [i, node] of topology.nodes.entries()) lab.fabricPorts.set(node.name, `n${i}`);
-  const hostSysctls = awaitedLater(Promise.all(topology.hosts.map((h) => lab.namespaceSysctls(lab.names.host(h.name)))));
+  const hostSysctls = awaitedLater(
+    Promise.all(topology.hosts.map((h) => lab.namespaceSysctls(lab.names.host(h.name)))),
+  );
   const links = ipBatch(lab.names.fabric, fabric);
-  const flannel: FlannelNode[] = topology.nodes.map((n, i) => ({ name: n.name, podCIDR: n.podCIDR, nodeIP: lab.address(`node/${n.name}`), vtepMac: vtepMac(i + 1) }));
+  const flannel: FlannelNode[] = topology.nodes.map((n, i) => ({
+    name: n.name,
+    podCIDR: n.podCIDR,
+    nodeIP: lab.address(`node/${n.name}`),
+    vtepMac: vtepMac(i + 1),
+  }));
   const wire = async () => {
     await settleAll([
       hostSysctls,
@@ -132,16 +204,22 @@ function createMachines(lab: NetnsLab, topology: TopologySpec): { links: Promise
           const entries = flannelPeerEntries(self, flannel);
           lines.push(...flannelDevice(self), ...entries.ip);
           await ipBatch(m.ns, lines);
-          if (entries.bridge.length > 0) await runCommand(['bridge', '-n', m.ns, '-batch', '-'], { input: `${entries.bridge.join('\n')}\n` });
+          if (entries.bridge.length > 0)
+            await runCommand(['bridge', '-n', m.ns, '-batch', '-'], { input: `${entries.bridge.join('\n')}\n` });
         } else if (node) {
           const others = topology.nodes.filter((other) => other.name !== node.name);
-          lines.push(...others.map((other) => `route add ${other.podCIDR} via ${lab.address(`node/${other.name}`)} dev eth0`));
+          lines.push(
+            ...others.map((other) => `route add ${other.podCIDR} via ${lab.address(`node/${other.name}`)} dev eth0`),
+          );
           await ipBatch(m.ns, lines);
         } else {
           await ipBatch(m.ns, lines);
         }
         const late = node ? nodeSysctls(node).late : {};
-        if (Object.keys(late).length > 0) await lab.namespaceTarget(m.ns).exec(['sysctl', '-q', '-w', ...Object.entries(late).map(([k, v]) => `${k}=${v}`)]);
+        if (Object.keys(late).length > 0)
+          await lab
+            .namespaceTarget(m.ns)
+            .exec(['sysctl', '-q', '-w', ...Object.entries(late).map(([k, v]) => `${k}=${v}`)]);
       }),
     ]);
   };
@@ -153,9 +231,24 @@ async function createBridgePods(lab: NetnsLab, topology: TopologySpec, nodeName:
   const node = topology.nodes.find((n) => n.name === nodeName)!;
   const nodePath = lab.names.netnsPath(lab.names.node(nodeName));
   const pods = topology.pods.filter((p) => p.node === nodeName);
-  const common = (ns: string) => ({ command: 'ADD' as const, nodeNetnsPath: nodePath, podNetnsPath: lab.names.netnsPath(ns), containerId: ns });
+  const common = (ns: string) => ({
+    command: 'ADD' as const,
+    nodeNetnsPath: nodePath,
+    podNetnsPath: lab.names.netnsPath(ns),
+    containerId: ns,
+  });
   // the loopback plugin brings lo up, as for every pod a kubelet starts; it takes no address, so all at once
-  const loopbacks = awaitedLater(settleAll(pods.map((p) => invokeCni({ ...common(lab.names.pod(p.name)), ifName: 'lo', config: { cniVersion: '1.0.0', name: 'netrepro-lo', type: 'loopback' } }))));
+  const loopbacks = awaitedLater(
+    settleAll(
+      pods.map((p) =>
+        invokeCni({
+          ...common(lab.names.pod(p.name)),
+          ifName: 'lo',
+          config: { cniVersion: '1.0.0', name: 'netrepro-lo', type: 'loopback' },
+        }),
+      ),
+    ),
+  );
   // the bridge plugin sequentially: host-local hands out addresses in pod order, so runs are reproducible
   for (const pod of pods) {
     const ns = lab.names.pod(pod.name);
@@ -172,7 +265,12 @@ async function createBridgePods(lab: NetnsLab, topology: TopologySpec, nodeName:
         hairpinMode: true,
         // flannel hands the bridge plugin the VXLAN-reduced MTU
         ...(topology.cni === 'flannel' ? { mtu: FLANNEL_MTU } : {}),
-        ipam: { type: 'host-local', ranges: [[{ subnet: node.podCIDR }]], routes: [{ dst: '0.0.0.0/0' }], dataDir: `${lab.names.stateDir}/ipam/${nodeName}` },
+        ipam: {
+          type: 'host-local',
+          ranges: [[{ subnet: node.podCIDR }]],
+          routes: [{ dst: '0.0.0.0/0' }],
+          dataDir: `${lab.names.stateDir}/ipam/${nodeName}`,
+        },
       },
     });
     const ip = result.ips?.[0]?.address.split('/')[0];
@@ -212,15 +310,20 @@ function factsWith(lab: NetnsLab, beLiberal: string | undefined): NodeFacts {
 }
 
 async function performAction(lab: NetnsLab, action: LabAction): Promise<void> {
-  if (action.kind === 'endpoint' || action.kind === 'service') return changeServices(lab, action, podPlacements(lab, lab.topology));
+  if (action.kind === 'endpoint' || action.kind === 'service')
+    return changeServices(lab, action, podPlacements(lab, lab.topology));
   const node = lab.node(action.node);
   switch (action.kind) {
     case 'start':
       if (action.component !== 'kube-proxy' && action.component !== lab.topology.cni) {
         throw new HarnessError('UNSUPPORTED', `${action.component} runs only in the ${action.component} CNI shape`);
       }
-      if (action.component === 'kube-proxy') lab.kubeProxyVersions.set(action.node, action.version ?? lab.topology.kubeProxy);
-      return applyOps(node, componentStart(lab.topology, action.node, action.component, await nodeFacts(lab, action.node), action.version));
+      if (action.component === 'kube-proxy')
+        lab.kubeProxyVersions.set(action.node, action.version ?? lab.topology.kubeProxy);
+      return applyOps(
+        node,
+        componentStart(lab.topology, action.node, action.component, await nodeFacts(lab, action.node), action.version),
+      );
     case 'reboot': {
       const order = action.order ?? lab.topology.startOrder;
       // rules and conntrack go with the reboot; be_liberal is a sysctl the node keeps (set at boot from its config)
@@ -233,7 +336,13 @@ async function performAction(lab: NetnsLab, action: LabAction): Promise<void> {
       const vip = lab.address(action.service);
       const [ip = '', port = '0'] = action.backend.split(':');
       const protocol = action.hook === 'sendmsg4' ? 'UDP' : 'TCP';
-      await loadSocketLb(lab, action.node, 'sock-stale', [{ vip, port: action.port, protocol, backends: [{ ip, port: Number(port) }] }], []);
+      await loadSocketLb(
+        lab,
+        action.node,
+        'sock-stale',
+        [{ vip, port: action.port, protocol, backends: [{ ip, port: Number(port) }] }],
+        [],
+      );
       const hooks = [action.hook] as const;
       if (!action.first) return attachSocketLb(lab, action.node, 'sock-stale', hooks);
       await detachSocketLb(lab, action.node, 'sock-current', hooks);
@@ -251,7 +360,10 @@ async function performAction(lab: NetnsLab, action: LabAction): Promise<void> {
  * per probe that runs the agent; where it cannot be built the lab runs pod-agent.mjs.
  */
 async function useNativeAgent(lab: NetnsLab): Promise<void> {
-  await helperBinary('pod-agent').then((path) => (lab.agentCommand = [path]), () => {});
+  await helperBinary('pod-agent').then(
+    (path) => (lab.agentCommand = [path]),
+    () => {},
+  );
 }
 
 async function startPrograms(lab: NetnsLab, topology: TopologySpec, run: RunContext): Promise<void> {

@@ -13,15 +13,29 @@ import type { NetnsLab } from './netns-lab.ts';
 
 type ServiceChange = Extract<LabAction, { kind: 'endpoint' | 'service' }>;
 
-export async function changeServices(lab: NetnsLab, action: ServiceChange, placements: ReadonlyMap<string, PodPlacement>): Promise<void> {
+export async function changeServices(
+  lab: NetnsLab,
+  action: ServiceChange,
+  placements: ReadonlyMap<string, PodPlacement>,
+): Promise<void> {
   const name = action.kind === 'endpoint' ? action.service : action.name;
   const before = lab.topology.services;
   if (!before.some((s) => s.name === name)) throw new HarnessError('LAB_FAILED', `no service ${name} in this lab`);
   let after;
   try {
-    after = before.map((s) => (s.name !== name ? s : action.kind === 'endpoint' ? { ...s, endpoints: changedEndpoints(s.endpoints, action) } : changedService(s, action)));
+    after = before.map((s) =>
+      s.name !== name
+        ? s
+        : action.kind === 'endpoint'
+          ? { ...s, endpoints: changedEndpoints(s.endpoints, action) }
+          : changedService(s, action),
+    );
   } catch (e) {
-    throw new HarnessError('STEP_FAILED', (e as Error).message, 'the change must fit the service as it is at that point of the scenario');
+    throw new HarnessError(
+      'STEP_FAILED',
+      (e as Error).message,
+      'the change must fit the service as it is at that point of the scenario',
+    );
   }
   lab.topology = { ...lab.topology, services: after };
   await Promise.all(
@@ -33,10 +47,18 @@ export async function changeServices(lab: NetnsLab, action: ServiceChange, place
       const save = (await node.exec(['iptables-save'])).stdout;
       await applyOps(node, kubeProxySyncOps(rules, save), save);
       const missing = missingRules(rules.tables, (await node.exec(['iptables-save'])).stdout);
-      if (missing.length > 0) throw new HarnessError('STEP_FAILED', `kube-proxy's sync on ${nodeName} did not take: not in iptables-save: ${missing.slice(0, 3).join(' | ')}`);
-      const flows = layout.udpConntrack === 'event' ? [] : parseUdpFlows((await node.exec(['conntrack', '-L', '-p', 'udp'], { reject: false })).stdout);
+      if (missing.length > 0)
+        throw new HarnessError(
+          'STEP_FAILED',
+          `kube-proxy's sync on ${nodeName} did not take: not in iptables-save: ${missing.slice(0, 3).join(' | ')}`,
+        );
+      const flows =
+        layout.udpConntrack === 'event'
+          ? []
+          : parseUdpFlows((await node.exec(['conntrack', '-L', '-p', 'udp'], { reject: false })).stdout);
       // `conntrack -D` exits 1 when nothing matched: kube-proxy ignores that too
-      for (const argv of udpConntrackDeletes(layout, before, after, placements, flows)) await node.exec(argv, { reject: false });
+      for (const argv of udpConntrackDeletes(layout, before, after, placements, flows))
+        await node.exec(argv, { reject: false });
     }),
   );
 }

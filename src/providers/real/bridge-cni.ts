@@ -29,8 +29,20 @@ export function bridgeConflist(podCIDR: string): string {
 /** Reference plugins (bridge, host-local, loopback, portmap) from the pinned release, into /opt/cni/bin. */
 export async function installCniPlugins(node: Target, pluginsUrl: string): Promise<void> {
   await node.exec(['mkdir', '-p', '/opt/cni/bin', '/etc/cni/net.d']);
-  await node.exec(['curl', '-fsSL', '--retry', '3', '-o', '/tmp/netrepro-cni-plugins.tgz', pluginsUrl], { timeoutMs: 120_000 });
-  await node.exec(['tar', '-C', '/opt/cni/bin', '-xzf', '/tmp/netrepro-cni-plugins.tgz', './bridge', './host-local', './loopback', './portmap']);
+  await node.exec(['curl', '-fsSL', '--retry', '3', '-o', '/tmp/netrepro-cni-plugins.tgz', pluginsUrl], {
+    timeoutMs: 120_000,
+  });
+  await node.exec([
+    'tar',
+    '-C',
+    '/opt/cni/bin',
+    '-xzf',
+    '/tmp/netrepro-cni-plugins.tgz',
+    './bridge',
+    './host-local',
+    './loopback',
+    './portmap',
+  ]);
 }
 
 /** Writes the conflist for `self` and routes to every other node's podCIDR. */

@@ -3,7 +3,18 @@
 import { runCommand } from '../../contract/command.ts';
 
 export async function cleanDockerLeftovers(removable: (runId: string) => Promise<boolean>): Promise<string[]> {
-  const list = await runCommand(['docker', 'ps', '-a', '--filter', 'label=netrepro.io/run', '--format', '{{.ID}}\t{{.Names}}\t{{.Label "netrepro.io/run"}}'], { reject: false });
+  const list = await runCommand(
+    [
+      'docker',
+      'ps',
+      '-a',
+      '--filter',
+      'label=netrepro.io/run',
+      '--format',
+      '{{.ID}}\t{{.Names}}\t{{.Label "netrepro.io/run"}}',
+    ],
+    { reject: false },
+  );
   if (list.exitCode !== 0) return []; // no reachable engine: nothing of ours can be running there
   const removed: string[] = [];
   for (const line of list.stdout.split('\n').filter(Boolean)) {

@@ -13,7 +13,10 @@ const CLEANERS = {
   k3s: { tool: 'docker', clean: cleanK3sLeftovers },
 } as const;
 
-export async function reapReal(provider: keyof typeof CLEANERS, { force, workDir }: { force: boolean; workDir: string }): Promise<string[]> {
+export async function reapReal(
+  provider: keyof typeof CLEANERS,
+  { force, workDir }: { force: boolean; workDir: string },
+): Promise<string[]> {
   const { tool, clean } = CLEANERS[provider];
   if (!(await onPath(tool))) return [];
   return clean(async (runId) => force || !(await ownerAlive(workDir, runId)));

@@ -34,8 +34,21 @@ export function dockerNode(container: string, probeImage: string, runId: string)
     const w = argv.indexOf('-w');
     const dir = w >= 0 && argv[w + 1] ? dirname(argv[w + 1]!) : undefined;
     return [
-      'docker', 'run', '--rm', '-i', '--label', `netrepro.io/run=${runId}`, '--network', `container:${container}`,
-      '--cap-add', 'NET_ADMIN', '--cap-add', 'NET_RAW', ...(dir ? ['-v', `${dir}:${dir}`] : []), probeImage, ...argv,
+      'docker',
+      'run',
+      '--rm',
+      '-i',
+      '--label',
+      `netrepro.io/run=${runId}`,
+      '--network',
+      `container:${container}`,
+      '--cap-add',
+      'NET_ADMIN',
+      '--cap-add',
+      'NET_RAW',
+      ...(dir ? ['-v', `${dir}:${dir}`] : []),
+      probeImage,
+      ...argv,
     ];
   };
 }
@@ -47,5 +60,7 @@ export function dockerNode(container: string, probeImage: string, runId: string)
 export function minikubeNode(profile: string, node: string, probeImage: string, runId: string) {
   const viaDocker = dockerNode(node, probeImage, runId);
   return (argv: readonly string[]): string[] =>
-    FROM_PROBE_IMAGE.has(argv[0] ?? '') ? viaDocker(argv) : ['minikube', 'ssh', '-p', profile, '--node', node, '--', 'sudo', ...argv.map((a) => pasteable([a]))];
+    FROM_PROBE_IMAGE.has(argv[0] ?? '')
+      ? viaDocker(argv)
+      : ['minikube', 'ssh', '-p', profile, '--node', node, '--', 'sudo', ...argv.map((a) => pasteable([a]))];
 }

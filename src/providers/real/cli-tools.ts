@@ -35,7 +35,10 @@ export async function detectTools(provider: string, tools: readonly ToolName[]):
       hints.push(INSTALL[tool]);
     } else if (tool === 'docker') {
       // the CLI alone is not enough: kind, minikube's docker driver and testcontainers need the daemon
-      const info = await runCommand(['docker', 'info', '--format', '{{.ServerVersion}}'], { reject: false, timeoutMs: 15_000 }).catch(() => undefined);
+      const info = await runCommand(['docker', 'info', '--format', '{{.ServerVersion}}'], {
+        reject: false,
+        timeoutMs: 15_000,
+      }).catch(() => undefined);
       if (info?.exitCode !== 0) {
         const why = (info?.stderr ?? '').trim().split('\n').filter(Boolean).pop() ?? 'no answer';
         missing.push(`the Docker daemon is not reachable (\`docker info\`: ${why})`);
@@ -49,5 +52,10 @@ export async function detectTools(provider: string, tools: readonly ToolName[]):
 
 /** helm is only needed by the cilium shape, so its absence is reported when a cilium lab starts. */
 export async function requireHelm(provider: string): Promise<void> {
-  if (!(await onPath('helm'))) throw new HarnessError('ENVIRONMENT', `${provider}: the cilium shape needs helm, which is not on PATH`, INSTALL.helm);
+  if (!(await onPath('helm')))
+    throw new HarnessError(
+      'ENVIRONMENT',
+      `${provider}: the cilium shape needs helm, which is not on PATH`,
+      INSTALL.helm,
+    );
 }

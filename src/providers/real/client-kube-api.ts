@@ -49,9 +49,13 @@ export function loadKubeConfig(access: KubeAccess): KubeConfig {
   if (access.socket) {
     const socket = access.socket;
     // createAgent is private in the typings; it is the one place both fetch and the websockets take their agent from
-    (kc as unknown as { createAgent: (cluster: unknown, options: AgentOptions) => Agent }).createAgent = (_cluster, options) => {
+    (kc as unknown as { createAgent: (cluster: unknown, options: AgentOptions) => Agent }).createAgent = (
+      _cluster,
+      options,
+    ) => {
       const agent = new Agent({ ...options, keepAlive: true });
-      (agent as unknown as { createConnection: (o: ConnectionOptions) => unknown }).createConnection = (o) => tlsConnect({ ...o, socket: netConnect(socket) });
+      (agent as unknown as { createConnection: (o: ConnectionOptions) => unknown }).createConnection = (o) =>
+        tlsConnect({ ...o, socket: netConnect(socket) });
       return agent;
     };
   }
@@ -68,7 +72,17 @@ export function clientKubeApi(access: KubeAccess): KubeApi {
     let socket: { close(): void } | undefined;
     const done = new Promise<number | undefined>((resolve, reject) => {
       execApi
-        .exec(pod.namespace, pod.name, pod.container, [...argv], stdout, stderr, input === undefined ? null : Readable.from([input]), false, (status) => resolve(exitCodeOf(status)))
+        .exec(
+          pod.namespace,
+          pod.name,
+          pod.container,
+          [...argv],
+          stdout,
+          stderr,
+          input === undefined ? null : Readable.from([input]),
+          false,
+          (status) => resolve(exitCodeOf(status)),
+        )
         .then((ws) => {
           socket = ws;
           ws.on('close', () => resolve(undefined));
@@ -103,11 +117,18 @@ export function clientKubeApi(access: KubeAccess): KubeApi {
       let last: V1Pod | undefined;
       while (Date.now() < deadline) {
         last = await core.readNamespacedPod({ name, namespace });
-        if (last.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') && last.status.podIP) return last;
+        if (last.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') && last.status.podIP)
+          return last;
         await sleep(1000);
       }
-      const waiting = (last?.status?.containerStatuses ?? []).flatMap((c) => (c.state?.waiting ? [`${c.name}: ${c.state.waiting.reason} ${c.state.waiting.message ?? ''}`.trim()] : []));
-      throw new HarnessError('LAB_FAILED', `pod ${namespace}/${name} not ready after ${timeoutMs} ms (phase ${last?.status?.phase ?? 'unknown'}${waiting.length ? `; ${waiting.join('; ')}` : ''})`, 'images are pulled from Docker Hub on first use; check the node can pull them');
+      const waiting = (last?.status?.containerStatuses ?? []).flatMap((c) =>
+        c.state?.waiting ? [`${c.name}: ${c.state.waiting.reason} ${c.state.waiting.message ?? ''}`.trim()] : [],
+      );
+      throw new HarnessError(
+        'LAB_FAILED',
+        `pod ${namespace}/${name} not ready after ${timeoutMs} ms (phase ${last?.status?.phase ?? 'unknown'}${waiting.length ? `; ${waiting.join('; ')}` : ''})`,
+        'images are pulled from Docker Hub on first use; check the node can pull them',
+      );
     },
     async logs(pod) {
       return core.readNamespacedPodLog({ name: pod.name, namespace: pod.namespace, container: pod.container });
@@ -119,14 +140,25 @@ export function clientKubeApi(access: KubeAccess): KubeApi {
       const where = `pod/${pod.name}`;
       const running = run(pod, argv, stdout, stderr, options.input);
       let timedOut = false;
-      const timer = options.timeoutMs ? setTimeout(() => ((timedOut = true), running.close()), options.timeoutMs) : undefined;
+      const timer = options.timeoutMs
+        ? setTimeout(() => ((timedOut = true), running.close()), options.timeoutMs)
+        : undefined;
       const onAbort = () => running.close();
       options.signal?.addEventListener('abort', onAbort, { once: true });
       try {
         const exitCode = await running.done;
-        if (options.signal?.aborted) throw new HarnessError('ABORTED', `aborted while running in ${where}: ${argv.join(' ')}`);
-        const result: ExecResult = { argv, exitCode, stdout: stdout.text, stderr: stderr.text, timedOut, durationMs: performance.now() - started };
-        if (options.reject !== false && (exitCode !== 0 || timedOut)) throw new CommandFailedError(argv, exitCode, stdout.text, stderr.text, where);
+        if (options.signal?.aborted)
+          throw new HarnessError('ABORTED', `aborted while running in ${where}: ${argv.join(' ')}`);
+        const result: ExecResult = {
+          argv,
+          exitCode,
+          stdout: stdout.text,
+          stderr: stderr.text,
+          timedOut,
+          durationMs: performance.now() - started,
+        };
+        if (options.reject !== false && (exitCode !== 0 || timedOut))
+          throw new CommandFailedError(argv, exitCode, stdout.text, stderr.text, where);
         return result;
       } finally {
         clearTimeout(timer);
@@ -154,7 +186,14 @@ export function clientKubeApi(access: KubeAccess): KubeApi {
           const sig = signal.replace(/^SIG/, '');
           await execDetached(pod, ['sh', '-c', `kill -${sig} "$(cat ${pidFile})" 2>/dev/null; rm -f ${pidFile}`]);
           const exitCode = await Promise.race([exited, sleep(5000).then(() => (running.close(), undefined))]);
-          return { argv, exitCode, stdout: log.lines().join('\n'), stderr: '', timedOut: false, durationMs: performance.now() - started };
+          return {
+            argv,
+            exitCode,
+            stdout: log.lines().join('\n'),
+            stderr: '',
+            timedOut: false,
+            durationMs: performance.now() - started,
+          };
         },
       };
     },

@@ -41,17 +41,40 @@ export function ciliumHelmArgs(chartVersion: string, settings: CiliumSettings, a
     values.k8sServicePort = String(apiServer.port);
   }
   const sets = Object.entries(values).flatMap(([k, v]) => ['--set', `${k}=${v}`]);
-  return ['install', 'cilium', 'cilium', '--repo', 'https://helm.cilium.io', '--version', chartVersion, '--namespace', 'kube-system', ...sets, '--wait', '--timeout', '10m'];
+  return [
+    'install',
+    'cilium',
+    'cilium',
+    '--repo',
+    'https://helm.cilium.io',
+    '--version',
+    chartVersion,
+    '--namespace',
+    'kube-system',
+    ...sets,
+    '--wait',
+    '--timeout',
+    '10m',
+  ];
 }
 
-export async function installCilium(cli: KubeCli, chartVersion: string, settings: CiliumSettings, apiServer?: ApiServerAddress): Promise<void> {
+export async function installCilium(
+  cli: KubeCli,
+  chartVersion: string,
+  settings: CiliumSettings,
+  apiServer?: ApiServerAddress,
+): Promise<void> {
   await cli.helm(ciliumHelmArgs(chartVersion, settings, apiServer), { timeoutMs: 12 * 60_000 });
-  await cli.kubectl(['-n', 'kube-system', 'rollout', 'status', 'daemonset/cilium', '--timeout=300s'], { timeoutMs: 310_000 });
+  await cli.kubectl(['-n', 'kube-system', 'rollout', 'status', 'daemonset/cilium', '--timeout=300s'], {
+    timeoutMs: 310_000,
+  });
 }
 
 export async function installFlannel(cli: KubeCli, manifestUrl: string): Promise<void> {
   await cli.kubectl(['apply', '-f', manifestUrl], { timeoutMs: 120_000 });
-  await cli.kubectl(['-n', 'kube-flannel', 'rollout', 'status', 'daemonset/kube-flannel-ds', '--timeout=300s'], { timeoutMs: 310_000 });
+  await cli.kubectl(['-n', 'kube-flannel', 'rollout', 'status', 'daemonset/kube-flannel-ds', '--timeout=300s'], {
+    timeoutMs: 310_000,
+  });
 }
 
 /** Nodes turn Ready only once a CNI config is in place: the end of every CNI install. */

@@ -20,6 +20,10 @@ export function assertContextAllowed(context: string, guard: ContextGuard): void
 /** Node containers/profiles must carry the run prefix before we exec into them. */
 export function assertOwnedName(name: string, prefix: string, what: string): void {
   if (!name.startsWith(prefix)) {
-    throw new HarnessError('ENVIRONMENT', `refusing to touch ${what} "${name}": it does not carry this run's prefix ${prefix}`, 'only clusters created by this run are modified');
+    throw new HarnessError(
+      'ENVIRONMENT',
+      `refusing to touch ${what} "${name}": it does not carry this run's prefix ${prefix}`,
+      'only clusters created by this run are modified',
+    );
   }
 }

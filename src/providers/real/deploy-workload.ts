@@ -10,7 +10,14 @@ import type { KubeApi } from './kube-api.ts';
 import { PodTarget } from './pod-target.ts';
 import type { RealCluster } from './real-cluster.ts';
 import {
-  agentCommandOf, agentConfigMap, clusterNamespace, namespaceObjects, podNamespaces, podObject, serviceObjects, type WorkloadImages,
+  agentCommandOf,
+  agentConfigMap,
+  clusterNamespace,
+  namespaceObjects,
+  podNamespaces,
+  podObject,
+  serviceObjects,
+  type WorkloadImages,
 } from './workload-objects.ts';
 
 const AGENT_SOURCE = packagePath('src/providers/netns/agent/pod-agent.mjs');
@@ -43,7 +50,8 @@ export async function deployWorkload({ api, cluster, topology, nodeMap, images, 
     cluster.onDestroy(`namespace ${name}`, () => api.deleteNamespace(name));
   }
   if (images.agentCommand === undefined) {
-    for (const ns of new Set(namespaces.values())) await api.createConfigMap(agentConfigMap(clusterNamespace(prefix, ns), agentSource, run.runId));
+    for (const ns of new Set(namespaces.values()))
+      await api.createConfigMap(agentConfigMap(clusterNamespace(prefix, ns), agentSource, run.runId));
   }
 
   const dnsRecords: string[] = [];
@@ -59,7 +67,8 @@ export async function deployWorkload({ api, cluster, topology, nodeMap, images, 
   const create = async (pod: TopologySpec['pods'][number]) => {
     const namespace = clusterNamespace(prefix, namespaces.get(pod.name)!);
     const nodeName = nodeMap.get(pod.node);
-    if (!nodeName) throw new HarnessError('LAB_FAILED', `pod ${pod.name} is on node ${pod.node}, which the cluster does not have`);
+    if (!nodeName)
+      throw new HarnessError('LAB_FAILED', `pod ${pod.name} is on node ${pod.node}, which the cluster does not have`);
     await api.createPod(podObject({ pod, namespace, nodeName, dnsRecords }, topology, images, run.runId));
     cluster.pods.set(pod.name, new PodTarget(api, namespace, pod.name, agentCommandOf(images)));
     return namespace;
@@ -69,7 +78,8 @@ export async function deployWorkload({ api, cluster, topology, nodeMap, images, 
     // netns lab (and `netrepro render`): the same pod IPs, hence the same KUBE-SEP chain names
     await Promise.all(
       [...new Set(topology.pods.map((p) => p.node))].map(async (node) => {
-        for (const pod of topology.pods.filter((p) => p.node === node)) await api.waitPodReady(await create(pod), pod.name, READY_TIMEOUT_MS);
+        for (const pod of topology.pods.filter((p) => p.node === node))
+          await api.waitPodReady(await create(pod), pod.name, READY_TIMEOUT_MS);
       }),
     );
   } else {
@@ -95,5 +105,8 @@ async function waitForReadyLine(api: KubeApi, namespace: string, name: string, c
     if (/^ready /m.test(logs)) return;
     await new Promise((r) => setTimeout(r, 500));
   }
-  throw new HarnessError('LAB_FAILED', `${container} in pod ${namespace}/${name} never printed its ready line; its log:\n${logs.trim().split('\n').slice(-10).join('\n')}`);
+  throw new HarnessError(
+    'LAB_FAILED',
+    `${container} in pod ${namespace}/${name} never printed its ready line; its log:\n${logs.trim().split('\n').slice(-10).join('\n')}`,
+  );
 }

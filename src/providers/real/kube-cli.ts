@@ -22,11 +22,17 @@ export class KubeCli {
 
   async kubectl(args: readonly string[], options?: ExecOptions): Promise<ExecResult> {
     assertContextAllowed(this.access.context, this.guard);
-    return runCommand(['kubectl', '--kubeconfig', this.access.kubeconfig, '--context', this.access.context, ...args], options);
+    return runCommand(
+      ['kubectl', '--kubeconfig', this.access.kubeconfig, '--context', this.access.context, ...args],
+      options,
+    );
   }
 
   async helm(args: readonly string[], options?: ExecOptions): Promise<ExecResult> {
     assertContextAllowed(this.access.context, this.guard);
-    return runCommand(['helm', ...args, '--kubeconfig', this.access.kubeconfig, '--kube-context', this.access.context], options);
+    return runCommand(
+      ['helm', ...args, '--kubeconfig', this.access.kubeconfig, '--kube-context', this.access.context],
+      options,
+    );
   }
 }

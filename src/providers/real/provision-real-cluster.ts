@@ -55,9 +55,15 @@ export interface RealProviderSpec {
   makeCluster?: (nodeNames: readonly string[], run: RunContext) => RealCluster;
 }
 
-export async function provisionRealCluster(spec: RealProviderSpec, topology: TopologySpec, run: RunContext): Promise<StartedCluster> {
+export async function provisionRealCluster(
+  spec: RealProviderSpec,
+  topology: TopologySpec,
+  run: RunContext,
+): Promise<StartedCluster> {
   // the engine checked this before calling (src/contract/provider-support.ts); a direct caller gets the same skip
-  const misfit = spec.misfit ? spec.misfit(topology) : realMisfit(spec.name as Exclude<RealProviderName, 'local'>, topology, spec.options);
+  const misfit = spec.misfit
+    ? spec.misfit(topology)
+    : realMisfit(spec.name as Exclude<RealProviderName, 'local'>, topology, spec.options);
   if (misfit) throw new UnsupportedScenarioError(spec.name, misfit.reason, misfit.hint);
   const fit = fitCni(topology, spec.options);
   const cni: RealCni = 'cni' in fit ? fit.cni : (topology.cni as RealCni);
@@ -82,7 +88,8 @@ export async function provisionRealCluster(spec: RealProviderSpec, topology: Top
       nodeMap.set(node.name, real.name);
       const target = real.target(`node/${node.name}`);
       cluster.nodes.set(node.name, target);
-      for (const [key, value] of Object.entries(node.sysctls ?? {})) await target.exec(['sysctl', '-w', `${key}=${value}`]);
+      for (const [key, value] of Object.entries(node.sysctls ?? {}))
+        await target.exec(['sysctl', '-w', `${key}=${value}`]);
     }
     for (const n of await api.listNodes()) {
       const scenarioName = [...nodeMap].find(([, real]) => real === n.name)?.[0];
@@ -91,7 +98,9 @@ export async function provisionRealCluster(spec: RealProviderSpec, topology: Top
     await deployWorkload({ api, cluster, topology, nodeMap, images: spec.images ?? spec.options, run });
     return cluster;
   } catch (e) {
-    await cluster.destroy().catch((teardown: Error) => run.log(`teardown after failed provisioning: ${teardown.message}`));
+    await cluster
+      .destroy()
+      .catch((teardown: Error) => run.log(`teardown after failed provisioning: ${teardown.message}`));
     throw e;
   }
 }

@@ -46,11 +46,19 @@ export class RealCluster implements StartedCluster {
   /** On a real cluster, kube-proxy and cilium are run by the cluster, and BPF programs by cilium. */
   async perform(action: LabAction): Promise<void> {
     const what = action.kind === 'start' ? `starting ${action.component} by hand` : `the lab action ${action.kind}`;
-    throw new HarnessError('UNSUPPORTED', `${what} is not possible on a real cluster (its own agents manage that)`, 'run this scenario with --provider netns');
+    throw new HarnessError(
+      'UNSUPPORTED',
+      `${what} is not possible on a real cluster (its own agents manage that)`,
+      'run this scenario with --provider netns',
+    );
   }
 
   path(ref: string): string {
-    throw new HarnessError('UNSUPPORTED', `${ref}: node cgroup and bpffs paths exist only in the netns lab`, 'run this scenario with --provider netns');
+    throw new HarnessError(
+      'UNSUPPORTED',
+      `${ref}: node cgroup and bpffs paths exist only in the netns lab`,
+      'run this scenario with --provider netns',
+    );
   }
 
   address(ref: string): string {

@@ -58,29 +58,50 @@ const VERSION = /^v\d+\.\d+\.\d+$/;
  * A profile wins over the environment: the gate compares two profiles, and an ambient variable must not
  * make both sides run the same release (node images follow the profile's Kubernetes version too).
  */
-export function resolveRealOptions(input: RealClusterOptions = {}, env: NodeJS.ProcessEnv = process.env, profile?: Profile['real']): ResolvedRealOptions {
+export function resolveRealOptions(
+  input: RealClusterOptions = {},
+  env: NodeJS.ProcessEnv = process.env,
+  profile?: Profile['real'],
+): ResolvedRealOptions {
   const pick = (value: string | undefined, name: string) => value ?? (env[name] || undefined);
-  const fromProfile = (value: string | undefined, name: string) => value ?? (profile?.kubernetesVersion ? undefined : env[name] || undefined);
-  const k8sVersion = input.k8sVersion ?? profile?.kubernetesVersion ?? pick(undefined, 'NETREPRO_K8S_VERSION') ?? PINNED.k8sVersion;
-  if (!VERSION.test(k8sVersion)) throw new HarnessError('USAGE', `Kubernetes version ${k8sVersion} is not vMAJOR.MINOR.PATCH`, 'e.g. NETREPRO_K8S_VERSION=v1.32.2');
+  const fromProfile = (value: string | undefined, name: string) =>
+    value ?? (profile?.kubernetesVersion ? undefined : env[name] || undefined);
+  const k8sVersion =
+    input.k8sVersion ?? profile?.kubernetesVersion ?? pick(undefined, 'NETREPRO_K8S_VERSION') ?? PINNED.k8sVersion;
+  if (!VERSION.test(k8sVersion))
+    throw new HarnessError(
+      'USAGE',
+      `Kubernetes version ${k8sVersion} is not vMAJOR.MINOR.PATCH`,
+      'e.g. NETREPRO_K8S_VERSION=v1.32.2',
+    );
   const cni = pick(input.cni, 'NETREPRO_CNI');
   if (cni !== undefined && !(REAL_CNIS as readonly string[]).includes(cni)) {
     throw new HarnessError('USAGE', `unknown CNI ${cni}`, `NETREPRO_CNI is one of: ${REAL_CNIS.join(', ')}`);
   }
-  const flannelVersion = input.flannelVersion ?? profile?.flannel ?? pick(undefined, 'NETREPRO_FLANNEL_VERSION') ?? PINNED.flannelVersion;
+  const flannelVersion =
+    input.flannelVersion ?? profile?.flannel ?? pick(undefined, 'NETREPRO_FLANNEL_VERSION') ?? PINNED.flannelVersion;
   const cniPluginsVersion = pick(input.cniPluginsVersion, 'NETREPRO_CNI_PLUGINS_VERSION') ?? PINNED.cniPluginsVersion;
   const arch = process.arch === 'arm64' ? 'arm64' : 'amd64';
   return {
     k8sVersion,
     kindNodeImage: fromProfile(input.kindNodeImage, 'NETREPRO_KIND_NODE_IMAGE') ?? `kindest/node:${k8sVersion}`,
     k3sImage: fromProfile(input.k3sImage, 'NETREPRO_K3S_IMAGE') ?? `rancher/k3s:${k8sVersion}-k3s1`,
-    ciliumChartVersion: input.ciliumChartVersion ?? profile?.ciliumChart ?? pick(undefined, 'NETREPRO_CILIUM_VERSION') ?? PINNED.ciliumChartVersion,
+    ciliumChartVersion:
+      input.ciliumChartVersion ??
+      profile?.ciliumChart ??
+      pick(undefined, 'NETREPRO_CILIUM_VERSION') ??
+      PINNED.ciliumChartVersion,
     flannelManifest: `https://github.com/flannel-io/flannel/releases/download/${flannelVersion}/kube-flannel.yml`,
     cniPluginsUrl: `https://github.com/containernetworking/plugins/releases/download/${cniPluginsVersion}/cni-plugins-linux-${arch}-${cniPluginsVersion}.tgz`,
     probeImage: pick(input.probeImage, 'NETREPRO_PROBE_IMAGE') ?? PINNED.probeImage,
     agentImage: pick(input.agentImage, 'NETREPRO_AGENT_IMAGE') ?? PINNED.agentImage,
     cni: cni as RealCni | undefined,
-    allowContexts: input.allowContexts ?? (env.NETREPRO_ALLOW_CONTEXT ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    allowContexts:
+      input.allowContexts ??
+      (env.NETREPRO_ALLOW_CONTEXT ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
     workDir: input.workDir ?? env.NETREPRO_WORK_DIR ?? join(tmpdir(), 'netrepro'),
   };
 }

@@ -7,20 +7,31 @@ import { ciliumSettings } from './cni-install.ts';
 import { REAL_CNIS, type RealCni, type ResolvedRealOptions } from './real-options.ts';
 
 /** The scenario's CNI shape, or why a real cluster cannot have it. */
-export function fitCni(topology: TopologySpec, options: ResolvedRealOptions): { cni: RealCni } | { reason: string; hint?: string } {
+export function fitCni(
+  topology: TopologySpec,
+  options: ResolvedRealOptions,
+): { cni: RealCni } | { reason: string; hint?: string } {
   const cni: string = topology.cni;
-  if (!(REAL_CNIS as readonly string[]).includes(cni)) return { reason: `CNI shape ${cni} has no real-cluster install` };
-  if (topology.hosts.length > 0) return { reason: 'hosts outside the cluster exist only in the netns lab', hint: 'run it with --provider netns' };
+  if (!(REAL_CNIS as readonly string[]).includes(cni))
+    return { reason: `CNI shape ${cni} has no real-cluster install` };
+  if (topology.hosts.length > 0)
+    return { reason: 'hosts outside the cluster exist only in the netns lab', hint: 'run it with --provider netns' };
   // flannel keeps the per-node cni0 bridge of the bridge shape (VXLAN only between nodes), so a
   // bridge scenario is meaningful on it: that is what the flannel cells of the CI matrix run
   if (options.cni === 'flannel' && cni === 'bridge') return flannelFits(topology) ?? { cni: 'flannel' };
-  if (options.cni && options.cni !== cni) return { reason: `scenario needs CNI ${cni}, this run selects ${options.cni} (NETREPRO_CNI)`, hint: `run it with NETREPRO_CNI=${cni}` };
+  if (options.cni && options.cni !== cni)
+    return {
+      reason: `scenario needs CNI ${cni}, this run selects ${options.cni} (NETREPRO_CNI)`,
+      hint: `run it with NETREPRO_CNI=${cni}`,
+    };
   return (cni === 'flannel' && flannelFits(topology)) || { cni: cni as RealCni };
 }
 
 function flannelFits(topology: TopologySpec): { reason: string } | undefined {
   if (topology.clusterCIDR === '10.244.0.0/16') return undefined;
-  return { reason: `the pinned flannel manifest's network is 10.244.0.0/16, the scenario's clusterCIDR is ${topology.clusterCIDR}` };
+  return {
+    reason: `the pinned flannel manifest's network is 10.244.0.0/16, the scenario's clusterCIDR is ${topology.clusterCIDR}`,
+  };
 }
 
 /**
@@ -32,29 +43,52 @@ export function fitKubeProxy(topology: TopologySpec, k8sVersion: string): { reas
   const minor = Number(/^v1\.(\d+)\./.exec(k8sVersion)?.[1]);
   const profile = kubeProxyLayout(topology.kubeProxy);
   if (minor >= OLDEST_MINOR && kubeProxyLayout(`1.${minor}`).invalidDrop === profile.invalidDrop) return undefined;
-  const range = profile.invalidDrop === 'never' ? '1.14' : profile.invalidDrop === 'always' ? '1.15 to 1.28' : '1.29 or later';
-  return { reason: `kube-proxy profile ${topology.kubeProxy} needs a Kubernetes release that writes KUBE-FORWARD's INVALID DROP the same way (${range}), the cluster would run ${k8sVersion}`, hint: `set NETREPRO_K8S_VERSION to a ${range} release the provider can run` };
+  const range =
+    profile.invalidDrop === 'never' ? '1.14' : profile.invalidDrop === 'always' ? '1.15 to 1.28' : '1.29 or later';
+  return {
+    reason: `kube-proxy profile ${topology.kubeProxy} needs a Kubernetes release that writes KUBE-FORWARD's INVALID DROP the same way (${range}), the cluster would run ${k8sVersion}`,
+    hint: `set NETREPRO_K8S_VERSION to a ${range} release the provider can run`,
+  };
 }
 
 export function minikubeMisfit(topology: TopologySpec, cni: RealCni): { reason: string; hint?: string } | undefined {
   if (cni === 'bridge' && topology.nodes.length > 1) {
-    return { reason: 'minikube --cni=bridge has no routes between nodes (single node only)', hint: 'run multi-node bridge scenarios with --provider kind' };
+    return {
+      reason: 'minikube --cni=bridge has no routes between nodes (single node only)',
+      hint: 'run multi-node bridge scenarios with --provider kind',
+    };
   }
   const s = ciliumSettings(topology);
   if (cni === 'cilium' && (s.kubeProxyReplacement || s.socketLB)) {
-    return { reason: 'minikube --cni=cilium applies its own manifest and takes no cilium values (socketLB, kube-proxy replacement)', hint: 'run it with --provider kind' };
+    return {
+      reason:
+        'minikube --cni=cilium applies its own manifest and takes no cilium values (socketLB, kube-proxy replacement)',
+      hint: 'run it with --provider kind',
+    };
   }
   return undefined;
 }
 
 export function k3sMisfit(topology: TopologySpec, cni: RealCni): { reason: string; hint?: string } | undefined {
-  if (topology.nodes.length > 1) return { reason: `K3sContainer runs one server node, the scenario has ${topology.nodes.length} nodes`, hint: 'run it with --provider kind or minikube' };
-  if (cni === 'bridge') return { reason: 'k3s has no plain bridge CNI option (its flannel uses cni0 too: NETREPRO_CNI=flannel)', hint: 'run it with --provider kind' };
+  if (topology.nodes.length > 1)
+    return {
+      reason: `K3sContainer runs one server node, the scenario has ${topology.nodes.length} nodes`,
+      hint: 'run it with --provider kind or minikube',
+    };
+  if (cni === 'bridge')
+    return {
+      reason: 'k3s has no plain bridge CNI option (its flannel uses cni0 too: NETREPRO_CNI=flannel)',
+      hint: 'run it with --provider kind',
+    };
   return undefined;
 }
 
 /** Everything a real provider checks before creating anything: the CNI shape, kube-proxy's layout, its own limits. */
-export function realMisfit(provider: 'kind' | 'minikube' | 'k3s', topology: TopologySpec, options: ResolvedRealOptions): Misfit | undefined {
+export function realMisfit(
+  provider: 'kind' | 'minikube' | 'k3s',
+  topology: TopologySpec,
+  options: ResolvedRealOptions,
+): Misfit | undefined {
   const fit = fitCni(topology, options);
   if ('reason' in fit) return fit;
   const own = provider === 'k3s' ? k3sMisfit : provider === 'minikube' ? minikubeMisfit : () => undefined;

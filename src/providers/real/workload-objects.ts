@@ -50,7 +50,10 @@ export function podNamespaces(topology: TopologySpec): Map<string, string> {
     for (const { pod } of svc.endpoints) {
       const seen = out.get(pod);
       if (seen && seen !== svc.namespace) {
-        throw new HarnessError('SCENARIO_INVALID', `pod ${pod} backs services in namespaces ${seen} and ${svc.namespace}; a real pod lives in one namespace`);
+        throw new HarnessError(
+          'SCENARIO_INVALID',
+          `pod ${pod} backs services in namespaces ${seen} and ${svc.namespace}; a real pod lives in one namespace`,
+        );
       }
       out.set(pod, svc.namespace);
     }
@@ -63,19 +66,41 @@ export function podNamespaces(topology: TopologySpec): Map<string, string> {
 
 export function namespaceObjects(topology: TopologySpec, prefix: string, runId: string): V1Namespace[] {
   const names = new Set([...podNamespaces(topology).values(), ...topology.services.map((s) => s.namespace)]);
-  return [...names].sort().map((ns) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: clusterNamespace(prefix, ns), labels: managed(runId) } }));
+  return [...names].sort().map((ns) => ({
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name: clusterNamespace(prefix, ns), labels: managed(runId) },
+  }));
 }
 
 export function agentConfigMap(namespace: string, agentSource: string, runId: string): V1ConfigMap {
-  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: AGENT_CONFIGMAP, namespace, labels: managed(runId) }, data: { 'pod-agent.mjs': agentSource } };
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: AGENT_CONFIGMAP, namespace, labels: managed(runId) },
+    data: { 'pod-agent.mjs': agentSource },
+  };
 }
 
-export function serviceObjects(topology: TopologySpec, prefix: string, runId: string, keepClusterIPs = false): V1Service[] {
+export function serviceObjects(
+  topology: TopologySpec,
+  prefix: string,
+  runId: string,
+  keepClusterIPs = false,
+): V1Service[] {
   return topology.services.map((svc) => {
     const base = serviceObject(svc);
     const { clusterIP: allocatedByTheCluster, ...rest } = base.spec!;
     const spec = keepClusterIPs ? { ...rest, clusterIP: allocatedByTheCluster } : rest;
-    return { ...base, metadata: { ...base.metadata, namespace: clusterNamespace(prefix, svc.namespace), labels: { ...base.metadata!.labels, ...managed(runId) } }, spec };
+    return {
+      ...base,
+      metadata: {
+        ...base.metadata,
+        namespace: clusterNamespace(prefix, svc.namespace),
+        labels: { ...base.metadata!.labels, ...managed(runId) },
+      },
+      spec,
+    };
   });
 }
 
@@ -96,7 +121,8 @@ export interface PodInput {
 export function podObject(input: PodInput, topology: TopologySpec, images: WorkloadImages, runId: string): V1Pod {
   const { pod, namespace, nodeName, dnsRecords } = input;
   const labels: Record<string, string> = { ...managed(runId), 'netrepro.io/pod': pod.name };
-  for (const svc of topology.services) if (svc.endpoints.some((e) => e.pod === pod.name)) labels[endpointLabel(svc.name)] = 'true';
+  for (const svc of topology.services)
+    if (svc.endpoints.some((e) => e.pod === pod.name)) labels[endpointLabel(svc.name)] = 'true';
   const fromConfigMap = images.agentCommand === undefined;
   const agent = agentCommandOf(images);
   const agentVolume = fromConfigMap ? { volumeMounts: [{ name: 'agent', mountPath: AGENT_DIR, readOnly: true }] } : {};
@@ -120,7 +146,13 @@ export function podObject(input: PodInput, topology: TopologySpec, images: Workl
       terminationGracePeriodSeconds: 0,
       enableServiceLinks: false,
       containers: [
-        { name: 'probe', image: images.probeImage, ...pull, command: ['sleep', 'infinity'], securityContext: { privileged: true } },
+        {
+          name: 'probe',
+          image: images.probeImage,
+          ...pull,
+          command: ['sleep', 'infinity'],
+          securityContext: { privileged: true },
+        },
         { name: 'agent', image: images.agentImage, ...pull, command: ['sleep', 'infinity'], ...agentVolume },
         ...serve,
       ],

@@ -39,10 +39,18 @@ describe('describeRange', () => {
 });
 
 describe('readCounter', () => {
-  const iptables = ['Chain KUBE-FORWARD (policy ACCEPT 0 packets, 0 bytes)', '    pkts      bytes target', '      7      420 DROP       all  --  *  *  0.0.0.0/0  0.0.0.0/0  ctstate INVALID', '     12      720 ACCEPT     all'].join('\n');
+  const iptables = [
+    'Chain KUBE-FORWARD (policy ACCEPT 0 packets, 0 bytes)',
+    '    pkts      bytes target',
+    '      7      420 DROP       all  --  *  *  0.0.0.0/0  0.0.0.0/0  ctstate INVALID',
+    '     12      720 ACCEPT     all',
+  ].join('\n');
 
   it('the first group of the first matching line, and that line trimmed', () => {
-    expect(readCounter(iptables, '^\\s*(\\d+)\\s+\\d+\\s+(?:DROP|ACCEPT)')).toEqual({ value: 7, line: '7      420 DROP       all  --  *  *  0.0.0.0/0  0.0.0.0/0  ctstate INVALID' });
+    expect(readCounter(iptables, '^\\s*(\\d+)\\s+\\d+\\s+(?:DROP|ACCEPT)')).toEqual({
+      value: 7,
+      line: '7      420 DROP       all  --  *  *  0.0.0.0/0  0.0.0.0/0  ctstate INVALID',
+    });
   });
 
   it('no matching line, or a match without the group, reads nothing', () => {
@@ -57,14 +65,21 @@ describe('readCounter', () => {
 
   it('with sum, the groups of every matching line are added up, and every line shown', () => {
     const perCpu = ' cpu=0 found=0 invalid=3 \ncpu=1 found=0 invalid=4\nnothing here';
-    expect(readCounter(perCpu, 'invalid=(\\d+)', true)).toEqual({ value: 7, line: 'cpu=0 found=0 invalid=3 | cpu=1 found=0 invalid=4' });
+    expect(readCounter(perCpu, 'invalid=(\\d+)', true)).toEqual({
+      value: 7,
+      line: 'cpu=0 found=0 invalid=3 | cpu=1 found=0 invalid=4',
+    });
     expect(readCounter(perCpu, 'invalid=(\\d+)')).toEqual({ value: 3, line: 'cpu=0 found=0 invalid=3' });
   });
 });
 
 describe('printableStrings', () => {
   it('splits binary output at non-printable bytes and keeps runs of 4 or more, trimmed', () => {
-    expect(printableStrings(['\x00\x01GET / HTTP/1.1\x00abc\x02host: web \x7f1234'])).toEqual(['GET / HTTP/1.1', 'host: web', '1234']);
+    expect(printableStrings(['\x00\x01GET / HTTP/1.1\x00abc\x02host: web \x7f1234'])).toEqual([
+      'GET / HTTP/1.1',
+      'host: web',
+      '1234',
+    ]);
   });
 
   it('text lines (tabs included) come through whole', () => {

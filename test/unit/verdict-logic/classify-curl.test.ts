@@ -3,42 +3,71 @@ import { describe, expect, it } from 'vitest';
 import { classifyCurl, type CurlResult } from '../../../src/observe/probes/classify.ts';
 import { client, icmp, SYN, tcp, vip, wire } from './wire.ts';
 
-const curl = (exitCode: number | undefined, stderr = '', over: Partial<CurlResult> = {}): CurlResult => ({ exitCode, stderr, httpCode: 0, body: '', ...over });
+const curl = (exitCode: number | undefined, stderr = '', over: Partial<CurlResult> = {}): CurlResult => ({
+  exitCode,
+  stderr,
+  httpCode: 0,
+  body: '',
+  ...over,
+});
 const SYN_ACK = tcp('10.96.0.20.80', '10.244.1.2.44186', 'S.');
 
 describe('curl exit 0', () => {
-  it('a 2xx or 3xx answer is ok, served by the pod the body names, from the SYN-ACK\'s source', () => {
-    expect(classifyCurl(curl(0, '', { httpCode: 200, body: ' web\n' }), wire(SYN, SYN_ACK), client, vip)).toEqual({ outcome: 'ok', reason: 'HTTP 200; SYN-ACK from 10.96.0.20:80', servedBy: 'web', source: '10.96.0.20:80' });
+  it("a 2xx or 3xx answer is ok, served by the pod the body names, from the SYN-ACK's source", () => {
+    expect(classifyCurl(curl(0, '', { httpCode: 200, body: ' web\n' }), wire(SYN, SYN_ACK), client, vip)).toEqual({
+      outcome: 'ok',
+      reason: 'HTTP 200; SYN-ACK from 10.96.0.20:80',
+      servedBy: 'web',
+      source: '10.96.0.20:80',
+    });
     expect(classifyCurl(curl(0, '', { httpCode: 399 }), [], client, vip).outcome).toBe('ok');
   });
 
   it('without a captured handshake or a body, ok says so and names nobody', () => {
-    expect(classifyCurl(curl(0, '', { httpCode: 204, body: ' \n' }), [], client, vip)).toEqual({ outcome: 'ok', reason: 'HTTP 204; the handshake was not captured', servedBy: undefined, source: undefined });
+    expect(classifyCurl(curl(0, '', { httpCode: 204, body: ' \n' }), [], client, vip)).toEqual({
+      outcome: 'ok',
+      reason: 'HTTP 204; the handshake was not captured',
+      servedBy: undefined,
+      source: undefined,
+    });
   });
 
   it('an HTTP status outside 200..399 is a wrong answer', () => {
-    expect(classifyCurl(curl(0, '', { httpCode: 400, body: 'web' }), wire(SYN_ACK), client, vip)).toEqual({ outcome: 'wrong-answer', reason: 'HTTP 400' });
-    expect(classifyCurl(curl(0, '', { httpCode: 503 }), [], client, vip)).toEqual({ outcome: 'wrong-answer', reason: 'HTTP 503' });
+    expect(classifyCurl(curl(0, '', { httpCode: 400, body: 'web' }), wire(SYN_ACK), client, vip)).toEqual({
+      outcome: 'wrong-answer',
+      reason: 'HTTP 400',
+    });
+    expect(classifyCurl(curl(0, '', { httpCode: 503 }), [], client, vip)).toEqual({
+      outcome: 'wrong-answer',
+      reason: 'HTTP 503',
+    });
     expect(classifyCurl(curl(0, '', { httpCode: 199 }), [], client, vip).outcome).toBe('wrong-answer');
   });
 });
 
-describe('the wire decides before curl\'s words', () => {
-  it('a SYN-ACK from another address is an unexpected source, with the client\'s RST and curl\'s exit', () => {
-    const seen = wire(SYN, tcp('10.244.1.3.8080', '10.244.1.2.44186', 'S.'), tcp('10.244.1.2.44186', '10.244.1.3.8080', 'R'));
+describe("the wire decides before curl's words", () => {
+  it("a SYN-ACK from another address is an unexpected source, with the client's RST and curl's exit", () => {
+    const seen = wire(
+      SYN,
+      tcp('10.244.1.3.8080', '10.244.1.2.44186', 'S.'),
+      tcp('10.244.1.2.44186', '10.244.1.3.8080', 'R'),
+    );
     expect(classifyCurl(curl(28, 'curl: (28) Connection timed out'), seen, client, vip)).toEqual({
       outcome: 'unexpected-source',
-      reason: 'SYN-ACK from 10.244.1.3:8080, expected from 10.96.0.20:80; client answered RST to 10.244.1.3:8080; curl exit 28',
+      reason:
+        'SYN-ACK from 10.244.1.3:8080, expected from 10.96.0.20:80; client answered RST to 10.244.1.3:8080; curl exit 28',
       source: '10.244.1.3:8080',
     });
   });
 
-  it('without the client\'s RST, or an exit code (curl killed), the reason leaves them out', () => {
+  it("without the client's RST, or an exit code (curl killed), the reason leaves them out", () => {
     const seen = wire(SYN, tcp('10.244.1.3.8080', '10.244.1.2.44186', 'S.'));
-    expect(classifyCurl(curl(undefined), seen, client, vip).reason).toBe('SYN-ACK from 10.244.1.3:8080, expected from 10.96.0.20:80');
+    expect(classifyCurl(curl(undefined), seen, client, vip).reason).toBe(
+      'SYN-ACK from 10.244.1.3:8080, expected from 10.96.0.20:80',
+    );
   });
 
-  it('a RST or ICMP answering the SYN names itself and curl\'s exit', () => {
+  it("a RST or ICMP answering the SYN names itself and curl's exit", () => {
     const rst = wire(SYN, tcp('10.96.0.20.80', '10.244.1.2.44186', 'R.'));
     expect(classifyCurl(curl(7, "curl: (7) Couldn't connect to server"), rst, client, vip)).toEqual({
       outcome: 'refused',
@@ -46,24 +75,47 @@ describe('the wire decides before curl\'s words', () => {
       source: '10.96.0.20:80',
     });
     const unreachable = wire(SYN, icmp('10.99.0.2', '10.244.1.2', 'host 10.96.0.20 unreachable'));
-    expect(classifyCurl(curl(7, 'curl: (7) Failed to connect: Connection refused'), unreachable, client, vip)).toMatchObject({ outcome: 'unreachable', source: '10.99.0.2' });
+    expect(
+      classifyCurl(curl(7, 'curl: (7) Failed to connect: Connection refused'), unreachable, client, vip),
+    ).toMatchObject({ outcome: 'unreachable', source: '10.99.0.2' });
   });
 
   it('the packets are read only when curl failed', () => {
-    expect(classifyCurl(curl(0, '', { httpCode: 200 }), wire(SYN, tcp('10.244.1.3.8080', '10.244.1.2.44186', 'S.')), client, vip).outcome).toBe('ok');
+    expect(
+      classifyCurl(
+        curl(0, '', { httpCode: 200 }),
+        wire(SYN, tcp('10.244.1.3.8080', '10.244.1.2.44186', 'S.')),
+        client,
+        vip,
+      ).outcome,
+    ).toBe('ok');
   });
 });
 
 describe('curl exit 28 (timeout)', () => {
   it('connected, then no HTTP answer: the connect time is given in ms', () => {
-    expect(classifyCurl(curl(28, 'curl: (28) Operation timed out', { connectSeconds: 0.0123 }), wire(SYN, SYN_ACK), client, vip)).toEqual({
+    expect(
+      classifyCurl(
+        curl(28, 'curl: (28) Operation timed out', { connectSeconds: 0.0123 }),
+        wire(SYN, SYN_ACK),
+        client,
+        vip,
+      ),
+    ).toEqual({
       outcome: 'timeout',
       reason: 'connected in 12.3 ms, then no HTTP response (curl exit 28)',
     });
   });
 
-  it('a SYN without answer: curl\'s last line, and that the SYN got none', () => {
-    expect(classifyCurl(curl(28, 'resolving\ncurl: (28) Connection timed out after 1001 milliseconds\n', { connectSeconds: 0 }), wire(SYN), client, vip)).toEqual({
+  it("a SYN without answer: curl's last line, and that the SYN got none", () => {
+    expect(
+      classifyCurl(
+        curl(28, 'resolving\ncurl: (28) Connection timed out after 1001 milliseconds\n', { connectSeconds: 0 }),
+        wire(SYN),
+        client,
+        vip,
+      ),
+    ).toEqual({
       outcome: 'timeout',
       reason: 'curl: (28) Connection timed out after 1001 milliseconds; the SYN got no answer',
     });
@@ -74,7 +126,9 @@ describe('curl exit 28 (timeout)', () => {
   });
 
   it('a connect time with another exit is no timeout', () => {
-    expect(classifyCurl(curl(52, 'curl: (52) Empty reply from server', { connectSeconds: 0.01 }), [], client, vip)).toEqual({ outcome: 'error', reason: 'curl: (52) Empty reply from server' });
+    expect(
+      classifyCurl(curl(52, 'curl: (52) Empty reply from server', { connectSeconds: 0.01 }), [], client, vip),
+    ).toEqual({ outcome: 'error', reason: 'curl: (52) Empty reply from server' });
   });
 });
 
@@ -86,17 +140,23 @@ describe('curl exit 7 with no packet sent: the errno of a second connect()', () 
     ['ETIMEDOUT', 'timeout'],
     ['ECONNRESET', 'reset'],
   ] as const)('%s is %s', (errno, outcome) => {
-    expect(classifyCurl(curl(7, "curl: (7) Couldn't connect to server"), [], client, vip, errno)).toEqual({ outcome, reason: `connect() failed in the pod with ${errno}; no packet left it (curl exit 7)` });
+    expect(classifyCurl(curl(7, "curl: (7) Couldn't connect to server"), [], client, vip, errno)).toEqual({
+      outcome,
+      reason: `connect() failed in the pod with ${errno}; no packet left it (curl exit 7)`,
+    });
   });
 
   it('not when a SYN left the pod, not for an errno it does not know, not for another exit', () => {
     const couldNot = "curl: (7) Couldn't connect to server";
-    expect(classifyCurl(curl(7, couldNot), wire(SYN), client, vip, 'EHOSTUNREACH')).toEqual({ outcome: 'error', reason: couldNot });
+    expect(classifyCurl(curl(7, couldNot), wire(SYN), client, vip, 'EHOSTUNREACH')).toEqual({
+      outcome: 'error',
+      reason: couldNot,
+    });
     expect(classifyCurl(curl(7, couldNot), [], client, vip, 'EPERM')).toEqual({ outcome: 'error', reason: couldNot });
     expect(classifyCurl(curl(28, 'curl: (28) timed out'), [], client, vip, 'EHOSTUNREACH').outcome).toBe('timeout');
   });
 
-  it('a SYN from another host, or a SYN-ACK from the client, is not the client\'s SYN', () => {
+  it("a SYN from another host, or a SYN-ACK from the client, is not the client's SYN", () => {
     const notSent = wire(tcp('10.244.1.9.44186', '10.96.0.20.80', 'S'), tcp('10.244.1.2.80', '10.244.1.9.5000', 'S.'));
     expect(classifyCurl(curl(7, 'curl: (7) x'), notSent, client, vip, 'EHOSTUNREACH').outcome).toBe('unreachable');
   });
@@ -104,11 +164,17 @@ describe('curl exit 7 with no packet sent: the errno of a second connect()', () 
 
 describe("curl's own words, when nothing on the wire explains it", () => {
   it('exit 7 "refused" is refused, "no route"/"unreachable" is unreachable', () => {
-    expect(classifyCurl(curl(7, 'curl: (7) Failed to connect to 10.96.0.20 port 80: Connection refused'), [], client, vip)).toEqual({
+    expect(
+      classifyCurl(curl(7, 'curl: (7) Failed to connect to 10.96.0.20 port 80: Connection refused'), [], client, vip),
+    ).toEqual({
       outcome: 'refused',
-      reason: "curl: (7) Failed to connect to 10.96.0.20 port 80: Connection refused (curl's message; nothing captured)",
+      reason:
+        "curl: (7) Failed to connect to 10.96.0.20 port 80: Connection refused (curl's message; nothing captured)",
     });
-    expect(classifyCurl(curl(7, 'curl: (7) Failed to connect: No route to host'), [], client, vip)).toEqual({ outcome: 'unreachable', reason: "curl: (7) Failed to connect: No route to host (curl's message; nothing captured)" });
+    expect(classifyCurl(curl(7, 'curl: (7) Failed to connect: No route to host'), [], client, vip)).toEqual({
+      outcome: 'unreachable',
+      reason: "curl: (7) Failed to connect: No route to host (curl's message; nothing captured)",
+    });
     expect(classifyCurl(curl(7, 'curl: (7) Network is unreachable'), [], client, vip).outcome).toBe('unreachable');
   });
 
@@ -118,7 +184,10 @@ describe("curl's own words, when nothing on the wire explains it", () => {
   });
 
   it.each([56, 52, 55])('exit %i with "reset" is reset', (exitCode) => {
-    expect(classifyCurl(curl(exitCode, 'curl: (56) Recv failure: Connection reset by peer'), [], client, vip)).toEqual({ outcome: 'reset', reason: 'curl: (56) Recv failure: Connection reset by peer' });
+    expect(classifyCurl(curl(exitCode, 'curl: (56) Recv failure: Connection reset by peer'), [], client, vip)).toEqual({
+      outcome: 'reset',
+      reason: 'curl: (56) Recv failure: Connection reset by peer',
+    });
   });
 
   it('"reset" with another exit, or those exits without "reset", are an error', () => {
@@ -126,8 +195,11 @@ describe("curl's own words, when nothing on the wire explains it", () => {
     expect(classifyCurl(curl(52, 'curl: (52) Empty reply from server'), [], client, vip).outcome).toBe('error');
   });
 
-  it('anything else is an error, in curl\'s words or by its exit code', () => {
-    expect(classifyCurl(curl(6, 'curl: (6) Could not resolve host: web'), [], client, vip)).toEqual({ outcome: 'error', reason: 'curl: (6) Could not resolve host: web' });
+  it("anything else is an error, in curl's words or by its exit code", () => {
+    expect(classifyCurl(curl(6, 'curl: (6) Could not resolve host: web'), [], client, vip)).toEqual({
+      outcome: 'error',
+      reason: 'curl: (6) Could not resolve host: web',
+    });
     expect(classifyCurl(curl(6, '  \n'), [], client, vip)).toEqual({ outcome: 'error', reason: 'curl exit 6' });
   });
 });

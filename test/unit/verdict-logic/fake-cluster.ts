@@ -31,7 +31,15 @@ export function fakeCluster(script: Script): { cluster: StartedCluster; calls: s
       execOptions.push(options);
       const nth = seen.get(key) ?? 0;
       seen.set(key, nth + 1);
-      return { argv, exitCode: 0, stdout: '', stderr: '', timedOut: false, durationMs: 1, ...script.exec(ref, argv.join(' '), nth) };
+      return {
+        argv,
+        exitCode: 0,
+        stdout: '',
+        stderr: '',
+        timedOut: false,
+        durationMs: 1,
+        ...script.exec(ref, argv.join(' '), nth),
+      };
     },
     spawn(argv) {
       calls.push(`spawn ${ref} ${argv.join(' ')}`);
@@ -57,6 +65,10 @@ export function fakeCluster(script: Script): { cluster: StartedCluster; calls: s
       return spawned;
     },
   });
-  const cluster = { target, node: (n: string) => target(`node/${n}`), pod: (n: string) => target(`pod/${n}`) } as unknown as StartedCluster;
+  const cluster = {
+    target,
+    node: (n: string) => target(`node/${n}`),
+    pod: (n: string) => target(`pod/${n}`),
+  } as unknown as StartedCluster;
   return { cluster, calls, execOptions };
 }

@@ -12,7 +12,13 @@ export interface FakeLab {
   labs: { label: string; plan: string[] }[];
   /** What each lab was given: its phases' specs and the run options. */
   given: { specs: PhasePlan['spec'][]; options: ScenarioRunOptions }[];
-  runLab: (scenario: Scenario, label: string, plan: readonly PhasePlan[], result: ScenarioResult, options: ScenarioRunOptions) => Promise<void>;
+  runLab: (
+    scenario: Scenario,
+    label: string,
+    plan: readonly PhasePlan[],
+    result: ScenarioResult,
+    options: ScenarioRunOptions,
+  ) => Promise<void>;
 }
 
 /** `phase:variant:N steps`, the plan as a test reads it. */
@@ -22,7 +28,11 @@ const planLine = (p: PhasePlan) => `${p.name}:${p.variant}:${p.spec.steps?.lengt
  * `comesUp`: the error a lab fails with before its first phase; `tearsDown`: the one it fails with
  * after its last (undefined: none).
  */
-export function fakeLab(decide: Decide, comesUp: (label: string) => Error | undefined = () => undefined, tearsDown: (label: string) => Error | undefined = () => undefined): FakeLab {
+export function fakeLab(
+  decide: Decide,
+  comesUp: (label: string) => Error | undefined = () => undefined,
+  tearsDown: (label: string) => Error | undefined = () => undefined,
+): FakeLab {
   const labs: FakeLab['labs'] = [];
   const given: FakeLab['given'] = [];
   return {
@@ -36,10 +46,28 @@ export function fakeLab(decide: Decide, comesUp: (label: string) => Error | unde
       for (const p of plan) {
         const outcome = decide(p, label);
         if (outcome instanceof Error) {
-          result.phases.push({ name: p.name, variant: p.variant, steps: [], probes: [], checks: [], durationMs: 1, status: 'errored', error: { code: 'STEP_FAILED', message: outcome.message } });
+          result.phases.push({
+            name: p.name,
+            variant: p.variant,
+            steps: [],
+            probes: [],
+            checks: [],
+            durationMs: 1,
+            status: 'errored',
+            error: { code: 'STEP_FAILED', message: outcome.message },
+          });
           throw outcome;
         }
-        result.phases.push({ name: p.name, variant: p.variant, steps: [], probes: [], checks: [], durationMs: 1, status: 'passed', ...outcome });
+        result.phases.push({
+          name: p.name,
+          variant: p.variant,
+          steps: [],
+          probes: [],
+          checks: [],
+          durationMs: 1,
+          status: 'passed',
+          ...outcome,
+        });
       }
       const down = tearsDown(label);
       if (down) throw down;
@@ -49,7 +77,17 @@ export function fakeLab(decide: Decide, comesUp: (label: string) => Error | unde
 
 export const aborted = () => new HarnessError('ABORTED', 'interrupted');
 
-const check = (c: Partial<CheckSpec>): CheckSpec => ({ id: 'c', on: 'node/a', cmd: 'iptables-save -c', sum: false, background: false, absentIsZero: false, control: false, ...c }) as CheckSpec;
+const check = (c: Partial<CheckSpec>): CheckSpec =>
+  ({
+    id: 'c',
+    on: 'node/a',
+    cmd: 'iptables-save -c',
+    sum: false,
+    background: false,
+    absentIsZero: false,
+    control: false,
+    ...c,
+  }) as CheckSpec;
 
 /**
  * A scenario as mutate reads it. Against the baseline, the fault asserts p (q is unchanged), the counter
@@ -70,7 +108,12 @@ export const SCENARIO = {
     ],
   },
   fixes: [
-    { name: 'first', steps: [{ run: { on: 'node/a', cmd: 'fix' } }, { run: { on: 'node/a', cmd: 'fix more' } }], expect: { p: 'ok' }, checks: [check({ id: 'rule', matches: 'fixed', expect: { count: 1 } })] },
+    {
+      name: 'first',
+      steps: [{ run: { on: 'node/a', cmd: 'fix' } }, { run: { on: 'node/a', cmd: 'fix more' } }],
+      expect: { p: 'ok' },
+      checks: [check({ id: 'rule', matches: 'fixed', expect: { count: 1 } })],
+    },
     { name: 'second', steps: [{ run: { on: 'node/a', cmd: 'other fix' } }], expect: { p: 'ok', q: 'ok' }, checks: [] },
   ],
 } as unknown as Scenario;

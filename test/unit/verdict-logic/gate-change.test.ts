@@ -14,6 +14,9 @@ const TABLE: Record<Susceptibility, string[]> = {
   unjudged: ['unjudged', 'unjudged', 'unjudged', 'unjudged', 'unjudged'],
 };
 
-it.each(SIDES.flatMap((b) => SIDES.map((c, i) => [b, c, TABLE[b][i]] as const)))('%s -> %s is %s', (baseline, candidate, expected) => {
-  expect(change(baseline, candidate)).toBe(expected);
-});
+it.each(SIDES.flatMap((b) => SIDES.map((c, i) => [b, c, TABLE[b][i]] as const)))(
+  '%s -> %s is %s',
+  (baseline, candidate, expected) => {
+    expect(change(baseline, candidate)).toBe(expected);
+  },
+);

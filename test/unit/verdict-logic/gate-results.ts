@@ -8,14 +8,31 @@ import { check, phase, probe, scenarioResult } from './results.ts';
 
 /** A probe that observed `observed`, matching its expectation or not. */
 export const saw = (id: string, observed: Outcome, matched: boolean, over: Partial<ProbeResult> = {}): ProbeResult =>
-  probe({ id, observed, matched, summary: `${id} = ${observed}`, ...(matched ? {} : { mismatch: `${id} did not match (${observed})` }), ...over });
+  probe({
+    id,
+    observed,
+    matched,
+    summary: `${id} = ${observed}`,
+    ...(matched ? {} : { mismatch: `${id} did not match (${observed})` }),
+    ...over,
+  });
 
-export const read = (id: string, matched: boolean, over: Partial<CheckResult> = {}): CheckResult => check({ id, matched, expected: `${id} bound`, observed: `${id} read`, ...over });
+export const read = (id: string, matched: boolean, over: Partial<CheckResult> = {}): CheckResult =>
+  check({ id, matched, expected: `${id} bound`, observed: `${id} read`, ...over });
 
-export const run = (baseline: { probes?: ProbeResult[]; checks?: CheckResult[] }, faulted: { probes?: ProbeResult[]; checks?: CheckResult[] }, over: Partial<ScenarioResult> = {}): ScenarioResult =>
-  scenarioResult({ phases: [phase({ name: 'baseline', ...baseline }), phase({ name: 'faulted', ...faulted })], addresses: { 'pod/web': '10.244.1.3' }, ...over });
+export const run = (
+  baseline: { probes?: ProbeResult[]; checks?: CheckResult[] },
+  faulted: { probes?: ProbeResult[]; checks?: CheckResult[] },
+  over: Partial<ScenarioResult> = {},
+): ScenarioResult =>
+  scenarioResult({
+    phases: [phase({ name: 'baseline', ...baseline }), phase({ name: 'faulted', ...faulted })],
+    addresses: { 'pod/web': '10.244.1.3' },
+    ...over,
+  });
 
-export const counter = (id: string, over: Partial<CheckSpec> = {}) => checkSpec({ id, counter: 'DROP (\\d+)', expect: { delta: { min: 1 } }, ...over });
+export const counter = (id: string, over: Partial<CheckSpec> = {}) =>
+  checkSpec({ id, counter: 'DROP (\\d+)', expect: { delta: { min: 1 } }, ...over });
 
 /**
  * sym: ok -> timeout, a real fix makes it ok again (the symptom). ctl: ok throughout (a control).
@@ -25,7 +42,10 @@ export const SCENARIO = {
   id: 's',
   purpose: 'reproduce',
   baseline: { expect: { sym: 'ok', ctl: 'ok' }, checks: [counter('seen', { cmd: 'conntrack -S' })] },
-  fault: { expect: { sym: 'timeout', ctl: { outcome: 'ok' } }, checks: [counter('drops'), counter('ran', { control: true, cmd: 'x' }), counter('seen', { cmd: 'conntrack -S' })] },
+  fault: {
+    expect: { sym: 'timeout', ctl: { outcome: 'ok' } },
+    checks: [counter('drops'), counter('ran', { control: true, cmd: 'x' }), counter('seen', { cmd: 'conntrack -S' })],
+  },
   fixes: [
     { name: 'fix', expect: { sym: 'ok', ctl: 'ok' }, checks: [] },
     { name: 'not-a-fix', control: 'negative', expect: { sym: 'reset' }, checks: [] },

@@ -4,7 +4,11 @@ import { matchExpectation } from '../../../src/observe/expect/match-expectation.
 import type { ExpectedSpec } from '../../../src/model/scenario-schema.ts';
 import { observation } from './results.ts';
 
-const addresses: Record<string, string> = { 'pod/web': '10.244.1.3', 'svc/web': '10.96.0.20', 'svc/kube-dns': '10.96.0.10' };
+const addresses: Record<string, string> = {
+  'pod/web': '10.244.1.3',
+  'svc/web': '10.96.0.20',
+  'svc/kube-dns': '10.96.0.10',
+};
 const address = (ref: string) => addresses[ref] ?? `unresolved ${ref}`;
 const match = (expected: ExpectedSpec, observed = observation()) => matchExpectation(expected, observed, address);
 
@@ -25,30 +29,52 @@ describe('outcome', () => {
 
 describe('servedBy', () => {
   it('holds when the named pod answered', () => {
-    expect(match({ outcome: 'ok', servedBy: 'web' }, observation({ servedBy: 'web' }))).toEqual({ matched: true, expected: 'ok, served by web' });
+    expect(match({ outcome: 'ok', servedBy: 'web' }, observation({ servedBy: 'web' }))).toEqual({
+      matched: true,
+      expected: 'ok, served by web',
+    });
   });
 
   it('fails when another pod, or nobody named, answered', () => {
-    expect(match({ outcome: 'ok', servedBy: 'web' }, observation({ servedBy: 'web-2' }))).toMatchObject({ matched: false, mismatch: 'expected an answer from web, got one from web-2' });
-    expect(match({ outcome: 'ok', servedBy: 'web' }, observation())).toMatchObject({ matched: false, mismatch: 'expected an answer from web, got one from nobody named' });
+    expect(match({ outcome: 'ok', servedBy: 'web' }, observation({ servedBy: 'web-2' }))).toMatchObject({
+      matched: false,
+      mismatch: 'expected an answer from web, got one from web-2',
+    });
+    expect(match({ outcome: 'ok', servedBy: 'web' }, observation())).toMatchObject({
+      matched: false,
+      mismatch: 'expected an answer from web, got one from nobody named',
+    });
   });
 
   it('is compared only once the outcome matched', () => {
-    expect(match({ outcome: 'ok', servedBy: 'web' }, observation({ outcome: 'reset', servedBy: 'web-2' })).mismatch).toMatch(/^expected ok, observed reset/);
+    expect(
+      match({ outcome: 'ok', servedBy: 'web' }, observation({ outcome: 'reset', servedBy: 'web-2' })).mismatch,
+    ).toMatch(/^expected ok, observed reset/);
   });
 });
 
 describe('source', () => {
   it("holds when the answer came from the reference's address, whatever its port", () => {
-    expect(match({ outcome: 'unexpected-source', source: 'pod/web' }, observation({ outcome: 'unexpected-source', source: '10.244.1.3:8080' }))).toEqual({
+    expect(
+      match(
+        { outcome: 'unexpected-source', source: 'pod/web' },
+        observation({ outcome: 'unexpected-source', source: '10.244.1.3:8080' }),
+      ),
+    ).toEqual({
       matched: true,
       expected: 'unexpected-source, from pod/web (10.244.1.3)',
     });
   });
 
   it('fails when it came from another address, or from nowhere', () => {
-    expect(match({ outcome: 'ok', source: 'pod/web' }, observation({ source: '10.96.0.20:80' }))).toMatchObject({ matched: false, mismatch: 'expected the reply from 10.244.1.3, it came from 10.96.0.20:80' });
-    expect(match({ outcome: 'ok', source: 'pod/web' }, observation())).toMatchObject({ matched: false, mismatch: 'expected the reply from 10.244.1.3, it came from nowhere' });
+    expect(match({ outcome: 'ok', source: 'pod/web' }, observation({ source: '10.96.0.20:80' }))).toMatchObject({
+      matched: false,
+      mismatch: 'expected the reply from 10.244.1.3, it came from 10.96.0.20:80',
+    });
+    expect(match({ outcome: 'ok', source: 'pod/web' }, observation())).toMatchObject({
+      matched: false,
+      mismatch: 'expected the reply from 10.244.1.3, it came from nowhere',
+    });
   });
 
   it('an address that only starts like the expected one is another address', () => {
@@ -58,8 +84,12 @@ describe('source', () => {
 
 describe('connected', () => {
   it('connected: true holds only for a completed handshake', () => {
-    expect(match({ outcome: 'timeout', connected: true }, observation({ outcome: 'timeout', connected: true }))).toEqual({ matched: true, expected: 'timeout, TCP connected' });
-    expect(match({ outcome: 'timeout', connected: true }, observation({ outcome: 'timeout', connected: false }))).toMatchObject({
+    expect(
+      match({ outcome: 'timeout', connected: true }, observation({ outcome: 'timeout', connected: true })),
+    ).toEqual({ matched: true, expected: 'timeout, TCP connected' });
+    expect(
+      match({ outcome: 'timeout', connected: true }, observation({ outcome: 'timeout', connected: false })),
+    ).toMatchObject({
       matched: false,
       mismatch: 'expected the TCP handshake to complete; it did not',
     });
@@ -67,8 +97,12 @@ describe('connected', () => {
   });
 
   it('connected: false holds only when the handshake did not complete', () => {
-    expect(match({ outcome: 'timeout', connected: false }, observation({ outcome: 'timeout', connected: false }))).toEqual({ matched: true, expected: 'timeout, TCP not connected' });
-    expect(match({ outcome: 'timeout', connected: false }, observation({ outcome: 'timeout', connected: true }))).toMatchObject({
+    expect(
+      match({ outcome: 'timeout', connected: false }, observation({ outcome: 'timeout', connected: false })),
+    ).toEqual({ matched: true, expected: 'timeout, TCP not connected' });
+    expect(
+      match({ outcome: 'timeout', connected: false }, observation({ outcome: 'timeout', connected: true })),
+    ).toMatchObject({
       matched: false,
       mismatch: 'expected the TCP handshake to not complete; it did',
     });
@@ -80,50 +114,109 @@ describe('connected', () => {
 });
 
 describe('sentTo', () => {
-  it('a reference is resolved and compared with the SYN\'s address, any port', () => {
-    expect(match({ outcome: 'ok', sentTo: 'pod/web' }, observation({ sentTo: '10.244.1.3:8080' }))).toEqual({ matched: true, expected: 'ok, SYN sent to 10.244.1.3' });
-    expect(match({ outcome: 'ok', sentTo: 'pod/web' }, observation({ sentTo: '10.96.0.20:80' }))).toMatchObject({ matched: false, mismatch: 'expected the SYN to go to 10.244.1.3, it went to 10.96.0.20:80' });
+  it("a reference is resolved and compared with the SYN's address, any port", () => {
+    expect(match({ outcome: 'ok', sentTo: 'pod/web' }, observation({ sentTo: '10.244.1.3:8080' }))).toEqual({
+      matched: true,
+      expected: 'ok, SYN sent to 10.244.1.3',
+    });
+    expect(match({ outcome: 'ok', sentTo: 'pod/web' }, observation({ sentTo: '10.96.0.20:80' }))).toMatchObject({
+      matched: false,
+      mismatch: 'expected the SYN to go to 10.244.1.3, it went to 10.96.0.20:80',
+    });
   });
 
   it('an IP:PORT must match exactly', () => {
-    expect(match({ outcome: 'ok', sentTo: '10.244.1.3:8080' }, observation({ sentTo: '10.244.1.3:8080' })).matched).toBe(true);
-    expect(match({ outcome: 'ok', sentTo: '10.244.1.3:8080' }, observation({ sentTo: '10.244.1.3:80' }))).toMatchObject({ matched: false, mismatch: 'expected the SYN to go to 10.244.1.3:8080, it went to 10.244.1.3:80' });
+    expect(
+      match({ outcome: 'ok', sentTo: '10.244.1.3:8080' }, observation({ sentTo: '10.244.1.3:8080' })).matched,
+    ).toBe(true);
+    expect(match({ outcome: 'ok', sentTo: '10.244.1.3:8080' }, observation({ sentTo: '10.244.1.3:80' }))).toMatchObject(
+      { matched: false, mismatch: 'expected the SYN to go to 10.244.1.3:8080, it went to 10.244.1.3:80' },
+    );
   });
 
   it('fails when no SYN was seen', () => {
-    expect(match({ outcome: 'ok', sentTo: 'pod/web' }, observation())).toMatchObject({ matched: false, mismatch: 'expected the SYN to go to 10.244.1.3, it went to nowhere' });
+    expect(match({ outcome: 'ok', sentTo: 'pod/web' }, observation())).toMatchObject({
+      matched: false,
+      mismatch: 'expected the SYN to go to 10.244.1.3, it went to nowhere',
+    });
   });
 });
 
 describe('answer (DNS)', () => {
   it('an ok reply holds when its answer section has the address', () => {
-    expect(match({ outcome: 'ok', answer: 'svc/kube-dns' }, observation({ answers: ['10.96.0.9', '10.96.0.10'] }))).toEqual({ matched: true, expected: 'ok, answer 10.96.0.10' });
-    expect(match({ outcome: 'ok', answer: '10.96.0.10' }, observation({ answers: ['10.96.0.10'] }))).toEqual({ matched: true, expected: 'ok, answer 10.96.0.10' });
+    expect(
+      match({ outcome: 'ok', answer: 'svc/kube-dns' }, observation({ answers: ['10.96.0.9', '10.96.0.10'] })),
+    ).toEqual({ matched: true, expected: 'ok, answer 10.96.0.10' });
+    expect(match({ outcome: 'ok', answer: '10.96.0.10' }, observation({ answers: ['10.96.0.10'] }))).toEqual({
+      matched: true,
+      expected: 'ok, answer 10.96.0.10',
+    });
   });
 
   it('an ok reply without it is a wrong answer', () => {
-    expect(match({ outcome: 'ok', answer: '10.96.0.10' }, observation({ answers: [], summary: 's' }))).toMatchObject({ matched: false, mismatch: 'expected ok, observed wrong-answer (answer empty, expected 10.96.0.10): s' });
-    expect(match({ outcome: 'ok', answer: '10.96.0.10' }, observation({ summary: 's' }))).toMatchObject({ matched: false, mismatch: 'expected ok, observed wrong-answer (answer empty, expected 10.96.0.10): s' });
-    expect(match({ outcome: 'wrong-answer', answer: '10.96.0.10' }, observation({ answers: ['1.2.3.4', '5.6.7.8'] }))).toEqual({ matched: true, expected: 'wrong-answer, answer 10.96.0.10' });
+    expect(match({ outcome: 'ok', answer: '10.96.0.10' }, observation({ answers: [], summary: 's' }))).toMatchObject({
+      matched: false,
+      mismatch: 'expected ok, observed wrong-answer (answer empty, expected 10.96.0.10): s',
+    });
+    expect(match({ outcome: 'ok', answer: '10.96.0.10' }, observation({ summary: 's' }))).toMatchObject({
+      matched: false,
+      mismatch: 'expected ok, observed wrong-answer (answer empty, expected 10.96.0.10): s',
+    });
+    expect(
+      match({ outcome: 'wrong-answer', answer: '10.96.0.10' }, observation({ answers: ['1.2.3.4', '5.6.7.8'] })),
+    ).toEqual({ matched: true, expected: 'wrong-answer, answer 10.96.0.10' });
   });
 
   it('the mismatch lists every address the reply held', () => {
-    expect(match({ outcome: 'ok', answer: '10.96.0.10' }, observation({ answers: ['1.2.3.4', '5.6.7.8'], summary: 's' })).mismatch).toBe('expected ok, observed wrong-answer (answer 1.2.3.4,5.6.7.8, expected 10.96.0.10): s');
+    expect(
+      match({ outcome: 'ok', answer: '10.96.0.10' }, observation({ answers: ['1.2.3.4', '5.6.7.8'], summary: 's' }))
+        .mismatch,
+    ).toBe('expected ok, observed wrong-answer (answer 1.2.3.4,5.6.7.8, expected 10.96.0.10): s');
   });
 
   it('a reply that was not ok is judged by its outcome alone', () => {
-    expect(match({ outcome: 'timeout', answer: '10.96.0.10' }, observation({ outcome: 'timeout', answers: ['1.2.3.4'] })).matched).toBe(true);
-    expect(match({ outcome: 'ok', answer: '10.96.0.10' }, observation({ outcome: 'timeout', summary: 's' })).mismatch).toBe('expected ok, observed timeout: s');
+    expect(
+      match({ outcome: 'timeout', answer: '10.96.0.10' }, observation({ outcome: 'timeout', answers: ['1.2.3.4'] }))
+        .matched,
+    ).toBe(true);
+    expect(
+      match({ outcome: 'ok', answer: '10.96.0.10' }, observation({ outcome: 'timeout', summary: 's' })).mismatch,
+    ).toBe('expected ok, observed timeout: s');
   });
 });
 
 it('a field present but unset (as a copy made with a spread carries it) asserts nothing', () => {
-  const unset = { outcome: 'ok', servedBy: undefined, source: undefined, sentTo: undefined, answer: undefined } as unknown as ExpectedSpec;
-  expect(match(unset, observation({ servedBy: 'web', source: '10.0.0.1:80', sentTo: '10.0.0.1:80' }))).toEqual({ matched: true, expected: 'ok' });
+  const unset = {
+    outcome: 'ok',
+    servedBy: undefined,
+    source: undefined,
+    sentTo: undefined,
+    answer: undefined,
+  } as unknown as ExpectedSpec;
+  expect(match(unset, observation({ servedBy: 'web', source: '10.0.0.1:80', sentTo: '10.0.0.1:80' }))).toEqual({
+    matched: true,
+    expected: 'ok',
+  });
 });
 
 it('every field of the expectation is read into one line, in a fixed order', () => {
-  const spec = { outcome: 'ok', servedBy: 'web', source: 'pod/web', connected: true, sentTo: 'svc/web', answer: '10.96.0.10' } as ExpectedSpec;
-  const seen = observation({ servedBy: 'web', source: '10.244.1.3:8080', connected: true, sentTo: '10.96.0.20:80', answers: ['10.96.0.10'] });
-  expect(match(spec, seen)).toEqual({ matched: true, expected: 'ok, served by web, from pod/web (10.244.1.3), TCP connected, SYN sent to 10.96.0.20, answer 10.96.0.10' });
+  const spec = {
+    outcome: 'ok',
+    servedBy: 'web',
+    source: 'pod/web',
+    connected: true,
+    sentTo: 'svc/web',
+    answer: '10.96.0.10',
+  } as ExpectedSpec;
+  const seen = observation({
+    servedBy: 'web',
+    source: '10.244.1.3:8080',
+    connected: true,
+    sentTo: '10.96.0.20:80',
+    answers: ['10.96.0.10'],
+  });
+  expect(match(spec, seen)).toEqual({
+    matched: true,
+    expected: 'ok, served by web, from pod/web (10.244.1.3), TCP connected, SYN sent to 10.96.0.20, answer 10.96.0.10',
+  });
 });

@@ -12,7 +12,13 @@ const { mutantLine, mutateTable } = await import('../../../src/engine/mutate/mut
 if (before === undefined) delete process.env.FORCE_COLOR;
 else process.env.FORCE_COLOR = before;
 
-const m = (status: 'killed' | 'survived' | 'not-judged') => ({ scenario: 's', mutation: 'fault-removed', status, killed: status === 'killed', reason: 'r' });
+const m = (status: 'killed' | 'survived' | 'not-judged') => ({
+  scenario: 's',
+  mutation: 'fault-removed',
+  status,
+  killed: status === 'killed',
+  reason: 'r',
+});
 const GREEN = '\x1b[32m';
 const RED = '\x1b[31m';
 const YELLOW = '\x1b[33m';
@@ -25,7 +31,12 @@ it('a mutant line is coloured by its status', () => {
 });
 
 it('so is its table row; a failed original is red', () => {
-  const lines = mutateTable({ mutants: [m('killed'), m('survived'), m('not-judged')], originalFailures: [{ scenario: 'o', reason: 'x' }], killRate: 0.5, durationMs: 0 }).split('\n');
+  const lines = mutateTable({
+    mutants: [m('killed'), m('survived'), m('not-judged')],
+    originalFailures: [{ scenario: 'o', reason: 'x' }],
+    killRate: 0.5,
+    durationMs: 0,
+  }).split('\n');
   expect(lines.slice(1, 4).map((l) => l.slice(2, 7))).toEqual([GREEN, RED, YELLOW]);
   expect(lines[4]).toBe(`${RED}original FAILED o: x (its mutants are not judged)${OFF}`);
 });

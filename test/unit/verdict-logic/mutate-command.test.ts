@@ -3,18 +3,40 @@
 import { stripVTControlCharacters } from 'node:util';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import * as mutate from '../../../src/engine/mutate/mutate-scenario.ts';
-import { mutantLine, mutateAll, mutateJson, mutatePassed, mutateTable, type MutateRun } from '../../../src/engine/mutate/mutate-command.ts';
+import {
+  mutantLine,
+  mutateAll,
+  mutateJson,
+  mutatePassed,
+  mutateTable,
+  type MutateRun,
+} from '../../../src/engine/mutate/mutate-command.ts';
 import type { ClusterProvider } from '../../../src/contract/provider.ts';
 import type { LoadedScenario } from '../../../src/model/load-scenario.ts';
 import { scenarioResult } from './results.ts';
 
-vi.mock('../../../src/engine/mutate/mutate-scenario.ts', async (importOriginal) => ({ ...(await importOriginal<typeof mutate>()), mutateScenario: vi.fn() }));
+vi.mock('../../../src/engine/mutate/mutate-scenario.ts', async (importOriginal) => ({
+  ...(await importOriginal<typeof mutate>()),
+  mutateScenario: vi.fn(),
+}));
 
 const plain = stripVTControlCharacters;
-const m = (scenario: string, mutation: string, status: mutate.MutantStatus, reason = 'r'): mutate.MutantResult => ({ scenario, mutation, status, killed: status === 'killed', reason });
+const m = (scenario: string, mutation: string, status: mutate.MutantStatus, reason = 'r'): mutate.MutantResult => ({
+  scenario,
+  mutation,
+  status,
+  killed: status === 'killed',
+  reason,
+});
 const loaded = (id: string) => ({ file: `${id}.yaml`, scenario: { id } }) as unknown as LoadedScenario;
 const options = () => ({ provider: {} as ClusterProvider, signal: new AbortController().signal, parallel: 1 });
-const run = (over: Partial<MutateRun>): MutateRun => ({ mutants: [], originalFailures: [], killRate: 1, durationMs: 0, ...over });
+const run = (over: Partial<MutateRun>): MutateRun => ({
+  mutants: [],
+  originalFailures: [],
+  killRate: 1,
+  durationMs: 0,
+  ...over,
+});
 
 afterEach(() => {
   vi.mocked(mutate.mutateScenario).mockReset();
@@ -25,22 +47,45 @@ describe('mutateAll', () => {
     vi.mocked(mutate.mutateScenario).mockImplementation(async ({ scenario }) => {
       if (scenario.id === 'a') await new Promise((r) => setTimeout(r, 20)); // finishes last
       return scenario.id === 'a'
-        ? { scenario: 'a', mutants: [m('a', 'fault-removed', 'killed'), m('a', 'fix-removed:x', 'survived'), m('a', 'needs-fault:p', 'not-judged')] }
+        ? {
+            scenario: 'a',
+            mutants: [
+              m('a', 'fault-removed', 'killed'),
+              m('a', 'fix-removed:x', 'survived'),
+              m('a', 'needs-fault:p', 'not-judged'),
+            ],
+          }
         : { scenario: 'b', mutants: [m('b', 'fault-removed', 'killed')] };
     });
     const provider = {} as ClusterProvider;
     const signal = new AbortController().signal;
     const onMutant = () => {};
     const r = await mutateAll([loaded('a'), loaded('b')], { provider, signal, parallel: 2, onMutant });
-    expect(r.mutants.map((x) => `${x.scenario} ${x.mutation}`)).toEqual(['a fault-removed', 'a fix-removed:x', 'a needs-fault:p', 'b fault-removed']);
+    expect(r.mutants.map((x) => `${x.scenario} ${x.mutation}`)).toEqual([
+      'a fault-removed',
+      'a fix-removed:x',
+      'a needs-fault:p',
+      'b fault-removed',
+    ]);
     expect(r.killRate).toBeCloseTo(2 / 3);
     expect(r.originalFailures).toEqual([]);
-    expect(vi.mocked(mutate.mutateScenario).mock.calls[0]![1]).toEqual({ provider, signal, onMutant, original: undefined });
+    expect(vi.mocked(mutate.mutateScenario).mock.calls[0]![1]).toEqual({
+      provider,
+      signal,
+      onMutant,
+      original: undefined,
+    });
   });
 
   it('an original that failed is listed with its reason, its mutants with the others', async () => {
     vi.mocked(mutate.mutateScenario).mockImplementation(async ({ scenario }) =>
-      scenario.id === 'a' ? { scenario: 'a', originalFailure: 'fix/faulted/p: expected timeout, observed ok', mutants: [m('a', 'fault-removed', 'not-judged')] } : { scenario: 'b', mutants: [m('b', 'fault-removed', 'killed')] },
+      scenario.id === 'a'
+        ? {
+            scenario: 'a',
+            originalFailure: 'fix/faulted/p: expected timeout, observed ok',
+            mutants: [m('a', 'fault-removed', 'not-judged')],
+          }
+        : { scenario: 'b', mutants: [m('b', 'fault-removed', 'killed')] },
     );
     const r = await mutateAll([loaded('a'), loaded('b')], options());
     expect(r.originalFailures).toEqual([{ scenario: 'a', reason: 'fix/faulted/p: expected timeout, observed ok' }]);
@@ -49,7 +94,10 @@ describe('mutateAll', () => {
   });
 
   it('a run of the unmutated scenario already made is handed on, matched by id', async () => {
-    vi.mocked(mutate.mutateScenario).mockImplementation(async ({ scenario }) => ({ scenario: scenario.id, mutants: [] }));
+    vi.mocked(mutate.mutateScenario).mockImplementation(async ({ scenario }) => ({
+      scenario: scenario.id,
+      mutants: [],
+    }));
     const b = scenarioResult({ id: 'b' });
     await mutateAll([loaded('a'), loaded('b')], { ...options(), originals: [scenarioResult({ id: 'c' }), b] });
     expect(vi.mocked(mutate.mutateScenario).mock.calls.map(([s, o]) => [s.scenario.id, o.original])).toEqual([
@@ -89,15 +137,23 @@ describe('mutatePassed', () => {
     expect(mutatePassed(run({}))).toBe(true);
     expect(mutatePassed(run({ mutants: [m('s', 'a', 'killed'), m('s', 'b', 'survived')] }))).toBe(false);
     expect(mutatePassed(run({ mutants: [m('s', 'a', 'killed'), m('s', 'b', 'not-judged')] }))).toBe(false);
-    expect(mutatePassed(run({ mutants: [m('s', 'a', 'killed')], originalFailures: [{ scenario: 't', reason: 'x' }] }))).toBe(false);
+    expect(
+      mutatePassed(run({ mutants: [m('s', 'a', 'killed')], originalFailures: [{ scenario: 't', reason: 'x' }] })),
+    ).toBe(false);
   });
 });
 
 describe('mutantLine', () => {
   it('killed, SURVIVED or UNJUDGED, the scenario, the mutation and the reason', () => {
-    expect(plain(mutantLine(m('race', 'fault-removed', 'killed', 'race/fault-removed/faulted/p: expected timeout')))).toBe('killed   race fault-removed: race/fault-removed/faulted/p: expected timeout');
-    expect(plain(mutantLine(m('race', 'fix-removed:x', 'survived', 'every expectation held')))).toBe('SURVIVED race fix-removed:x: every expectation held');
-    expect(plain(mutantLine(m('race', 'needs-fault:p', 'not-judged', 'not judged: lab down')))).toBe('UNJUDGED race needs-fault:p: not judged: lab down');
+    expect(
+      plain(mutantLine(m('race', 'fault-removed', 'killed', 'race/fault-removed/faulted/p: expected timeout'))),
+    ).toBe('killed   race fault-removed: race/fault-removed/faulted/p: expected timeout');
+    expect(plain(mutantLine(m('race', 'fix-removed:x', 'survived', 'every expectation held')))).toBe(
+      'SURVIVED race fix-removed:x: every expectation held',
+    );
+    expect(plain(mutantLine(m('race', 'needs-fault:p', 'not-judged', 'not judged: lab down')))).toBe(
+      'UNJUDGED race needs-fault:p: not judged: lab down',
+    );
   });
 
   it('a reason over 160 characters is cut to 157 and an ellipsis', () => {
@@ -108,7 +164,15 @@ describe('mutantLine', () => {
 
 describe('mutateTable', () => {
   it('one row per mutant, columns as wide as the longest name (8 at least), then the kill rate of the judged', () => {
-    const r = run({ mutants: [m('cilium-forward-race', 'fault-removed', 'killed'), m('s', 'outcome-swapped:p', 'survived'), m('s', 'needs-fault:q', 'not-judged')], killRate: 0.5, durationMs: 12_345 });
+    const r = run({
+      mutants: [
+        m('cilium-forward-race', 'fault-removed', 'killed'),
+        m('s', 'outcome-swapped:p', 'survived'),
+        m('s', 'needs-fault:q', 'not-judged'),
+      ],
+      killRate: 0.5,
+      durationMs: 12_345,
+    });
     expect(plain(mutateTable(r)).split('\n')).toEqual([
       `  result   ${'scenario'.padEnd(19)} ${'mutation'.padEnd(17)}`,
       `  killed   cilium-forward-race ${'fault-removed'.padEnd(17)}`,
@@ -120,7 +184,10 @@ describe('mutateTable', () => {
   });
 
   it('an original that failed is its own line, first line of its reason; without unjudged mutants the count says nothing of them', () => {
-    const r = run({ mutants: [m('s', 'o', 'killed')], originalFailures: [{ scenario: 'race', reason: 'fix/faulted/p: expected timeout\nmore' }] });
+    const r = run({
+      mutants: [m('s', 'o', 'killed')],
+      originalFailures: [{ scenario: 'race', reason: 'fix/faulted/p: expected timeout\nmore' }],
+    });
     expect(plain(mutateTable(r)).split('\n')).toEqual([
       '  result   scenario mutation',
       '  killed   s        o       ',
@@ -133,7 +200,14 @@ describe('mutateTable', () => {
 
 describe('mutateJson', () => {
   it('version 1, the mutants, the failed originals, the kill rate and the duration, indented, ending in a newline', () => {
-    const text = mutateJson(run({ mutants: [m('s', 'fault-removed', 'killed')], originalFailures: [{ scenario: 't', reason: 'x' }], killRate: 1, durationMs: 5 }));
+    const text = mutateJson(
+      run({
+        mutants: [m('s', 'fault-removed', 'killed')],
+        originalFailures: [{ scenario: 't', reason: 'x' }],
+        killRate: 1,
+        durationMs: 5,
+      }),
+    );
     expect(JSON.parse(text)).toEqual({
       version: 1,
       mutants: [{ scenario: 's', mutation: 'fault-removed', status: 'killed', killed: true, reason: 'r' }],

@@ -8,7 +8,8 @@ import { fakeCluster, type FakeProcess, type Script } from './fake-cluster.ts';
 const CMD = 'iptables -L KUBE-FORWARD -v -x -n';
 const DROPS = '^\\s*(\\d+)\\s+\\d+\\s+DROP';
 const dropLine = (n: number) => `   ${n}   60 DROP  all  --  *  *  0.0.0.0/0  0.0.0.0/0  ctstate INVALID  `;
-const check = (c: Partial<CheckSpec>) => ({ id: 'c', on: 'node/a', cmd: CMD, sum: false, background: false, absentIsZero: false, ...c }) as CheckSpec;
+const check = (c: Partial<CheckSpec>) =>
+  ({ id: 'c', on: 'node/a', cmd: CMD, sum: false, background: false, absentIsZero: false, ...c }) as CheckSpec;
 
 /** Runs `checks` around no probes at all: start() then finish(). */
 async function judge(script: Script, ...checks: CheckSpec[]) {
@@ -28,23 +29,48 @@ const counting = (before: number | undefined, after: number | undefined): Script
 
 describe('a counter', () => {
   it('its change over the probes is judged against the range, with its line as evidence', async () => {
-    const { results } = await judge(counting(3, 5), check({ id: 'drops', counter: DROPS, expect: { delta: { min: 1 } } }));
+    const { results } = await judge(
+      counting(3, 5),
+      check({ id: 'drops', counter: DROPS, expect: { delta: { min: 1 } } }),
+    );
     expect(results).toEqual([
-      { id: 'drops', on: 'node/a', argv: CMD.split(' '), expected: 'delta >= 1', observed: 'delta 2 (3 -> 5)', matched: true, value: 2, evidence: [dropLine(5).trim()] },
+      {
+        id: 'drops',
+        on: 'node/a',
+        argv: CMD.split(' '),
+        expected: 'delta >= 1',
+        observed: 'delta 2 (3 -> 5)',
+        matched: true,
+        value: 2,
+        evidence: [dropLine(5).trim()],
+      },
     ]);
   });
 
   it('delta 0 fails when the counter moved, and holds when it did not', async () => {
-    expect((await judge(counting(3, 4), check({ counter: DROPS, expect: { delta: 0 } }))).results[0]).toMatchObject({ expected: 'delta = 0', observed: 'delta 1 (3 -> 4)', matched: false, value: 1 });
-    expect((await judge(counting(3, 3), check({ counter: DROPS, expect: { delta: 0 } }))).results[0]).toMatchObject({ observed: 'delta 0 (3 -> 3)', matched: true, value: 0 });
+    expect((await judge(counting(3, 4), check({ counter: DROPS, expect: { delta: 0 } }))).results[0]).toMatchObject({
+      expected: 'delta = 0',
+      observed: 'delta 1 (3 -> 4)',
+      matched: false,
+      value: 1,
+    });
+    expect((await judge(counting(3, 3), check({ counter: DROPS, expect: { delta: 0 } }))).results[0]).toMatchObject({
+      observed: 'delta 0 (3 -> 3)',
+      matched: true,
+      value: 0,
+    });
   });
 
   it('a range fails above its maximum', async () => {
-    expect((await judge(counting(0, 9), check({ counter: DROPS, expect: { delta: { min: 1, max: 5 } } }))).results[0]).toMatchObject({ expected: 'delta 1..5', matched: false });
+    expect(
+      (await judge(counting(0, 9), check({ counter: DROPS, expect: { delta: { min: 1, max: 5 } } }))).results[0],
+    ).toMatchObject({ expected: 'delta 1..5', matched: false });
   });
 
   it('a counter with no line before or after cannot be read: no evidence either way', async () => {
-    expect((await judge(counting(undefined, 4), check({ counter: DROPS, expect: { delta: { min: 1 } } }))).results[0]).toEqual({
+    expect(
+      (await judge(counting(undefined, 4), check({ counter: DROPS, expect: { delta: { min: 1 } } }))).results[0],
+    ).toEqual({
       id: 'c',
       on: 'node/a',
       argv: CMD.split(' '),
@@ -54,7 +80,9 @@ describe('a counter', () => {
       evidence: [],
       unreadable: true,
     });
-    expect((await judge(counting(4, undefined), check({ counter: DROPS, expect: { delta: 0 } }))).results[0]).toMatchObject({
+    expect(
+      (await judge(counting(4, undefined), check({ counter: DROPS, expect: { delta: 0 } }))).results[0],
+    ).toMatchObject({
       observed: `cannot be read after the probes: no line matched /${DROPS}/`,
       matched: false,
       unreadable: true,
@@ -62,12 +90,25 @@ describe('a counter', () => {
   });
 
   it('when neither read worked, the first failure is named', async () => {
-    expect((await judge(counting(undefined, undefined), check({ counter: DROPS, expect: { delta: 0 } }))).results[0]!.observed).toBe(`cannot be read before the probes: no line matched /${DROPS}/`);
+    expect(
+      (await judge(counting(undefined, undefined), check({ counter: DROPS, expect: { delta: 0 } }))).results[0]!
+        .observed,
+    ).toBe(`cannot be read before the probes: no line matched /${DROPS}/`);
   });
 
   it('with absentIsZero, a missing line reads 0 (and says so when it is the last read)', async () => {
-    expect((await judge(counting(undefined, 2), check({ counter: DROPS, absentIsZero: true, expect: { delta: 2 } }))).results[0]).toMatchObject({ observed: 'delta 2 (0 -> 2)', matched: true, evidence: [dropLine(2).trim()] });
-    expect((await judge(counting(2, undefined), check({ counter: DROPS, absentIsZero: true, expect: { delta: { max: 0 } } }))).results[0]).toMatchObject({
+    expect(
+      (await judge(counting(undefined, 2), check({ counter: DROPS, absentIsZero: true, expect: { delta: 2 } })))
+        .results[0],
+    ).toMatchObject({ observed: 'delta 2 (0 -> 2)', matched: true, evidence: [dropLine(2).trim()] });
+    expect(
+      (
+        await judge(
+          counting(2, undefined),
+          check({ counter: DROPS, absentIsZero: true, expect: { delta: { max: 0 } } }),
+        )
+      ).results[0],
+    ).toMatchObject({
       observed: 'delta -2 (2 -> 0, no line: absent reads 0)',
       matched: true,
       evidence: [],
@@ -76,7 +117,9 @@ describe('a counter', () => {
 
   it('a failed command cannot be read, absentIsZero or not: its exit and the last two lines of its output', async () => {
     const failing: Script = { exec: () => ({ exitCode: 4, stderr: 'one\ntwo\nthree\n', stdout: 'ignored' }) };
-    expect((await judge(failing, check({ counter: DROPS, absentIsZero: true, expect: { delta: 0 } }))).results[0]).toMatchObject({
+    expect(
+      (await judge(failing, check({ counter: DROPS, absentIsZero: true, expect: { delta: 0 } }))).results[0],
+    ).toMatchObject({
       observed: 'cannot be read before the probes: command failed (exit 4: two / three)',
       unreadable: true,
       matched: false,
@@ -84,16 +127,30 @@ describe('a counter', () => {
   });
 
   it('a failure without stderr quotes stdout; without output, the exit alone; a timeout or a signal says so', async () => {
-    const observed = async (r: object) => (await judge({ exec: () => r }, check({ counter: DROPS, expect: { delta: 0 } }))).results[0]!.observed;
-    expect(await observed({ exitCode: 1, stdout: 'iptables: No chain\n' })).toBe('cannot be read before the probes: command failed (exit 1: iptables: No chain)');
-    expect(await observed({ exitCode: 1, stdout: ' \n' })).toBe('cannot be read before the probes: command failed (exit 1)');
-    expect(await observed({ exitCode: undefined })).toBe('cannot be read before the probes: command failed (exit signal)');
-    expect(await observed({ exitCode: undefined, timedOut: true, stdout: dropLine(1) })).toBe('cannot be read before the probes: command failed (timed out)');
+    const observed = async (r: object) =>
+      (await judge({ exec: () => r }, check({ counter: DROPS, expect: { delta: 0 } }))).results[0]!.observed;
+    expect(await observed({ exitCode: 1, stdout: 'iptables: No chain\n' })).toBe(
+      'cannot be read before the probes: command failed (exit 1: iptables: No chain)',
+    );
+    expect(await observed({ exitCode: 1, stdout: ' \n' })).toBe(
+      'cannot be read before the probes: command failed (exit 1)',
+    );
+    expect(await observed({ exitCode: undefined })).toBe(
+      'cannot be read before the probes: command failed (exit signal)',
+    );
+    expect(await observed({ exitCode: undefined, timedOut: true, stdout: dropLine(1) })).toBe(
+      'cannot be read before the probes: command failed (timed out)',
+    );
   });
 
   it('with sum, every matching line counts (one per CPU)', async () => {
-    const script: Script = { exec: (_on, _cmd, nth) => ({ stdout: `cpu=0 invalid=${nth * 2}\ncpu=1 invalid=${nth * 3}\n` }) };
-    expect((await judge(script, check({ cmd: 'conntrack -S', counter: 'invalid=(\\d+)', sum: true, expect: { delta: 5 } }))).results[0]).toMatchObject({
+    const script: Script = {
+      exec: (_on, _cmd, nth) => ({ stdout: `cpu=0 invalid=${nth * 2}\ncpu=1 invalid=${nth * 3}\n` }),
+    };
+    expect(
+      (await judge(script, check({ cmd: 'conntrack -S', counter: 'invalid=(\\d+)', sum: true, expect: { delta: 5 } })))
+        .results[0],
+    ).toMatchObject({
       observed: 'delta 5 (0 -> 5)',
       matched: true,
       evidence: ['cpu=0 invalid=2 | cpu=1 invalid=3'],
@@ -102,8 +159,15 @@ describe('a counter', () => {
 
   it('a counter that was never read before the probes cannot be judged', async () => {
     const { cluster } = fakeCluster(counting(1, 2));
-    const results = await new PhaseChecks([check({ counter: DROPS, expect: { delta: 1 } })], cluster, (r) => r).finish();
-    expect(results[0]).toMatchObject({ observed: 'cannot be read before the probes: not read before the probes', unreadable: true });
+    const results = await new PhaseChecks(
+      [check({ counter: DROPS, expect: { delta: 1 } })],
+      cluster,
+      (r) => r,
+    ).finish();
+    expect(results[0]).toMatchObject({
+      observed: 'cannot be read before the probes: not read before the probes',
+      unreadable: true,
+    });
   });
 
   it('its command gets 10 s, and a failure comes back as a result, not an exception', async () => {
@@ -115,7 +179,10 @@ describe('a counter', () => {
   });
 
   it('placeholders in its command are resolved', async () => {
-    const { results, calls } = await judge(counting(1, 2), check({ cmd: 'conntrack -L -d {pod/web}', counter: DROPS, expect: { delta: 1 } }));
+    const { results, calls } = await judge(
+      counting(1, 2),
+      check({ cmd: 'conntrack -L -d {pod/web}', counter: DROPS, expect: { delta: 1 } }),
+    );
     expect(results[0]!.argv).toEqual(['conntrack', '-L', '-d', '10.244.1.3']);
     expect(calls).toEqual(['exec node/a conntrack -L -d 10.244.1.3', 'exec node/a conntrack -L -d 10.244.1.3']);
   });
@@ -123,7 +190,9 @@ describe('a counter', () => {
 
 describe('a reported number (report: true, no bound)', () => {
   it('a counter: its change is reported and holds whatever it is', async () => {
-    expect((await judge(counting(3, 9), check({ id: 'n', counter: DROPS, report: true, expect: undefined }))).results[0]).toEqual({
+    expect(
+      (await judge(counting(3, 9), check({ id: 'n', counter: DROPS, report: true, expect: undefined }))).results[0],
+    ).toEqual({
       id: 'n',
       on: 'node/a',
       argv: CMD.split(' '),
@@ -137,7 +206,14 @@ describe('a reported number (report: true, no bound)', () => {
   });
 
   it('matching lines: their count is reported', async () => {
-    expect((await judge({ exec: () => ({ stdout: 'DROP a\nDROP b\n' }) }, check({ matches: 'DROP', report: true, expect: undefined }))).results[0]).toMatchObject({
+    expect(
+      (
+        await judge(
+          { exec: () => ({ stdout: 'DROP a\nDROP b\n' }) },
+          check({ matches: 'DROP', report: true, expect: undefined }),
+        )
+      ).results[0],
+    ).toMatchObject({
       reported: true,
       expected: 'lines matching /DROP/ reported, not asserted',
       observed: '2 matching line(s)',
@@ -147,20 +223,35 @@ describe('a reported number (report: true, no bound)', () => {
   });
 
   it('it still fails when it cannot be read', async () => {
-    expect((await judge(counting(undefined, 9), check({ counter: DROPS, report: true, expect: undefined }))).results[0]).toMatchObject({ reported: true, matched: false, unreadable: true });
-    expect((await judge({ exec: () => ({ exitCode: 2 }) }, check({ matches: 'DROP', report: true, expect: undefined }))).results[0]).toMatchObject({ reported: true, matched: false, unreadable: true, observed: 'command failed (exit 2)' });
+    expect(
+      (await judge(counting(undefined, 9), check({ counter: DROPS, report: true, expect: undefined }))).results[0],
+    ).toMatchObject({ reported: true, matched: false, unreadable: true });
+    expect(
+      (await judge({ exec: () => ({ exitCode: 2 }) }, check({ matches: 'DROP', report: true, expect: undefined })))
+        .results[0],
+    ).toMatchObject({ reported: true, matched: false, unreadable: true, observed: 'command failed (exit 2)' });
   });
 
   it('an asserted check carries no reported mark', async () => {
-    expect((await judge(counting(3, 9), check({ counter: DROPS, expect: { delta: 6 } }))).results[0]).not.toHaveProperty('reported');
+    expect(
+      (await judge(counting(3, 9), check({ counter: DROPS, expect: { delta: 6 } }))).results[0],
+    ).not.toHaveProperty('reported');
   });
 });
 
 describe('matching lines', () => {
-  const rules = { exec: () => ({ stdout: '-A KUBE-FORWARD -m conntrack --ctstate INVALID -j DROP  \n-A KUBE-FORWARD -j ACCEPT\n  -A KUBE-SVC -m conntrack --ctstate INVALID -j DROP\n' }) };
+  const rules = {
+    exec: () => ({
+      stdout:
+        '-A KUBE-FORWARD -m conntrack --ctstate INVALID -j DROP  \n-A KUBE-FORWARD -j ACCEPT\n  -A KUBE-SVC -m conntrack --ctstate INVALID -j DROP\n',
+    }),
+  };
 
   it('counted after the probes only, and shown trimmed', async () => {
-    const { results, calls } = await judge(rules, check({ id: 'rule', cmd: 'iptables -S', matches: 'ctstate INVALID -j DROP', expect: { count: 2 } }));
+    const { results, calls } = await judge(
+      rules,
+      check({ id: 'rule', cmd: 'iptables -S', matches: 'ctstate INVALID -j DROP', expect: { count: 2 } }),
+    );
     expect(calls).toEqual(['exec node/a iptables -S']);
     expect(results).toEqual([
       {
@@ -171,13 +262,18 @@ describe('matching lines', () => {
         observed: '2 matching line(s)',
         matched: true,
         value: 2,
-        evidence: ['-A KUBE-FORWARD -m conntrack --ctstate INVALID -j DROP', '-A KUBE-SVC -m conntrack --ctstate INVALID -j DROP'],
+        evidence: [
+          '-A KUBE-FORWARD -m conntrack --ctstate INVALID -j DROP',
+          '-A KUBE-SVC -m conntrack --ctstate INVALID -j DROP',
+        ],
       },
     ]);
   });
 
   it('count 0 fails when a line matches', async () => {
-    expect((await judge(rules, check({ cmd: 'iptables -S', matches: '-j ACCEPT', expect: { count: 0 } }))).results[0]).toMatchObject({ observed: '1 matching line(s)', matched: false, evidence: ['-A KUBE-FORWARD -j ACCEPT'] });
+    expect(
+      (await judge(rules, check({ cmd: 'iptables -S', matches: '-j ACCEPT', expect: { count: 0 } }))).results[0],
+    ).toMatchObject({ observed: '1 matching line(s)', matched: false, evidence: ['-A KUBE-FORWARD -j ACCEPT'] });
   });
 
   it('evidence stops at 20 lines; the count does not', async () => {
@@ -189,7 +285,14 @@ describe('matching lines', () => {
   });
 
   it('a failed command cannot be read, even for count 0', async () => {
-    expect((await judge({ exec: () => ({ exitCode: 1, stderr: 'no chain' }) }, check({ matches: 'DROP', expect: { count: 0 } }))).results[0]).toEqual({
+    expect(
+      (
+        await judge(
+          { exec: () => ({ exitCode: 1, stderr: 'no chain' }) },
+          check({ matches: 'DROP', expect: { count: 0 } }),
+        )
+      ).results[0],
+    ).toEqual({
       id: 'c',
       on: 'node/a',
       argv: CMD.split(' '),
@@ -206,33 +309,82 @@ describe('background commands', () => {
   const capture = (p: Partial<FakeProcess>): FakeProcess => ({ lines: [], exitCode: 0, ...p });
 
   it('started before the probes, stopped with SIGINT after them; its printable output is counted', async () => {
-    const proc = capture({ lines: ['listening on eth0', '\x00\x01RST from 10.244.1.3\x00\x02', 'RST from 10.244.1.3 again'] });
-    const { results, calls } = await judge({ exec: () => ({}), spawn: () => proc }, check({ id: 'cap', cmd: 'tcpdump -i eth0', background: true, ready: 'listening', matches: 'RST', expect: { count: 2 } }));
-    expect(calls).toEqual(['spawn node/a tcpdump -i eth0', 'wait node/a tcpdump -i eth0 for /listening/', 'stop node/a tcpdump -i eth0 SIGINT']);
+    const proc = capture({
+      lines: ['listening on eth0', '\x00\x01RST from 10.244.1.3\x00\x02', 'RST from 10.244.1.3 again'],
+    });
+    const { results, calls } = await judge(
+      { exec: () => ({}), spawn: () => proc },
+      check({
+        id: 'cap',
+        cmd: 'tcpdump -i eth0',
+        background: true,
+        ready: 'listening',
+        matches: 'RST',
+        expect: { count: 2 },
+      }),
+    );
+    expect(calls).toEqual([
+      'spawn node/a tcpdump -i eth0',
+      'wait node/a tcpdump -i eth0 for /listening/',
+      'stop node/a tcpdump -i eth0 SIGINT',
+    ]);
     expect(results).toEqual([
-      { id: 'cap', on: 'node/a', argv: ['tcpdump', '-i', 'eth0'], expected: 'lines matching /RST/ = 2', observed: '2 matching line(s)', matched: true, value: 2, evidence: ['RST from 10.244.1.3', 'RST from 10.244.1.3 again'] },
+      {
+        id: 'cap',
+        on: 'node/a',
+        argv: ['tcpdump', '-i', 'eth0'],
+        expected: 'lines matching /RST/ = 2',
+        observed: '2 matching line(s)',
+        matched: true,
+        value: 2,
+        evidence: ['RST from 10.244.1.3', 'RST from 10.244.1.3 again'],
+      },
     ]);
   });
 
   it('strings shorter than 4 characters are not output lines (binary noise)', async () => {
     const proc = capture({ lines: ['RST', '\x00RST!\x01'] });
-    expect((await judge({ exec: () => ({}), spawn: () => proc }, check({ cmd: 'tcpdump', background: true, matches: 'RST', expect: { count: 1 } }))).results[0]).toMatchObject({ observed: '1 matching line(s)', evidence: ['RST!'] });
+    expect(
+      (
+        await judge(
+          { exec: () => ({}), spawn: () => proc },
+          check({ cmd: 'tcpdump', background: true, matches: 'RST', expect: { count: 1 } }),
+        )
+      ).results[0],
+    ).toMatchObject({ observed: '1 matching line(s)', evidence: ['RST!'] });
   });
 
   it('without a ready pattern, the probes do not wait for a first line', async () => {
-    const { calls, results } = await judge({ exec: () => ({}), spawn: () => capture({ lines: [] }) }, check({ cmd: 'tcpdump', background: true, matches: 'RST', expect: { count: 0 } }));
+    const { calls, results } = await judge(
+      { exec: () => ({}), spawn: () => capture({ lines: [] }) },
+      check({ cmd: 'tcpdump', background: true, matches: 'RST', expect: { count: 0 } }),
+    );
     expect(calls).toEqual(['spawn node/a tcpdump', 'stop node/a tcpdump SIGINT']);
     expect(results[0]!.matched).toBe(true);
   });
 
   it('with one, they wait for it', async () => {
-    const { calls } = await judge({ exec: () => ({}), spawn: () => capture({ lines: ['listening on eth0'] }) }, check({ cmd: 'tcpdump', background: true, ready: 'listening', matches: 'RST', expect: { count: 0 } }));
-    expect(calls).toEqual(['spawn node/a tcpdump', 'wait node/a tcpdump for /listening/', 'stop node/a tcpdump SIGINT']);
+    const { calls } = await judge(
+      { exec: () => ({}), spawn: () => capture({ lines: ['listening on eth0'] }) },
+      check({ cmd: 'tcpdump', background: true, ready: 'listening', matches: 'RST', expect: { count: 0 } }),
+    );
+    expect(calls).toEqual([
+      'spawn node/a tcpdump',
+      'wait node/a tcpdump for /listening/',
+      'stop node/a tcpdump SIGINT',
+    ]);
   });
 
   it('one that could not be stopped has no exit status: it cannot be read', async () => {
     const stuck = capture({ lines: ['RST seen'], stopFails: new Error('EPERM') });
-    expect((await judge({ exec: () => ({}), spawn: () => stuck }, check({ cmd: 'tcpdump', background: true, matches: 'RST', expect: { count: 1 } }))).results[0]).toMatchObject({
+    expect(
+      (
+        await judge(
+          { exec: () => ({}), spawn: () => stuck },
+          check({ cmd: 'tcpdump', background: true, matches: 'RST', expect: { count: 1 } }),
+        )
+      ).results[0],
+    ).toMatchObject({
       observed: 'command failed (exit signal: RST seen)',
       unreadable: true,
     });
@@ -240,17 +392,34 @@ describe('background commands', () => {
 
   it('one that did not exit 0 cannot be read: its exit and last two lines', async () => {
     const proc = capture({ lines: ['a', 'b', 'permission denied'], exitCode: 1 });
-    expect((await judge({ exec: () => ({}), spawn: () => proc }, check({ cmd: 'tcpdump', background: true, matches: 'RST', expect: { count: 0 } }))).results[0]).toMatchObject({
+    expect(
+      (
+        await judge(
+          { exec: () => ({}), spawn: () => proc },
+          check({ cmd: 'tcpdump', background: true, matches: 'RST', expect: { count: 0 } }),
+        )
+      ).results[0],
+    ).toMatchObject({
       observed: 'command failed (exit 1: b / permission denied)',
       matched: false,
       unreadable: true,
     });
     const killed = capture({ lines: ['x'], exitCode: undefined });
-    expect((await judge({ exec: () => ({}), spawn: () => killed }, check({ cmd: 'tcpdump', background: true, matches: 'RST', expect: { count: 0 } }))).results[0]!.observed).toBe('command failed (exit signal: x)');
+    expect(
+      (
+        await judge(
+          { exec: () => ({}), spawn: () => killed },
+          check({ cmd: 'tcpdump', background: true, matches: 'RST', expect: { count: 0 } }),
+        )
+      ).results[0]!.observed,
+    ).toBe('command failed (exit signal: x)');
   });
 
   it('each background command is judged with its own exit status', async () => {
-    const procs: Record<string, FakeProcess> = { 'tcpdump -i a': capture({ lines: ['RST seen'], exitCode: 0 }), 'tcpdump -i b': capture({ lines: ['RST seen'], exitCode: 2 }) };
+    const procs: Record<string, FakeProcess> = {
+      'tcpdump -i a': capture({ lines: ['RST seen'], exitCode: 0 }),
+      'tcpdump -i b': capture({ lines: ['RST seen'], exitCode: 2 }),
+    };
     const { results } = await judge(
       { exec: () => ({}), spawn: (_on, cmd) => procs[cmd]! },
       check({ id: 'a', cmd: 'tcpdump -i a', background: true, matches: 'RST', expect: { count: 1 } }),
@@ -263,7 +432,10 @@ describe('background commands', () => {
   });
 
   it('counters are read in order around background commands: those before one are read before it starts', async () => {
-    const script: Script = { exec: (_on, _cmd, nth) => ({ stdout: dropLine(nth) }), spawn: () => capture({ lines: ['ready'] }) };
+    const script: Script = {
+      exec: (_on, _cmd, nth) => ({ stdout: dropLine(nth) }),
+      spawn: () => capture({ lines: ['ready'] }),
+    };
     const { calls } = await judge(
       script,
       check({ id: 'first', cmd: 'read first', counter: DROPS, expect: { delta: 1 } }),
@@ -276,9 +448,15 @@ describe('background commands', () => {
   it('one that never prints its ready line fails the start, and what was started is stopped', async () => {
     const first = capture({ lines: ['ready'] });
     const silent = capture({ lines: ['nothing'] });
-    const { cluster, calls } = fakeCluster({ exec: () => ({}), spawn: (_on, cmd) => (cmd === 'first' ? first : silent) });
+    const { cluster, calls } = fakeCluster({
+      exec: () => ({}),
+      spawn: (_on, cmd) => (cmd === 'first' ? first : silent),
+    });
     const phase = new PhaseChecks(
-      [check({ id: 'a', cmd: 'first', background: true, ready: 'ready', matches: 'x', expect: { count: 0 } }), check({ id: 'b', cmd: 'second', background: true, ready: 'ready', matches: 'x', expect: { count: 0 } })],
+      [
+        check({ id: 'a', cmd: 'first', background: true, ready: 'ready', matches: 'x', expect: { count: 0 } }),
+        check({ id: 'b', cmd: 'second', background: true, ready: 'ready', matches: 'x', expect: { count: 0 } }),
+      ],
       cluster,
       (r) => r,
     );

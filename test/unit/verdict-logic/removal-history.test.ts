@@ -8,28 +8,44 @@ import type { ClusterProvider } from '../../../src/contract/provider.ts';
 import { fakeLab, SCENARIO, type Decide } from './fake-lab.ts';
 import { phase, probe, scenarioResult } from './results.ts';
 
-vi.mock('../../../src/engine/run/run-scenario.ts', async (importOriginal) => ({ ...(await importOriginal<typeof engine>()), runLab: vi.fn(), runScenario: vi.fn() }));
+vi.mock('../../../src/engine/run/run-scenario.ts', async (importOriginal) => ({
+  ...(await importOriginal<typeof engine>()),
+  runLab: vi.fn(),
+  runScenario: vi.fn(),
+}));
 
 const passed = scenarioResult({ id: 'race', phases: [phase({ probes: [probe({ observed: 'timeout' })] })] });
 const healthy = { probes: [probe({ id: 'p' }), probe({ id: 'q' })] };
 
 async function mutants(decide: Decide): Promise<MutantResult[]> {
   vi.mocked(engine.runLab).mockImplementation(fakeLab(decide).runLab);
-  return (await mutateScenario({ file: 'race.yaml', scenario: SCENARIO }, { provider: {} as ClusterProvider, signal: new AbortController().signal, original: passed })).mutants;
+  return (
+    await mutateScenario(
+      { file: 'race.yaml', scenario: SCENARIO },
+      { provider: {} as ClusterProvider, signal: new AbortController().signal, original: passed },
+    )
+  ).mutants;
 }
-const status = (ms: MutantResult[], prefix: string) => ms.filter((m) => m.mutation.startsWith(prefix)).map((m) => [m.mutation, m.status]);
+const status = (ms: MutantResult[], prefix: string) =>
+  ms.filter((m) => m.mutation.startsWith(prefix)).map((m) => [m.mutation, m.status]);
 
 beforeEach(() => {
   vi.mocked(engine.runLab).mockReset();
 });
 
 it('a removal whose history held is judged on its own phase', async () => {
-  const ms = await mutants((p) => (p.variant === 'fault-removed' ? { status: 'failed', probes: [probe({ id: 'p', matched: false, mismatch: 'expected timeout, observed ok' })] } : healthy));
+  const ms = await mutants((p) =>
+    p.variant === 'fault-removed'
+      ? { status: 'failed', probes: [probe({ id: 'p', matched: false, mismatch: 'expected timeout, observed ok' })] }
+      : healthy,
+  );
   expect(status(ms, 'fault-removed')).toEqual([['fault-removed', 'killed']]);
 });
 
 it('a baseline that errored in the fault-removed lab leaves fault-removed and every needs-fault not judged (the removed phase never ran)', async () => {
-  const ms = await mutants((p, label) => (label === 'fault-removed' && p.name === 'baseline' ? new Error('step failed on node/a') : healthy));
+  const ms = await mutants((p, label) =>
+    label === 'fault-removed' && p.name === 'baseline' ? new Error('step failed on node/a') : healthy,
+  );
   expect(status(ms, 'fault-removed').concat(status(ms, 'needs-fault'))).toEqual([
     ['fault-removed', 'not-judged'],
     ['needs-fault:p', 'not-judged'],
@@ -39,11 +55,19 @@ it('a baseline that errored in the fault-removed lab leaves fault-removed and ev
 });
 
 it('a baseline that failed in a fix-removed lab leaves fix-removed not judged (its history did not hold)', async () => {
-  const ms = await mutants((p, label) => (label === 'fix-removed:second' && p.name === 'baseline' ? { status: 'failed', probes: [probe({ id: 'p', matched: false, mismatch: 'flaky' })] } : healthy));
+  const ms = await mutants((p, label) =>
+    label === 'fix-removed:second' && p.name === 'baseline'
+      ? { status: 'failed', probes: [probe({ id: 'p', matched: false, mismatch: 'flaky' })] }
+      : healthy,
+  );
   expect(status(ms, 'fix-removed:second')).toEqual([['fix-removed:second', 'not-judged']]);
 });
 
 it('a fault that did not reproduce in a fix-removed lab leaves fix-removed not judged', async () => {
-  const ms = await mutants((p, label) => (label === 'fix-removed:second' && p.name === 'faulted' ? { status: 'failed', probes: [probe({ id: 'p', matched: false, mismatch: 'expected timeout, observed ok' })] } : healthy));
+  const ms = await mutants((p, label) =>
+    label === 'fix-removed:second' && p.name === 'faulted'
+      ? { status: 'failed', probes: [probe({ id: 'p', matched: false, mismatch: 'expected timeout, observed ok' })] }
+      : healthy,
+  );
   expect(status(ms, 'fix-removed:second')).toEqual([['fix-removed:second', 'not-judged']]);
 });

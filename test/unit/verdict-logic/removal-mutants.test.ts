@@ -10,28 +10,73 @@ import type { Scenario } from '../../../src/model/scenario-schema.ts';
 import { aborted, fakeLab, SCENARIO, type Decide, type FakeLab } from './fake-lab.ts';
 import { check, phase, probe, scenarioResult } from './results.ts';
 
-vi.mock('../../../src/engine/run/run-scenario.ts', async (importOriginal) => ({ ...(await importOriginal<typeof engine>()), runLab: vi.fn(), runScenario: vi.fn() }));
+vi.mock('../../../src/engine/run/run-scenario.ts', async (importOriginal) => ({
+  ...(await importOriginal<typeof engine>()),
+  runLab: vi.fn(),
+  runScenario: vi.fn(),
+}));
 
 const provider = {} as ClusterProvider;
 const signal = new AbortController().signal;
 const loaded = { file: 'race.yaml', scenario: SCENARIO };
-const passed = scenarioResult({ id: 'race', phases: [phase({ probes: [probe({ observed: 'timeout', summary: 'c -> web = timeout' })] })] });
+const passed = scenarioResult({
+  id: 'race',
+  phases: [phase({ probes: [probe({ observed: 'timeout', summary: 'c -> web = timeout' })] })],
+});
 
 /** The removed phase as a good scenario shows it: the symptom's probe and checks fail, the rest holds. */
 const symptomGone = {
   status: 'failed' as const,
-  probes: [probe({ id: 'p', matched: false, summary: 'c -> web = ok', mismatch: 'expected timeout, observed ok' }), probe({ id: 'q', summary: 'c -> db = ok' })],
-  checks: [check({ id: 'drops', matched: false, expected: 'delta >= 1', observed: 'delta 0 (3 -> 3)', value: 0 }), check({ id: 'ran', value: 4 }), check({ id: 'no-rst', matched: false, expected: 'lines matching /RST/ = 0', observed: '1 matching line(s)', value: 1 })],
+  probes: [
+    probe({ id: 'p', matched: false, summary: 'c -> web = ok', mismatch: 'expected timeout, observed ok' }),
+    probe({ id: 'q', summary: 'c -> db = ok' }),
+  ],
+  checks: [
+    check({ id: 'drops', matched: false, expected: 'delta >= 1', observed: 'delta 0 (3 -> 3)', value: 0 }),
+    check({ id: 'ran', value: 4 }),
+    check({
+      id: 'no-rst',
+      matched: false,
+      expected: 'lines matching /RST/ = 0',
+      observed: '1 matching line(s)',
+      value: 1,
+    }),
+  ],
 };
-const fixGone = (name: string) => ({ status: 'failed' as const, probes: [probe({ id: 'p', matched: false, summary: `${name}: c -> web = timeout`, mismatch: 'expected ok, observed timeout' })], checks: [check({ id: 'rule', matched: false, expected: 'lines matching /fixed/ = 1', observed: '0 matching line(s)', value: 0 })] });
-const removed: Decide = (p) => (p.variant === 'fault-removed' ? symptomGone : p.variant.startsWith('fix-removed:') ? fixGone(p.variant) : {});
+const fixGone = (name: string) => ({
+  status: 'failed' as const,
+  probes: [
+    probe({
+      id: 'p',
+      matched: false,
+      summary: `${name}: c -> web = timeout`,
+      mismatch: 'expected ok, observed timeout',
+    }),
+  ],
+  checks: [
+    check({
+      id: 'rule',
+      matched: false,
+      expected: 'lines matching /fixed/ = 1',
+      observed: '0 matching line(s)',
+      value: 0,
+    }),
+  ],
+});
+const removed: Decide = (p) =>
+  p.variant === 'fault-removed' ? symptomGone : p.variant.startsWith('fix-removed:') ? fixGone(p.variant) : {};
 
 let lab: FakeLab;
-function useLab(decide: Decide, comesUp?: (label: string) => Error | undefined, tearsDown?: (label: string) => Error | undefined) {
+function useLab(
+  decide: Decide,
+  comesUp?: (label: string) => Error | undefined,
+  tearsDown?: (label: string) => Error | undefined,
+) {
   lab = fakeLab(decide, comesUp, tearsDown);
   vi.mocked(engine.runLab).mockImplementation(lab.runLab);
 }
-const judged = (ms: MutantResult[], prefix = '') => ms.filter((m) => m.mutation.startsWith(prefix)).map((m) => [m.mutation, m.status, m.reason]);
+const judged = (ms: MutantResult[], prefix = '') =>
+  ms.filter((m) => m.mutation.startsWith(prefix)).map((m) => [m.mutation, m.status, m.reason]);
 
 beforeEach(() => {
   vi.mocked(engine.runLab).mockReset();
@@ -55,29 +100,54 @@ it('plannedMutants: every mutant mutate judges, by name', () => {
   ]);
 });
 
-it('a measurement\'s probes are its load: only its checks must depend on the steps', () => {
+it("a measurement's probes are its load: only its checks must depend on the steps", () => {
   const measure = { ...SCENARIO, purpose: 'measure', fixes: [] } as unknown as Scenario;
-  expect(plannedMutants(measure).filter((m) => m.startsWith('needs-'))).toEqual(['needs-fault:check/drops', 'needs-fault:check/no-rst']);
+  expect(plannedMutants(measure).filter((m) => m.startsWith('needs-'))).toEqual([
+    'needs-fault:check/drops',
+    'needs-fault:check/no-rst',
+  ]);
 });
 
 describe('the original run', () => {
   it('one that did not pass: every planned mutant is not judged, with why; no lab is started', async () => {
     useLab(removed);
-    const failed = scenarioResult({ id: 'race', verdict: 'failed', phases: [phase({ probes: [probe({ matched: false, mismatch: 'expected timeout, observed ok\n  detail' })] })] });
+    const failed = scenarioResult({
+      id: 'race',
+      verdict: 'failed',
+      phases: [phase({ probes: [probe({ matched: false, mismatch: 'expected timeout, observed ok\n  detail' })] })],
+    });
     const seen: MutantResult[] = [];
     const r = await mutateScenario(loaded, { provider, signal, original: failed, onMutant: (m) => seen.push(m) });
     expect(r.scenario).toBe('race');
     expect(r.originalFailure).toBe('fix/faulted/p: expected timeout, observed ok\n  detail');
     expect(r.mutants.map((m) => m.mutation)).toEqual(plannedMutants(SCENARIO));
-    expect(r.mutants.every((m) => m.status === 'not-judged' && !m.killed && m.reason === 'not judged: the scenario itself did not pass (fix/faulted/p: expected timeout, observed ok)')).toBe(true);
+    expect(
+      r.mutants.every(
+        (m) =>
+          m.status === 'not-judged' &&
+          !m.killed &&
+          m.reason === 'not judged: the scenario itself did not pass (fix/faulted/p: expected timeout, observed ok)',
+      ),
+    ).toBe(true);
     expect(seen).toEqual(r.mutants);
     expect(lab.labs).toEqual([]);
   });
 
   it('skipped: its skip reason; otherwise its verdict', async () => {
     useLab(removed);
-    expect((await mutateScenario(loaded, { provider, signal, original: scenarioResult({ verdict: 'skipped', skipReason: 'needs Docker' }) })).originalFailure).toBe('needs Docker');
-    expect((await mutateScenario(loaded, { provider, signal, original: scenarioResult({ verdict: 'errored' }) })).originalFailure).toBe('errored');
+    expect(
+      (
+        await mutateScenario(loaded, {
+          provider,
+          signal,
+          original: scenarioResult({ verdict: 'skipped', skipReason: 'needs Docker' }),
+        })
+      ).originalFailure,
+    ).toBe('needs Docker');
+    expect(
+      (await mutateScenario(loaded, { provider, signal, original: scenarioResult({ verdict: 'errored' }) }))
+        .originalFailure,
+    ).toBe('errored');
   });
 
   it('a measurement that held is judged like a pass', async () => {
@@ -105,18 +175,37 @@ describe('each removal in a lab of its own', () => {
     await mutateScenario(loaded, { provider, signal, original: passed });
     expect(lab.labs).toEqual([
       { label: 'fault-removed', plan: ['baseline:mutants:0 steps', 'faulted:fault-removed:0 steps'] },
-      { label: 'fix-removed:first', plan: ['baseline:mutants:0 steps', 'faulted:mutants:1 steps', 'fixed:fix-removed:first:0 steps'] },
-      { label: 'fix-removed:second', plan: ['baseline:mutants:0 steps', 'faulted:mutants:1 steps', 'fixed:fix-removed:second:0 steps'] },
+      {
+        label: 'fix-removed:first',
+        plan: ['baseline:mutants:0 steps', 'faulted:mutants:1 steps', 'fixed:fix-removed:first:0 steps'],
+      },
+      {
+        label: 'fix-removed:second',
+        plan: ['baseline:mutants:0 steps', 'faulted:mutants:1 steps', 'fixed:fix-removed:second:0 steps'],
+      },
     ]);
   });
 
   it('a stepless phase keeps what it expects and checks; the lab runs quietly with the provider and signal', async () => {
     useLab(removed);
     await mutateScenario(loaded, { provider, signal, original: passed });
-    expect(lab.given.map((g) => g.specs.map((s) => [Object.keys(s.expect).join(','), s.checks.map((c) => c.id).join(',')]))).toEqual([
-      [['p,q', ''], ['p,q', 'drops,ran,no-rst']],
-      [['p,q', ''], ['p,q', 'drops,ran,no-rst'], ['p', 'rule']],
-      [['p,q', ''], ['p,q', 'drops,ran,no-rst'], ['p,q', '']],
+    expect(
+      lab.given.map((g) => g.specs.map((s) => [Object.keys(s.expect).join(','), s.checks.map((c) => c.id).join(',')])),
+    ).toEqual([
+      [
+        ['p,q', ''],
+        ['p,q', 'drops,ran,no-rst'],
+      ],
+      [
+        ['p,q', ''],
+        ['p,q', 'drops,ran,no-rst'],
+        ['p', 'rule'],
+      ],
+      [
+        ['p,q', ''],
+        ['p,q', 'drops,ran,no-rst'],
+        ['p,q', ''],
+      ],
     ]);
     expect(lab.given[0]!.options).toMatchObject({ provider, signal });
     expect(lab.given[0]!.options.emit({ kind: 'scenario-start', id: 'race', title: 't' })).toBeUndefined();
@@ -125,15 +214,30 @@ describe('each removal in a lab of its own', () => {
   it('killed by the first failure (first line); each assertion that differs is judged on its own', async () => {
     useLab(removed);
     const seen: string[] = [];
-    const r = await mutateScenario(loaded, { provider, signal, original: passed, onMutant: (m) => seen.push(m.mutation) });
-    expect(judged(r.mutants).filter(([m]) => !String(m).startsWith('outcome') && !String(m).startsWith('absence'))).toEqual([
+    const r = await mutateScenario(loaded, {
+      provider,
+      signal,
+      original: passed,
+      onMutant: (m) => seen.push(m.mutation),
+    });
+    expect(
+      judged(r.mutants).filter(([m]) => !String(m).startsWith('outcome') && !String(m).startsWith('absence')),
+    ).toEqual([
       ['fault-removed', 'killed', 'fault-removed/faulted/p: expected timeout, observed ok'],
       ['needs-fault:p', 'killed', 'without the fault: c -> web = ok'],
       ['needs-fault:check/drops', 'killed', 'without the fault: expected delta >= 1, observed delta 0 (3 -> 3)'],
-      ['needs-fault:check/no-rst', 'killed', 'without the fault: expected lines matching /RST/ = 0, observed 1 matching line(s)'],
+      [
+        'needs-fault:check/no-rst',
+        'killed',
+        'without the fault: expected lines matching /RST/ = 0, observed 1 matching line(s)',
+      ],
       ['fix-removed:first', 'killed', 'fix-removed:first/fixed/p: expected ok, observed timeout'],
       ['needs-fix:first/p', 'killed', 'without the fix: fix-removed:first: c -> web = timeout'],
-      ['needs-fix:first/check/rule', 'killed', 'without the fix: expected lines matching /fixed/ = 1, observed 0 matching line(s)'],
+      [
+        'needs-fix:first/check/rule',
+        'killed',
+        'without the fix: expected lines matching /fixed/ = 1, observed 0 matching line(s)',
+      ],
       ['fix-removed:second', 'killed', 'fix-removed:second/fixed/p: expected ok, observed timeout'],
       ['needs-fix:second/p', 'killed', 'without the fix: fix-removed:second: c -> web = timeout'],
     ]);
@@ -141,26 +245,68 @@ describe('each removal in a lab of its own', () => {
   });
 
   it('an assertion that still holds without the steps survives; a check is told it may be a control', async () => {
-    useLab((p) => (p.variant === 'fault-removed' ? { ...symptomGone, checks: [check({ id: 'drops', observed: 'delta 2 (3 -> 5)', value: 2 }), check({ id: 'no-rst', expected: 'lines matching /RST/ = 0', observed: '0 matching line(s)', value: 0 })] } : removed(p, '')));
+    useLab((p) =>
+      p.variant === 'fault-removed'
+        ? {
+            ...symptomGone,
+            checks: [
+              check({ id: 'drops', observed: 'delta 2 (3 -> 5)', value: 2 }),
+              check({ id: 'no-rst', expected: 'lines matching /RST/ = 0', observed: '0 matching line(s)', value: 0 }),
+            ],
+          }
+        : removed(p, ''),
+    );
     const r = await mutateScenario(loaded, { provider, signal, original: passed });
     expect(judged(r.mutants, 'needs-fault')).toEqual([
       ['needs-fault:p', 'killed', 'without the fault: c -> web = ok'],
-      ['needs-fault:check/drops', 'survived', 'still holds without the fault: expected delta >= 1, observed delta 2 (3 -> 5); it does not depend on it (mark it `control: true` if it proves something else, such as that the probes ran)'],
-      ['needs-fault:check/no-rst', 'survived', 'still holds without the fault: expected lines matching /RST/ = 0, observed 0 matching line(s); it does not depend on it (mark it `control: true` if it proves something else, such as that the probes ran)'],
+      [
+        'needs-fault:check/drops',
+        'survived',
+        'still holds without the fault: expected delta >= 1, observed delta 2 (3 -> 5); it does not depend on it (mark it `control: true` if it proves something else, such as that the probes ran)',
+      ],
+      [
+        'needs-fault:check/no-rst',
+        'survived',
+        'still holds without the fault: expected lines matching /RST/ = 0, observed 0 matching line(s); it does not depend on it (mark it `control: true` if it proves something else, such as that the probes ran)',
+      ],
     ]);
-    useLab((p) => (p.variant === 'fault-removed' ? { probes: [probe({ id: 'p', summary: 'c -> web = timeout' })] } : removed(p, '')));
-    expect(judged((await mutateScenario(loaded, { provider, signal, original: passed })).mutants, 'needs-fault:p')).toEqual([['needs-fault:p', 'survived', 'still holds without the fault: c -> web = timeout; it does not depend on it']]);
+    useLab((p) =>
+      p.variant === 'fault-removed' ? { probes: [probe({ id: 'p', summary: 'c -> web = timeout' })] } : removed(p, ''),
+    );
+    expect(
+      judged((await mutateScenario(loaded, { provider, signal, original: passed })).mutants, 'needs-fault:p'),
+    ).toEqual([
+      ['needs-fault:p', 'survived', 'still holds without the fault: c -> web = timeout; it does not depend on it'],
+    ]);
   });
 
   it('a removal under which everything held survives, with what its probes saw', async () => {
-    useLab((p) => (p.variant === 'fault-removed' ? { probes: [probe({ id: 'p', summary: 'c -> web = timeout' }), probe({ id: 'q', summary: 'c -> db = ok' })] } : p.variant === 'fix-removed:second' ? {} : removed(p, '')));
+    useLab((p) =>
+      p.variant === 'fault-removed'
+        ? { probes: [probe({ id: 'p', summary: 'c -> web = timeout' }), probe({ id: 'q', summary: 'c -> db = ok' })] }
+        : p.variant === 'fix-removed:second'
+          ? {}
+          : removed(p, ''),
+    );
     const r = await mutateScenario(loaded, { provider, signal, original: passed });
-    expect(judged(r.mutants, 'fault-removed')).toEqual([['fault-removed', 'survived', 'every expectation and check still held: c -> web = timeout; c -> db = ok']]);
-    expect(judged(r.mutants, 'fix-removed:second')).toEqual([['fix-removed:second', 'survived', 'every expectation and check still held: no probes']]);
+    expect(judged(r.mutants, 'fault-removed')).toEqual([
+      ['fault-removed', 'survived', 'every expectation and check still held: c -> web = timeout; c -> db = ok'],
+    ]);
+    expect(judged(r.mutants, 'fix-removed:second')).toEqual([
+      ['fix-removed:second', 'survived', 'every expectation and check still held: no probes'],
+    ]);
   });
 
   it('an assertion with no result in the removed phase is not judged', async () => {
-    useLab((p) => (p.variant === 'fault-removed' ? { status: 'failed', probes: [probe({ id: 'q' })], checks: [check({ id: 'drops', matched: false, observed: 'delta 0 (3 -> 3)' })] } : removed(p, '')));
+    useLab((p) =>
+      p.variant === 'fault-removed'
+        ? {
+            status: 'failed',
+            probes: [probe({ id: 'q' })],
+            checks: [check({ id: 'drops', matched: false, observed: 'delta 0 (3 -> 3)' })],
+          }
+        : removed(p, ''),
+    );
     const r = await mutateScenario(loaded, { provider, signal, original: passed });
     expect(judged(r.mutants, 'needs-fault')).toEqual([
       ['needs-fault:p', 'not-judged', 'not judged: probe p has no result in the phase'],
@@ -170,10 +316,20 @@ describe('each removal in a lab of its own', () => {
   });
 
   it('the removed phase errored: its assertions share the verdict of the whole, saying so', async () => {
-    useLab((p) => (p.variant === 'fault-removed' ? new HarnessError('STEP_FAILED', 'background step failed\n  output') : removed(p, '')));
+    useLab((p) =>
+      p.variant === 'fault-removed'
+        ? new HarnessError('STEP_FAILED', 'background step failed\n  output')
+        : removed(p, ''),
+    );
     const r = await mutateScenario(loaded, { provider, signal, original: passed });
-    expect(judged(r.mutants, 'needs-fault')[0]).toEqual(['needs-fault:p', 'killed', 'the phase errored: fault-removed/faulted errored: background step failed']);
-    expect(judged(r.mutants, 'fault-removed')).toEqual([['fault-removed', 'killed', 'fault-removed/faulted errored: background step failed']]);
+    expect(judged(r.mutants, 'needs-fault')[0]).toEqual([
+      'needs-fault:p',
+      'killed',
+      'the phase errored: fault-removed/faulted errored: background step failed',
+    ]);
+    expect(judged(r.mutants, 'fault-removed')).toEqual([
+      ['fault-removed', 'killed', 'fault-removed/faulted errored: background step failed'],
+    ]);
     // a phase's error does not stop the other removals
     expect(lab.labs.map((l) => l.label)).toEqual(['fault-removed', 'fix-removed:first', 'fix-removed:second']);
   });
@@ -201,9 +357,11 @@ describe('each removal in a lab of its own', () => {
 });
 
 describe('an abort (Ctrl-C) stops mutate', () => {
-  it('in a removal\'s lab', async () => {
+  it("in a removal's lab", async () => {
     useLab(() => aborted());
-    await expect(mutateScenario(loaded, { provider, signal, original: passed })).rejects.toMatchObject({ code: 'ABORTED' });
+    await expect(mutateScenario(loaded, { provider, signal, original: passed })).rejects.toMatchObject({
+      code: 'ABORTED',
+    });
   });
 
   it('another error of the harness does not', async () => {

@@ -59,5 +59,9 @@ export const observation = (over: Partial<Observation> = {}): Observation => ({
 /** A repeated probe's observation: one run per outcome given (with `extra` on every run). */
 export const repeated = (outcomes: Observation['outcome'][], extra: Partial<Observation> = {}): Observation => {
   const runs = outcomes.map((outcome) => ({ outcome, summary: `run ${outcome}`, durationMs: 1, ...extra }));
-  return observation({ outcome: outcomes[0], summary: `${runs.length} runs`, detail: { runs, distribution: { runs: runs.length, outcomes: {}, servedBy: {} } } });
+  return observation({
+    outcome: outcomes[0],
+    summary: `${runs.length} runs`,
+    detail: { runs, distribution: { runs: runs.length, outcomes: {}, servedBy: {} } },
+  });
 };

@@ -7,9 +7,12 @@ export const client = '10.244.1.2';
 export const vip = { ip: '10.96.0.20', port: 80 };
 export const pod = { ip: '10.244.1.3', port: 8080 };
 
-export const tcp = (from: string, to: string, flags: string) => `12:00:00.000001 IP ${from} > ${to}: Flags [${flags}], seq 1, win 64240, length 0`;
-export const udp = (from: string, to: string) => `12:00:00.000001 IP ${from} > ${to}: 7766+ A? web.default.svc.cluster.local. (47)`;
-export const icmp = (from: string, to: string, text: string) => `12:00:00.000001 IP ${from} > ${to}: ICMP ${text}, length 68`;
+export const tcp = (from: string, to: string, flags: string) =>
+  `12:00:00.000001 IP ${from} > ${to}: Flags [${flags}], seq 1, win 64240, length 0`;
+export const udp = (from: string, to: string) =>
+  `12:00:00.000001 IP ${from} > ${to}: 7766+ A? web.default.svc.cluster.local. (47)`;
+export const icmp = (from: string, to: string, text: string) =>
+  `12:00:00.000001 IP ${from} > ${to}: ICMP ${text}, length 68`;
 
 /** The client's SYN to the Service, from port 44186. */
 export const SYN = tcp('10.244.1.2.44186', '10.96.0.20.80', 'S');

@@ -10,8 +10,19 @@ import { earlyVerdict, observation, startWatch, type ProbeRun } from '../probe-r
 import { HTTP_WATCH } from '../watch-filters.ts';
 
 /** The errno of one connect() from the client, for a curl that failed with no packet on the wire. */
-async function localErrno(cluster: StartedCluster, from: string, endpoint: Endpoint, signal: AbortSignal): Promise<string | undefined> {
-  const r = await cluster.target(probeClient(from)).exec([...cluster.agentCommand, 'connect', `--server=${endpoint.ip}`, `--port=${endpoint.port}`, '--timeout=500'], { reject: false, signal, timeoutMs: 5000 });
+async function localErrno(
+  cluster: StartedCluster,
+  from: string,
+  endpoint: Endpoint,
+  signal: AbortSignal,
+): Promise<string | undefined> {
+  const r = await cluster
+    .target(probeClient(from))
+    .exec([...cluster.agentCommand, 'connect', `--server=${endpoint.ip}`, `--port=${endpoint.port}`, '--timeout=500'], {
+      reject: false,
+      signal,
+      timeoutMs: 5000,
+    });
   try {
     return (JSON.parse(r.stdout) as { errno: string | null }).errno ?? undefined;
   } catch {
@@ -36,13 +47,20 @@ export async function runHttp(run: ProbeRun, http: NonNullable<ProbeSpec['http']
   // its own source port and keeps only that port's packets, so no run calls its verdict on another run's
   const sourcePort = spec.parallel > 1 ? nextSourcePort(cluster) : undefined;
   // ICMP too: an unreachable or a port-unreachable answering the client is what the application experienced
-  const watch = await startWatch(run, HTTP_WATCH, sourcePort ? (p) => p.proto === 'icmp' || p.sport === sourcePort || p.dport === sourcePort : undefined);
+  const watch = await startWatch(
+    run,
+    HTTP_WATCH,
+    sourcePort ? (p) => p.proto === 'icmp' || p.sport === sourcePort || p.dport === sourcePort : undefined,
+  );
   const early = earlyVerdict(watch, run);
   try {
     const url = `http://${endpoint.ip}:${endpoint.port}${http.path}`;
     // --max-time is the verdict deadline: a hang is called after exactly that, never later
     const local = sourcePort ? ['--local-port', String(sourcePort)] : [];
-    const r = await target.exec(['curl', '-sS', '--max-time', String(timeoutMs / 1000), ...local, '-w', '\n%{http_code} %{time_connect}', url], { reject: false, signal, stopWhen: dropped ? AbortSignal.any([early.signal, dropped.signal]) : early.signal });
+    const r = await target.exec(
+      ['curl', '-sS', '--max-time', String(timeoutMs / 1000), ...local, '-w', '\n%{http_code} %{time_connect}', url],
+      { reject: false, signal, stopWhen: dropped ? AbortSignal.any([early.signal, dropped.signal]) : early.signal },
+    );
     // refused or unreachable at once: the answering packet may still be on its way through tcpdump
     if (r.exitCode === 7) await watch.until((seen) => seen.some((p) => p.dst === client), 100);
     // stopped at a drop, which the node saw before tcpdump here printed the client's side of it
@@ -56,7 +74,13 @@ export async function runHttp(run: ProbeRun, http: NonNullable<ProbeSpec['http']
     // nothing left the pod: only the errno of connect() says why (curl 7.88 does not print it)
     const silent = r.exitCode === 7 && !packets.some((p) => p.src === client);
     const errno = silent ? await localErrno(cluster, spec.from, endpoint, signal) : undefined;
-    let classified = classifyCurl({ exitCode: r.exitCode, stderr: r.stderr, httpCode, body: lines.slice(0, -1).join('\n'), connectSeconds }, packets, client, endpoint, errno);
+    let classified = classifyCurl(
+      { exitCode: r.exitCode, stderr: r.stderr, httpCode, body: lines.slice(0, -1).join('\n'), connectSeconds },
+      packets,
+      client,
+      endpoint,
+      errno,
+    );
     const tcp = { connected: connectSeconds > 0, sentTo: synDestination(packets, client) };
     // a RST or ICMP answered the SYN: what the application got, whatever the trace saw dropped
     if (r.stopped && dropped?.drop && !early.signal.aborted && !connectAnswer(packets, client)) {
@@ -64,8 +88,19 @@ export async function runHttp(run: ProbeRun, http: NonNullable<ProbeSpec['http']
       classified = d.classified;
       tcp.connected = d.connected;
     }
-    const curlExit = r.stopped ? (early.signal.aborted ? 'stopped: the evidence was conclusive' : 'stopped: the trace attributed a drop') : r.exitCode;
-    const detail = { url, curlExit, httpCode, connectMs: Math.round(connectSeconds * 1e4) / 10, curlError: r.stderr.trim() || undefined, ...(errno ? { connectErrno: errno } : {}) };
+    const curlExit = r.stopped
+      ? early.signal.aborted
+        ? 'stopped: the evidence was conclusive'
+        : 'stopped: the trace attributed a drop'
+      : r.exitCode;
+    const detail = {
+      url,
+      curlExit,
+      httpCode,
+      connectMs: Math.round(connectSeconds * 1e4) / 10,
+      curlError: r.stderr.trim() || undefined,
+      ...(errno ? { connectErrno: errno } : {}),
+    };
     return observation(run, classified, detail, packets, tcp);
   } finally {
     await watch.stop();

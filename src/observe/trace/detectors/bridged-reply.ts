@@ -1,41 +1,98 @@
 // A reply reached the client from the backend's own address without passing the node's netfilter: bridged
 // with bridge-nf-call-iptables off, so never reverse-NATed.
 import type { TracePacket } from '../../../model/trace-events.ts';
-import { type Conntrack, ctState, type Ctx, type Detector, type Drop, endpoint, type Found, type Rule } from './detector.ts';
+import {
+  type Conntrack,
+  ctState,
+  type Ctx,
+  type Detector,
+  type Drop,
+  endpoint,
+  type Found,
+  type Rule,
+} from './detector.ts';
 
 /** A reply reached the client from the backend's own address without passing the node's netfilter (bridged). */
 function detect(ctx: Ctx): Found | undefined {
   const reply =
-    ctx.packets.find((p) => p.dst === ctx.client && (p.src !== ctx.target.ip || p.sport !== ctx.target.port) && (p.proto === 'udp' || p.flags?.startsWith('S.'))) ??
-    undefined;
-  const socketDrop = ctx.events.find((e): e is Drop => e.kind === 'drop' && e.where.startsWith('pod/') && e.packet.dst === ctx.client && (e.packet.src !== ctx.target.ip || e.packet.sport !== ctx.target.port));
-  const packet: TracePacket | undefined = reply ? { proto: reply.proto, src: reply.src, dst: reply.dst, sport: reply.sport, dport: reply.dport, flags: reply.flags === 'S.' ? 'SYN ACK' : reply.flags } : socketDrop?.packet;
+    ctx.packets.find(
+      (p) =>
+        p.dst === ctx.client &&
+        (p.src !== ctx.target.ip || p.sport !== ctx.target.port) &&
+        (p.proto === 'udp' || p.flags?.startsWith('S.')),
+    ) ?? undefined;
+  const socketDrop = ctx.events.find(
+    (e): e is Drop =>
+      e.kind === 'drop' &&
+      e.where.startsWith('pod/') &&
+      e.packet.dst === ctx.client &&
+      (e.packet.src !== ctx.target.ip || e.packet.sport !== ctx.target.port),
+  );
+  const packet: TracePacket | undefined = reply
+    ? {
+        proto: reply.proto,
+        src: reply.src,
+        dst: reply.dst,
+        sport: reply.sport,
+        dport: reply.dport,
+        flags: reply.flags === 'S.' ? 'SYN ACK' : reply.flags,
+      }
+    : socketDrop?.packet;
   if (!packet) return undefined;
-  const ct = ctx.events.find((e): e is Conntrack => e.kind === 'conntrack' && e.packet.src === ctx.client && e.packet.dst === ctx.target.ip && e.reply.src === packet.src);
+  const ct = ctx.events.find(
+    (e): e is Conntrack =>
+      e.kind === 'conntrack' &&
+      e.packet.src === ctx.client &&
+      e.packet.dst === ctx.target.ip &&
+      e.reply.src === packet.src,
+  );
   const node = ct?.node ?? ctx.facts.find((f) => f.kind === 'setting')?.node ?? '';
-  const bridgeOff = ctx.facts.find((f) => f.kind === 'setting' && f.node === node && f.name === 'net.bridge.bridge-nf-call-iptables' && f.value === '0');
-  const throughNetfilter = ctx.events.some((e) => e.kind === 'rule' && e.packet.src === packet.src && e.packet.dst === ctx.client);
+  const bridgeOff = ctx.facts.find(
+    (f) =>
+      f.kind === 'setting' && f.node === node && f.name === 'net.bridge.bridge-nf-call-iptables' && f.value === '0',
+  );
+  const throughNetfilter = ctx.events.some(
+    (e) => e.kind === 'rule' && e.packet.src === packet.src && e.packet.dst === ctx.client,
+  );
   if (throughNetfilter) return undefined;
-  const dnat = ctx.events.find((e): e is Rule => e.kind === 'rule' && e.table === 'nat' && /-j DNAT/.test(e.rule ?? ''));
+  const dnat = ctx.events.find(
+    (e): e is Rule => e.kind === 'rule' && e.table === 'nat' && /-j DNAT/.test(e.rule ?? ''),
+  );
   const what = packet.proto === 'udp' ? 'reply' : 'SYN-ACK';
   const from = endpoint(packet.src, packet.sport);
   const sentences = [
     `${dnat ? `The ${packet.proto === 'udp' ? 'query' : 'SYN'} to ${endpoint(ctx.target.ip, ctx.target.port)} was DNATed on ${dnat.node} by ${dnat.table}/${dnat.chain} to ${from}; the` : 'The'} ${what} from ${from} was bridged ${bridgeOff ? `on ${node} with net.bridge.bridge-nf-call-iptables=0 ` : ''}without passing the nat table, so it was never reverse-NATed and kept the pod IP as its source.`,
   ];
-  if (ct) sentences.push(`conntrack on ${ct.node} still shows the connection ${ctState(ct)}: it never saw the ${what}.`);
+  if (ct)
+    sentences.push(`conntrack on ${ct.node} still shows the connection ${ctState(ct)}: it never saw the ${what}.`);
   const rst = ctx.packets.find((p) => p.src === ctx.client && p.dst === packet.src && p.flags?.startsWith('R'));
   if (rst) sentences.push(`The client answered RST to ${from}, a peer it never contacted.`);
   if (packet.proto === 'udp' && socketDrop) {
-    sentences.push(`The client's UDP socket, connected to ${endpoint(ctx.target.ip, ctx.target.port)}, did not match the reply, so the kernel dropped it (${socketDrop.reason} in ${socketDrop.location}).`);
+    sentences.push(
+      `The client's UDP socket, connected to ${endpoint(ctx.target.ip, ctx.target.port)}, did not match the reply, so the kernel dropped it (${socketDrop.reason} in ${socketDrop.location}).`,
+    );
     return {
-      culprit: { kind: 'socket', node: socketDrop.where, where: `udp socket connected to ${endpoint(ctx.target.ip, ctx.target.port)}`, text: `${socketDrop.reason} at ${socketDrop.location} (${socketDrop.iface})` },
+      culprit: {
+        kind: 'socket',
+        node: socketDrop.where,
+        where: `udp socket connected to ${endpoint(ctx.target.ip, ctx.target.port)}`,
+        text: `${socketDrop.reason} at ${socketDrop.location} (${socketDrop.iface})`,
+      },
       packet,
       reason: sentences.join(' '),
     };
   }
-  if (packet.proto === 'udp') sentences.push(`The client's resolver socket is not connected, so it accepted the reply and named its wrong source.`);
+  if (packet.proto === 'udp')
+    sentences.push(
+      `The client's resolver socket is not connected, so it accepted the reply and named its wrong source.`,
+    );
   return {
-    culprit: { kind: 'kernel', node, where: bridgeOff ? `bridge (net.bridge.bridge-nf-call-iptables=0)` : 'bridge (no netfilter on the reply path)', text: `${what} ${from} > ${endpoint(ctx.client, packet.dport)} bridged past conntrack: no reverse NAT` },
+    culprit: {
+      kind: 'kernel',
+      node,
+      where: bridgeOff ? `bridge (net.bridge.bridge-nf-call-iptables=0)` : 'bridge (no netfilter on the reply path)',
+      text: `${what} ${from} > ${endpoint(ctx.client, packet.dport)} bridged past conntrack: no reverse NAT`,
+    },
     packet,
     reason: sentences.join(' '),
   };

@@ -47,7 +47,13 @@ export const ordinal = (n: number) => `${n}${n === 1 ? 'st' : n === 2 ? 'nd' : n
 
 /** The conntrack entry of the client's flow on `node`, as last reported. */
 export function lastConntrack(ctx: Ctx, node: string): Conntrack | undefined {
-  return ctx.events.filter((e): e is Conntrack => e.kind === 'conntrack' && e.node === node && e.packet.src === ctx.client && e.packet.dst === ctx.target.ip).at(-1);
+  return ctx.events
+    .filter(
+      (e): e is Conntrack =>
+        e.kind === 'conntrack' && e.node === node && e.packet.src === ctx.client && e.packet.dst === ctx.target.ip,
+    )
+    .at(-1);
 }
 
-export const ctState = (c: Conntrack) => `${c.state ?? (c.unreplied ? 'NEW' : 'ESTABLISHED')}${c.unreplied ? ' [UNREPLIED]' : ''}`;
+export const ctState = (c: Conntrack) =>
+  `${c.state ?? (c.unreplied ? 'NEW' : 'ESTABLISHED')}${c.unreplied ? ' [UNREPLIED]' : ''}`;

@@ -5,11 +5,16 @@ import { type Ctx, type Detector, type Drop, endpoint, type Found, type Rule, sh
 
 /** A bridge port with hairpin off got a frame back for the MAC behind itself: the bridge dropped it (kernel state read at the drop). */
 function detect(ctx: Ctx): Found | undefined {
-  const drop = ctx.events.find((e): e is Drop & { cause: { kind: 'hairpin-off' } } => e.kind === 'drop' && e.cause?.kind === 'hairpin-off' && concernsClient(e.packet, ctx.client));
+  const drop = ctx.events.find(
+    (e): e is Drop & { cause: { kind: 'hairpin-off' } } =>
+      e.kind === 'drop' && e.cause?.kind === 'hairpin-off' && concernsClient(e.packet, ctx.client),
+  );
   if (!drop) return undefined;
   const { bridge, port, mac } = drop.cause;
   const node = drop.where.replace(/^node\//, '');
-  const dnat = ctx.events.find((e): e is Rule => e.kind === 'rule' && e.table === 'nat' && /-j DNAT/.test(e.rule ?? ''));
+  const dnat = ctx.events.find(
+    (e): e is Rule => e.kind === 'rule' && e.table === 'nat' && /-j DNAT/.test(e.rule ?? ''),
+  );
   const to = endpoint(drop.packet.dst, drop.packet.dport);
   const sentences = [
     `${dnat ? `The SYN to ${endpoint(ctx.target.ip, ctx.target.port)} was DNATed on ${dnat.node} by ${dnat.table}/${dnat.chain} to ${to}` : `The SYN was sent on to ${to}`}${drop.packet.dst === ctx.client ? ', the client itself' : ''}.`,
@@ -17,7 +22,12 @@ function detect(ctx: Ctx): Found | undefined {
     'Every retransmission meets the same port: the connection hangs.',
   ];
   return {
-    culprit: { kind: 'kernel', node: drop.where, where: `${port} on bridge ${bridge} (hairpin off)`, text: `${showPacket(drop.packet)} not sent back out its ingress port ${port}` },
+    culprit: {
+      kind: 'kernel',
+      node: drop.where,
+      where: `${port} on bridge ${bridge} (hairpin off)`,
+      text: `${showPacket(drop.packet)} not sent back out its ingress port ${port}`,
+    },
     packet: drop.packet,
     reason: sentences.join(' '),
   };

@@ -34,28 +34,51 @@ function injectorOutput(ctx: Ctx): Injected | undefined {
     }
     return undefined;
   };
-  const outputs = [...(ctx.steps ?? []).flatMap((s) => [s.evidence, s.output]), ...((ctx.probe.detail.during as { output?: unknown }[] | undefined) ?? []).map((d) => d.output)];
-  return outputs.map(parse).find((o): o is Injected => Boolean(o) && typeof o === 'object' && 'forgedSeq' in (o as object));
+  const outputs = [
+    ...(ctx.steps ?? []).flatMap((s) => [s.evidence, s.output]),
+    ...((ctx.probe.detail.during as { output?: unknown }[] | undefined) ?? []).map((d) => d.output),
+  ];
+  return outputs
+    .map(parse)
+    .find((o): o is Injected => Boolean(o) && typeof o === 'object' && 'forgedSeq' in (o as object));
 }
 
 /** A packet conntrack marked INVALID reached the client un-NATed (the source still the pod IP). */
 function detect(ctx: Ctx): Found | undefined {
   const invalid = ctx.events.find(
-    (e): e is Rule => e.kind === 'rule' && e.table === 'mangle' && e.packet.dst === ctx.client && (e.packet.src !== ctx.target.ip || e.packet.sport !== ctx.target.port),
+    (e): e is Rule =>
+      e.kind === 'rule' &&
+      e.table === 'mangle' &&
+      e.packet.dst === ctx.client &&
+      (e.packet.src !== ctx.target.ip || e.packet.sport !== ctx.target.port),
   );
   if (!invalid) return undefined;
-  const forwarded = ctx.events.find((e): e is Rule => e.kind === 'rule' && e.id === invalid.id && e.table === 'filter' && /ACCEPT/.test(e.verdict));
-  const reset = ctx.packets.find((p) => p.src === ctx.client && p.dst === invalid.packet.src && p.flags?.startsWith('R'));
+  const forwarded = ctx.events.find(
+    (e): e is Rule => e.kind === 'rule' && e.id === invalid.id && e.table === 'filter' && /ACCEPT/.test(e.verdict),
+  );
+  const reset = ctx.packets.find(
+    (p) => p.src === ctx.client && p.dst === invalid.packet.src && p.flags?.startsWith('R'),
+  );
   const log = conntrackLog(ctx.checks);
   const injected = injectorOutput(ctx);
   const from = endpoint(invalid.packet.src, invalid.packet.sport);
   const sentences = [
     `conntrack on ${invalid.node} marked the segment ${showPacket(invalid.packet)} INVALID${log ? ` ("${log}")` : ''}, so it skipped the reverse NAT and kept the pod IP ${invalid.packet.src} as its source.`,
   ];
-  if (injected) sentences.push(`It is the forged segment: seq ${injected.forgedSeq}, ${injected.ahead ? `${injected.ahead} bytes ahead of` : 'off'} the live seq ${injected.liveSeq} (${injected.forgedFlags ?? 'injected'} from ${injected.src}:${injected.sport}).`);
-  sentences.push(`${forwarded ? `${invalid.node} forwarded it (${forwarded.table}/${forwarded.chain} ${forwarded.verdict})` : 'It was forwarded'} and the un-NATed packet reached the client${reset ? `, which answered RST to ${from}: that RST reset the connection` : ''}.`);
+  if (injected)
+    sentences.push(
+      `It is the forged segment: seq ${injected.forgedSeq}, ${injected.ahead ? `${injected.ahead} bytes ahead of` : 'off'} the live seq ${injected.liveSeq} (${injected.forgedFlags ?? 'injected'} from ${injected.src}:${injected.sport}).`,
+    );
+  sentences.push(
+    `${forwarded ? `${invalid.node} forwarded it (${forwarded.table}/${forwarded.chain} ${forwarded.verdict})` : 'It was forwarded'} and the un-NATed packet reached the client${reset ? `, which answered RST to ${from}: that RST reset the connection` : ''}.`,
+  );
   return {
-    culprit: { kind: 'kernel', node: invalid.node, where: 'conntrack (INVALID: no reverse NAT)', text: log ?? 'ctstate INVALID' },
+    culprit: {
+      kind: 'kernel',
+      node: invalid.node,
+      where: 'conntrack (INVALID: no reverse NAT)',
+      text: log ?? 'ctstate INVALID',
+    },
     packet: invalid.packet,
     reason: sentences.join(' '),
   };

@@ -10,11 +10,20 @@ const OBSERVER_DROPS = new Set(['PACKET_SOCK_ERROR']);
 /** Any other drop the kernel reported for this flow, with its reason. */
 function detect(ctx: Ctx): Found | undefined {
   const drop = ctx.events.find(
-    (e): e is Drop => e.kind === 'drop' && e.reason !== 'NOT_SPECIFIED' && !OBSERVER_DROPS.has(e.reason) && (e.packet.src === ctx.client || e.packet.dst === ctx.client),
+    (e): e is Drop =>
+      e.kind === 'drop' &&
+      e.reason !== 'NOT_SPECIFIED' &&
+      !OBSERVER_DROPS.has(e.reason) &&
+      (e.packet.src === ctx.client || e.packet.dst === ctx.client),
   );
   if (!drop) return undefined;
   return {
-    culprit: { kind: drop.reason === 'NO_SOCKET' ? 'socket' : 'kernel', node: drop.where, where: drop.location, text: `${drop.reason} on ${drop.iface}` },
+    culprit: {
+      kind: drop.reason === 'NO_SOCKET' ? 'socket' : 'kernel',
+      node: drop.where,
+      where: drop.location,
+      text: `${drop.reason} on ${drop.iface}`,
+    },
     packet: drop.packet,
     reason: `The kernel in ${drop.where} dropped ${showPacket(drop.packet)}: ${drop.reason} in ${drop.location} (${drop.iface}${drop.cause?.kind === 'neighbour' ? `: no ARP answer for ${drop.cause.neighbour}` : ''}).`,
   };

@@ -10,10 +10,15 @@ function detect(ctx: Ctx): Found | undefined {
   if (!syn || (syn.dst === ctx.target.ip && syn.dport === ctx.target.port)) return undefined;
   const sentTo = endpoint(syn.dst, syn.dport);
   const frontend = endpoint(ctx.target.ip, ctx.target.port);
-  const all = ctx.facts.filter((f): f is Extract<TraceFact, { kind: 'cgroup-program' }> => f.kind === 'cgroup-program').sort((a, b) => a.order - b.order);
+  const all = ctx.facts
+    .filter((f): f is Extract<TraceFact, { kind: 'cgroup-program' }> => f.kind === 'cgroup-program')
+    .sort((a, b) => a.order - b.order);
   // the hook that rewrote it: connect4 for TCP (and connected UDP), sendmsg4 for UDP otherwise
-  const rewrites = (p: (typeof all)[number]) => p.mappings.some((m) => m.frontend === frontend && m.backends.includes(sentTo));
-  const culprit = all.find((p) => rewrites(p) && (syn.proto === 'tcp' ? /connect/.test(p.attach) : /sendmsg/.test(p.attach))) ?? all.find(rewrites);
+  const rewrites = (p: (typeof all)[number]) =>
+    p.mappings.some((m) => m.frontend === frontend && m.backends.includes(sentTo));
+  const culprit =
+    all.find((p) => rewrites(p) && (syn.proto === 'tcp' ? /connect/.test(p.attach) : /sendmsg/.test(p.attach))) ??
+    all.find(rewrites);
   if (!culprit) return undefined;
   const programs = all.filter((p) => p.attach === culprit.attach);
   const others = programs.filter((p) => p !== culprit);
@@ -26,8 +31,20 @@ function detect(ctx: Ctx): Found | undefined {
     fateAtDeadBackend(ctx, syn),
   ];
   return {
-    culprit: { kind: 'bpf-program', node: culprit.node, where: `${culprit.attach} ${culprit.cgroup} (${ordinal(culprit.order)} of ${culprit.of})`, text: `${culprit.name} id ${culprit.id}: ${frontend} -> ${sentTo}` },
-    packet: { proto: syn.proto, src: syn.src, dst: syn.dst, sport: syn.sport, dport: syn.dport, flags: syn.proto === 'tcp' ? 'SYN' : undefined },
+    culprit: {
+      kind: 'bpf-program',
+      node: culprit.node,
+      where: `${culprit.attach} ${culprit.cgroup} (${ordinal(culprit.order)} of ${culprit.of})`,
+      text: `${culprit.name} id ${culprit.id}: ${frontend} -> ${sentTo}`,
+    },
+    packet: {
+      proto: syn.proto,
+      src: syn.src,
+      dst: syn.dst,
+      sport: syn.sport,
+      dport: syn.dport,
+      flags: syn.proto === 'tcp' ? 'SYN' : undefined,
+    },
     reason: sentences.join(' '),
   };
 }
@@ -39,12 +56,21 @@ function detect(ctx: Ctx): Found | undefined {
 function fateAtDeadBackend(ctx: Ctx, sent: Packet): string {
   const what = sent.proto === 'udp' ? 'datagram' : 'SYN';
   const to = endpoint(sent.dst, sent.dport);
-  const failed = ctx.events.find((e): e is Drop => e.kind === 'drop' && e.reason === 'NEIGH_FAILED' && e.packet.src === ctx.client && e.packet.dst === sent.dst);
+  const failed = ctx.events.find(
+    (e): e is Drop =>
+      e.kind === 'drop' && e.reason === 'NEIGH_FAILED' && e.packet.src === ctx.client && e.packet.dst === sent.dst,
+  );
   const icmp = ctx.packets.find((p) => p.dst === ctx.client && p.icmp?.about === sent.dst);
   const answered = icmp?.icmp ? ` and answered the client with ICMP ${icmp.icmp.name} from ${icmp.src}` : '';
-  if (!failed) return icmp?.icmp ? `The ${what} went to ${to}; ICMP ${icmp.icmp.name} from ${icmp.src} answered it.` : `The ${what} went to ${to} and was never answered.`;
+  if (!failed)
+    return icmp?.icmp
+      ? `The ${what} went to ${to}; ICMP ${icmp.icmp.name} from ${icmp.src} answered it.`
+      : `The ${what} went to ${to} and was never answered.`;
   const node = failed.where.replace(/^node\//, '');
-  const neighbour = failed.cause?.kind === 'neighbour' ? `its ARP for ${failed.cause.neighbour} on ${failed.iface} got no answer (${failed.cause.state} in its neighbour table)` : `its neighbour resolution on ${failed.iface} failed`;
+  const neighbour =
+    failed.cause?.kind === 'neighbour'
+      ? `its ARP for ${failed.cause.neighbour} on ${failed.iface} got no answer (${failed.cause.state} in its neighbour table)`
+      : `its neighbour resolution on ${failed.iface} failed`;
   return `The ${what} went to ${to}, which nobody holds: ${node} queued it while ${neighbour}, then dropped it (NEIGH_FAILED in ${failed.location})${answered}.`;
 }
 

@@ -56,7 +56,9 @@ if (command === 'http') {
   server.keepAliveTimeout = 1000;
   server.listen(port, '0.0.0.0', () => console.log(`ready http ${port}`));
 } else if (command === 'dns') {
-  const records = new Map((values.record ?? []).map((r) => /** @type {[string, string]} */ (r.toLowerCase().split('='))));
+  const records = new Map(
+    (values.record ?? []).map((r) => /** @type {[string, string]} */ (r.toLowerCase().split('='))),
+  );
   const socket = createSocket('udp4');
   socket.on('message', (msg, peer) => {
     const q = parseQuestion(msg);
@@ -76,7 +78,14 @@ if (command === 'http') {
   /** @type {{from: string, rcode: number, answers: string[]}[]} */
   const replies = [];
   const finish = (/** @type {string} */ outcome) => {
-    console.log(JSON.stringify({ outcome, server: `${server}#${port}`, replies, durationMs: Math.round(performance.now() - started) }));
+    console.log(
+      JSON.stringify({
+        outcome,
+        server: `${server}#${port}`,
+        replies,
+        durationMs: Math.round(performance.now() - started),
+      }),
+    );
     socket.close();
   };
   const timer = setTimeout(() => finish(replies.length > 0 ? 'unexpected-source' : 'timeout'), deadline);
@@ -119,7 +128,10 @@ function query(id, name) {
 
 /** @param {string} name */
 function encodeName(name) {
-  const parts = name.replace(/\.$/, '').split('.').map((l) => Buffer.concat([Buffer.from([l.length]), Buffer.from(l)]));
+  const parts = name
+    .replace(/\.$/, '')
+    .split('.')
+    .map((l) => Buffer.concat([Buffer.from([l.length]), Buffer.from(l)]));
   return Buffer.concat([...parts, Buffer.from([0])]);
 }
 
@@ -161,7 +173,8 @@ function parseAnswers(msg) {
   if (!q) return [];
   const out = [];
   for (let i = 0, o = q.end; i < msg.readUInt16BE(6) && o + 16 <= msg.length; i++, o += 16) {
-    if (msg.readUInt16BE(o + 2) === 1 && msg.readUInt16BE(o + 10) === 4) out.push([...msg.subarray(o + 12, o + 16)].join('.'));
+    if (msg.readUInt16BE(o + 2) === 1 && msg.readUInt16BE(o + 10) === 4)
+      out.push([...msg.subarray(o + 12, o + 16)].join('.'));
   }
   return out;
 }

@@ -27,15 +27,21 @@ export async function readDropCause(node: Target, drop: Drop): Promise<DropCause
       return undefined;
     }
   };
-  if (drop.reason === 'NEIGH_FAILED') return neighbourCause(await json(['ip', '-4', '-j', 'neigh', 'show', 'dev', drop.iface]), drop);
-  const [port, fdb] = await Promise.all([json(['bridge', '-j', '-d', 'link', 'show', 'dev', drop.iface]), json(['bridge', '-j', 'fdb', 'show'])]);
+  if (drop.reason === 'NEIGH_FAILED')
+    return neighbourCause(await json(['ip', '-4', '-j', 'neigh', 'show', 'dev', drop.iface]), drop);
+  const [port, fdb] = await Promise.all([
+    json(['bridge', '-j', '-d', 'link', 'show', 'dev', drop.iface]),
+    json(['bridge', '-j', 'fdb', 'show']),
+  ]);
   return hairpinCause(port, fdb, drop);
 }
 
 /** `ip -j neigh show dev IFACE`: the packet's destination is a neighbour that failed to resolve. */
 export function neighbourCause(entries: unknown, drop: Drop): DropCause | undefined {
   const list = Array.isArray(entries) ? (entries as { dst?: string; state?: string[] }[]) : [];
-  const entry = list.find((e) => e.dst === drop.packet.dst && e.state?.some((s) => s === 'FAILED' || s === 'INCOMPLETE'));
+  const entry = list.find(
+    (e) => e.dst === drop.packet.dst && e.state?.some((s) => s === 'FAILED' || s === 'INCOMPLETE'),
+  );
   return entry ? { kind: 'neighbour', neighbour: entry.dst!, state: entry.state!.join(' ') } : undefined;
 }
 
@@ -44,9 +50,15 @@ export function neighbourCause(entries: unknown, drop: Drop): DropCause | undefi
  * and the bridge learned the frame's destination MAC behind IFACE itself.
  */
 export function hairpinCause(port: unknown, fdb: unknown, drop: Drop): DropCause | undefined {
-  const link = (Array.isArray(port) ? (port as { ifname?: string; master?: string; hairpin?: boolean }[]) : []).find((l) => l.ifname === drop.iface);
+  const link = (Array.isArray(port) ? (port as { ifname?: string; master?: string; hairpin?: boolean }[]) : []).find(
+    (l) => l.ifname === drop.iface,
+  );
   if (!link?.master || link.hairpin !== false || !drop.dmac) return undefined;
-  const entries = Array.isArray(fdb) ? (fdb as { mac?: string; ifname?: string; master?: string; flags?: string[] }[]) : [];
+  const entries = Array.isArray(fdb)
+    ? (fdb as { mac?: string; ifname?: string; master?: string; flags?: string[] }[])
+    : [];
   const behind = entries.find((e) => e.mac === drop.dmac && e.master === link.master && !e.flags?.includes('self'));
-  return behind?.ifname === drop.iface ? { kind: 'hairpin-off', bridge: link.master, port: drop.iface, mac: drop.dmac } : undefined;
+  return behind?.ifname === drop.iface
+    ? { kind: 'hairpin-off', bridge: link.master, port: drop.iface, mac: drop.dmac }
+    : undefined;
 }

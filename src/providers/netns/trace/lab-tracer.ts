@@ -21,7 +21,15 @@
 // probe whose flow it is about, with the rule that dropped it.
 import { HarnessError } from '../../../model/errors.ts';
 import { stat } from 'node:fs/promises';
-import { concernsClient, tracingEnabled, type ProbeTraceResult, type ProbeTraceSession, type TraceEvent, type TraceFact, type TraceFlows } from '../../../model/trace-events.ts';
+import {
+  concernsClient,
+  tracingEnabled,
+  type ProbeTraceResult,
+  type ProbeTraceSession,
+  type TraceEvent,
+  type TraceFact,
+  type TraceFlows,
+} from '../../../model/trace-events.ts';
 import type { NetnsLab } from '../netns-lab.ts';
 import { NetlinkMonitor } from './netlink-monitor.ts';
 import { watchDrops, type DropWatch } from './shared-drop-trace.ts';
@@ -36,7 +44,13 @@ import { invalidTraceRule, labTraceRules, readTraceRuleset } from './trace-rules
  * host-unreachable (arp_error_report -> ipv4_link_failure), and that answer, on the client's own wire,
  * decides; a verdict called at the drop would race it (the ICMP's trace can lag the drop's by 100 ms).
  */
-export const DETERMINISTIC_DROPS = new Set(['NETFILTER_DROP', 'IP_OUTNOROUTES', 'IP_INNOROUTES', 'IP_RPFILTER', 'IP_INVALID_SOURCE']);
+export const DETERMINISTIC_DROPS = new Set([
+  'NETFILTER_DROP',
+  'IP_OUTNOROUTES',
+  'IP_INNOROUTES',
+  'IP_RPFILTER',
+  'IP_INVALID_SOURCE',
+]);
 
 type Stamped = TraceEvent & { stamp: number };
 
@@ -78,15 +92,23 @@ function startLabTrace(lab: NetnsLab): Promise<LabTracer> {
   return tracer;
 }
 
-export async function startNetnsTrace(lab: NetnsLab, flows: TraceFlows, signal?: AbortSignal): Promise<ProbeTraceSession> {
+export async function startNetnsTrace(
+  lab: NetnsLab,
+  flows: TraceFlows,
+  signal?: AbortSignal,
+): Promise<ProbeTraceSession> {
   const t0 = performance.now();
   // the first probe waits for the lab's monitors (subscriptions of up to 1 s, each node's ruleset read): an abort (Ctrl-C) does not
   let onAbort = () => {};
-  const aborted = new Promise<never>((_, reject) => (onAbort = () => reject(new HarnessError('ABORTED', 'aborted while the probe trace started'))));
+  const aborted = new Promise<never>(
+    (_, reject) => (onAbort = () => reject(new HarnessError('ABORTED', 'aborted while the probe trace started'))),
+  );
   aborted.catch(() => {});
   if (signal?.aborted) onAbort();
   signal?.addEventListener('abort', onAbort, { once: true });
-  const tracer = await Promise.race([startLabTrace(lab), aborted]).finally(() => signal?.removeEventListener('abort', onAbort));
+  const tracer = await Promise.race([startLabTrace(lab), aborted]).finally(() =>
+    signal?.removeEventListener('abort', onAbort),
+  );
   return tracer.startProbe(flows, Math.round(performance.now() - t0));
 }
 
@@ -104,12 +126,16 @@ class LabTracer {
 
   private constructor(private readonly lab: NetnsLab) {}
 
-  private nodeFailed = (node: string) => (e: unknown) => void this.unavailable.push(`rule verdicts and conntrack events on ${node}: ${(e as Error).message.split('\n')[0]}`);
+  private nodeFailed = (node: string) => (e: unknown) =>
+    void this.unavailable.push(`rule verdicts and conntrack events on ${node}: ${(e as Error).message.split('\n')[0]}`);
 
   /** The drop filter and each node's monitors and TRACE rules: all they need is the namespaces. */
   static begin(lab: NetnsLab): LabTracer {
     const tracer = new LabTracer(lab);
-    tracer.begun = Promise.all([tracer.startDrops(), ...lab.nodeNames.map((n) => tracer.startMonitors(n).catch(tracer.nodeFailed(n)))]).then(() => {});
+    tracer.begun = Promise.all([
+      tracer.startDrops(),
+      ...lab.nodeNames.map((n) => tracer.startMonitors(n).catch(tracer.nodeFailed(n))),
+    ]).then(() => {});
     return tracer;
   }
 
@@ -134,17 +160,34 @@ class LabTracer {
   private quoteIcmpError(e: Stamped): void {
     // only an ICMP error's drop or a verdict of a port-less packet can pair up; anything else (a bulk
     // download's qdisc drops, thousands a second) returns at once instead of scanning every event
-    const candidate = (e.kind === 'drop' && e.packet.inner) || (e.kind === 'rule' && !e.packet.sport && !e.packet.inner);
+    const candidate =
+      (e.kind === 'drop' && e.packet.inner) || (e.kind === 'rule' && !e.packet.sport && !e.packet.inner);
     if (!candidate) return;
     const recent: Stamped[] = [];
     // stamps rise with arrival: the events of the last 250 ms are at the end
-    for (let i = this.events.length - 1; i >= 0 && e.stamp - this.events[i]!.stamp < 250; i--) if (this.events[i] !== e) recent.unshift(this.events[i]!);
+    for (let i = this.events.length - 1; i >= 0 && e.stamp - this.events[i]!.stamp < 250; i--)
+      if (this.events[i] !== e) recent.unshift(this.events[i]!);
     const sameIp = (a: TraceEvent['packet'], b: TraceEvent['packet']) => a.src === b.src && a.dst === b.dst;
-    const drop = e.kind === 'drop' && e.packet.inner ? e : e.kind === 'rule' && !e.packet.sport && !e.packet.inner ? recent.findLast((x) => x.kind === 'drop' && x.packet.inner && x.where === `node/${e.node}` && sameIp(x.packet, e.packet)) : undefined;
+    const drop =
+      e.kind === 'drop' && e.packet.inner
+        ? e
+        : e.kind === 'rule' && !e.packet.sport && !e.packet.inner
+          ? recent.findLast(
+              (x) => x.kind === 'drop' && x.packet.inner && x.where === `node/${e.node}` && sameIp(x.packet, e.packet),
+            )
+          : undefined;
     if (drop?.kind !== 'drop') return;
-    const verdict = [...recent, e].findLast((x) => x.kind === 'rule' && `node/${x.node}` === drop.where && x.verdict === 'DROP' && !x.packet.sport && sameIp(x.packet, drop.packet));
+    const verdict = [...recent, e].findLast(
+      (x) =>
+        x.kind === 'rule' &&
+        `node/${x.node}` === drop.where &&
+        x.verdict === 'DROP' &&
+        !x.packet.sport &&
+        sameIp(x.packet, drop.packet),
+    );
     if (verdict?.kind !== 'rule') return;
-    for (const x of [...recent, e]) if (x.kind === 'rule' && x.node === verdict.node && x.id === verdict.id) x.packet = drop.packet;
+    for (const x of [...recent, e])
+      if (x.kind === 'rule' && x.node === verdict.node && x.id === verdict.id) x.packet = drop.packet;
   }
 
   private async startDrops(): Promise<void> {
@@ -163,7 +206,9 @@ class LabTracer {
         if (event) this.record(event);
       });
       // registered before it resolves: a lab torn down meanwhile still takes its namespaces out of the filter
-      this.lab.atTeardown('probe trace: the drop filter entries', async () => (await watching.catch(() => undefined))?.stop());
+      this.lab.atTeardown('probe trace: the drop filter entries', async () =>
+        (await watching.catch(() => undefined))?.stop(),
+      );
       // the filter map is updated when bpftool returns: drops are traced from here on
       this.drops = await watching;
     } catch (e) {
@@ -180,7 +225,8 @@ class LabTracer {
     // a burst can overflow a monitor's socket (each datagram's verdicts take ~38 KB of its 208 KB) and end it:
     // every trace from then on says what is missing instead of reading as "no rule touched it"
     const ended = (what: string) => (line: string) => {
-      if (/No buffer space available|ENOBUFS/.test(line)) this.unavailable.push(`${what} on ${node}: its monitor ended (${line.trim()}): later events there are missing`);
+      if (/No buffer space available|ENOBUFS/.test(line))
+        this.unavailable.push(`${what} on ${node}: its monitor ended (${line.trim()}): later events there are missing`);
     };
     xtables.onLine((line) => {
       const event = parser.feed(line, 0);
@@ -203,8 +249,10 @@ class LabTracer {
     const target = this.lab.node(node);
     const { traced, conntrack } = readTraceRuleset((await target.exec(['iptables-save'])).stdout);
     const monitors = this.nodeMonitors.get(node);
-    if (monitors && !monitors.rules) this.unavailable.push(`rule verdicts on ${node}: xtables-monitor --trace did not join the nf_tables trace group`);
-    else if (monitors && !traced) this.unavailable.push(`rule verdicts on ${node}: its TRACE rules are not nf_tables rules (iptables-legacy?)`);
+    if (monitors && !monitors.rules)
+      this.unavailable.push(`rule verdicts on ${node}: xtables-monitor --trace did not join the nf_tables trace group`);
+    else if (monitors && !traced)
+      this.unavailable.push(`rule verdicts on ${node}: its TRACE rules are not nf_tables rules (iptables-legacy?)`);
     // INVALID is conntrack's word: traced only where conntrack already runs, since the match would
     // otherwise switch conntrack on in a node that did without it
     if (conntrack) await target.exec(['iptables-restore', '-w', '--noflush'], { input: invalidTraceRule() });
@@ -241,7 +289,11 @@ class LabTracer {
     const onEvent = (e: Stamped) => {
       // what this probe opened: a TCP connection by its SYN, a UDP flow by a datagram the client sent since the
       // probe started (a datagram of an earlier probe, dropped late, is not this probe's)
-      const opens = e.kind === 'rule' && e.packet.src === flows.client && e.packet.sport !== undefined && (e.packet.flags === 'SYN' || e.packet.proto === 'udp');
+      const opens =
+        e.kind === 'rule' &&
+        e.packet.src === flows.client &&
+        e.packet.sport !== undefined &&
+        (e.packet.flags === 'SYN' || e.packet.proto === 'udp');
       if (opens && e.packet.sport !== undefined) {
         opened.add(e.packet.sport);
         const early = beforeItsSyn.get(e.packet.sport);
@@ -252,7 +304,8 @@ class LabTracer {
       const clientPort = flow.src === flows.client ? flow.sport : flow.dport;
       if (fired || !attributedDrop(e, flows)) return;
       if ((flow.proto === 'tcp' || flow.proto === 'udp') && !opened.has(clientPort ?? -1)) {
-        if (e.kind === 'drop' && clientPort !== undefined && !beforeItsSyn.has(clientPort)) beforeItsSyn.set(clientPort, e);
+        if (e.kind === 'drop' && clientPort !== undefined && !beforeItsSyn.has(clientPort))
+          beforeItsSyn.set(clientPort, e);
         return;
       }
       consider(e);
@@ -261,7 +314,8 @@ class LabTracer {
     const consider = (e: Stamped) => {
       if (e.kind === 'drop' && e.packet.inner) {
         // an ICMP error dropped by a rule: name the rule (its verdict has the quoted header by now, or soon)
-        const verdict = () => this.events.findLast((x) => x.kind === 'rule' && x.verdict === 'DROP' && x.packet === e.packet);
+        const verdict = () =>
+          this.events.findLast((x) => x.kind === 'rule' && x.verdict === 'DROP' && x.packet === e.packet);
         const named = verdict();
         if (named) return fire(named);
         setTimeout(() => fire(verdict() ?? e), 30);
@@ -286,7 +340,10 @@ class LabTracer {
       if (e.kind === 'drop' && e.reason === 'NETFILTER_DROP' && e.where.startsWith('node/')) {
         // a node's rule did it: its verdict names the rule (and fires by itself when it is a DROP), or it
         // was a REJECT, whose RST or ICMP answers the client: then there is no drop to call
-        const rejected = () => this.events.some((x) => x.kind === 'rule' && `node/${x.node}` === e.where && isReject(x) && samePacket(x.packet, e.packet));
+        const rejected = () =>
+          this.events.some(
+            (x) => x.kind === 'rule' && `node/${x.node}` === e.where && isReject(x) && samePacket(x.packet, e.packet),
+          );
         setTimeout(() => !rejected() && fire(e), 30);
         return;
       }
@@ -307,12 +364,19 @@ class LabTracer {
           if (options?.facts) await this.flush(500);
           this.listeners.delete(onEvent);
           await Promise.all(causes); // a drop's cause, read from the node, belongs to the events kept
-          const events = this.events.filter((e) => e.stamp >= start && relevant(e, flows)).map((e) => relative(e, start));
+          const events = this.events
+            .filter((e) => e.stamp >= start && relevant(e, flows))
+            .map((e) => relative(e, start));
           const t2 = performance.now();
           const facts: TraceFact[] = (await reading) ?? [];
           const lab = this.probes === 1 ? { lab: waitedMs } : {};
           // facts: how much longer than the flush the facts took
-          const costMs = { ...lab, start: Math.round(start - t0), stop: Math.round(t2 - t1), ...(options?.facts ? { facts: Math.round(performance.now() - t2) } : {}) };
+          const costMs = {
+            ...lab,
+            start: Math.round(start - t0),
+            stop: Math.round(t2 - t1),
+            ...(options?.facts ? { facts: Math.round(performance.now() - t2) } : {}),
+          };
           return { startedAt, flows, events, facts, unavailable: [...this.unavailable], costMs };
         })()),
     };
@@ -323,7 +387,6 @@ function relative(e: Stamped, start: number): TraceEvent {
   const { stamp, ...event } = e;
   return { ...event, at: Math.round((stamp - start) * 10) / 10 } as TraceEvent;
 }
-
 
 /** Events about this probe's packets (other probes of the lab do not overlap in time, but stray traffic might). */
 function relevant(e: TraceEvent, flows: TraceFlows): boolean {
@@ -339,7 +402,9 @@ function relevant(e: TraceEvent, flows: TraceFlows): boolean {
 function attributedDrop(e: TraceEvent, flows: TraceFlows): boolean {
   if (e.kind === 'conntrack') return false;
   const inner = e.packet.inner;
-  const ours = e.packet.src === flows.client || (inner !== undefined && (inner.src === flows.client || inner.dst === flows.client));
+  const ours =
+    e.packet.src === flows.client ||
+    (inner !== undefined && (inner.src === flows.client || inner.dst === flows.client));
   // a REJECT answers the client (RST or ICMP): that answer decides the outcome, not a drop verdict
   if (e.kind === 'rule') return e.verdict === 'DROP' && !isReject(e) && ours;
   return (DETERMINISTIC_DROPS.has(e.reason) || explainable(e)) && ours;
@@ -350,4 +415,5 @@ function isReject(e: Extract<TraceEvent, { kind: 'rule' }>): boolean {
   return e.target === 'REJECT' || / -j REJECT\b/.test(e.rule ?? '');
 }
 
-const samePacket = (a: TraceEvent['packet'], b: TraceEvent['packet']): boolean => a.proto === b.proto && a.src === b.src && a.dst === b.dst && a.sport === b.sport && a.dport === b.dport;
+const samePacket = (a: TraceEvent['packet'], b: TraceEvent['packet']): boolean =>
+  a.proto === b.proto && a.src === b.src && a.dst === b.dst && a.sport === b.sport && a.dport === b.dport;

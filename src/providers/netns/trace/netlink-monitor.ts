@@ -105,7 +105,8 @@ export class NetlinkMonitor {
 /** Best effort: without gcc (no helper) the monitor keeps its default buffer, and an overflow is named in the trace. */
 async function enlargeBuffer(pid: number, fd: number): Promise<void> {
   const helper = await helperBinary('rcvbuf').catch(() => undefined);
-  if (helper) await runCommand([helper, String(pid), String(fd), String(RECEIVE_BUFFER)], { reject: false, timeoutMs: 5000 });
+  if (helper)
+    await runCommand([helper, String(pid), String(fd), String(RECEIVE_BUFFER)], { reject: false, timeoutMs: 5000 });
 }
 
 async function joinedSocket(pid: number, groups: number): Promise<Socket | undefined> {
@@ -126,10 +127,15 @@ async function joinedSocket(pid: number, groups: number): Promise<Socket | undef
 async function drained(pid: number, socket: Socket): Promise<boolean> {
   const before = await sleeps(pid);
   if (before === undefined) return false;
-  const [syscall, wchan, table] = await Promise.all([readFile(`/proc/${pid}/syscall`, 'utf8'), readFile(`/proc/${pid}/wchan`, 'utf8'), readFile(`/proc/${pid}/net/netlink`, 'utf8')]);
+  const [syscall, wchan, table] = await Promise.all([
+    readFile(`/proc/${pid}/syscall`, 'utf8'),
+    readFile(`/proc/${pid}/wchan`, 'utf8'),
+    readFile(`/proc/${pid}/net/netlink`, 'utf8'),
+  ]);
   const after = await sleeps(pid);
   const [nr, fd] = syscall.split(' ');
-  const receiving = (RECEIVES[process.arch] ?? []).includes(Number(nr)) && Number(fd) === socket.fd && WAITING.test(wchan.trim());
+  const receiving =
+    (RECEIVES[process.arch] ?? []).includes(Number(nr)) && Number(fd) === socket.fd && WAITING.test(wchan.trim());
   const queued = netlinkRows(table).find((r) => r.inode === socket.inode)?.rmem;
   return after === before && receiving && queued === 0;
 }
@@ -148,5 +154,10 @@ function netlinkRows(table: string): { eth: number; groups: number; rmem: number
     .slice(1)
     .map((row) => row.trim().split(/\s+/))
     .filter((cols) => cols.length >= 10)
-    .map((cols) => ({ eth: Number(cols[1]), groups: Number.parseInt(cols[3]!, 16), rmem: Number(cols[4]), inode: Number(cols[9]) }));
+    .map((cols) => ({
+      eth: Number(cols[1]),
+      groups: Number.parseInt(cols[3]!, 16),
+      rmem: Number(cols[4]),
+      inode: Number(cols[9]),
+    }));
 }

@@ -15,7 +15,9 @@ const field = (line: string, name: string) => {
 const TCP_FLAGS = ['SYN', 'ACK', 'FIN', 'RST', 'PSH', 'URG'];
 
 /** `PACKET: 2 4e9da03f IN=vxb ... SRC=10.250.0.1 DST=10.250.0.2 ... SPORT=44586 DPORT=80 SYN` */
-export function parsePacketLine(line: string): { id: string; iif?: string; oif?: string; packet: TracePacket } | undefined {
+export function parsePacketLine(
+  line: string,
+): { id: string; iif?: string; oif?: string; packet: TracePacket } | undefined {
   const m = /^\s*PACKET: \d+ ([0-9a-f]+) (.*)$/.exec(line);
   if (!m) return undefined;
   const rest = m[2]!;
@@ -26,16 +28,30 @@ export function parsePacketLine(line: string): { id: string; iif?: string; oif?:
   const flags = words.filter((w) => TCP_FLAGS.includes(w));
   const sport = field(rest, 'SPORT');
   const dport = field(rest, 'DPORT');
-  const proto = flags.length ? 'tcp' : sport ? 'udp' : field(rest, 'TYPE') ? 'icmp' : (field(rest, 'PROTO')?.toLowerCase() ?? 'ip');
+  const proto = flags.length
+    ? 'tcp'
+    : sport
+      ? 'udp'
+      : field(rest, 'TYPE')
+        ? 'icmp'
+        : (field(rest, 'PROTO')?.toLowerCase() ?? 'ip');
   return {
     id: m[1]!,
     iif: field(rest, 'IN'),
     oif: field(rest, 'OUT'),
-    packet: { proto, src, dst, sport: sport ? Number(sport) : undefined, dport: dport ? Number(dport) : undefined, flags: flags.length ? flags.join(' ') : undefined },
+    packet: {
+      proto,
+      src,
+      dst,
+      sport: sport ? Number(sport) : undefined,
+      dport: dport ? Number(dport) : undefined,
+      flags: flags.length ? flags.join(' ') : undefined,
+    },
   };
 }
 
-const TRACE = /^\s*TRACE: \d+ ([0-9a-f]+) ([^:\s]+):([^:\s]+):(rule|policy|return):(?:(0x[0-9a-f]+):)?([A-Z]+)(?::(\S+))?\s*(.*)$/;
+const TRACE =
+  /^\s*TRACE: \d+ ([0-9a-f]+) ([^:\s]+):([^:\s]+):(rule|policy|return):(?:(0x[0-9a-f]+):)?([A-Z]+)(?::(\S+))?\s*(.*)$/;
 
 /** Keeps the last PACKET line per trace id, so each TRACE line becomes a rule event with its packet. */
 export class XtablesTraceParser {
@@ -79,8 +95,15 @@ export class XtablesTraceParser {
  * identical drops that came in one poll of the tracer are one line, counted at its end: `... flags=0x10 repeat=37`;
  * a frame with a MAC header adds its Ethernet destination (before any repeat=): `... dmac=0a:58:0a:f4:01:02`
  */
-export function parseDropLine(line: string, at: number, whereByNetns: (inum: number) => string | undefined): DropEvent | undefined {
-  const m = /^drop ns=(\d+) reason=(\S+) loc=(\S+) if=(\S+) proto=(\d+) ([\d.]+):(\d+) > ([\d.]+):(\d+) flags=0x([0-9a-f]+)/.exec(line);
+export function parseDropLine(
+  line: string,
+  at: number,
+  whereByNetns: (inum: number) => string | undefined,
+): DropEvent | undefined {
+  const m =
+    /^drop ns=(\d+) reason=(\S+) loc=(\S+) if=(\S+) proto=(\d+) ([\d.]+):(\d+) > ([\d.]+):(\d+) flags=0x([0-9a-f]+)/.exec(
+      line,
+    );
   if (!m) return undefined;
   const [, ns, reason, location, iface, proto, src, sport, dst, dport, flags] = m;
   const where = whereByNetns(Number(ns));
@@ -106,7 +129,9 @@ export function parseDropLine(line: string, at: number, whereByNetns: (inum: num
       sport: p === 6 || p === 17 ? Number(sport) : undefined,
       dport: p === 6 || p === 17 ? Number(dport) : undefined,
       flags: p === 6 ? names.join(' ') : undefined,
-      ...(icmp ? { icmp: { type: Number(icmp[1]), code: Number(icmp[2]), ...(icmp[3] ? { mtu: Number(icmp[3]) } : {}) } } : {}),
+      ...(icmp
+        ? { icmp: { type: Number(icmp[1]), code: Number(icmp[2]), ...(icmp[3] ? { mtu: Number(icmp[3]) } : {}) } }
+        : {}),
       ...(inner ? { inner: l4Packet(Number(inner[1]), inner[2]!, Number(inner[3]), inner[4]!, Number(inner[5])) } : {}),
     },
     ...(repeat ? { repeat: Number(repeat[1]) } : {}),
@@ -116,7 +141,13 @@ export function parseDropLine(line: string, at: number, whereByNetns: (inum: num
 
 function l4Packet(proto: number, src: string, sport: number, dst: string, dport: number): TracePacket {
   const ports = proto === 6 || proto === 17;
-  return { proto: proto === 6 ? 'tcp' : proto === 17 ? 'udp' : proto === 1 ? 'icmp' : String(proto), src, dst, sport: ports ? sport : undefined, dport: ports ? dport : undefined };
+  return {
+    proto: proto === 6 ? 'tcp' : proto === 17 ? 'udp' : proto === 1 ? 'icmp' : String(proto),
+    src,
+    dst,
+    sport: ports ? sport : undefined,
+    dport: ports ? dport : undefined,
+  };
 }
 
 /** `    [NEW] tcp      6 120 SYN_SENT src=10.244.1.2 dst=10.96.0.20 sport=40000 dport=80 [UNREPLIED] src=10.244.1.3 dst=10.244.1.2 sport=8080 dport=40000` */
@@ -132,5 +163,15 @@ export function parseConntrackLine(line: string, at: number, node: string): Conn
     sport: field(text, 'sport') ? Number(field(text, 'sport')) : undefined,
     dport: field(text, 'dport') ? Number(field(text, 'dport')) : undefined,
   });
-  return { kind: 'conntrack', at, node, event: event!, state: state?.trim() || undefined, packet: tuple(parts[0]), reply: tuple(parts[1]), unreplied: line.includes('[UNREPLIED]'), line: line.trim() };
+  return {
+    kind: 'conntrack',
+    at,
+    node,
+    event: event!,
+    state: state?.trim() || undefined,
+    packet: tuple(parts[0]),
+    reply: tuple(parts[1]),
+    unreplied: line.includes('[UNREPLIED]'),
+    line: line.trim(),
+  };
 }

@@ -98,7 +98,9 @@ class SharedDropTrace {
   }
 
   private async filter(op: 'update' | 'delete', inums: readonly number[]): Promise<void> {
-    await runCommand(['bpftool', 'batch', 'file', '-'], { input: inums.map((inum) => dropFilterLine(op, this.mapId, inum)).join('') });
+    await runCommand(['bpftool', 'batch', 'file', '-'], {
+      input: inums.map((inum) => dropFilterLine(op, this.mapId, inum)).join(''),
+    });
   }
 
   private async stop(): Promise<void> {
@@ -116,7 +118,9 @@ let current: Current | undefined;
 /** The process's loader, started on first use (again after it ended idle). */
 function loader(): Promise<SharedDropTrace> {
   if (!current) {
-    const entry: Current = { promise: SharedDropTrace.start(Promise.all([helperBinary('drop-trace'), bpfObject('drop-trace')])) };
+    const entry: Current = {
+      promise: SharedDropTrace.start(Promise.all([helperBinary('drop-trace'), bpfObject('drop-trace')])),
+    };
     entry.promise.then(
       (v: SharedDropTrace) => (entry.value = v),
       () => current === entry && (current = undefined), // a failed start is not remembered

@@ -20,7 +20,12 @@ async function nodeFacts(lab: NetnsLab, node: string): Promise<TraceFact[]> {
 
 async function settingFacts(lab: NetnsLab, node: string): Promise<TraceFact[]> {
   const settings = await lab.node(node).exec(['sysctl', '-e', ...SETTINGS], { reject: false });
-  return [...settings.stdout.matchAll(/^(\S+) = (\S+)$/gm)].map((m) => ({ kind: 'setting', node, name: m[1]!, value: m[2]! }));
+  return [...settings.stdout.matchAll(/^(\S+) = (\S+)$/gm)].map((m) => ({
+    kind: 'setting',
+    node,
+    name: m[1]!,
+    value: m[2]!,
+  }));
 }
 
 /**
@@ -29,7 +34,11 @@ async function settingFacts(lab: NetnsLab, node: string): Promise<TraceFact[]> {
  */
 async function bpftoolBatch(lab: NetnsLab, node: string, commands: string[]): Promise<unknown[]> {
   if (commands.length === 0) return [];
-  const r = await lab.node(node).exec(['bpftool', '-j', '-f', '--nomount', 'batch', 'file', '-'], { input: `${commands.join('\n')}\n`, reject: false, timeoutMs: 5000 });
+  const r = await lab.node(node).exec(['bpftool', '-j', '-f', '--nomount', 'batch', 'file', '-'], {
+    input: `${commands.join('\n')}\n`,
+    reject: false,
+    timeoutMs: 5000,
+  });
   let results: { output?: unknown }[] = [];
   try {
     results = JSON.parse(r.stdout) as { output?: unknown }[];
@@ -54,21 +63,40 @@ async function bpfFacts(lab: NetnsLab, node: string): Promise<TraceFact[]> {
   const cgroup = lab.cgroups.get(node);
   const tc = lab.mountNamespaces.has(node);
   // `net show` last: its failure (no eth0) must not end the batch before the cgroup reads
-  const reads = [...(cgroup ? [`cgroup show ${cgroup}`, 'prog show', 'map show'] : []), ...(tc ? ['net show dev eth0'] : [])];
+  const reads = [
+    ...(cgroup ? [`cgroup show ${cgroup}`, 'prog show', 'map show'] : []),
+    ...(tc ? ['net show dev eth0'] : []),
+  ];
   const out = await bpftoolBatch(lab, node, reads);
   const [attached, progs, maps] = cgroup ? out : [];
   const net = tc ? out[reads.length - 1] : undefined;
   const facts: TraceFact[] = [];
   // bpftool appends `:[*fsobj]` for pinned programs
-  for (const p of (net as NetShow | undefined)?.[0]?.tc ?? []) facts.push({ kind: 'tc-program', node, dev: p.devname, hook: p.kind.endsWith('egress') ? 'egress' : 'ingress', name: p.name.replace(/:\[.*\]$/, ''), id: p.id });
+  for (const p of (net as NetShow | undefined)?.[0]?.tc ?? [])
+    facts.push({
+      kind: 'tc-program',
+      node,
+      dev: p.devname,
+      hook: p.kind.endsWith('egress') ? 'egress' : 'ingress',
+      name: p.name.replace(/:\[.*\]$/, ''),
+      id: p.id,
+    });
   if (!cgroup || !Array.isArray(attached)) return facts;
   const programs = attached as Attached[];
   const pinOf = (id: number) => ((progs as Pinned[] | undefined) ?? []).find((x) => x.id === id)?.pinned?.[0];
   const mapPins = new Set(((maps as Pinned[] | undefined) ?? []).flatMap((m) => m.pinned ?? []));
   // an instance's maps are pinned beside it: <instance>-maps, the instance being the program's pin or its directory
-  const mapsDir = (pinned: string | undefined) => (pinned ? [`${pinned}-maps`, `${dirname(pinned)}-maps`].find((dir) => mapPins.has(`${dir}/${SERVICES}`)) : undefined);
+  const mapsDir = (pinned: string | undefined) =>
+    pinned ? [`${pinned}-maps`, `${dirname(pinned)}-maps`].find((dir) => mapPins.has(`${dir}/${SERVICES}`)) : undefined;
   const dirs = [...new Set(programs.map((p) => mapsDir(pinOf(p.id))).filter((d): d is string => d !== undefined))];
-  const dumps = await bpftoolBatch(lab, node, dirs.flatMap((dir) => [`map dump pinned ${dir}/${SERVICES}`, ...(mapPins.has(`${dir}/${BACKENDS}`) ? [`map dump pinned ${dir}/${BACKENDS}`] : [])]));
+  const dumps = await bpftoolBatch(
+    lab,
+    node,
+    dirs.flatMap((dir) => [
+      `map dump pinned ${dir}/${SERVICES}`,
+      ...(mapPins.has(`${dir}/${BACKENDS}`) ? [`map dump pinned ${dir}/${BACKENDS}`] : []),
+    ]),
+  );
   const mappings = new Map<string, Mapping[]>();
   let i = 0;
   for (const dir of dirs) {
@@ -81,7 +109,18 @@ async function bpfFacts(lab: NetnsLab, node: string): Promise<TraceFact[]> {
     const sameType = programs.filter((x) => x.attach_type === p.attach_type);
     const pinned = pinOf(p.id);
     const dir = mapsDir(pinned);
-    facts.push({ kind: 'cgroup-program', node, cgroup, attach: p.attach_type, order: sameType.indexOf(p) + 1, of: sameType.length, name: p.name, id: p.id, pinned, mappings: dir ? mappings.get(dir) ?? [] : [] });
+    facts.push({
+      kind: 'cgroup-program',
+      node,
+      cgroup,
+      attach: p.attach_type,
+      order: sameType.indexOf(p) + 1,
+      of: sameType.length,
+      name: p.name,
+      id: p.id,
+      pinned,
+      mappings: dir ? (mappings.get(dir) ?? []) : [],
+    });
   }
   return facts;
 }

@@ -23,6 +23,10 @@ export type StartK3s = (input: K3sStartInput) => Promise<StartedK3s>;
 
 export const startK3sWithTestcontainers: StartK3s = async (input) => {
   const { K3sContainer } = await importOptional('the k3s provider', () => import('@testcontainers/k3s'));
-  const started = await new K3sContainer(input.image).withName(input.name).withLabels(input.labels).withCommand(input.command).start();
+  const started = await new K3sContainer(input.image)
+    .withName(input.name)
+    .withLabels(input.labels)
+    .withCommand(input.command)
+    .start();
   return { name: input.name, kubeconfig: started.getKubeConfig(), stop: async () => void (await started.stop()) };
 };

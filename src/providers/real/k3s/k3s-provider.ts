@@ -10,7 +10,13 @@ import { CliNodeTarget, dockerNode } from '../cli-node-target.ts';
 import { detectTools, requireHelm, type ToolName } from '../cli-tools.ts';
 import { ciliumSettings, installCilium, waitNodesReady } from '../cni-install.ts';
 import { assertOwnedName } from '../context-guard.ts';
-import { clusterName, provisionRealCluster, type RealProviderDeps, type StandUpInput, type StoodUp } from '../provision-real-cluster.ts';
+import {
+  clusterName,
+  provisionRealCluster,
+  type RealProviderDeps,
+  type StandUpInput,
+  type StoodUp,
+} from '../provision-real-cluster.ts';
 import type { RealClusterOptions, RealCni, ResolvedRealOptions } from '../real-options.ts';
 import { RealProvider } from '../real-provider.ts';
 import { prepareRunDir } from '../run-dir.ts';
@@ -19,7 +25,9 @@ import { startK3sWithTestcontainers, type StartK3s } from './k3s-container.ts';
 export function k3sServerArgs(topology: TopologySpec, cni: RealCni): string[] {
   const kpr = cni === 'cilium' && ciliumSettings(topology).kubeProxyReplacement;
   return [
-    'server', '--disable=traefik', `--cluster-cidr=${topology.clusterCIDR}`,
+    'server',
+    '--disable=traefik',
+    `--cluster-cidr=${topology.clusterCIDR}`,
     ...(cni === 'cilium' ? ['--flannel-backend=none', '--disable-network-policy'] : []),
     ...(kpr ? ['--disable-kube-proxy'] : []),
   ];
@@ -48,7 +56,13 @@ export class K3sProvider extends RealProvider<'k3s'> implements ClusterProvider 
 
   provision(topology: TopologySpec, run: RunContext): Promise<StartedCluster> {
     return provisionRealCluster(
-      { name: 'k3s', options: this.options, contextName: clusterName, standUp: (i) => this.standUp(i), kubeApi: this.deps.kubeApi ?? clientKubeApi },
+      {
+        name: 'k3s',
+        options: this.options,
+        contextName: clusterName,
+        standUp: (i) => this.standUp(i),
+        kubeApi: this.deps.kubeApi ?? clientKubeApi,
+      },
       topology,
       run,
     );
@@ -61,14 +75,33 @@ export class K3sProvider extends RealProvider<'k3s'> implements ClusterProvider 
     const dir = await prepareRunDir(this.options.workDir, run, cluster);
     run.log(`k3s container ${name} (${this.options.k3sImage}, cni ${cni})`);
     const start = this.deps.startK3s ?? startK3sWithTestcontainers;
-    const k3s = await start({ image: this.options.k3sImage, name, labels: { 'netrepro.io/run': run.runId }, command: k3sServerArgs(topology, cni) });
+    const k3s = await start({
+      image: this.options.k3sImage,
+      name,
+      labels: { 'netrepro.io/run': run.runId },
+      command: k3sServerArgs(topology, cni),
+    });
     cluster.onDestroy(`k3s container ${name}`, () => k3s.stop());
     const access = { kubeconfig: join(dir, 'kubeconfig'), context: name };
     await writeFile(access.kubeconfig, renameContext(k3s.kubeconfig, name));
     const kubectl = cli(access);
     const [node] = await api(access).listNodes();
-    if (cni === 'cilium') await installCilium(kubectl, this.options.ciliumChartVersion, ciliumSettings(topology), node && { host: node.internalIP, port: 6443 });
+    if (cni === 'cilium')
+      await installCilium(
+        kubectl,
+        this.options.ciliumChartVersion,
+        ciliumSettings(topology),
+        node && { host: node.internalIP, port: 6443 },
+      );
     await waitNodesReady(kubectl);
-    return { access, nodes: [{ name: node?.name ?? name, target: (ref) => new CliNodeTarget(ref, dockerNode(name, this.options.probeImage, run.runId)) }] };
+    return {
+      access,
+      nodes: [
+        {
+          name: node?.name ?? name,
+          target: (ref) => new CliNodeTarget(ref, dockerNode(name, this.options.probeImage, run.runId)),
+        },
+      ],
+    };
   }
 }

@@ -12,17 +12,27 @@ export interface KindConfigInput {
 }
 
 export function kindConfig(input: KindConfigInput): string {
-  const nodes = Array.from({ length: input.nodeCount }, (_, i) => ({ role: i === 0 ? 'control-plane' : 'worker', image: input.image }));
+  const nodes = Array.from({ length: input.nodeCount }, (_, i) => ({
+    role: i === 0 ? 'control-plane' : 'worker',
+    image: input.image,
+  }));
   return stringify({
     kind: 'Cluster',
     apiVersion: 'kind.x-k8s.io/v1alpha4',
     name: input.name,
-    networking: { disableDefaultCNI: true, podSubnet: input.podSubnet, serviceSubnet: '10.96.0.0/16', kubeProxyMode: input.kubeProxyMode },
+    networking: {
+      disableDefaultCNI: true,
+      podSubnet: input.podSubnet,
+      serviceSubnet: '10.96.0.0/16',
+      kubeProxyMode: input.kubeProxyMode,
+    },
     nodes,
   });
 }
 
 /** kind's node (and container) names, in config order. */
 export function kindNodeNames(name: string, nodeCount: number): string[] {
-  return Array.from({ length: nodeCount }, (_, i) => (i === 0 ? `${name}-control-plane` : i === 1 ? `${name}-worker` : `${name}-worker${i}`));
+  return Array.from({ length: nodeCount }, (_, i) =>
+    i === 0 ? `${name}-control-plane` : i === 1 ? `${name}-worker` : `${name}-worker${i}`,
+  );
 }

@@ -14,7 +14,13 @@ import { CliNodeTarget, dockerNode } from '../cli-node-target.ts';
 import { ciliumSettings, installCilium, installFlannel, waitNodesReady } from '../cni-install.ts';
 import { detectTools, requireHelm, type ToolName } from '../cli-tools.ts';
 import { assertOwnedName } from '../context-guard.ts';
-import { clusterName, provisionRealCluster, type RealProviderDeps, type StandUpInput, type StoodUp } from '../provision-real-cluster.ts';
+import {
+  clusterName,
+  provisionRealCluster,
+  type RealProviderDeps,
+  type StandUpInput,
+  type StoodUp,
+} from '../provision-real-cluster.ts';
 import type { RealClusterOptions, ResolvedRealOptions } from '../real-options.ts';
 import { RealProvider } from '../real-provider.ts';
 import { prepareRunDir } from '../run-dir.ts';
@@ -29,7 +35,12 @@ export class KindProvider extends RealProvider<'kind'> implements ClusterProvide
   }
 
   detect(): Promise<Availability> {
-    const tools: ToolName[] = ['docker', 'kind', 'kubectl', ...(this.options.cni === 'cilium' ? (['helm'] as const) : [])];
+    const tools: ToolName[] = [
+      'docker',
+      'kind',
+      'kubectl',
+      ...(this.options.cni === 'cilium' ? (['helm'] as const) : []),
+    ];
     return detectTools('kind', tools);
   }
 
@@ -54,17 +65,25 @@ export class KindProvider extends RealProvider<'kind'> implements ClusterProvide
     const configFile = join(dir, 'kind-config.yaml');
     const settings = ciliumSettings(topology);
     if (cni === 'cilium') await requireHelm('kind');
-    await writeFile(configFile, kindConfig({
-      name,
-      nodeCount: topology.nodes.length,
-      image: this.options.kindNodeImage,
-      podSubnet: topology.clusterCIDR,
-      kubeProxyMode: cni === 'cilium' && settings.kubeProxyReplacement ? 'none' : 'iptables',
-    }));
+    await writeFile(
+      configFile,
+      kindConfig({
+        name,
+        nodeCount: topology.nodes.length,
+        image: this.options.kindNodeImage,
+        podSubnet: topology.clusterCIDR,
+        kubeProxyMode: cni === 'cilium' && settings.kubeProxyReplacement ? 'none' : 'iptables',
+      }),
+    );
     // registered before the create: a half-created cluster is deleted too
-    cluster.onDestroy(`kind cluster ${name}`, () => runCommand(['kind', 'delete', 'cluster', '--name', name, '--kubeconfig', kubeconfig], { timeoutMs: 180_000 }));
+    cluster.onDestroy(`kind cluster ${name}`, () =>
+      runCommand(['kind', 'delete', 'cluster', '--name', name, '--kubeconfig', kubeconfig], { timeoutMs: 180_000 }),
+    );
     run.log(`kind create cluster ${name} (${topology.nodes.length} nodes, ${this.options.kindNodeImage}, cni ${cni})`);
-    await runCommand(['kind', 'create', 'cluster', '--name', name, '--config', configFile, '--kubeconfig', kubeconfig], { timeoutMs: 600_000, signal: run.signal });
+    await runCommand(
+      ['kind', 'create', 'cluster', '--name', name, '--config', configFile, '--kubeconfig', kubeconfig],
+      { timeoutMs: 600_000, signal: run.signal },
+    );
 
     const access = { kubeconfig, context: `kind-${name}` };
     const kubectl = cli(access);

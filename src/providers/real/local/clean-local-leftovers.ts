@@ -32,7 +32,8 @@ export async function cleanLocalLeftovers({ force }: { force: boolean }): Promis
     const prefix = `nr-${runId}-`;
     // the pods first (their processes are in no namespace of ours), then everything in the namespaces
     const roots = new Set<string>();
-    for (const h of await cgroupHierarchies()) for (const d of await readdir(h).catch(() => [] as string[])) if (d.startsWith(prefix)) roots.add(d);
+    for (const h of await cgroupHierarchies())
+      for (const d of await readdir(h).catch(() => [] as string[])) if (d.startsWith(prefix)) roots.add(d);
     for (const root of roots) {
       await removeCgroupRoot(root);
       removed.push(`cgroup /${root}`);

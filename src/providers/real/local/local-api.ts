@@ -15,7 +15,12 @@ export function localApi(access: KubeAccess, signal?: AbortSignal) {
   const server = kc.getCurrentCluster()!.server;
 
   /** Polls `check` (the API's answer) until it returns a value; the last error or state goes into the timeout's message. */
-  async function until<T>(what: string, timeoutMs: number, check: () => Promise<T | undefined>, intervalMs = 250): Promise<T> {
+  async function until<T>(
+    what: string,
+    timeoutMs: number,
+    check: () => Promise<T | undefined>,
+    intervalMs = 250,
+  ): Promise<T> {
     const deadline = Date.now() + timeoutMs;
     let last = '';
     for (;;) {
@@ -26,7 +31,8 @@ export function localApi(access: KubeAccess, signal?: AbortSignal) {
         last = (e as Error).message.split('\n')[0] ?? '';
       }
       if (signal?.aborted) throw new HarnessError('ABORTED', `aborted while waiting for ${what}`);
-      if (Date.now() > deadline) throw new HarnessError('LAB_FAILED', `${what}: not within ${timeoutMs} ms${last ? ` (last: ${last})` : ''}`);
+      if (Date.now() > deadline)
+        throw new HarnessError('LAB_FAILED', `${what}: not within ${timeoutMs} ms${last ? ` (last: ${last})` : ''}`);
       await sleep(intervalMs);
     }
   }
@@ -49,9 +55,14 @@ export function localApi(access: KubeAccess, signal?: AbortSignal) {
     core,
     until,
     ready: (timeoutMs: number) => until('kube-apiserver /readyz', timeoutMs, readyz, 200).then(() => undefined),
-    waitNodeRegistered: (name: string, timeoutMs: number) => until(`node ${name} registered`, timeoutMs, () => readNode(name)).then(() => undefined),
+    waitNodeRegistered: (name: string, timeoutMs: number) =>
+      until(`node ${name} registered`, timeoutMs, () => readNode(name)).then(() => undefined),
     nodeReady: (name: string, timeoutMs: number) =>
-      until(`node ${name} Ready`, timeoutMs, async () => ((await readNode(name)).status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? true : undefined)).then(() => undefined),
+      until(`node ${name} Ready`, timeoutMs, async () =>
+        (await readNode(name)).status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')
+          ? true
+          : undefined,
+      ).then(() => undefined),
     /** The scenario's podCIDR on the Node (set once: the controller-manager allocates none here). */
     setPodCIDR: async (name: string, cidr: string) => {
       await core.patchNode({ name, body: { spec: { podCIDR: cidr, podCIDRs: [cidr] } } }, mergePatch);

@@ -5,7 +5,13 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
-export const KUBE_BINARIES = ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kubelet', 'kube-proxy'] as const;
+export const KUBE_BINARIES = [
+  'kube-apiserver',
+  'kube-controller-manager',
+  'kube-scheduler',
+  'kubelet',
+  'kube-proxy',
+] as const;
 export type KubeBinary = (typeof KUBE_BINARIES)[number];
 
 export interface LocalBuild {
@@ -18,7 +24,8 @@ export interface LocalBuild {
   images: { pauseTar: string; pauseRef: string; podTar: string; podRef: string };
 }
 
-export const cacheRoot = (env: NodeJS.ProcessEnv = process.env) => join(env.NETREPRO_CACHE || join(homedir(), '.cache', 'netrepro'), 'kubernetes');
+export const cacheRoot = (env: NodeJS.ProcessEnv = process.env) =>
+  join(env.NETREPRO_CACHE || join(homedir(), '.cache', 'netrepro'), 'kubernetes');
 
 /** The upstream version in a Debian version: 1.20.5+really1.20.2-1.1+deb12u1 -> v1.20.2. */
 export function upstreamVersion(debianVersion: string): string {
@@ -33,7 +40,9 @@ export function findLocalBuild(env: NodeJS.ProcessEnv = process.env): LocalBuild
     const dir = join(root, debianVersion);
     const bin = (name: string) => join(dir, 'bin', name);
     const img = (f: string) => join(dir, 'images', f);
-    const complete = KUBE_BINARIES.every((b) => existsSync(bin(b))) && ['pause.tar', 'pause.ref', 'pod.tar', 'pod.ref'].every((f) => existsSync(img(f)));
+    const complete =
+      KUBE_BINARIES.every((b) => existsSync(bin(b))) &&
+      ['pause.tar', 'pause.ref', 'pod.tar', 'pod.ref'].every((f) => existsSync(img(f)));
     if (!complete) continue;
     return {
       dir,

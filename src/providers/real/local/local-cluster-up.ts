@@ -22,7 +22,13 @@ import type { LocalBuild } from './local-build.ts';
 import { LOCAL_STATE_ROOT, type LocalNames } from './local-names.ts';
 import { kubeconfigYaml, makePki, type LocalPki } from './local-pki.ts';
 import { packagePath } from '../../../model/package-root.ts';
-import { flannelDevice, flannelPeerEntries, FLANNEL_MTU, vtepMac, type FlannelNode } from '../../../dataplane/flannel-entries.ts';
+import {
+  flannelDevice,
+  flannelPeerEntries,
+  FLANNEL_MTU,
+  vtepMac,
+  type FlannelNode,
+} from '../../../dataplane/flannel-entries.ts';
 import { helperBinary } from '../../netns/helper-build.ts';
 
 export const FABRIC_NET = '172.18.0';
@@ -30,7 +36,14 @@ export const APISERVER_IP = `${FABRIC_NET}.1`;
 export const SERVICE_CIDR = '10.96.0.0/12';
 const KUBERNETES_SERVICE_IP = '10.96.0.1';
 /** What kubelet would write to the host's kernel at start (setupKernelTunables): read from files in the node's own mount namespace instead. */
-const KUBELET_KERNEL_TUNABLES = ['vm/overcommit_memory', 'vm/panic_on_oom', 'kernel/panic', 'kernel/panic_on_oops', 'kernel/keys/root_maxkeys', 'kernel/keys/root_maxbytes'];
+const KUBELET_KERNEL_TUNABLES = [
+  'vm/overcommit_memory',
+  'vm/panic_on_oom',
+  'kernel/panic',
+  'kernel/panic_on_oops',
+  'kernel/keys/root_maxkeys',
+  'kernel/keys/root_maxbytes',
+];
 
 export interface LocalNode {
   /** The scenario's node name. */
@@ -90,7 +103,10 @@ export async function cgroupHierarchies(): Promise<string[]> {
   return mounts
     .split('\n')
     .map((l) => l.split(' '))
-    .filter(([, target, type]) => (type === 'cgroup' || type === 'cgroup2') && target?.startsWith(`${CGROUP_HIERARCHIES_ROOT}/`))
+    .filter(
+      ([, target, type]) =>
+        (type === 'cgroup' || type === 'cgroup2') && target?.startsWith(`${CGROUP_HIERARCHIES_ROOT}/`),
+    )
     .map(([, target]) => target!);
 }
 
@@ -105,7 +121,10 @@ export async function removeCgroupRoot(root: string): Promise<void> {
     }
     for (const d of dirs.reverse()) {
       for (let i = 0; i < 50; i++) {
-        const e = await rmdir(d).then(() => undefined, (err: NodeJS.ErrnoException) => err);
+        const e = await rmdir(d).then(
+          () => undefined,
+          (err: NodeJS.ErrnoException) => err,
+        );
         if (!e || e.code === 'ENOENT' || e.code !== 'EBUSY') break;
         await new Promise((r) => setTimeout(r, 100));
       }
@@ -127,7 +146,8 @@ async function makeCgroupRoot(root: string): Promise<void> {
     await mkdir(dir, { recursive: true });
     if (hierarchy.endsWith('/cpuset')) {
       // a v1 cpuset cgroup has no CPUs or memory nodes until given its parent's
-      for (const f of ['cpuset.cpus', 'cpuset.mems']) await writeFile(join(dir, f), await readFile(join(hierarchy, f), 'utf8'));
+      for (const f of ['cpuset.cpus', 'cpuset.mems'])
+        await writeFile(join(dir, f), await readFile(join(hierarchy, f), 'utf8'));
     }
   }
 }
@@ -168,16 +188,40 @@ export async function bringUpLocalCluster(input: BringUpInput): Promise<LocalClu
     daemons: new Map(),
   }));
   // outside the cluster, on the nodes' network, with no route back to the pod network (as in the netns lab)
-  const hosts: LocalHost[] = topology.hosts.map((h, i) => ({ name: h.name, netns: names.host(h.name), ip: `${FABRIC_NET}.${100 + i}` }));
+  const hosts: LocalHost[] = topology.hosts.map((h, i) => ({
+    name: h.name,
+    netns: names.host(h.name),
+    ip: `${FABRIC_NET}.${100 + i}`,
+  }));
   const hostIP = (ref: string) => hosts.find((h) => `host/${h.name}` === ref)?.ip;
   const namespaces = [names.fabric, ...nodes.map((n) => n.netns), ...hosts.map((h) => h.netns)];
   onDestroy(`namespaces ${namespaces.join(' ')}`, () => removeNamespaces([...namespaces].reverse()));
   await runCommand(['ip', '-batch', '-'], { input: namespaces.map((ns) => `netns add ${ns}\n`).join('') });
-  const fabric = ['link set lo up', 'link add br0 type bridge', 'link set br0 up', `addr add ${APISERVER_IP}/24 dev br0`];
-  for (const [i, n] of nodes.entries()) fabric.push(`link add n${i} type veth peer name eth0 netns ${n.netns}`, `link set n${i} master br0`, `link set n${i} up`);
-  for (const [i, h] of hosts.entries()) fabric.push(`link add h${i} type veth peer name eth0 netns ${h.netns}`, `link set h${i} master br0`, `link set h${i} up`);
+  const fabric = [
+    'link set lo up',
+    'link add br0 type bridge',
+    'link set br0 up',
+    `addr add ${APISERVER_IP}/24 dev br0`,
+  ];
+  for (const [i, n] of nodes.entries())
+    fabric.push(
+      `link add n${i} type veth peer name eth0 netns ${n.netns}`,
+      `link set n${i} master br0`,
+      `link set n${i} up`,
+    );
+  for (const [i, h] of hosts.entries())
+    fabric.push(
+      `link add h${i} type veth peer name eth0 netns ${h.netns}`,
+      `link set h${i} master br0`,
+      `link set h${i} up`,
+    );
   await ipBatch(names.fabric, fabric);
-  const flannel: FlannelNode[] = nodes.map((n, i) => ({ name: n.scenarioName, podCIDR: n.podCIDR, nodeIP: n.ip, vtepMac: vtepMac(i + 1) }));
+  const flannel: FlannelNode[] = nodes.map((n, i) => ({
+    name: n.scenarioName,
+    podCIDR: n.podCIDR,
+    nodeIP: n.ip,
+    vtepMac: vtepMac(i + 1),
+  }));
   await Promise.all([
     ...nodes.map(async (n, i) => {
       const node = topology.nodes[i]!;
@@ -187,13 +231,21 @@ export async function bringUpLocalCluster(input: BringUpInput): Promise<LocalClu
         // flanneld is not packaged in Debian: its vxlan backend's device and per-peer entries, as flanneld writes them
         const entries = flannelPeerEntries(flannel[i]!, flannel);
         await ipBatch(n.netns, [...lines, ...flannelDevice(flannel[i]!), ...entries.ip]);
-        if (entries.bridge.length > 0) await runCommand(['bridge', '-n', n.netns, '-batch', '-'], { input: `${entries.bridge.join('\n')}\n` });
+        if (entries.bridge.length > 0)
+          await runCommand(['bridge', '-n', n.netns, '-batch', '-'], { input: `${entries.bridge.join('\n')}\n` });
       } else {
         const others = topology.nodes.filter((o) => o.name !== node.name);
-        await ipBatch(n.netns, [...lines, ...others.map((o) => `route add ${o.podCIDR} via ${FABRIC_NET}.${topology.nodes.indexOf(o) + 2} dev eth0`)]);
+        await ipBatch(n.netns, [
+          ...lines,
+          ...others.map((o) => `route add ${o.podCIDR} via ${FABRIC_NET}.${topology.nodes.indexOf(o) + 2} dev eth0`),
+        ]);
       }
       // the node's sysctls before its components start (kube-proxy reads some at its start, as in the lab)
-      const sysctls = Object.entries({ 'net.ipv4.ip_forward': 1, 'net.bridge.bridge-nf-call-iptables': 1, ...node.sysctls }).map(([k, v]) => `${k}=${v}`);
+      const sysctls = Object.entries({
+        'net.ipv4.ip_forward': 1,
+        'net.bridge.bridge-nf-call-iptables': 1,
+        ...node.sysctls,
+      }).map(([k, v]) => `${k}=${v}`);
       await runCommand(['sysctl', '-q', '-w', ...sysctls], { enter: { net: `/run/netns/${n.netns}` } });
     }),
     ...hosts.map((h) => ipBatch(h.netns, ['link set lo up', `addr add ${h.ip}/24 dev eth0`, 'link set eth0 up'])),
@@ -204,7 +256,9 @@ export async function bringUpLocalCluster(input: BringUpInput): Promise<LocalClu
   const pki = await makePki(join(state, 'pki'), [APISERVER_IP, KUBERNETES_SERVICE_IP, '127.0.0.1']);
   const context = `${names.prefix}cluster`;
   const kubeconfig = join(state, 'kubeconfig');
-  await writeFile(kubeconfig, kubeconfigYaml(`https://${APISERVER_IP}:6443`, pki.ca, pki.token, context), { mode: 0o600 });
+  await writeFile(kubeconfig, kubeconfigYaml(`https://${APISERVER_IP}:6443`, pki.ca, pki.token, context), {
+    mode: 0o600,
+  });
   const socket = join(state, 'apiserver.sock');
   const inFabric = { net: `/run/netns/${names.fabric}` };
   const daemon = (name: string, argv: string[], enter: { net: string; mount?: string }, what = name) => {
@@ -213,26 +267,64 @@ export async function bringUpLocalCluster(input: BringUpInput): Promise<LocalClu
     return d;
   };
 
-  const etcd = daemon('etcd', [
-    'etcd', '--name', 'netrepro', '--data-dir', join(state, 'etcd'),
-    '--listen-client-urls', 'http://127.0.0.1:2379', '--advertise-client-urls', 'http://127.0.0.1:2379',
-    '--listen-peer-urls', 'http://127.0.0.1:2380', '--initial-advertise-peer-urls', 'http://127.0.0.1:2380',
-    '--initial-cluster', 'netrepro=http://127.0.0.1:2380',
-  ], inFabric);
+  const etcd = daemon(
+    'etcd',
+    [
+      'etcd',
+      '--name',
+      'netrepro',
+      '--data-dir',
+      join(state, 'etcd'),
+      '--listen-client-urls',
+      'http://127.0.0.1:2379',
+      '--advertise-client-urls',
+      'http://127.0.0.1:2379',
+      '--listen-peer-urls',
+      'http://127.0.0.1:2380',
+      '--initial-advertise-peer-urls',
+      'http://127.0.0.1:2380',
+      '--initial-cluster',
+      'netrepro=http://127.0.0.1:2380',
+    ],
+    inFabric,
+  );
   await etcd.waitForLine(/ready to serve client requests/, 30_000, run.signal);
   mark('etcd ready');
 
-  const apiserver = daemon('kube-apiserver', [
-    build.bin('kube-apiserver'),
-    '--etcd-servers=http://127.0.0.1:2379', `--bind-address=${APISERVER_IP}`, `--advertise-address=${APISERVER_IP}`, '--secure-port=6443', '--insecure-port=0',
-    `--service-cluster-ip-range=${SERVICE_CIDR}`, `--tls-cert-file=${pki.apiserverCert}`, `--tls-private-key-file=${pki.apiserverKey}`, `--client-ca-file=${pki.ca}`,
-    `--token-auth-file=${pki.tokenFile}`, '--authorization-mode=AlwaysAllow', `--service-account-key-file=${pki.saPub}`,
-    `--service-account-signing-key-file=${pki.saKey}`, '--service-account-issuer=https://kubernetes.default.svc',
-    // pods need no API credentials: no service-account tokens to mint and mount
-    '--disable-admission-plugins=ServiceAccount', '--allow-privileged=true', '--kubelet-preferred-address-types=InternalIP',
-    '--profiling=false', '--enable-priority-and-fairness=false', '--logtostderr=true', '--v=0',
-  ], inFabric);
-  const forwarder = daemon('api-forwarder', [process.execPath, packagePath('src/providers/real/local/api-forwarder.mjs'), socket, APISERVER_IP, '6443'], inFabric);
+  const apiserver = daemon(
+    'kube-apiserver',
+    [
+      build.bin('kube-apiserver'),
+      '--etcd-servers=http://127.0.0.1:2379',
+      `--bind-address=${APISERVER_IP}`,
+      `--advertise-address=${APISERVER_IP}`,
+      '--secure-port=6443',
+      '--insecure-port=0',
+      `--service-cluster-ip-range=${SERVICE_CIDR}`,
+      `--tls-cert-file=${pki.apiserverCert}`,
+      `--tls-private-key-file=${pki.apiserverKey}`,
+      `--client-ca-file=${pki.ca}`,
+      `--token-auth-file=${pki.tokenFile}`,
+      '--authorization-mode=AlwaysAllow',
+      `--service-account-key-file=${pki.saPub}`,
+      `--service-account-signing-key-file=${pki.saKey}`,
+      '--service-account-issuer=https://kubernetes.default.svc',
+      // pods need no API credentials: no service-account tokens to mint and mount
+      '--disable-admission-plugins=ServiceAccount',
+      '--allow-privileged=true',
+      '--kubelet-preferred-address-types=InternalIP',
+      '--profiling=false',
+      '--enable-priority-and-fairness=false',
+      '--logtostderr=true',
+      '--v=0',
+    ],
+    inFabric,
+  );
+  const forwarder = daemon(
+    'api-forwarder',
+    [process.execPath, packagePath('src/providers/real/local/api-forwarder.mjs'), socket, APISERVER_IP, '6443'],
+    inFabric,
+  );
   await forwarder.waitForLine(/^ready /, 10_000, run.signal);
   await Promise.race([
     input.api.ready(kubeconfig, socket, 60_000),
@@ -242,31 +334,77 @@ export async function bringUpLocalCluster(input: BringUpInput): Promise<LocalClu
   ]);
   mark('kube-apiserver ready');
 
-  daemon('kube-controller-manager', [
-    build.bin('kube-controller-manager'), `--kubeconfig=${kubeconfig}`, '--leader-elect=false', '--allocate-node-cidrs=false',
-    `--cluster-cidr=${topology.clusterCIDR}`, `--service-cluster-ip-range=${SERVICE_CIDR}`, `--service-account-private-key-file=${pki.saKey}`,
-    `--root-ca-file=${pki.ca}`, `--flex-volume-plugin-dir=${join(state, 'flex-volume')}`, '--port=0', '--secure-port=0', '--controllers=*,-serviceaccount-token', '--logtostderr=true', '--v=0',
-  ], inFabric);
-  daemon('kube-scheduler', [build.bin('kube-scheduler'), `--kubeconfig=${kubeconfig}`, '--leader-elect=false', '--port=0', '--secure-port=0', '--logtostderr=true', '--v=0'], inFabric);
+  daemon(
+    'kube-controller-manager',
+    [
+      build.bin('kube-controller-manager'),
+      `--kubeconfig=${kubeconfig}`,
+      '--leader-elect=false',
+      '--allocate-node-cidrs=false',
+      `--cluster-cidr=${topology.clusterCIDR}`,
+      `--service-cluster-ip-range=${SERVICE_CIDR}`,
+      `--service-account-private-key-file=${pki.saKey}`,
+      `--root-ca-file=${pki.ca}`,
+      `--flex-volume-plugin-dir=${join(state, 'flex-volume')}`,
+      '--port=0',
+      '--secure-port=0',
+      '--controllers=*,-serviceaccount-token',
+      '--logtostderr=true',
+      '--v=0',
+    ],
+    inFabric,
+  );
+  daemon(
+    'kube-scheduler',
+    [
+      build.bin('kube-scheduler'),
+      `--kubeconfig=${kubeconfig}`,
+      '--leader-elect=false',
+      '--port=0',
+      '--secure-port=0',
+      '--logtostderr=true',
+      '--v=0',
+    ],
+    inFabric,
+  );
 
   // nodes: cgroup root, mount namespace, containerd with the images, kubelet, kube-proxy
   const resolvConf = join(state, 'resolv.conf');
   await writeFile(resolvConf, '');
   const startKubelet = async (n: LocalNode) => {
-    const d = daemon(`kubelet-${n.scenarioName}`, [
-      build.bin('kubelet'), `--config=${join(n.dir, 'kubelet.yaml')}`, `--kubeconfig=${kubeconfig}`, '--container-runtime=remote',
-      `--container-runtime-endpoint=unix://${join(n.dir, 'containerd.sock')}`, `--hostname-override=${n.kubeName}`, `--node-ip=${n.ip}`,
-      `--root-dir=${join(n.dir, 'kubelet')}`, `--volume-plugin-dir=${join(n.dir, 'kubelet', 'volume-plugins')}`, `--cert-dir=${join(n.dir, 'kubelet', 'pki')}`, `--pod-infra-container-image=${build.images.pauseRef}`,
-      '--logtostderr=true', '--v=0',
-    ], { net: `/run/netns/${n.netns}`, mount: n.mountNs() }, `kubelet on ${n.kubeName}`);
+    const d = daemon(
+      `kubelet-${n.scenarioName}`,
+      [
+        build.bin('kubelet'),
+        `--config=${join(n.dir, 'kubelet.yaml')}`,
+        `--kubeconfig=${kubeconfig}`,
+        '--container-runtime=remote',
+        `--container-runtime-endpoint=unix://${join(n.dir, 'containerd.sock')}`,
+        `--hostname-override=${n.kubeName}`,
+        `--node-ip=${n.ip}`,
+        `--root-dir=${join(n.dir, 'kubelet')}`,
+        `--volume-plugin-dir=${join(n.dir, 'kubelet', 'volume-plugins')}`,
+        `--cert-dir=${join(n.dir, 'kubelet', 'pki')}`,
+        `--pod-infra-container-image=${build.images.pauseRef}`,
+        '--logtostderr=true',
+        '--v=0',
+      ],
+      { net: `/run/netns/${n.netns}`, mount: n.mountNs() },
+      `kubelet on ${n.kubeName}`,
+    );
     n.daemons.set('kubelet', d);
     return d;
   };
   const startKubeProxy = async (n: LocalNode) => {
-    const d = daemon(`kube-proxy-${n.scenarioName}`, [build.bin('kube-proxy'), `--config=${join(n.dir, 'kube-proxy.yaml')}`, '--logtostderr=true', '--v=0'], {
-      net: `/run/netns/${n.netns}`,
-      mount: n.mountNs(),
-    }, `kube-proxy on ${n.kubeName}`);
+    const d = daemon(
+      `kube-proxy-${n.scenarioName}`,
+      [build.bin('kube-proxy'), `--config=${join(n.dir, 'kube-proxy.yaml')}`, '--logtostderr=true', '--v=0'],
+      {
+        net: `/run/netns/${n.netns}`,
+        mount: n.mountNs(),
+      },
+      `kube-proxy on ${n.kubeName}`,
+    );
     n.daemons.set('kube-proxy', d);
     return d;
   };
@@ -274,11 +412,19 @@ export async function bringUpLocalCluster(input: BringUpInput): Promise<LocalClu
     // synced once its rules hold the `kubernetes` Service, which exists from the API server's start
     const deadline = Date.now() + 60_000;
     for (;;) {
-      const r = await runCommand(['iptables-save', '-t', 'nat'], { enter: { net: `/run/netns/${n.netns}` }, reject: false });
+      const r = await runCommand(['iptables-save', '-t', 'nat'], {
+        enter: { net: `/run/netns/${n.netns}` },
+        reject: false,
+      });
       if (/-A KUBE-SERVICES .*default\/kubernetes:https/.test(r.stdout)) return;
       const proxy = n.daemons.get('kube-proxy');
-      if (proxy && !proxy.running) throw new HarnessError('LAB_FAILED', `kube-proxy on ${n.kubeName} exited; its log:\n${await proxy.tail()}`);
-      if (Date.now() > deadline) throw new HarnessError('LAB_FAILED', `kube-proxy on ${n.kubeName} wrote no rules within 60 s; its log:\n${await proxy?.tail()}`);
+      if (proxy && !proxy.running)
+        throw new HarnessError('LAB_FAILED', `kube-proxy on ${n.kubeName} exited; its log:\n${await proxy.tail()}`);
+      if (Date.now() > deadline)
+        throw new HarnessError(
+          'LAB_FAILED',
+          `kube-proxy on ${n.kubeName} wrote no rules within 60 s; its log:\n${await proxy?.tail()}`,
+        );
       if (run.signal.aborted) throw new HarnessError('ABORTED', 'aborted while waiting for kube-proxy');
       await new Promise((r) => setTimeout(r, 200));
     }
@@ -289,21 +435,54 @@ export async function bringUpLocalCluster(input: BringUpInput): Promise<LocalClu
       const root = names.cgroupRoot(n.scenarioName);
       onDestroy(`cgroup root /${root} (every pod of ${n.kubeName})`, () => removeCgroupRoot(root));
       await makeCgroupRoot(root);
-      for (const d of ['var-lib', 'var-log', 'net.d', 'containerd', 'kubelet', 'sysctl']) await mkdir(join(n.dir, d), { recursive: true });
+      for (const d of ['var-lib', 'var-log', 'net.d', 'containerd', 'kubelet', 'sysctl'])
+        await mkdir(join(n.dir, d), { recursive: true });
       await writeNodeConfigs(n, { build, kubeconfig, resolvConf, cgroupRoot: root, clusterCIDR: topology.clusterCIDR });
       // the conflist before containerd starts: the node is network-ready at once (the scenario's podCIDR, honoured)
-      await writeFile(join(n.dir, 'net.d', '10-netrepro-bridge.conflist'), localBridgeConflist(n.podCIDR, join(n.dir, 'var-lib', 'cni-ipam'), topology.cni === 'flannel' ? FLANNEL_MTU : undefined));
-      const holder = daemon(`mounts-${n.scenarioName}`, ['unshare', '--mount', '--propagation', 'private', '--', 'sh', '-c', MOUNT_SCRIPT, 'sh', n.dir, ...KUBELET_KERNEL_TUNABLES], {
-        net: `/run/netns/${n.netns}`,
-      }, `mount namespace of ${n.kubeName}`);
+      await writeFile(
+        join(n.dir, 'net.d', '10-netrepro-bridge.conflist'),
+        localBridgeConflist(
+          n.podCIDR,
+          join(n.dir, 'var-lib', 'cni-ipam'),
+          topology.cni === 'flannel' ? FLANNEL_MTU : undefined,
+        ),
+      );
+      const holder = daemon(
+        `mounts-${n.scenarioName}`,
+        [
+          'unshare',
+          '--mount',
+          '--propagation',
+          'private',
+          '--',
+          'sh',
+          '-c',
+          MOUNT_SCRIPT,
+          'sh',
+          n.dir,
+          ...KUBELET_KERNEL_TUNABLES,
+        ],
+        {
+          net: `/run/netns/${n.netns}`,
+        },
+        `mount namespace of ${n.kubeName}`,
+      );
       await holder.waitForLine(/^mounts ready$/, 10_000, run.signal);
       const mountNs = `/proc/${holder.pid}/ns/mnt`;
       n.mountNs = () => mountNs;
-      const containerd = daemon(`containerd-${n.scenarioName}`, ['containerd', `--config=${join(n.dir, 'containerd.toml')}`], { net: `/run/netns/${n.netns}`, mount: mountNs }, `containerd on ${n.kubeName}`);
+      const containerd = daemon(
+        `containerd-${n.scenarioName}`,
+        ['containerd', `--config=${join(n.dir, 'containerd.toml')}`],
+        { net: `/run/netns/${n.netns}`, mount: mountNs },
+        `containerd on ${n.kubeName}`,
+      );
       n.daemons.set('containerd', containerd);
       await containerd.waitForLine(/containerd successfully booted/, 30_000, run.signal);
       for (const tar of [build.images.pauseTar, build.images.podTar]) {
-        await runCommand(['ctr', '--address', join(n.dir, 'containerd.sock'), '-n', 'k8s.io', 'images', 'import', tar], { timeoutMs: 120_000, signal: run.signal });
+        await runCommand(
+          ['ctr', '--address', join(n.dir, 'containerd.sock'), '-n', 'k8s.io', 'images', 'import', tar],
+          { timeoutMs: 120_000, signal: run.signal },
+        );
       }
       mark(`containerd on ${n.scenarioName} ready, images imported`);
       await startKubelet(n);
@@ -322,8 +501,15 @@ export async function bringUpLocalCluster(input: BringUpInput): Promise<LocalClu
   await Promise.all(
     topology.hosts.flatMap((h, i) =>
       (h.serve ?? []).map(async (program, j) => {
-        const argv = program.http ? [agent, 'http', `--port=${program.http}`, `--name=${h.name}`] : [agent, 'dns', `--port=${program.dns}`, `--name=${h.name}`];
-        const d = daemon(`host-${h.name}-${j}`, argv, { net: `/run/netns/${hosts[i]!.netns}` }, `program ${j} on host ${h.name}`);
+        const argv = program.http
+          ? [agent, 'http', `--port=${program.http}`, `--name=${h.name}`]
+          : [agent, 'dns', `--port=${program.dns}`, `--name=${h.name}`];
+        const d = daemon(
+          `host-${h.name}-${j}`,
+          argv,
+          { net: `/run/netns/${hosts[i]!.netns}` },
+          `program ${j} on host ${h.name}`,
+        );
         await d.waitForLine(/^ready /, 10_000, run.signal);
       }),
     ),
@@ -356,14 +542,31 @@ exec sleep infinity`;
 
 /** The bridge shape of src/providers/real/bridge-cni.ts, with host-local's state in the node's directory. */
 export function localBridgeConflist(podCIDR: string, ipamDir: string, mtu?: number): string {
-  return `${JSON.stringify({
-    cniVersion: '0.4.0',
-    name: 'netrepro-bridge',
-    plugins: [
-      { type: 'bridge', bridge: 'cni0', isGateway: true, ipMasq: false, hairpinMode: true, ...(mtu ? { mtu } : {}), ipam: { type: 'host-local', ranges: [[{ subnet: podCIDR }]], routes: [{ dst: '0.0.0.0/0' }], dataDir: ipamDir } },
-      { type: 'portmap', capabilities: { portMappings: true } },
-    ],
-  }, null, 2)}\n`;
+  return `${JSON.stringify(
+    {
+      cniVersion: '0.4.0',
+      name: 'netrepro-bridge',
+      plugins: [
+        {
+          type: 'bridge',
+          bridge: 'cni0',
+          isGateway: true,
+          ipMasq: false,
+          hairpinMode: true,
+          ...(mtu ? { mtu } : {}),
+          ipam: {
+            type: 'host-local',
+            ranges: [[{ subnet: podCIDR }]],
+            routes: [{ dst: '0.0.0.0/0' }],
+            dataDir: ipamDir,
+          },
+        },
+        { type: 'portmap', capabilities: { portMappings: true } },
+      ],
+    },
+    null,
+    2,
+  )}\n`;
 }
 
 async function writeNodeConfigs(
@@ -371,7 +574,9 @@ async function writeNodeConfigs(
   c: { build: LocalBuild; kubeconfig: string; resolvConf: string; cgroupRoot: string; clusterCIDR: string },
 ): Promise<void> {
   const d = n.dir;
-  await writeFile(join(d, 'containerd.toml'), `version = 2
+  await writeFile(
+    join(d, 'containerd.toml'),
+    `version = 2
 root = "${d}/containerd/root"
 state = "${d}/containerd/state"
 disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs", "io.containerd.tracing.processor.v1.otlp", "io.containerd.internal.v1.tracing"]
@@ -403,8 +608,11 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
     conf_dir = "${d}/net.d"
 [plugins."io.containerd.internal.v1.opt"]
   path = "${d}/containerd/opt"
-`);
-  await writeFile(join(d, 'kubelet.yaml'), `apiVersion: kubelet.config.k8s.io/v1beta1
+`,
+  );
+  await writeFile(
+    join(d, 'kubelet.yaml'),
+    `apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 address: ${n.ip}
 port: 10250
@@ -431,8 +639,11 @@ protectKernelDefaults: false
 makeIPTablesUtilChains: true
 # the node turns Ready within 2 s of its runtime being ready (default 10 s)
 nodeStatusUpdateFrequency: 2s
-`);
-  await writeFile(join(d, 'kube-proxy.yaml'), `apiVersion: kubeproxy.config.k8s.io/v1alpha1
+`,
+  );
+  await writeFile(
+    join(d, 'kube-proxy.yaml'),
+    `apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
 clientConnection: { kubeconfig: ${c.kubeconfig} }
 hostnameOverride: ${n.kubeName}
@@ -442,5 +653,6 @@ healthzBindAddress: 127.0.0.1:10256
 metricsBindAddress: 127.0.0.1:10249
 # 0: kube-proxy leaves nf_conntrack_max and the module's hashsize alone (host-wide settings)
 conntrack: { maxPerCore: 0, min: 0 }
-`);
+`,
+  );
 }

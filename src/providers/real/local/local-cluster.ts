@@ -82,28 +82,58 @@ export class LocalCluster extends RealCluster {
   private async changeEndpoint(a: Extract<LabAction, { kind: 'endpoint' }>): Promise<void> {
     const svc = this.service(a.service);
     if (a.op === 'set' || a.ready === false || a.terminating) {
-      throw new HarnessError('UNSUPPORTED', `endpoint ${a.op}${a.ready === false ? ' ready=false' : ''}${a.terminating ? ' terminating' : ''}: the local cluster changes endpoints by the pod's label only (no readiness or termination by hand)`, 'run it with --provider netns');
+      throw new HarnessError(
+        'UNSUPPORTED',
+        `endpoint ${a.op}${a.ready === false ? ' ready=false' : ''}${a.terminating ? ' terminating' : ''}: the local cluster changes endpoints by the pod's label only (no readiness or termination by hand)`,
+        'run it with --provider netns',
+      );
     }
     const ip = this.address(`pod/${a.pod}`);
     const namespace = await this.podNamespace(a.pod);
     const labels = { [endpointLabel(svc.name)]: a.op === 'add' ? 'true' : null };
-    await this.api!.core.patchNamespacedPod({ name: a.pod, namespace, body: { metadata: { labels } } }, this.api!.mergePatch);
-    const dnat = (nat: string) => nat.split('\n').some((l) => mentions(l, svc) && l.includes(`--to-destination ${ip}:`));
-    await this.waitRules(`kube-proxy ${a.op === 'add' ? 'writing' : 'removing'} ${svc.namespace}/${svc.name}'s endpoint ${ip} (pod ${a.pod})`, ({ nat }) => dnat(nat) === (a.op === 'add'));
+    await this.api!.core.patchNamespacedPod(
+      { name: a.pod, namespace, body: { metadata: { labels } } },
+      this.api!.mergePatch,
+    );
+    const dnat = (nat: string) =>
+      nat.split('\n').some((l) => mentions(l, svc) && l.includes(`--to-destination ${ip}:`));
+    await this.waitRules(
+      `kube-proxy ${a.op === 'add' ? 'writing' : 'removing'} ${svc.namespace}/${svc.name}'s endpoint ${ip} (pod ${a.pod})`,
+      ({ nat }) => dnat(nat) === (a.op === 'add'),
+    );
   }
 
   /** A Service's type, nodePorts or externalTrafficPolicy patched; internalTrafficPolicy does not exist before 1.21. */
   private async changeService(a: Extract<LabAction, { kind: 'service' }>): Promise<void> {
     const svc = this.service(a.name);
-    if (a.internalTrafficPolicy !== undefined) throw new HarnessError('UNSUPPORTED', 'internalTrafficPolicy does not exist in Kubernetes v1.20', 'run it with --provider netns');
+    if (a.internalTrafficPolicy !== undefined)
+      throw new HarnessError(
+        'UNSUPPORTED',
+        'internalTrafficPolicy does not exist in Kubernetes v1.20',
+        'run it with --provider netns',
+      );
     const spec: Record<string, unknown> = {};
     if (a.type) spec.type = a.type;
     if (a.externalTrafficPolicy) spec.externalTrafficPolicy = a.externalTrafficPolicy;
-    if (a.nodePorts) spec.ports = svc.ports.map((p, i) => ({ name: p.name, port: p.port, targetPort: p.targetPort, protocol: p.protocol, nodePort: a.nodePorts![i] }));
-    await this.api!.core.patchNamespacedService({ name: svc.name, namespace: svc.namespace, body: { spec } }, this.api!.mergePatch);
+    if (a.nodePorts)
+      spec.ports = svc.ports.map((p, i) => ({
+        name: p.name,
+        port: p.port,
+        targetPort: p.targetPort,
+        protocol: p.protocol,
+        nodePort: a.nodePorts![i],
+      }));
+    await this.api!.core.patchNamespacedService(
+      { name: svc.name, namespace: svc.namespace, body: { spec } },
+      this.api!.mergePatch,
+    );
     await this.waitRules(`kube-proxy writing ${svc.namespace}/${svc.name}'s new spec`, ({ nat }) => {
       const lines = nat.split('\n').filter((l) => mentions(l, svc));
-      if (a.externalTrafficPolicy && lines.some((l) => l.startsWith('-A KUBE-XLB-')) !== (a.externalTrafficPolicy === 'Local')) return false;
+      if (
+        a.externalTrafficPolicy &&
+        lines.some((l) => l.startsWith('-A KUBE-XLB-')) !== (a.externalTrafficPolicy === 'Local')
+      )
+        return false;
       if (a.type === 'NodePort' && !lines.some((l) => l.startsWith('-A KUBE-NODEPORTS'))) return false;
       if (a.type === 'ClusterIP' && lines.some((l) => l.startsWith('-A KUBE-NODEPORTS'))) return false;
       return true;
@@ -117,12 +147,19 @@ export class LocalCluster extends RealCluster {
     while (pending.size > 0) {
       for (const name of [...pending]) {
         const node = this.node(name);
-        const [nat, filter] = await Promise.all([node.exec(['iptables-save', '-t', 'nat']), node.exec(['iptables-save', '-t', 'filter'])]);
+        const [nat, filter] = await Promise.all([
+          node.exec(['iptables-save', '-t', 'nat']),
+          node.exec(['iptables-save', '-t', 'filter']),
+        ]);
         if (done({ nat: nat.stdout, filter: filter.stdout })) pending.delete(name);
       }
       if (pending.size === 0) return;
       if (this.signal.aborted) throw new HarnessError('ABORTED', `aborted while waiting for ${what}`);
-      if (Date.now() > deadline) throw new HarnessError('LAB_FAILED', `${what}: not on node ${[...pending].join(', ')} within ${SYNC_TIMEOUT_MS} ms`);
+      if (Date.now() > deadline)
+        throw new HarnessError(
+          'LAB_FAILED',
+          `${what}: not on node ${[...pending].join(', ')} within ${SYNC_TIMEOUT_MS} ms`,
+        );
       await new Promise((r) => setTimeout(r, 100));
     }
   }
@@ -137,7 +174,9 @@ export class LocalCluster extends RealCluster {
    */
   async waitEndpointsSynced(topology: TopologySpec): Promise<void> {
     const wanted = topology.services.flatMap((svc) =>
-      svc.endpoints.flatMap(({ pod }) => svc.ports.map((p) => ({ svc, to: `--to-destination ${this.address(`pod/${pod}`)}:${p.targetPort}` }))),
+      svc.endpoints.flatMap(({ pod }) =>
+        svc.ports.map((p) => ({ svc, to: `--to-destination ${this.address(`pod/${pod}`)}:${p.targetPort}` })),
+      ),
     );
     await this.waitRules('kube-proxy writing every endpoint of every Service', ({ nat }) => {
       const lines = nat.split('\n');

@@ -24,7 +24,11 @@ export class Daemon {
     const fd = openSync(logFile, 'a');
     try {
       // its own process group: a Ctrl-C in the terminal reaches the harness, whose teardown stops it in order
-      this.child = spawn(this.argv[0]!, this.argv.slice(1), { stdio: ['ignore', fd, fd], detached: true, env: env ? { ...process.env, ...env } : process.env });
+      this.child = spawn(this.argv[0]!, this.argv.slice(1), {
+        stdio: ['ignore', fd, fd],
+        detached: true,
+        env: env ? { ...process.env, ...env } : process.env,
+      });
     } finally {
       closeSync(fd);
     }
@@ -75,9 +79,17 @@ export class Daemon {
           if (hit !== undefined) return hit;
           continue;
         }
-        if (!this.running) throw new HarnessError('LAB_FAILED', `${this.name} exited (${this.exitCode}) before printing ${pattern}; its log (${this.logFile}):\n${await this.tail()}`);
+        if (!this.running)
+          throw new HarnessError(
+            'LAB_FAILED',
+            `${this.name} exited (${this.exitCode}) before printing ${pattern}; its log (${this.logFile}):\n${await this.tail()}`,
+          );
         if (signal?.aborted) throw new HarnessError('ABORTED', `aborted while waiting for ${this.name}`);
-        if (Date.now() > deadline) throw new HarnessError('LAB_FAILED', `${this.name} did not print ${pattern} within ${timeoutMs} ms; its log (${this.logFile}):\n${await this.tail()}`);
+        if (Date.now() > deadline)
+          throw new HarnessError(
+            'LAB_FAILED',
+            `${this.name} did not print ${pattern} within ${timeoutMs} ms; its log (${this.logFile}):\n${await this.tail()}`,
+          );
         await Promise.race([new Promise((r) => setTimeout(r, 100)), this.exited]);
       }
     } finally {

@@ -24,15 +24,58 @@ export async function makePki(dir: string, apiserverIPs: readonly string[]): Pro
   const openssl = (...args: string[]) => runCommand(['openssl', ...args]);
   const ecKey = (file: string) => openssl('ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', file);
   await Promise.all([ecKey(p('ca.key')), ecKey(p('apiserver.key')), ecKey(p('sa.key'))]);
-  await openssl('req', '-x509', '-new', '-key', p('ca.key'), '-subj', '/CN=netrepro-local-ca', '-days', '7', '-out', p('ca.crt'));
-  const san = ['DNS:kubernetes', 'DNS:kubernetes.default', 'DNS:kubernetes.default.svc', 'DNS:localhost', ...apiserverIPs.map((ip) => `IP:${ip}`)].join(',');
+  await openssl(
+    'req',
+    '-x509',
+    '-new',
+    '-key',
+    p('ca.key'),
+    '-subj',
+    '/CN=netrepro-local-ca',
+    '-days',
+    '7',
+    '-out',
+    p('ca.crt'),
+  );
+  const san = [
+    'DNS:kubernetes',
+    'DNS:kubernetes.default',
+    'DNS:kubernetes.default.svc',
+    'DNS:localhost',
+    ...apiserverIPs.map((ip) => `IP:${ip}`),
+  ].join(',');
   await writeFile(p('apiserver.ext'), `subjectAltName=${san}\nextendedKeyUsage=serverAuth\n`);
   await openssl('req', '-new', '-key', p('apiserver.key'), '-subj', '/CN=kube-apiserver', '-out', p('apiserver.csr'));
-  await openssl('x509', '-req', '-in', p('apiserver.csr'), '-CA', p('ca.crt'), '-CAkey', p('ca.key'), '-CAcreateserial', '-days', '7', '-extfile', p('apiserver.ext'), '-out', p('apiserver.crt'));
+  await openssl(
+    'x509',
+    '-req',
+    '-in',
+    p('apiserver.csr'),
+    '-CA',
+    p('ca.crt'),
+    '-CAkey',
+    p('ca.key'),
+    '-CAcreateserial',
+    '-days',
+    '7',
+    '-extfile',
+    p('apiserver.ext'),
+    '-out',
+    p('apiserver.crt'),
+  );
   await openssl('ec', '-in', p('sa.key'), '-pubout', '-out', p('sa.pub'));
   const token = randomBytes(16).toString('hex');
   await writeFile(p('tokens.csv'), `${token},netrepro,netrepro,system:masters\n`, { mode: 0o600 });
-  return { dir, ca: p('ca.crt'), apiserverCert: p('apiserver.crt'), apiserverKey: p('apiserver.key'), saKey: p('sa.key'), saPub: p('sa.pub'), tokenFile: p('tokens.csv'), token };
+  return {
+    dir,
+    ca: p('ca.crt'),
+    apiserverCert: p('apiserver.crt'),
+    apiserverKey: p('apiserver.key'),
+    saKey: p('sa.key'),
+    saPub: p('sa.pub'),
+    tokenFile: p('tokens.csv'),
+    token,
+  };
 }
 
 /** A kubeconfig for the components (in the run's namespaces) and the harness (through the socket). */

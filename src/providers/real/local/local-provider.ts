@@ -25,8 +25,16 @@ export const LOCAL_AGENT_COMMAND = ['/netrepro/pod-agent'] as const;
 
 /** Debian packages the local cluster runs (scripts/build-kubernetes.sh installs them). */
 const PROGRAMS: Record<string, string> = {
-  etcd: 'etcd-server', containerd: 'containerd', 'containerd-shim-runc-v2': 'containerd', ctr: 'containerd', runc: 'runc',
-  unshare: 'util-linux', nsenter: 'util-linux', openssl: 'openssl', iptables: 'iptables', bridge: 'iproute2',
+  etcd: 'etcd-server',
+  containerd: 'containerd',
+  'containerd-shim-runc-v2': 'containerd',
+  ctr: 'containerd',
+  runc: 'runc',
+  unshare: 'util-linux',
+  nsenter: 'util-linux',
+  openssl: 'openssl',
+  iptables: 'iptables',
+  bridge: 'iproute2',
 };
 
 export class LocalProvider implements ClusterProvider {
@@ -48,7 +56,12 @@ export class LocalProvider implements ClusterProvider {
   async detect(): Promise<Availability> {
     const missing: string[] = [];
     const hints: string[] = [];
-    if (process.platform !== 'linux' || process.getuid?.() !== 0) return { ok: false, reason: 'the local cluster needs Linux and root (network namespaces, cgroups, containerd)', hint: 'run as root on Linux' };
+    if (process.platform !== 'linux' || process.getuid?.() !== 0)
+      return {
+        ok: false,
+        reason: 'the local cluster needs Linux and root (network namespaces, cgroups, containerd)',
+        hint: 'run as root on Linux',
+      };
     if (!findLocalBuild()) {
       missing.push(`no Kubernetes build under ${cacheRoot()}`);
       hints.push('npm run build:kubernetes (once; about 11 min on 2 cores, cached by version)');
@@ -63,7 +76,9 @@ export class LocalProvider implements ClusterProvider {
       missing.push('no /usr/lib/cni/bridge (containernetworking-plugins)');
       hints.push('apt-get install containernetworking-plugins');
     });
-    return missing.length === 0 ? { ok: true } : { ok: false, reason: `local needs: ${missing.join('; ')}`, hint: hints.join('; ') };
+    return missing.length === 0
+      ? { ok: true }
+      : { ok: false, reason: `local needs: ${missing.join('; ')}`, hint: hints.join('; ') };
   }
 
   reap({ force }: { force: boolean }): Promise<string[]> {
@@ -82,7 +97,13 @@ export class LocalProvider implements ClusterProvider {
         options: this.options,
         contextName: () => `${names.prefix}cluster`,
         misfit: (t) => localMisfit(t, this.options),
-        images: { probeImage: build.images.podRef, agentImage: build.images.podRef, agentCommand: LOCAL_AGENT_COMMAND, pullPolicy: 'Never', ownCluster: true },
+        images: {
+          probeImage: build.images.podRef,
+          agentImage: build.images.podRef,
+          agentCommand: LOCAL_AGENT_COMMAND,
+          pullPolicy: 'Never',
+          ownCluster: true,
+        },
         makeCluster: (nodeNames, r) => (cluster = new LocalCluster(nodeNames, r, LOCAL_AGENT_COMMAND)),
         kubeApi: this.deps.kubeApi ?? clientKubeApi,
         standUp: async ({ topology: t, cluster: c }) => {
@@ -113,12 +134,24 @@ export class LocalProvider implements ClusterProvider {
           }
           if (t.cni === 'flannel') {
             // flanneld's masquerade and forward rules, after kube-proxy's (its jumps appended when missing)
-            await Promise.all(up.nodes.map((n) => applyOps(new NamespaceTarget(`node/${n.scenarioName}`, n.netns), flannelStart(n.podCIDR, t.clusterCIDR))));
+            await Promise.all(
+              up.nodes.map((n) =>
+                applyOps(
+                  new NamespaceTarget(`node/${n.scenarioName}`, n.netns),
+                  flannelStart(n.podCIDR, t.clusterCIDR),
+                ),
+              ),
+            );
           }
-          run.log(`local cluster up in ${((up.timings['cluster up'] ?? 0) / 1000).toFixed(1)} s (${up.nodes.length} nodes, Kubernetes ${build.kubernetesVersion})`);
+          run.log(
+            `local cluster up in ${((up.timings['cluster up'] ?? 0) / 1000).toFixed(1)} s (${up.nodes.length} nodes, Kubernetes ${build.kubernetesVersion})`,
+          );
           return {
             access: { kubeconfig: up.kubeconfig, context: up.context, socket: up.socket },
-            nodes: up.nodes.map((n) => ({ name: n.kubeName, target: (ref: string) => new NamespaceTarget(ref, n.netns) })),
+            nodes: up.nodes.map((n) => ({
+              name: n.kubeName,
+              target: (ref: string) => new NamespaceTarget(ref, n.netns),
+            })),
           };
         },
       },

@@ -13,17 +13,41 @@ import { fitKubeProxy } from '../scenario-fit.ts';
 /** The release of Debian bookworm's `kubernetes` source package (1.20.5+really1.20.2). */
 export const LOCAL_K8S_VERSION = 'v1.20.2';
 
-export const LOCAL_CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>(['node-exec', 'external-hosts', 'fabric', 'path/port', 'path/veth', 'action/endpoint', 'action/service']);
+export const LOCAL_CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>([
+  'node-exec',
+  'external-hosts',
+  'fabric',
+  'path/port',
+  'path/veth',
+  'action/endpoint',
+  'action/service',
+]);
 
 export function localMisfit(topology: TopologySpec, options: Pick<ResolvedRealOptions, 'cni'>): Misfit | undefined {
   const cni: string = topology.cni;
-  if (cni === 'cilium') return { reason: 'Cilium is not packaged in Debian, so the local cluster cannot run it', hint: 'run it with --provider netns, or kind' };
+  if (cni === 'cilium')
+    return {
+      reason: 'Cilium is not packaged in Debian, so the local cluster cannot run it',
+      hint: 'run it with --provider netns, or kind',
+    };
   if (cni !== 'bridge' && cni !== 'flannel') return { reason: `CNI shape ${cni} has no local install` };
-  if (options.cni && options.cni !== cni) return { reason: `scenario needs CNI ${cni}, this run selects ${options.cni} (NETREPRO_CNI)`, hint: `run it with NETREPRO_CNI=${cni}` };
+  if (options.cni && options.cni !== cni)
+    return {
+      reason: `scenario needs CNI ${cni}, this run selects ${options.cni} (NETREPRO_CNI)`,
+      hint: `run it with NETREPRO_CNI=${cni}`,
+    };
   const conditioned = topology.services.find((svc) => svc.endpoints.some((e) => !e.ready || e.terminating));
-  if (conditioned) return { reason: `service ${conditioned.name} starts with a not-ready or terminating endpoint; the local cluster's endpoints come from the pods' labels, which cannot make one so`, hint: 'run it with --provider netns' };
+  if (conditioned)
+    return {
+      reason: `service ${conditioned.name} starts with a not-ready or terminating endpoint; the local cluster's endpoints come from the pods' labels, which cannot make one so`,
+      hint: 'run it with --provider netns',
+    };
   const proxy = fitKubeProxy(topology, LOCAL_K8S_VERSION);
-  if (proxy) return { reason: proxy.reason, hint: 'run it under a 1.15-1.28 kube-proxy profile, e.g. `--profile kube-proxy-1.20` (the local cluster is Kubernetes v1.20.2)' };
+  if (proxy)
+    return {
+      reason: proxy.reason,
+      hint: 'run it under a 1.15-1.28 kube-proxy profile, e.g. `--profile kube-proxy-1.20` (the local cluster is Kubernetes v1.20.2)',
+    };
   return undefined;
 }
 

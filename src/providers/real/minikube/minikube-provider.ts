@@ -11,7 +11,13 @@ import { CliNodeTarget, minikubeNode } from '../cli-node-target.ts';
 import { detectTools } from '../cli-tools.ts';
 import { waitNodesReady } from '../cni-install.ts';
 import { assertOwnedName } from '../context-guard.ts';
-import { clusterName, provisionRealCluster, type RealProviderDeps, type StandUpInput, type StoodUp } from '../provision-real-cluster.ts';
+import {
+  clusterName,
+  provisionRealCluster,
+  type RealProviderDeps,
+  type StandUpInput,
+  type StoodUp,
+} from '../provision-real-cluster.ts';
 import type { RealClusterOptions, ResolvedRealOptions } from '../real-options.ts';
 import { RealProvider } from '../real-provider.ts';
 import { prepareRunDir } from '../run-dir.ts';
@@ -33,7 +39,13 @@ export class MinikubeProvider extends RealProvider<'minikube'> implements Cluste
 
   provision(topology: TopologySpec, run: RunContext): Promise<StartedCluster> {
     return provisionRealCluster(
-      { name: 'minikube', options: this.options, contextName: clusterName, standUp: (i) => this.standUp(i), kubeApi: this.deps.kubeApi ?? clientKubeApi },
+      {
+        name: 'minikube',
+        options: this.options,
+        contextName: clusterName,
+        standUp: (i) => this.standUp(i),
+        kubeApi: this.deps.kubeApi ?? clientKubeApi,
+      },
       topology,
       run,
     );
@@ -46,12 +58,22 @@ export class MinikubeProvider extends RealProvider<'minikube'> implements Cluste
     const kubeconfig = join(dir, 'kubeconfig');
     // minikube writes its context into $KUBECONFIG: the run's own file, never ~/.kube/config
     const env = { KUBECONFIG: kubeconfig };
-    cluster.onDestroy(`minikube profile ${profile}`, () => runCommand(['minikube', 'delete', '-p', profile], { env, timeoutMs: 300_000 }));
+    cluster.onDestroy(`minikube profile ${profile}`, () =>
+      runCommand(['minikube', 'delete', '-p', profile], { env, timeoutMs: 300_000 }),
+    );
     run.log(`minikube start -p ${profile} (${topology.nodes.length} nodes, ${this.options.k8sVersion}, cni ${cni})`);
     await runCommand(
       [
-        'minikube', 'start', '-p', profile, '--driver=docker', `--nodes=${topology.nodes.length}`, `--cni=${cni}`,
-        `--kubernetes-version=${this.options.k8sVersion}`, `--extra-config=kubeadm.pod-network-cidr=${topology.clusterCIDR}`, '--wait=all',
+        'minikube',
+        'start',
+        '-p',
+        profile,
+        '--driver=docker',
+        `--nodes=${topology.nodes.length}`,
+        `--cni=${cni}`,
+        `--kubernetes-version=${this.options.k8sVersion}`,
+        `--extra-config=kubeadm.pod-network-cidr=${topology.clusterCIDR}`,
+        '--wait=all',
       ],
       { env, timeoutMs: 900_000, signal: run.signal },
     );
@@ -60,7 +82,11 @@ export class MinikubeProvider extends RealProvider<'minikube'> implements Cluste
     const nodes = minikubeNodeNames(profile, topology.nodes.length);
     return {
       access,
-      nodes: nodes.map((node) => ({ name: node, target: (ref: string) => new CliNodeTarget(ref, minikubeNode(profile, node, this.options.probeImage, run.runId)) })),
+      nodes: nodes.map((node) => ({
+        name: node,
+        target: (ref: string) =>
+          new CliNodeTarget(ref, minikubeNode(profile, node, this.options.probeImage, run.runId)),
+      })),
     };
   }
 }
