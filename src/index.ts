@@ -3,7 +3,15 @@
 // on import; providers load when created.
 export { main } from './cli/build-cli.ts';
 export { VERSION } from './model/version.ts';
-export { createProvider, usableProvider, providerSupport, PROVIDER_NAMES } from './providers/create-provider.ts';
+import { createProvider as create, usableProvider as usable } from './providers/create-provider.ts';
+import type { ClusterProvider } from './contract/provider.ts';
+import type { RunConfig } from './providers/run-config.ts';
+export { PROVIDER_NAMES } from './contract/provider-names.ts';
+export { providerSupport } from './providers/provider-support-of.ts';
+/** A provider by name or resolved configuration (the real providers' test seams stay out of the public types). */
+export const createProvider = (config: RunConfig | string): Promise<ClusterProvider> => create(config);
+/** The same, after its environment check: an unusable environment throws with the fix (exit 3 in the CLI). */
+export const usableProvider = (config: RunConfig | string): Promise<ClusterProvider> => usable(config);
 export { resolveRunConfig, type RunConfig, type RunConfigInput } from './providers/run-config.ts';
 export { unsupported } from './contract/provider-support.ts';
 export type { ClusterProvider, ProviderSupport, Misfit, StartedCluster, Target } from './contract/provider.ts';

@@ -3,15 +3,13 @@
 // the Kubernetes client, which cost more start-up than the whole netns lab. What a provider can do
 // (providerSupport) is known without loading it.
 import { HarnessError } from '../model/errors.ts';
-import { NETNS_SUPPORT } from './netns/netns-support.ts';
 import { PROVIDER_NAMES } from '../contract/provider-names.ts';
-import type { ClusterProvider, ProviderSupport } from '../contract/provider.ts';
+import type { ClusterProvider } from '../contract/provider.ts';
 import type { KubeApi } from './real/kube-api.ts';
 import type { KubeAccess } from './real/kube-cli.ts';
 import { importOptional, requireInstalled } from './real/optional-module.ts';
-import { realSupport } from './real/real-support.ts';
-import { localSupport } from './real/local/local-support.ts';
-import { resolveRunConfig, type RunConfig } from './run-config.ts';
+import { configOf, providerSupport } from './provider-support-of.ts';
+import type { RunConfig } from './run-config.ts';
 
 export { PROVIDER_NAMES };
 
@@ -20,18 +18,7 @@ export interface ProviderDeps {
   kubeApi?: (access: KubeAccess) => KubeApi;
 }
 
-const configOf = (config: RunConfig | string): RunConfig =>
-  typeof config === 'string' ? resolveRunConfig({ provider: config }) : config;
-
-/** Capabilities and topology fit of the configured provider: no provider code or library is loaded. */
-export function providerSupport(config: RunConfig | string): ProviderSupport {
-  const c = configOf(config);
-  return c.provider === 'netns'
-    ? NETNS_SUPPORT
-    : c.provider === 'local'
-      ? localSupport(c.real)
-      : realSupport(c.provider, c.real);
-}
+export { providerSupport };
 
 export async function createProvider(config: RunConfig | string, deps: ProviderDeps = {}): Promise<ClusterProvider> {
   const c = configOf(config);
