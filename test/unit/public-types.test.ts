@@ -30,7 +30,7 @@ function reach(entry: string): { files: Set<string>; optional: string[] } {
         optional.push(`${file.slice(PACKAGE_ROOT.length + 1)} imports ${spec}`);
     }
   };
-  walk(join(PACKAGE_ROOT, 'dist/index.d.ts'));
+  walk(entry);
   return { files, optional };
 }
 
