@@ -292,6 +292,10 @@ const Expected = z.union([
         .enum(OUTCOMES)
         .optional()
         .describe('repeated probes: every run without `outcome` must have this one'),
+      sameBackend: z
+        .boolean()
+        .optional()
+        .describe('repeated probes: every run that meets the expectation was served by one pod, whichever (session affinity)'),
       answer: z
         .union([Ref, Ipv4])
         .optional()

@@ -70,6 +70,31 @@ describe('repeated probes: distribution and matching', () => {
     });
   });
 
+  it('sameBackend: every run that meets the expectation was answered by one pod, whichever', () => {
+    const sticky = foldRuns(
+      'client -> svc/web:80',
+      Array(6).fill(obs('ok', 'web-b', '10.96.0.23:80')) as Observation[],
+      10,
+    );
+    expect(matchExpectation({ outcome: 'ok', sameBackend: true }, sticky, address)).toMatchObject({
+      matched: true,
+      expected: 'ok in every run (6), all served by one pod',
+    });
+    const spread = foldRuns(
+      'client -> svc/web:80',
+      [
+        ...Array(3).fill(obs('ok', 'web-a', '10.96.0.23:80')),
+        ...Array(3).fill(obs('ok', 'web-b', '10.96.0.23:80')),
+      ] as Observation[],
+      10,
+    );
+    expect(matchExpectation({ outcome: 'ok', sameBackend: true }, spread, address)).toMatchObject({
+      matched: false,
+      mismatch: expect.stringMatching(/^the runs were served by 2 pods \(web-a, web-b\), not one/),
+    });
+    expect(matchExpectation({ outcome: 'ok' }, spread, address).matched).toBe(true);
+  });
+
   it('a rate range is a fraction of the runs', () => {
     expect(matchExpectation({ outcome: 'ok', rate: { min: 0.5, max: 0.7 } }, folded, address).matched).toBe(true);
     expect(matchExpectation({ outcome: 'ok', rate: { min: 0.7 } }, folded, address)).toMatchObject({
@@ -229,7 +254,7 @@ fixes: [{ steps: [\${step}], expect: { p: ok }, checks: [{ id: c, on: fabric, ba
   });
   it('refuses count on a probe that is not repeated', () => {
     expect(() => parseScenario(base('').replace('${step}', injector), 't.yaml')).toThrow(
-      /count, rate and otherwise need a repeated probe/,
+      /count, rate, otherwise and sameBackend need a repeated probe/,
     );
   });
   it('refuses a background step on an unknown pod', () => {

@@ -45,7 +45,7 @@ function matchRuns(
   address: (ref: string) => string,
 ): Match {
   const spec = typeof expected === 'string' ? { outcome: expected } : expected;
-  const { count, rate, otherwise, ...single } = spec as Exclude<ExpectedSpec, string>;
+  const { count, rate, otherwise, sameBackend, ...single } = spec as Exclude<ExpectedSpec, string>;
   const one = matchOne(single as ExpectedSpec, { ...runs[0]!, detail: {} } as Observation, address);
   const n = runs.length;
   const bounds: Bounds =
@@ -67,6 +67,7 @@ function matchRuns(
         ? `${one.expected} in ${describeBounds({ min: rate.min && rate.min * 100, max: rate.max && rate.max * 100 }, '%')} of ${n} runs`
         : `${one.expected} in every run (${n})`,
     ...(otherwise ? [`otherwise ${otherwise}`] : []),
+    ...(sameBackend ? ['all served by one pod'] : []),
   ];
   const text = parts.join(', ');
   const seen = `observed ${observed.summary}`;
@@ -90,6 +91,15 @@ function matchRuns(
       expected: text,
       mismatch: `${stray.length} run(s) neither ${one.expected} nor ${otherwise}, e.g. ${stray[0]!.summary}; ${seen}`,
     };
+  // session affinity: whichever pod answered the first run answered every other one
+  const backends = new Set(matching.map((r) => r.servedBy ?? 'nobody named'));
+  if (sameBackend && backends.size > 1) {
+    return {
+      matched: false,
+      expected: text,
+      mismatch: `the runs were served by ${backends.size} pods (${[...backends].join(', ')}), not one; ${seen}`,
+    };
+  }
   return { matched: true, expected: text };
 }
 
