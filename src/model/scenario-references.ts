@@ -191,7 +191,12 @@ export function checkReferences(s: Scenario): ReferenceIssue[] {
           expected: `one of: ${[...probeIds].join(', ')}`,
         });
       const e = expect[id];
-      if (e && typeof e === 'object' && ('count' in e || 'rate' in e || 'otherwise' in e || 'sameBackend' in e) && !repeated.has(id)) {
+      if (
+        e &&
+        typeof e === 'object' &&
+        ('count' in e || 'rate' in e || 'otherwise' in e || 'sameBackend' in e) &&
+        !repeated.has(id)
+      ) {
         issues.push({
           path: [...base, 'expect', id],
           message: 'count, rate, otherwise and sameBackend need a repeated probe',

@@ -295,7 +295,9 @@ const Expected = z.union([
       sameBackend: z
         .boolean()
         .optional()
-        .describe('repeated probes: every run that meets the expectation was served by one pod, whichever (session affinity)'),
+        .describe(
+          'repeated probes: every run that meets the expectation was served by one pod, whichever (session affinity)',
+        ),
       answer: z
         .union([Ref, Ipv4])
         .optional()
