@@ -40,8 +40,23 @@ export function buildCli(): Command {
       'after',
       `${envHelp()}\nExit codes: 0 every expectation held, 1 one failed, 2 invalid input, 3 environment unusable, 130/143 interrupted.\n`,
     );
-  const provider = () => new Option('--provider <name>', 'where to run').choices(PROVIDER_NAMES).default('netns');
+  addListCommand(program);
+  addRunCommand(program);
+  addValidateCommand(program);
+  addExplainCommand(program);
+  addGateCommand(program);
+  addMutateCommand(program);
+  addRenderCommand(program);
+  addCleanCommand(program);
+  addSchemaCommand(program);
+  return program;
+}
 
+/** The --provider option every command that runs labs takes. */
+const provider = () => new Option('--provider <name>', 'where to run').choices(PROVIDER_NAMES).default('netns');
+
+/** `netrepro list` */
+function addListCommand(program: Command): void {
   program
     .command('list')
     .description('scenario ids and titles')
@@ -54,7 +69,10 @@ export function buildCli(): Command {
       ]),
     )
     .action(lazy(() => import('./commands/list.ts')));
+}
 
+/** `netrepro run` */
+function addRunCommand(program: Command): void {
   program
     .command('run')
     .description('run scenarios; progress on stderr, summary on stdout')
@@ -103,7 +121,10 @@ export function buildCli(): Command {
       ]),
     )
     .action(lazy(() => import('./commands/run.ts')));
+}
 
+/** `netrepro validate` */
+function addValidateCommand(program: Command): void {
   program
     .command('validate')
     .description(
@@ -131,7 +152,10 @@ export function buildCli(): Command {
       ]),
     )
     .action(lazy(() => import('./commands/validate.ts')));
+}
 
+/** `netrepro explain` */
+function addExplainCommand(program: Command): void {
   program
     .command('explain')
     .description('run one scenario and print the diagnosis with the evidence behind it')
@@ -154,7 +178,10 @@ export function buildCli(): Command {
       ]),
     )
     .action(lazy(() => import('./commands/explain.ts')));
+}
 
+/** `netrepro gate` */
+function addGateCommand(program: Command): void {
   program
     .command('gate')
     .description(
@@ -181,7 +208,10 @@ export function buildCli(): Command {
       ]),
     )
     .action(lazy(() => import('./commands/gate.ts')));
+}
 
+/** `netrepro mutate` */
+function addMutateCommand(program: Command): void {
   program
     .command('mutate')
     .description(
@@ -203,7 +233,10 @@ export function buildCli(): Command {
       ]),
     )
     .action(lazy(() => import('./commands/mutate.ts')));
+}
 
+/** `netrepro render` */
+function addRenderCommand(program: Command): void {
   program
     .command('render')
     .description(
@@ -224,7 +257,10 @@ export function buildCli(): Command {
       ]),
     )
     .action(lazy(() => import('./commands/render.ts')));
+}
 
+/** `netrepro clean` */
+function addCleanCommand(program: Command): void {
   program
     .command('clean')
     .description(
@@ -239,14 +275,15 @@ export function buildCli(): Command {
       ]),
     )
     .action(lazy(() => import('./commands/clean.ts')));
+}
 
+/** `netrepro schema` */
+function addSchemaCommand(program: Command): void {
   program
     .command('schema')
     .description('print the JSON Schema of scenario files (for editors)')
     .addHelpText('after', examples([['for an editor', 'netrepro schema > scenario.schema.json']]))
     .action(lazy(() => import('./commands/schema.ts')));
-
-  return program;
 }
 
 export async function main(argv: string[]): Promise<number> {
