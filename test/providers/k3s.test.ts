@@ -53,7 +53,7 @@ describe('k3s provider', () => {
     await cluster.destroy();
     expect(started).toEqual([
       {
-        image: 'rancher/k3s:v1.32.2-k3s1',
+        image: 'rancher/k3s:v1.35.1-k3s1',
         name: 'nr-abc123-cluster',
         labels: { 'netrepro.io/run': 'abc123' },
         command: ['server', '--disable=traefik', '--cluster-cidr=10.244.0.0/16'],
@@ -79,7 +79,7 @@ describe('k3s provider', () => {
       '--disable-network-policy',
     ]);
     expect(lines()).toEqual([
-      'helm install cilium cilium --repo https://helm.cilium.io --version 1.17.1 --namespace kube-system --set ipam.mode=kubernetes --set image.pullPolicy=IfNotPresent ' +
+      'helm install cilium cilium --repo https://helm.cilium.io --version 1.20.0 --namespace kube-system --set ipam.mode=kubernetes --set image.pullPolicy=IfNotPresent ' +
         '--set operator.replicas=1 --set kubeProxyReplacement=false --set bpf.masquerade=true --set socketLB.enabled=false --wait --timeout 10m ' +
         '--kubeconfig WORK/abc123/kubeconfig --kube-context nr-abc123-cluster',
       `kubectl ${KC} -n kube-system rollout status daemonset/cilium --timeout=300s`,

@@ -48,7 +48,7 @@ const EXPECTED: Record<string, string[]> = {
   ],
   cilium: [
     CREATE,
-    'helm install cilium cilium --repo https://helm.cilium.io --version 1.17.1 --namespace kube-system --set ipam.mode=kubernetes --set image.pullPolicy=IfNotPresent ' +
+    'helm install cilium cilium --repo https://helm.cilium.io --version 1.20.0 --namespace kube-system --set ipam.mode=kubernetes --set image.pullPolicy=IfNotPresent ' +
       '--set operator.replicas=1 --set kubeProxyReplacement=true --set bpf.masquerade=true --set socketLB.enabled=true --set k8sServiceHost=nr-abc123-cluster-control-plane --set k8sServicePort=6443 ' +
       `--wait --timeout 10m --kubeconfig WORK/abc123/kubeconfig --kube-context kind-nr-abc123-cluster`,
     `kubectl ${KC} -n kube-system rollout status daemonset/cilium --timeout=300s`,
@@ -107,7 +107,7 @@ describe('kind provider', () => {
       kindConfig({
         name: 'nr-abc123-cluster',
         nodeCount: 2,
-        image: 'kindest/node:v1.32.2',
+        image: 'kindest/node:v1.35.1',
         podSubnet: '10.244.0.0/16',
         kubeProxyMode: 'none',
       }),
@@ -123,9 +123,9 @@ describe('kind provider', () => {
         '  kubeProxyMode: none',
         'nodes:',
         '  - role: control-plane',
-        '    image: kindest/node:v1.32.2',
+        '    image: kindest/node:v1.35.1',
         '  - role: worker',
-        '    image: kindest/node:v1.32.2',
+        '    image: kindest/node:v1.35.1',
         '',
       ].join('\n'),
     );
@@ -243,7 +243,7 @@ describe('kind provider', () => {
       kindConfig({
         name: 'nr-abc123-cluster',
         nodeCount: 2,
-        image: 'kindest/node:v1.32.2',
+        image: 'kindest/node:v1.35.1',
         podSubnet: '10.244.0.0/16',
         kubeProxyMode: 'iptables',
       }),

@@ -7,7 +7,7 @@ import { fakeTools, recordingKubeApi, runContext, topology, type Reply } from '.
 
 const P = 'nr-abc123-cluster';
 const START = (cni: string, nodes: number) =>
-  `minikube start -p ${P} --driver=docker --nodes=${nodes} --cni=${cni} --kubernetes-version=v1.32.2 --extra-config=kubeadm.pod-network-cidr=10.244.0.0/16 --wait=all`;
+  `minikube start -p ${P} --driver=docker --nodes=${nodes} --cni=${cni} --kubernetes-version=v1.35.1 --extra-config=kubeadm.pod-network-cidr=10.244.0.0/16 --wait=all`;
 const READY = `kubectl --kubeconfig WORK/abc123/kubeconfig --context ${P} wait --for=condition=Ready nodes --all --timeout=300s`;
 const DELETE = `minikube delete -p ${P}`;
 

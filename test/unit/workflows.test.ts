@@ -5,6 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 import { describe, expect, it } from 'vitest';
+import { PINNED } from '../../src/providers/real/real-options.ts';
 
 const DIR = new URL('../../.github/workflows', import.meta.url).pathname;
 const files = readdirSync(DIR).filter((f) => /\.ya?ml$/.test(f));
@@ -49,5 +50,25 @@ describe('ci.yml', () => {
     const wf = parseDocument(readFileSync(join(DIR, 'ci.yml'), 'utf8')).toJS() as Workflow;
     expect(wf.jobs.test?.strategy?.matrix?.node).toEqual([20, 22, 24]);
     expect(wf.jobs.test?.steps.some((s) => s.run?.includes('npm run typecheck'))).toBe(true);
+  });
+});
+
+describe('real-clusters.yml', () => {
+  it('pins the versions the code pins (one place: PINNED in real-options.ts)', () => {
+    const doc = parseDocument(
+      readFileSync(join(import.meta.dirname, '../../.github/workflows/real-clusters.yml'), 'utf8'),
+    ).toJS() as {
+      env: Record<string, string>;
+      jobs: { scenarios: { strategy: { matrix: { include: { provider: string; k8s: string }[] } } } };
+    };
+    expect(doc.env).toMatchObject({
+      KIND_VERSION: PINNED.kindVersion,
+      MINIKUBE_VERSION: PINNED.minikubeVersion,
+      HELM_VERSION: PINNED.helmVersion,
+      NETREPRO_CILIUM_VERSION: PINNED.ciliumChartVersion,
+    });
+    // every cell runs the pinned Kubernetes unless a dispatch names a candidate
+    for (const cell of doc.jobs.scenarios.strategy.matrix.include)
+      expect(cell.k8s, `${cell.provider}`).toBe(PINNED.k8sVersion);
   });
 });

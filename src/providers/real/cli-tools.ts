@@ -4,15 +4,16 @@ import { access, constants } from 'node:fs/promises';
 import { HarnessError } from '../../model/errors.ts';
 import type { Availability } from '../../contract/provider.ts';
 import { runCommand } from '../../contract/command.ts';
+import { PINNED } from './real-options.ts';
 
 export type ToolName = 'docker' | 'kind' | 'minikube' | 'kubectl' | 'helm';
 
 const INSTALL: Record<ToolName, string> = {
   docker: 'install Docker Engine (https://docs.docker.com/engine/install/) and start it',
-  kind: 'install kind v0.27.0: https://kind.sigs.k8s.io/docs/user/quick-start/#installation',
-  minikube: 'install minikube v1.35.0: https://minikube.sigs.k8s.io/docs/start/',
-  kubectl: 'install kubectl v1.32: https://kubernetes.io/docs/tasks/tools/#kubectl',
-  helm: 'install helm v3.17: https://helm.sh/docs/intro/install/',
+  kind: `install kind ${PINNED.kindVersion}: https://kind.sigs.k8s.io/docs/user/quick-start/#installation`,
+  minikube: `install minikube v${PINNED.minikubeVersion}: https://minikube.sigs.k8s.io/docs/start/`,
+  kubectl: `install kubectl ${PINNED.k8sVersion.replace(/\.\d+$/, '')}: https://kubernetes.io/docs/tasks/tools/#kubectl`,
+  helm: `install helm ${PINNED.helmVersion}: https://helm.sh/docs/intro/install/`,
 };
 
 export async function onPath(command: string): Promise<boolean> {

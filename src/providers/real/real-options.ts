@@ -9,10 +9,17 @@ import type { Profile } from '../../model/profile.ts';
 export const REAL_CNIS = ['bridge', 'flannel', 'cilium'] as const;
 export type RealCni = (typeof REAL_CNIS)[number];
 
-/** Versions every run uses unless told otherwise; the CI workflow pins the CLIs to match. */
+/**
+ * Versions every run uses unless told otherwise, in one place: the defaults, the install hints and the
+ * real-cluster workflow (a unit test holds .github/workflows/real-clusters.yml to them).
+ */
 export const PINNED = {
-  k8sVersion: 'v1.32.2',
-  ciliumChartVersion: '1.17.1',
+  // the newest release all three run: minikube 1.38.1 supports Kubernetes up to v1.35.1
+  k8sVersion: 'v1.35.1',
+  kindVersion: 'v0.32.0',
+  minikubeVersion: '1.38.1',
+  helmVersion: 'v3.21.4',
+  ciliumChartVersion: '1.20.0',
   flannelVersion: 'v0.26.4',
   cniPluginsVersion: 'v1.6.2',
   // probe pods: curl, nslookup, tcpdump, ip; agent containers: node for src/providers/netns/agent/pod-agent.mjs
@@ -72,7 +79,7 @@ export function resolveRealOptions(
     throw new HarnessError(
       'USAGE',
       `Kubernetes version ${k8sVersion} is not vMAJOR.MINOR.PATCH`,
-      'e.g. NETREPRO_K8S_VERSION=v1.32.2',
+      'e.g. NETREPRO_K8S_VERSION=v1.35.1',
     );
   const cni = pick(input.cni, 'NETREPRO_CNI');
   if (cni !== undefined && !(REAL_CNIS as readonly string[]).includes(cni)) {
