@@ -10,7 +10,7 @@ import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { LocalProvider } from '../src/providers/real/local/local-provider.ts';
 import { cgroupHierarchies } from '../src/providers/real/local/local-cluster-up.ts';
-import { namespacePids } from '../src/providers/netns/namespace-pids.ts';
+import { namespacePids } from '../src/providers/namespaces/namespace-pids.ts';
 import { newRunId, runPrefix } from '../src/contract/run-id.ts';
 import { ORACLE_TOPOLOGY } from '../test/real/oracle-topology.ts';
 

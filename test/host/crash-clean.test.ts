@@ -5,7 +5,7 @@ import { runProcess } from '../child-process.ts';
 import { existsSync, readFileSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { namespacePids } from '../../src/providers/netns/namespace-pids.ts';
+import { namespacePids } from '../../src/providers/namespaces/namespace-pids.ts';
 import { labSkipReason } from '../lab-support.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;

@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cachedBuild } from '../../src/providers/netns/build-cache.ts';
+import { cachedBuild } from '../../src/providers/namespaces/build-cache.ts';
 
 const dir = await mkdtemp(join(tmpdir(), 'netrepro-build-cache-'));
 afterAll(() => rm(dir, { recursive: true, force: true }));

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCommand, spawnCommand, useSpawner } from '../../src/contract/command.ts';
 import { NativeSpawner } from '../../src/contract/native-spawner.ts';
-import { helperBinary } from '../../src/providers/netns/helper-build.ts';
+import { helperBinary } from '../../src/providers/namespaces/helper-build.ts';
 import { CommandFailedError, HarnessError } from '../../src/model/errors.ts';
 
 // every behaviour holds whichever way the process starts: node:child_process, or the native spawner

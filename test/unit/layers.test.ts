@@ -40,19 +40,14 @@ export function layerOf(file: string): { rank: number; name: string } {
   return { rank: LAYERS.findIndex(([, n]) => n === name), name };
 }
 
-/** The provider folder a file belongs to (netns, real), or undefined for the factory and shared files. */
-const providerOf = (file: string) => /^src\/providers\/([^/]+)\//.exec(file)?.[1];
-
 /**
- * The one sideways use allowed, by name: the local provider's nodes are network namespaces, made and reaped
- * with the netns lab's namespace machinery (names, the ip batch and namespace removal, pids, the C helpers'
- * build, the PATH lookup). Moving these below src/providers is the way to shrink this list.
+ * The provider folder a file belongs to (netns, real), or undefined for the factory and for what providers
+ * share (namespaces/: the machinery of nodes that are network namespaces, used by netns and real/local).
  */
-const SHARED_WITH_LOCAL = ['lab-names', 'netns-lab', 'namespace-pids', 'helper-build', 'netns-provider'].map(
-  (m) => `src/providers/netns/${m}.ts`,
-);
-const allowedSideways = (from: string, to: string) =>
-  from.startsWith('src/providers/real/local/') && SHARED_WITH_LOCAL.includes(to);
+const providerOf = (file: string) => {
+  const folder = /^src\/providers\/([^/]+)\//.exec(file)?.[1];
+  return folder === 'namespaces' ? undefined : folder;
+};
 
 /** Relative imports of a TypeScript source, static and dynamic, type-only ones included. */
 export function importsOf(file: string, source: string): string[] {
@@ -80,12 +75,7 @@ export function layerViolations(g: Map<string, string[]>): string[] {
         out.push(
           `${from} (${a.name}) imports the concrete provider ${to}; use the contract in src/contract/provider.ts`,
         );
-      else if (
-        providerOf(to) &&
-        providerOf(from) !== providerOf(to) &&
-        !/^src\/providers\/[^/]+\.ts$/.test(from) &&
-        !allowedSideways(from, to)
-      ) {
+      else if (providerOf(to) && providerOf(from) !== providerOf(to) && !/^src\/providers\/[^/]+\.ts$/.test(from)) {
         out.push(
           `${from} imports ${to}, inside another provider's folder: move what both need below src/providers, or go through src/providers/create-provider.ts`,
         );

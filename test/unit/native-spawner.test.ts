@@ -4,7 +4,7 @@ import * as childProcess from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { helperBinary } from '../../src/providers/netns/helper-build.ts';
+import { helperBinary } from '../../src/providers/namespaces/helper-build.ts';
 
 /** A request frame: u32 length, u8 type, u32 id, payload (see spawner.c). */
 function frame(type: string, id: number, payload: Buffer): Buffer {

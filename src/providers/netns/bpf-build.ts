@@ -1,7 +1,7 @@
 // Compiles our BPF C sources with clang once per source version (build-cache.ts).
 import { packagePath } from '../../model/package-root.ts';
 import { runCommand } from '../../contract/command.ts';
-import { cachedBuild } from './build-cache.ts';
+import { cachedBuild } from '../namespaces/build-cache.ts';
 
 export function bpfObject(name: 'masquerade' | 'sock-lb' | 'drop-trace'): Promise<string> {
   const source = packagePath(`src/providers/netns/bpf/${name}.c`);

@@ -10,7 +10,8 @@ import type { TopologySpec } from '../../model/scenario-schema.ts';
 import { bpfObject } from './bpf-build.ts';
 import { batchLines, masqueradeConfig, masqueradeEndpoint, socketLbEntries, type LbService } from './bpf-maps.ts';
 import { invokeCni } from './cni-plugin.ts';
-import { CGROUP_ROOT, ipBatch, type NetnsLab } from './netns-lab.ts';
+import { ipBatch } from '../namespaces/namespace-batch.ts';
+import { CGROUP_ROOT, type NetnsLab } from './netns-lab.ts';
 import { awaitedLater } from '../../contract/awaited-later.ts';
 
 /** Where pins live inside the node's private bpffs (mounted only in its holder's mount namespace). */

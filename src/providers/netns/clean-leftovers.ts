@@ -4,8 +4,9 @@
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { RUN_PREFIX } from '../../contract/run-id.ts';
 import { runCommand } from '../../contract/command.ts';
-import { NETNS_DIR, STATE_ROOT } from './lab-names.ts';
-import { CGROUP_ROOT, removeNamespaces, removeRunCgroups } from './netns-lab.ts';
+import { NETNS_DIR, STATE_ROOT } from '../namespaces/lab-names.ts';
+import { removeNamespaces } from '../namespaces/namespace-batch.ts';
+import { CGROUP_ROOT, removeRunCgroups } from './netns-lab.ts';
 
 const list = (dir: string) => readdir(dir).catch(() => [] as string[]);
 

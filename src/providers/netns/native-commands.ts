@@ -3,7 +3,7 @@
 // Where it cannot be built, or with NETREPRO_SPAWNER=0, commands keep node:child_process.
 import { useSpawner } from '../../contract/command.ts';
 import { NativeSpawner } from '../../contract/native-spawner.ts';
-import { helperBinary } from './helper-build.ts';
+import { helperBinary } from '../namespaces/helper-build.ts';
 
 let started: Promise<void> | undefined;
 

@@ -1,5 +1,4 @@
 // A provisioned lab: what it created, how to reach it, and how to take it all down again.
-import { existsSync } from 'node:fs';
 import { readdir, readFile, rm, rmdir } from 'node:fs/promises';
 import { packagePath } from '../../model/package-root.ts';
 import { HarnessError } from '../../model/errors.ts';
@@ -7,8 +6,9 @@ import type { TopologySpec } from '../../model/scenario-schema.ts';
 import { runCommand, type Spawned } from '../../contract/command.ts';
 import type { LabAction, StartedCluster, Target } from '../../contract/provider.ts';
 import { TeardownStack } from '../../contract/teardown-stack.ts';
-import { NETNS_DIR, STATE_ROOT, type LabNames } from './lab-names.ts';
-import { killAll, namespacePids } from './namespace-pids.ts';
+import { STATE_ROOT, type LabNames } from '../namespaces/lab-names.ts';
+import { removeNamespaces } from '../namespaces/namespace-batch.ts';
+import { killAll } from '../namespaces/namespace-pids.ts';
 import { NetnsTarget } from './netns-target.ts';
 import type { ProbeTraceSession, TraceFlows } from '../../model/trace-events.ts';
 
@@ -253,24 +253,4 @@ async function rmdirWhenEmpty(dir: string): Promise<void> {
     if (!error || error.code === 'ENOENT' || error.code !== 'EBUSY') return;
     await new Promise((r) => setTimeout(r, 50));
   }
-}
-
-/**
- * Kill whatever still runs inside the namespaces, then delete them all in one `ip -batch` (a
- * namespace with live processes would linger). Names that do not exist (any more) are skipped.
- */
-export async function removeNamespaces(namespaces: readonly string[]): Promise<void> {
-  const paths = namespaces.map((ns) => `${NETNS_DIR}/${ns}`);
-  for (const pids of (await namespacePids(paths)).values()) killAll(pids);
-  const existing = namespaces.filter((ns) => existsSync(`${NETNS_DIR}/${ns}`));
-  if (existing.length === 0) return;
-  // -force: a name removed meanwhile (a concurrent clean) must not stop the others
-  await runCommand(['ip', '-force', '-batch', '-'], {
-    input: existing.map((ns) => `netns del ${ns}\n`).join(''),
-    reject: false,
-  });
-}
-
-export async function ipBatch(ns: string, commands: string[]): Promise<void> {
-  await runCommand(['ip', '-n', ns, '-batch', '-'], { input: `${commands.join('\n')}\n` });
 }

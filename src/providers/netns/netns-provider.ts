@@ -7,22 +7,12 @@ import type { Availability, ClusterProvider, Misfit, RunContext, StartedCluster 
 import { cleanLeftovers, liveRuns } from './clean-leftovers.ts';
 import { NETNS_SUPPORT } from './netns-support.ts';
 import { provisionNetnsLab } from './provision-netns-lab.ts';
+import { findOnPath } from '../../contract/find-on-path.ts';
 
 const requirements = JSON.parse(readFileSync(packagePath('src/providers/netns/lab-requirements.json'), 'utf8')) as {
   commands: Record<string, string>;
   files: Record<string, string>;
 };
-
-export async function findOnPath(command: string): Promise<boolean> {
-  const dirs = (process.env.PATH ?? '').split(':').concat(['/usr/sbin', '/sbin']);
-  for (const dir of dirs) {
-    try {
-      await access(`${dir}/${command}`, constants.X_OK);
-      return true;
-    } catch {}
-  }
-  return false;
-}
 
 export async function netnsAvailability(): Promise<Availability> {
   if (process.platform !== 'linux')

@@ -18,8 +18,9 @@ import {
 import { invokeCni } from './cni-plugin.ts';
 import { applyOps } from '../../dataplane/iptables-ops.ts';
 import { bootOps, bootOrder, componentStart, type NodeFacts } from '../../dataplane/node-iptables.ts';
-import { labNames } from './lab-names.ts';
-import { ipBatch, NetnsLab } from './netns-lab.ts';
+import { labNames } from '../namespaces/lab-names.ts';
+import { ipBatch } from '../namespaces/namespace-batch.ts';
+import { NetnsLab } from './netns-lab.ts';
 import { runCommand } from '../../contract/command.ts';
 import { changeServices } from './service-change.ts';
 import {
@@ -31,7 +32,7 @@ import {
 } from '../../dataplane/flannel-entries.ts';
 import { prepareLabTrace, settleLabTrace, startLabMonitors, startNetnsTrace } from './trace/lab-tracer.ts';
 import { useNativeSpawner } from './native-commands.ts';
-import { helperBinary, HELPERS } from './helper-build.ts';
+import { helperBinary, HELPERS } from '../namespaces/helper-build.ts';
 import { fastNeighbourFailure } from './neighbour-timing.ts';
 import { FABRIC_NET } from '../../dataplane/render-node.ts';
 import { awaitedLater } from '../../contract/awaited-later.ts';

@@ -13,7 +13,7 @@
 //    it printed is already in that socket: a full turn of the event loop reads it.
 import { appendFile, readdir, readFile, readlink } from 'node:fs/promises';
 import { runCommand, type Spawned } from '../../../contract/command.ts';
-import { helperBinary } from '../helper-build.ts';
+import { helperBinary } from '../../namespaces/helper-build.ts';
 
 const NETLINK_NETFILTER = 12;
 /** recvfrom and recvmsg, the receives libmnl and libnfnetlink wait in, by architecture. */

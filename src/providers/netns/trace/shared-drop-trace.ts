@@ -9,7 +9,7 @@ import type { SpawnedWithInput } from '../../../contract/command.ts';
 import { runCommand, spawnCommand } from '../../../contract/command.ts';
 import { bpfObject } from '../bpf-build.ts';
 import { dropFilterLine } from '../bpf-maps.ts';
-import { helperBinary } from '../helper-build.ts';
+import { helperBinary } from '../../namespaces/helper-build.ts';
 
 /** How long the loader outlives the last lab watching: the next lab of a run usually starts within it. */
 const IDLE_MS = 1500;

@@ -6,8 +6,8 @@
 import { readdir, readFile, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RUN_PREFIX } from '../../../contract/run-id.ts';
-import { NETNS_DIR, STATE_ROOT } from '../../netns/lab-names.ts';
-import { removeNamespaces } from '../../netns/netns-lab.ts';
+import { NETNS_DIR, STATE_ROOT } from '../../namespaces/lab-names.ts';
+import { removeNamespaces } from '../../namespaces/namespace-batch.ts';
 import { cgroupHierarchies, removeCgroupRoot } from './local-cluster-up.ts';
 import { LOCAL_STATE_ROOT } from './local-names.ts';
 

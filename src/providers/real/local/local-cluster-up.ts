@@ -14,8 +14,8 @@ import { join } from 'node:path';
 import { HarnessError } from '../../../model/errors.ts';
 import type { TopologySpec } from '../../../model/scenario-schema.ts';
 import { runCommand } from '../../../contract/command.ts';
-import { killAll } from '../../netns/namespace-pids.ts';
-import { ipBatch, removeNamespaces } from '../../netns/netns-lab.ts';
+import { killAll } from '../../namespaces/namespace-pids.ts';
+import { ipBatch, removeNamespaces } from '../../namespaces/namespace-batch.ts';
 import type { RunContext } from '../../../contract/provider.ts';
 import { Daemon } from './local-daemon.ts';
 import type { LocalBuild } from './local-build.ts';
@@ -29,7 +29,7 @@ import {
   vtepMac,
   type FlannelNode,
 } from '../../../dataplane/flannel-entries.ts';
-import { helperBinary } from '../../netns/helper-build.ts';
+import { helperBinary } from '../../namespaces/helper-build.ts';
 
 export const FABRIC_NET = '172.18.0';
 export const APISERVER_IP = `${FABRIC_NET}.1`;

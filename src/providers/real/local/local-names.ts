@@ -1,7 +1,7 @@
 // Every name the `local` provider creates carries the run prefix (nr-<run id>-), as the netns lab's do:
 // network namespaces (the same names as the lab's: the fabric, nodes, hosts), the Kubernetes node names,
 // the cgroup root of each kubelet, and the state directory holding every file of the run.
-import { labNames } from '../../netns/lab-names.ts';
+import { labNames } from '../../namespaces/lab-names.ts';
 
 /** Where each run's files live (etcd data, certificates, containerd and kubelet roots, logs): on disk. */
 export const LOCAL_STATE_ROOT = '/var/tmp/netrepro-local';

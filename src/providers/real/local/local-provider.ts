@@ -8,7 +8,7 @@ import type { TopologySpec } from '../../../model/scenario-schema.ts';
 import type { Availability, ClusterProvider, Misfit, RunContext, StartedCluster } from '../../../contract/provider.ts';
 import { applyOps } from '../../../dataplane/iptables-ops.ts';
 import { flannelStart } from '../../../dataplane/node-components.ts';
-import { findOnPath } from '../../netns/netns-provider.ts';
+import { findOnPath } from '../../../contract/find-on-path.ts';
 import { clientKubeApi } from '../client-kube-api.ts';
 import { provisionRealCluster, type RealProviderDeps } from '../provision-real-cluster.ts';
 import { asResolved, type RealClusterOptions, type ResolvedRealOptions } from '../real-options.ts';
