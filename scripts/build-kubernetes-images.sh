@@ -47,7 +47,7 @@ fi
 
 # pod image
 tools=(curl nslookup tcpdump ip iptables iptables-save iptables-restore ip6tables conntrack sysctl ss)
-agent_src="$repo/clusters/netns/agent/pod-agent.c"
+agent_src="$repo/src/providers/netns/agent/pod-agent.c"
 inputs="$(sha256sum "$agent_src" "$0" | cut -c1-64; for t in "${tools[@]}"; do p="$(command -v "$t")"; sha256sum "$(readlink -f "$p")" | cut -c1-64; done; sha256sum /bin/busybox | cut -c1-64)"
 pod_hash="$(echo "$inputs" | sha256sum | cut -c1-12)"
 if [ "$(cat "$out/pod.hash" 2>/dev/null)" != "$pod_hash" ] || [ ! -s "$out/pod.tar" ]; then
