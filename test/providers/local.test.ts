@@ -38,6 +38,17 @@ describe('local provider', () => {
     expect(localSupport({ cni: undefined }).fit(proxy('1.20'))).toBeUndefined();
   });
 
+  it("refuses a nodePort the API server's default range refuses, before making a cluster for it", () => {
+    const withNodePort = (nodePort: number) => {
+      const t = proxy('1.20');
+      return { ...t, services: t.services.map((s) => ({ ...s, ports: s.ports.map((p) => ({ ...p, nodePort })) })) };
+    };
+    expect(localMisfit(withNodePort(30080), { cni: undefined })).toBeUndefined();
+    expect(localMisfit(withNodePort(32767), { cni: undefined })).toBeUndefined();
+    expect(localMisfit(withNodePort(53), { cni: undefined })?.reason).toMatch(/nodePort 53 is outside .* 30000-32767/);
+    expect(localMisfit(withNodePort(32768), { cni: undefined })?.hint).toMatch(/--provider netns/);
+  });
+
   it("asks for pods that run the pod image's native agent, never pulled, and keeps the scenario's clusterIPs", () => {
     const t = proxy('1.20');
     const images = {

@@ -83,6 +83,22 @@ export function k3sMisfit(topology: TopologySpec, cni: RealCni): { reason: strin
   return undefined;
 }
 
+/** The API server's default --service-node-port-range; a NodePort outside it is refused with 422 Invalid. */
+const NODE_PORT_RANGE = [30000, 32767] as const;
+
+/** A nodePort the lab accepts but a real API server refuses, found before a cluster is made for it. */
+export function fitNodePorts(topology: TopologySpec): Misfit | undefined {
+  const [low, high] = NODE_PORT_RANGE;
+  for (const svc of topology.services)
+    for (const p of svc.ports)
+      if (p.nodePort !== undefined && (p.nodePort < low || p.nodePort > high))
+        return {
+          reason: `service ${svc.name}'s nodePort ${p.nodePort} is outside the API server's default range ${low}-${high}, which refuses it`,
+          hint: `choose a nodePort in ${low}-${high}, or run it with --provider netns`,
+        };
+  return undefined;
+}
+
 /** Everything a real provider checks before creating anything: the CNI shape, kube-proxy's layout, its own limits. */
 export function realMisfit(
   provider: 'kind' | 'minikube' | 'k3s',
@@ -92,5 +108,5 @@ export function realMisfit(
   const fit = fitCni(topology, options);
   if ('reason' in fit) return fit;
   const own = provider === 'k3s' ? k3sMisfit : provider === 'minikube' ? minikubeMisfit : () => undefined;
-  return fitKubeProxy(topology, options.k8sVersion) ?? own(topology, fit.cni);
+  return fitKubeProxy(topology, options.k8sVersion) ?? fitNodePorts(topology) ?? own(topology, fit.cni);
 }

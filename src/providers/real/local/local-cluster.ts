@@ -5,7 +5,7 @@
 import { HarnessError } from '../../../model/errors.ts';
 import type { TopologySpec } from '../../../model/scenario-schema.ts';
 import { runCommand, spawnCommand, type ExecOptions, type SpawnOptions } from '../../../contract/command.ts';
-import { endpointLabel } from '../../../contract/kube-objects.ts';
+import { DEFAULT_AFFINITY_SECONDS, endpointLabel } from '../../../contract/kube-objects.ts';
 import type { LabAction, RunContext, Target } from '../../../contract/provider.ts';
 import { RealCluster } from '../real-cluster.ts';
 import { podNamespaces } from '../workload-objects.ts';
@@ -29,9 +29,9 @@ export class NamespaceTarget implements Target {
 
 const SYNC_TIMEOUT_MS = 30_000;
 
-/** A rule whose comment names the Service (`"ns/name:port"`, `"Balancing rule 0 for ns/name:port"`, `"ns/name:port has no ..."`). */
-function mentions(line: string, svc: { namespace: string; name: string }): boolean {
-  return new RegExp(`[" ]${svc.namespace}/${svc.name}(:[^" ]*)?[" ]`).test(line);
+/** A rule whose comment names the Service, or one of its ports when `port` is given (`"ns/name:port"`, `"Balancing rule 0 for ns/name:port"`, `"ns/name:port has no ..."`). */
+function mentions(line: string, svc: { namespace: string; name: string }, port?: string): boolean {
+  return new RegExp(`[" ]${svc.namespace}/${svc.name}${port ? `:${port}` : '(:[^" ]*)?'}[" ]`).test(line);
 }
 
 export class LocalCluster extends RealCluster {
@@ -39,6 +39,8 @@ export class LocalCluster extends RealCluster {
   api?: LocalApi;
   topology?: TopologySpec;
   readonly hosts = new Map<string, Target>();
+  /** Each Service's ports as its last `service` step set them (the topology's until then). */
+  private readonly ports = new Map<string, TopologySpec['services'][number]['ports']>();
   readonly fabricPorts = new Map<string, string>();
   readonly veths = new Map<string, string>();
   fabric?: Target;
@@ -103,7 +105,11 @@ export class LocalCluster extends RealCluster {
     );
   }
 
-  /** A Service's type, nodePorts or externalTrafficPolicy patched; internalTrafficPolicy does not exist before 1.21. */
+  /**
+   * A Service's type, ports, nodePorts, externalTrafficPolicy or session affinity patched, then waits for every
+   * node's rules to show it; internalTrafficPolicy does not exist before 1.21. A merge patch replaces the port list
+   * whole (a strategic one would merge two protocols on one port number into one entry).
+   */
   private async changeService(a: Extract<LabAction, { kind: 'service' }>): Promise<void> {
     const svc = this.service(a.name);
     if (a.internalTrafficPolicy !== undefined)
@@ -115,14 +121,27 @@ export class LocalCluster extends RealCluster {
     const spec: Record<string, unknown> = {};
     if (a.type) spec.type = a.type;
     if (a.externalTrafficPolicy) spec.externalTrafficPolicy = a.externalTrafficPolicy;
-    if (a.nodePorts)
-      spec.ports = svc.ports.map((p, i) => ({
+    const before = this.ports.get(svc.name) ?? svc.ports;
+    const ports = a.ports ?? before;
+    if (a.ports || a.nodePorts)
+      spec.ports = ports.map((p, i) => ({
         name: p.name,
         port: p.port,
         targetPort: p.targetPort,
         protocol: p.protocol,
-        nodePort: a.nodePorts![i],
+        ...((a.nodePorts?.[i] ?? p.nodePort) ? { nodePort: a.nodePorts?.[i] ?? p.nodePort } : {}),
       }));
+    if (a.sessionAffinity === 'None') Object.assign(spec, { sessionAffinity: 'None', sessionAffinityConfig: null });
+    if (a.sessionAffinity === 'ClientIP')
+      Object.assign(spec, {
+        sessionAffinity: 'ClientIP',
+        sessionAffinityConfig: {
+          clientIP: { timeoutSeconds: a.sessionAffinityConfig?.clientIP.timeoutSeconds ?? DEFAULT_AFFINITY_SECONDS },
+        },
+      });
+    this.ports.set(svc.name, ports);
+    const gone = before.filter((p) => !ports.some((q) => q.name === p.name));
+    const names = (p: { name?: string }) => (l: string) => mentions(l, svc, p.name);
     await this.api!.core.patchNamespacedService(
       { name: svc.name, namespace: svc.namespace, body: { spec } },
       this.api!.mergePatch,
@@ -136,7 +155,10 @@ export class LocalCluster extends RealCluster {
         return false;
       if (a.type === 'NodePort' && !lines.some((l) => l.startsWith('-A KUBE-NODEPORTS'))) return false;
       if (a.type === 'ClusterIP' && lines.some((l) => l.startsWith('-A KUBE-NODEPORTS'))) return false;
-      return true;
+      if (a.sessionAffinity && lines.some((l) => l.includes(' -m recent ')) !== (a.sessionAffinity === 'ClientIP'))
+        return false;
+      if (a.ports && !ports.every((p) => lines.some(names(p)))) return false;
+      return !gone.some((p) => lines.some(names(p)));
     });
   }
 
