@@ -29,6 +29,19 @@ export class NamespaceTarget implements Target {
 
 const SYNC_TIMEOUT_MS = 30_000;
 
+/** The service step's fields this provider sends to the API server; any other is refused, never dropped. */
+const SERVICE_FIELDS = new Set([
+  'kind',
+  'name',
+  'type',
+  'ports',
+  'nodePorts',
+  'externalTrafficPolicy',
+  'internalTrafficPolicy',
+  'sessionAffinity',
+  'sessionAffinityConfig',
+]);
+
 /** A rule whose comment names the Service, or one of its ports when `port` is given (`"ns/name:port"`, `"Balancing rule 0 for ns/name:port"`, `"ns/name:port has no ..."`). */
 function mentions(line: string, svc: { namespace: string; name: string }, port?: string): boolean {
   return new RegExp(`[" ]${svc.namespace}/${svc.name}${port ? `:${port}` : '(:[^" ]*)?'}[" ]`).test(line);
@@ -112,6 +125,13 @@ export class LocalCluster extends RealCluster {
    */
   private async changeService(a: Extract<LabAction, { kind: 'service' }>): Promise<void> {
     const svc = this.service(a.name);
+    const unknown = Object.keys(a).filter((k) => !SERVICE_FIELDS.has(k));
+    if (unknown.length > 0)
+      throw new HarnessError(
+        'UNSUPPORTED',
+        `the local cluster cannot change a Service's ${unknown.join(', ')}`,
+        'run it with --provider netns',
+      );
     if (a.internalTrafficPolicy !== undefined)
       throw new HarnessError(
         'UNSUPPORTED',
