@@ -6,9 +6,19 @@ import type { ClusterNode } from './kube-api.ts';
 
 export const BRIDGE_CONFLIST = '/etc/cni/net.d/10-netrepro-bridge.conflist';
 
-export function bridgeConflist(podCIDR: string): string {
+/** Where the conflist differs by cluster: containerd 1.4 (the local cluster) reads CNI 0.4.0 and keeps IPAM state per node. */
+export interface BridgeConflistOptions {
+  /** The CNI spec version the runtime reads. */
+  cniVersion?: string;
+  /** host-local's state directory (its default is one per host, which nodes sharing a host would share). */
+  ipamDir?: string;
+  /** The bridge and veth MTU (the runtime's default when unset). */
+  mtu?: number;
+}
+
+export function bridgeConflist(podCIDR: string, o: BridgeConflistOptions = {}): string {
   const conf = {
-    cniVersion: '1.0.0',
+    cniVersion: o.cniVersion ?? '1.0.0',
     name: 'netrepro-bridge',
     plugins: [
       {
@@ -18,7 +28,13 @@ export function bridgeConflist(podCIDR: string): string {
         // no masquerade: pod-to-pod traffic across nodes must keep the pod IPs, as in the incidents
         ipMasq: false,
         hairpinMode: true,
-        ipam: { type: 'host-local', ranges: [[{ subnet: podCIDR }]], routes: [{ dst: '0.0.0.0/0' }] },
+        ...(o.mtu ? { mtu: o.mtu } : {}),
+        ipam: {
+          type: 'host-local',
+          ranges: [[{ subnet: podCIDR }]],
+          routes: [{ dst: '0.0.0.0/0' }],
+          ...(o.ipamDir ? { dataDir: o.ipamDir } : {}),
+        },
       },
       { type: 'portmap', capabilities: { portMappings: true } },
     ],

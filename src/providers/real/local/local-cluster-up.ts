@@ -17,6 +17,7 @@ import { runCommand } from '../../../contract/command.ts';
 import { killAll } from '../../namespaces/namespace-pids.ts';
 import { ipBatch, removeNamespaces } from '../../namespaces/namespace-batch.ts';
 import type { RunContext } from '../../../contract/provider.ts';
+import { bridgeConflist } from '../bridge-cni.ts';
 import { Daemon } from './local-daemon.ts';
 import type { LocalBuild } from './local-build.ts';
 import { LOCAL_STATE_ROOT, type LocalNames } from './local-names.ts';
@@ -540,33 +541,9 @@ done
 echo mounts ready
 exec sleep infinity`;
 
-/** The bridge shape of src/providers/real/bridge-cni.ts, with host-local's state in the node's directory. */
+/** The bridge shape real clusters get, read by containerd 1.4 (CNI 0.4.0), with host-local's state in the node's directory. */
 export function localBridgeConflist(podCIDR: string, ipamDir: string, mtu?: number): string {
-  return `${JSON.stringify(
-    {
-      cniVersion: '0.4.0',
-      name: 'netrepro-bridge',
-      plugins: [
-        {
-          type: 'bridge',
-          bridge: 'cni0',
-          isGateway: true,
-          ipMasq: false,
-          hairpinMode: true,
-          ...(mtu ? { mtu } : {}),
-          ipam: {
-            type: 'host-local',
-            ranges: [[{ subnet: podCIDR }]],
-            routes: [{ dst: '0.0.0.0/0' }],
-            dataDir: ipamDir,
-          },
-        },
-        { type: 'portmap', capabilities: { portMappings: true } },
-      ],
-    },
-    null,
-    2,
-  )}\n`;
+  return bridgeConflist(podCIDR, { cniVersion: '0.4.0', ipamDir, mtu });
 }
 
 async function writeNodeConfigs(
