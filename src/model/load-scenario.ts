@@ -6,7 +6,7 @@ import { ScenarioValidationError, type ValidationIssue } from './errors.ts';
 import { ScenarioSchema, Topology, type Scenario, type TopologySpec } from './scenario-schema.ts';
 import { nearest } from './nearest.ts';
 import { checkFalsifiable } from './falsifiable.ts';
-import { checkReferences } from './scenario-references.ts';
+import { checkReferences, type ReferenceIssue } from './scenario-references.ts';
 import { cachedScenario } from './scenario-cache.ts';
 
 const MAX_BYTES = 256 * 1024; // a scenario is a page of YAML; anything larger is a mistake
@@ -81,17 +81,7 @@ export async function loadTopologyFile(file: string): Promise<{ id: string; topo
     evidence: [],
   } as Scenario;
   const refs = checkReferences(bare);
-  if (refs.length > 0)
-    throw new ScenarioValidationError(
-      refs.map((r) => ({
-        file,
-        ...locate(doc, r.path, position),
-        field: fieldName(r.path),
-        message: r.message,
-        received: r.received,
-        expected: r.expected,
-      })),
-    );
+  if (refs.length > 0) throw referenceError(refs, file, doc, position);
   return { id: data.id ?? file, topology: data.topology };
 }
 
@@ -147,18 +137,7 @@ export function parseScenario(source: Buffer | string, file: string): Scenario {
   // references first: the falsifiability rules read probes and checks by the names they resolve
   const refs = checkReferences(data);
   if (refs.length === 0) refs.push(...checkFalsifiable(data));
-  if (refs.length > 0) {
-    throw new ScenarioValidationError(
-      refs.map((r) => ({
-        file,
-        ...locate(doc, r.path, position),
-        field: fieldName(r.path),
-        message: r.message,
-        received: r.received,
-        expected: r.expected,
-      })),
-    );
-  }
+  if (refs.length > 0) throw referenceError(refs, file, doc, position);
   return data;
 }
 
@@ -280,6 +259,25 @@ function zodIssue(
     received = describe(doc.getIn(path));
   }
   return { file, ...locate(doc, path, position), field: fieldName(path), message, received, expected };
+}
+
+/** Problems found after parsing (references, falsifiability), each placed at its node's file:line:column. */
+function referenceError(
+  refs: ReferenceIssue[],
+  file: string,
+  doc: Document,
+  position: Position,
+): ScenarioValidationError {
+  return new ScenarioValidationError(
+    refs.map((r) => ({
+      file,
+      ...locate(doc, r.path, position),
+      field: fieldName(r.path),
+      message: r.message,
+      received: r.received,
+      expected: r.expected,
+    })),
+  );
 }
 
 /** The line of the deepest node on `path` that exists (a missing field points at its parent). */
