@@ -6,9 +6,12 @@ import { localMisfit, localSupport, LOCAL_CAPABILITIES } from '../../src/provide
 import { localBridgeConflist } from '../../src/providers/real/local/local-cluster-up.ts';
 import { upstreamVersion } from '../../src/providers/real/local/local-build.ts';
 import { providerSupport } from '../../src/providers/create-provider.ts';
-import { podObject, serviceObjects } from '../../src/providers/real/workload-objects.ts';
+import { NEVER_READY, podObject, serviceObjects } from '../../src/providers/real/workload-objects.ts';
+import { realMisfit } from '../../src/providers/real/scenario-fit.ts';
+import { resolveRealOptions } from '../../src/providers/real/real-options.ts';
 import { topology } from './fake-env.ts';
 
+const IMAGES = { probeImage: 'p', agentImage: 'a' };
 const proxy = (version: string, cni = 'bridge', nodes = 2) => ({ ...topology({ cni, nodes }), kubeProxy: version });
 
 describe('local provider', () => {
@@ -47,6 +50,32 @@ describe('local provider', () => {
     expect(localMisfit(withNodePort(32767), { cni: undefined })).toBeUndefined();
     expect(localMisfit(withNodePort(53), { cni: undefined })?.reason).toMatch(/nodePort 53 is outside .* 30000-32767/);
     expect(localMisfit(withNodePort(32768), { cni: undefined })?.hint).toMatch(/--provider netns/);
+  });
+
+  it('starts a not-ready endpoint as a pod whose readiness probe never passes, and refuses what it cannot make', () => {
+    const t = proxy('1.20');
+    const web = t.pods[1]!.name;
+    const withEndpoints = (...lists: { pod: string; ready: boolean; terminating: boolean }[][]) => ({
+      ...t,
+      services: lists.map((endpoints, i) => ({ ...t.services[0]!, name: `svc-${i}`, endpoints })),
+    });
+    const notReady = { pod: web, ready: false, terminating: false };
+    const fits = withEndpoints([notReady], [notReady]);
+    expect(localMisfit(fits, { cni: undefined })).toBeUndefined();
+    expect(realMisfit('kind', fits, resolveRealOptions({ k8sVersion: 'v1.20.15' }, {}))).toBeUndefined();
+    const pod = podObject({ pod: t.pods[1]!, namespace: 'default', nodeName: 'n', dnsRecords: [] }, fits, IMAGES, 'r');
+    expect(pod.spec!.containers[0]!.readinessProbe).toEqual(NEVER_READY);
+    const ready = podObject({ pod: t.pods[1]!, namespace: 'default', nodeName: 'n', dnsRecords: [] }, t, IMAGES, 'r');
+    expect(ready.spec!.containers.some((c) => c.readinessProbe)).toBe(false);
+
+    expect(localMisfit(withEndpoints([notReady], [{ ...notReady, ready: true }]), { cni: undefined })?.reason).toBe(
+      `pod ${web} is a not-ready endpoint of service svc-0 and a ready one of svc-1; on a real cluster readiness is the pod's, the same in every Service`,
+    );
+    const terminating = withEndpoints([{ ...notReady, ready: true, terminating: true }]);
+    expect(localMisfit(terminating, { cni: undefined })?.reason).toMatch(/svc-0 starts with a terminating endpoint/);
+    expect(realMisfit('kind', terminating, resolveRealOptions({ k8sVersion: 'v1.20.15' }, {}))?.hint).toBe(
+      'run it with --provider netns',
+    );
   });
 
   it("asks for pods that run the pod image's native agent, never pulled, and keeps the scenario's clusterIPs", () => {

@@ -2,7 +2,10 @@
 // node's iptables-save is normalised before it is compared with the lab's render.
 import { Topology, type TopologySpec } from '../../src/model/scenario-schema.ts';
 
-/** Every Service kind the render covers; pods placed so NodePort Local has a local endpoint on node-a only. */
+/**
+ * Every Service kind the render covers; pods placed so NodePort Local has a local endpoint on node-a only, and
+ * `sleepy` a not-ready endpoint (its readiness probe never passes) beside a ready one and alone.
+ */
 export const ORACLE_TOPOLOGY: TopologySpec = Topology.parse({
   cni: 'bridge',
   kubeProxy: '1.20',
@@ -17,6 +20,7 @@ export const ORACLE_TOPOLOGY: TopologySpec = Topology.parse({
     { name: 'web-b', node: 'node-b', serve: [{ http: 8080 }] },
     { name: 'dns', node: 'node-b', serve: [{ dns: 53 }] },
     { name: 'plain', node: 'node-b', serve: [{ http: 8080 }] },
+    { name: 'sleepy', node: 'node-b', serve: [{ http: 8080 }] },
   ],
   services: [
     {
@@ -52,6 +56,18 @@ export const ORACLE_TOPOLOGY: TopologySpec = Topology.parse({
       endpoints: ['dns'],
     },
     { name: 'unnamed', clusterIP: '10.96.0.24', ports: [{ port: 80, targetPort: 8080 }], endpoints: ['plain'] },
+    {
+      name: 'half-ready',
+      clusterIP: '10.96.0.25',
+      ports: [{ name: 'http', port: 80, targetPort: 8080 }],
+      endpoints: ['web-b', { pod: 'sleepy', ready: false }],
+    },
+    {
+      name: 'none-ready',
+      clusterIP: '10.96.0.26',
+      ports: [{ name: 'http', port: 80, targetPort: 8080 }],
+      endpoints: [{ pod: 'sleepy', ready: false }],
+    },
   ],
 });
 

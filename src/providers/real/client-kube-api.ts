@@ -112,13 +112,15 @@ export function clientKubeApi(access: KubeAccess): KubeApi {
     async createPod(body) {
       await core.createNamespacedPod({ namespace: body.metadata!.namespace!, body });
     },
-    async waitPodReady(namespace, name, timeoutMs) {
+    async waitPodReady(namespace, name, timeoutMs, ready = true) {
       const deadline = Date.now() + timeoutMs;
       let last: V1Pod | undefined;
       while (Date.now() < deadline) {
         last = await core.readNamespacedPod({ name, namespace });
-        if (last.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') && last.status.podIP)
-          return last;
+        const status = last.status;
+        const isReady = status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+        const started = (status?.containerStatuses ?? []).every((c) => c.state?.running);
+        if (status?.podIP && (ready ? isReady : started && status.containerStatuses?.length && !isReady)) return last;
         await sleep(1000);
       }
       const waiting = (last?.status?.containerStatuses ?? []).flatMap((c) =>
@@ -126,7 +128,7 @@ export function clientKubeApi(access: KubeAccess): KubeApi {
       );
       throw new HarnessError(
         'LAB_FAILED',
-        `pod ${namespace}/${name} not ready after ${timeoutMs} ms (phase ${last?.status?.phase ?? 'unknown'}${waiting.length ? `; ${waiting.join('; ')}` : ''})`,
+        `pod ${namespace}/${name} not ${ready ? 'ready' : 'running'} after ${timeoutMs} ms (phase ${last?.status?.phase ?? 'unknown'}${waiting.length ? `; ${waiting.join('; ')}` : ''})`,
         'images are pulled from Docker Hub on first use; check the node can pull them',
       );
     },

@@ -8,6 +8,7 @@ import type { TopologySpec } from '../../model/scenario-schema.ts';
 import type { RunContext } from '../../contract/provider.ts';
 import type { KubeApi } from './kube-api.ts';
 import { PodTarget } from './pod-target.ts';
+import { notReadyPods } from './scenario-fit.ts';
 import type { RealCluster } from './real-cluster.ts';
 import {
   agentCommandOf,
@@ -64,6 +65,7 @@ export async function deployWorkload({ api, cluster, topology, nodeMap, images, 
     dnsRecords.push(`--record=${svc.name}.${svc.namespace}.svc.cluster.local=${ip}`);
   }
 
+  const notReady = notReadyPods(topology);
   const create = async (pod: TopologySpec['pods'][number]) => {
     const namespace = clusterNamespace(prefix, namespaces.get(pod.name)!);
     const nodeName = nodeMap.get(pod.node);
@@ -79,7 +81,7 @@ export async function deployWorkload({ api, cluster, topology, nodeMap, images, 
     await Promise.all(
       [...new Set(topology.pods.map((p) => p.node))].map(async (node) => {
         for (const pod of topology.pods.filter((p) => p.node === node))
-          await api.waitPodReady(await create(pod), pod.name, READY_TIMEOUT_MS);
+          await api.waitPodReady(await create(pod), pod.name, READY_TIMEOUT_MS, !notReady.has(pod.name));
       }),
     );
   } else {
@@ -88,7 +90,7 @@ export async function deployWorkload({ api, cluster, topology, nodeMap, images, 
   await Promise.all(
     topology.pods.map(async (pod) => {
       const namespace = clusterNamespace(prefix, namespaces.get(pod.name)!);
-      const ready = await api.waitPodReady(namespace, pod.name, READY_TIMEOUT_MS);
+      const ready = await api.waitPodReady(namespace, pod.name, READY_TIMEOUT_MS, !notReady.has(pod.name));
       cluster.addresses.set(`pod/${pod.name}`, ready.status!.podIP!);
       await Promise.all((pod.serve ?? []).map((_, i) => waitForReadyLine(api, namespace, pod.name, `serve-${i}`)));
     }),

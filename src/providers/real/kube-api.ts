@@ -23,8 +23,11 @@ export interface KubeApi {
   /** Returns the Service as created, with the ClusterIP the cluster allocated. */
   createService(body: V1Service): Promise<V1Service>;
   createPod(body: V1Pod): Promise<void>;
-  /** Waits until the pod is Running and Ready; returns it (status.podIP set). */
-  waitPodReady(namespace: string, name: string, timeoutMs: number): Promise<V1Pod>;
+  /**
+   * Waits until the pod is Running with an address and Ready, or, with `ready: false`, with every container
+   * started and the kubelet reporting it not Ready; returns it (status.podIP set).
+   */
+  waitPodReady(namespace: string, name: string, timeoutMs: number, ready?: boolean): Promise<V1Pod>;
   logs(pod: PodRef): Promise<string>;
   exec(pod: PodRef, argv: readonly string[], options?: ExecOptions): Promise<ExecResult>;
   /** A long-running exec (tcpdump): lines as they come, stop() interrupts it in the container. */

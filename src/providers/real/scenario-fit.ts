@@ -99,6 +99,37 @@ export function fitNodePorts(topology: TopologySpec): Misfit | undefined {
   return undefined;
 }
 
+/**
+ * Endpoint conditions a real cluster can make at start: a not-ready endpoint is a pod whose readiness probe
+ * always fails (readiness is the pod's, so it must be not ready in every Service listing it); a terminating
+ * one needs a pod being deleted, which no real provider makes.
+ */
+export function fitEndpointConditions(topology: TopologySpec): Misfit | undefined {
+  const terminating = topology.services.find((svc) => svc.endpoints.some((e) => e.terminating));
+  if (terminating)
+    return {
+      reason: `service ${terminating.name} starts with a terminating endpoint; a real cluster makes one only by deleting its pod, which netrepro does not do at start`,
+      hint: 'run it with --provider netns',
+    };
+  const readiness = new Map<string, { ready: boolean; svc: string }>();
+  for (const svc of topology.services)
+    for (const e of svc.endpoints) {
+      const seen = readiness.get(e.pod);
+      if (seen && seen.ready !== e.ready)
+        return {
+          reason: `pod ${e.pod} is a ${seen.ready ? 'ready' : 'not-ready'} endpoint of service ${seen.svc} and a ${e.ready ? 'ready' : 'not-ready'} one of ${svc.name}; on a real cluster readiness is the pod's, the same in every Service`,
+          hint: 'use a pod of its own for each readiness, or run it with --provider netns',
+        };
+      readiness.set(e.pod, { ready: e.ready, svc: svc.name });
+    }
+  return undefined;
+}
+
+/** The pods a real cluster starts with a readiness probe that never passes (their endpoints are not ready). */
+export function notReadyPods(topology: TopologySpec): Set<string> {
+  return new Set(topology.services.flatMap((svc) => svc.endpoints.filter((e) => !e.ready).map((e) => e.pod)));
+}
+
 /** Everything a real provider checks before creating anything: the CNI shape, kube-proxy's layout, its own limits. */
 export function realMisfit(
   provider: 'kind' | 'minikube' | 'k3s',
@@ -108,5 +139,10 @@ export function realMisfit(
   const fit = fitCni(topology, options);
   if ('reason' in fit) return fit;
   const own = provider === 'k3s' ? k3sMisfit : provider === 'minikube' ? minikubeMisfit : () => undefined;
-  return fitKubeProxy(topology, options.k8sVersion) ?? fitNodePorts(topology) ?? own(topology, fit.cni);
+  return (
+    fitKubeProxy(topology, options.k8sVersion) ??
+    fitNodePorts(topology) ??
+    fitEndpointConditions(topology) ??
+    own(topology, fit.cni)
+  );
 }

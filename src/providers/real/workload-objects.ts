@@ -3,10 +3,11 @@
 // - every namespace is prefixed with the run prefix (the scenario's kube-system must not be the real one);
 // - ClusterIPs are allocated by the cluster (10.96.0.10 is the real kube-dns), addresses are read back;
 // - a pod lives in the namespace of the services it backs (Service selectors are namespaced).
-import type { V1ConfigMap, V1Container, V1Namespace, V1Pod, V1Service } from '@kubernetes/client-node';
+import type { V1ConfigMap, V1Container, V1Namespace, V1Pod, V1Probe, V1Service } from '@kubernetes/client-node';
 import { HarnessError } from '../../model/errors.ts';
 import type { TopologySpec } from '../../model/scenario-schema.ts';
 import { endpointLabel, serviceObject } from '../../contract/kube-objects.ts';
+import { notReadyPods } from './scenario-fit.ts';
 
 type PodSpec = TopologySpec['pods'][number];
 
@@ -104,6 +105,9 @@ export function serviceObjects(
   });
 }
 
+/** A not-ready endpoint is a running pod the kubelet's readiness probe keeps out of the Service's ready set. */
+export const NEVER_READY: V1Probe = { exec: { command: ['false'] }, periodSeconds: 1 };
+
 export interface PodInput {
   pod: PodSpec;
   namespace: string;
@@ -152,6 +156,7 @@ export function podObject(input: PodInput, topology: TopologySpec, images: Workl
           ...pull,
           command: ['sleep', 'infinity'],
           securityContext: { privileged: true },
+          ...(notReadyPods(topology).has(pod.name) ? { readinessProbe: NEVER_READY } : {}),
         },
         { name: 'agent', image: images.agentImage, ...pull, command: ['sleep', 'infinity'], ...agentVolume },
         ...serve,

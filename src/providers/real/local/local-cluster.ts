@@ -212,12 +212,14 @@ export class LocalCluster extends RealCluster {
 
   /**
    * Pods Ready is not kube-proxy synced: the EndpointSlices reach each kube-proxy a moment later. Waits until
-   * every node's rules DNAT to every endpoint of every Service (the state the scenario's baseline starts from).
+   * every node's rules DNAT to every ready endpoint of every Service (the state the scenario's baseline starts from).
    */
   async waitEndpointsSynced(topology: TopologySpec): Promise<void> {
     const wanted = topology.services.flatMap((svc) =>
-      svc.endpoints.flatMap(({ pod }) =>
-        svc.ports.map((p) => ({ svc, to: `--to-destination ${this.address(`pod/${pod}`)}:${p.targetPort}` })),
+      svc.endpoints.flatMap(({ pod, ready }) =>
+        !ready
+          ? []
+          : svc.ports.map((p) => ({ svc, to: `--to-destination ${this.address(`pod/${pod}`)}:${p.targetPort}` })),
       ),
     );
     await this.waitRules('kube-proxy writing every endpoint of every Service', ({ nat }) => {

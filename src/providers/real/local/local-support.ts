@@ -8,7 +8,7 @@ import type { Capability } from '../../../model/capabilities.ts';
 import type { TopologySpec } from '../../../model/scenario-schema.ts';
 import type { Misfit, ProviderSupport } from '../../../contract/provider.ts';
 import type { ResolvedRealOptions } from '../real-options.ts';
-import { fitKubeProxy, fitNodePorts } from '../scenario-fit.ts';
+import { fitEndpointConditions, fitKubeProxy, fitNodePorts } from '../scenario-fit.ts';
 
 /** The release of Debian bookworm's `kubernetes` source package (1.20.5+really1.20.2). */
 export const LOCAL_K8S_VERSION = 'v1.20.2';
@@ -36,19 +36,13 @@ export function localMisfit(topology: TopologySpec, options: Pick<ResolvedRealOp
       reason: `scenario needs CNI ${cni}, this run selects ${options.cni} (NETREPRO_CNI)`,
       hint: `run it with NETREPRO_CNI=${cni}`,
     };
-  const conditioned = topology.services.find((svc) => svc.endpoints.some((e) => !e.ready || e.terminating));
-  if (conditioned)
-    return {
-      reason: `service ${conditioned.name} starts with a not-ready or terminating endpoint; the local cluster's endpoints come from the pods' labels, which cannot make one so`,
-      hint: 'run it with --provider netns',
-    };
   const proxy = fitKubeProxy(topology, LOCAL_K8S_VERSION);
   if (proxy)
     return {
       reason: proxy.reason,
       hint: 'run it under a 1.15-1.28 kube-proxy profile, e.g. `--profile kube-proxy-1.20` (the local cluster is Kubernetes v1.20.2)',
     };
-  return fitNodePorts(topology);
+  return fitNodePorts(topology) ?? fitEndpointConditions(topology);
 }
 
 export function localSupport(options: Pick<ResolvedRealOptions, 'cni'>): ProviderSupport {
