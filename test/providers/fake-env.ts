@@ -9,6 +9,9 @@ import type { ClusterNode, KubeApi, PodRef } from '../../src/providers/real/kube
 import type { KubeAccess } from '../../src/providers/real/kube-cli.ts';
 import type { RunContext } from '../../src/contract/provider.ts';
 import { Topology, type TopologySpec } from '../../src/model/scenario-schema.ts';
+import { endpointSliceObject, serviceObject } from '../../src/contract/kube-objects.ts';
+import { kubeProxyLayout } from '../../src/dataplane/kube-proxy-layout.ts';
+import { kubeProxyRules, restorePayload } from '../../src/dataplane/kube-proxy-rules.ts';
 
 export const FAKES = fileURLToPath(new URL('./fakes', import.meta.url));
 
@@ -25,6 +28,8 @@ export interface Reply {
   stdout?: string;
   stderr?: string;
   exitCode?: number;
+  /** Answers the first matching call only (a node's rules before kube-proxy synced, say). */
+  once?: boolean;
 }
 
 /** Puts the fakes alone on PATH for the duration of a test; returns the recorder. */
@@ -43,6 +48,7 @@ export function fakeTools(replies: Reply[] = [], pathDir = FAKES) {
       stdout: r.stdout ?? '',
       stderr: r.stderr ?? '',
       code: String(r.exitCode ?? 0),
+      ...(r.once ? { once: '' } : {}),
     }))
       writeFileSync(join(at, name), content);
   });
@@ -70,6 +76,9 @@ export function fakeTools(replies: Reply[] = [], pathDir = FAKES) {
   return {
     dir,
     calls,
+    /** Changes what reply `i` prints: output that names what a run creates, known only once it runs. */
+    reply: (i: number, stdout: string) =>
+      writeFileSync(join(dir, 'replies', String(i).padStart(4, '0'), 'stdout'), stdout),
     /** `tool arg arg ...` per call, for exact sequence assertions. */
     lines: (): string[] => calls().map((c) => [c.tool, ...c.argv].join(' ')),
     restore() {
@@ -90,10 +99,12 @@ export interface RecordingApi extends KubeApi {
   services: V1Service[];
   pods: V1Pod[];
   execs: { pod: PodRef; argv: readonly string[] }[];
+  /** JSON merge patches, in order. */
+  patches: { kind: 'Pod' | 'Service'; namespace: string; name: string; patch: object }[];
   deleted: string[];
 }
 
-/** A KubeApi with the given nodes; Services get 10.96.100.N, pods 10.244.9.N, every exec succeeds. */
+/** A KubeApi with the given nodes; Services get 10.96.100.N, pods 10.244.9.N (in creation order), every exec succeeds. */
 export function recordingKubeApi(nodes: ClusterNode[]): {
   api: RecordingApi;
   factory: (access: KubeAccess) => KubeApi;
@@ -107,12 +118,15 @@ export function recordingKubeApi(nodes: ClusterNode[]): {
     services: [],
     pods: [],
     execs: [],
+    patches: [],
     deleted: [],
     listNodes: async () => nodes,
     createNamespace: async (b) => void api.namespaces.push(b),
     createConfigMap: async (b) => void api.configMaps.push(b),
     createService: async (b) => (api.services.push(b), { ...b, spec: { ...b.spec, clusterIP: `10.96.100.${++svc}` } }),
     createPod: async (b) => void api.pods.push(b),
+    patchPod: async (namespace, name, patch) => void api.patches.push({ kind: 'Pod', namespace, name, patch }),
+    patchService: async (namespace, name, patch) => void api.patches.push({ kind: 'Service', namespace, name, patch }),
     waitPodReady: async (namespace, name) => ({
       metadata: { name, namespace },
       status: { podIP: `10.244.9.${++pod}` },
@@ -170,3 +184,31 @@ export function topology(input: {
   });
   return { ...t, cni: input.cni } as TopologySpec;
 }
+
+/**
+ * A node's `iptables-save` (nat and filter) as kube-proxy `version` writes it for the topology's Services on a
+ * cluster provisioned with the recording API: the lab's rule writer (src/dataplane/kube-proxy-rules.ts) over
+ * the Services with prefixed namespaces, ClusterIPs 10.96.100.N and pod IPs 10.244.9.N in topology order.
+ */
+export function kubeProxySave(t: TopologySpec, node: string, { version = '1.35', prefix = 'nr-abc123-' } = {}): string {
+  const placements = new Map(t.pods.map((p, i) => [p.name, { ip: recordedPodIP(t, p.name), node: p.node, i }]));
+  const services = t.services.map((svc, i) => ({
+    ...svc,
+    namespace: `${prefix}${svc.namespace}`,
+    clusterIP: `10.96.100.${i + 1}`,
+  }));
+  const rules = kubeProxyRules({
+    layout: kubeProxyLayout(version),
+    services: services.map(serviceObject),
+    slices: services.map((svc) => endpointSliceObject(svc, placements)),
+    clusterCIDR: t.clusterCIDR,
+    nodeName: node,
+    beLiberal: false,
+    nfacctCounters: false,
+  });
+  return restorePayload(rules);
+}
+
+/** The address the recording API gives a pod of `t` (pods become ready in topology order). */
+export const recordedPodIP = (t: TopologySpec, pod: string) =>
+  `10.244.9.${t.pods.findIndex((p) => p.name === pod) + 1}`;

@@ -3,7 +3,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { K3sStartInput } from '../../src/providers/real/k3s/k3s-container.ts';
 import { cleanK3sLeftovers } from '../../src/providers/real/k3s/clean-k3s-leftovers.ts';
 import { K3sProvider } from '../../src/providers/real/k3s/k3s-provider.ts';
-import { fakeTools, recordingKubeApi, runContext, topology } from './fake-env.ts';
+import type { TopologySpec } from '../../src/model/scenario-schema.ts';
+import { fakeTools, kubeProxySave, recordingKubeApi, runContext, topology } from './fake-env.ts';
 
 const KUBECONFIG = `apiVersion: v1
 clusters:
@@ -22,8 +23,13 @@ kind: Config
 let fakes: ReturnType<typeof fakeTools> | undefined;
 afterEach(() => fakes?.restore());
 
-function setup(cni?: 'flannel') {
-  fakes = fakeTools();
+/** The node's rules once its kube-proxy holds the topology's endpoints. */
+const synced = (t: TopologySpec) => [
+  { tool: 'docker', args: ['exec', '-i', 'nr-abc123-cluster', 'iptables-save'], stdout: kubeProxySave(t, 'node-a') },
+];
+
+function setup(cni?: 'flannel', t?: TopologySpec) {
+  fakes = fakeTools(t ? synced(t) : []);
   const work = `${fakes.dir}/work`;
   const started: K3sStartInput[] = [];
   const stopped: string[] = [];
@@ -47,8 +53,9 @@ const KC = '--kubeconfig WORK/abc123/kubeconfig --context nr-abc123-cluster';
 
 describe('k3s provider', () => {
   it('flannel (NETREPRO_CNI=flannel runs bridge scenarios on it): k3s defaults, one labelled container, stopped on destroy', async () => {
-    const { provider, started, stopped, lines, api } = setup('flannel');
-    const cluster = await provider.provision(topology({ cni: 'bridge', nodes: 1 }), runContext());
+    const t = topology({ cni: 'bridge', nodes: 1 });
+    const { provider, started, stopped, lines, api } = setup('flannel', t);
+    const cluster = await provider.provision(t, runContext());
     await cluster.node('node-a').exec(['iptables-save', '-c']);
     await cluster.destroy();
     expect(started).toEqual([
@@ -61,6 +68,7 @@ describe('k3s provider', () => {
     ]);
     expect(lines()).toEqual([
       `kubectl ${KC} wait --for=condition=Ready nodes --all --timeout=300s`,
+      'docker exec -i nr-abc123-cluster iptables-save',
       'docker exec -i nr-abc123-cluster iptables-save -c',
     ]);
     expect(stopped).toEqual(['nr-abc123-cluster']);
@@ -69,8 +77,9 @@ describe('k3s provider', () => {
   }, 30_000);
 
   it('cilium: no flannel, no network policy, then helm', async () => {
-    const { provider, started, lines } = setup();
-    await (await provider.provision(topology({ cni: 'cilium', nodes: 1 }), runContext())).destroy();
+    const t = topology({ cni: 'cilium', nodes: 1 });
+    const { provider, started, lines } = setup(undefined, t);
+    await (await provider.provision(t, runContext())).destroy();
     expect(started[0]!.command).toEqual([
       'server',
       '--disable=traefik',
@@ -84,6 +93,7 @@ describe('k3s provider', () => {
         '--kubeconfig WORK/abc123/kubeconfig --kube-context nr-abc123-cluster',
       `kubectl ${KC} -n kube-system rollout status daemonset/cilium --timeout=300s`,
       `kubectl ${KC} wait --for=condition=Ready nodes --all --timeout=300s`,
+      'docker exec -i nr-abc123-cluster iptables-save',
     ]);
   }, 30_000);
 

@@ -4,7 +4,16 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { cleanKindLeftovers } from '../../src/providers/real/kind/clean-kind-leftovers.ts';
 import { kindConfig } from '../../src/providers/real/kind/kind-config.ts';
 import { KindProvider } from '../../src/providers/real/kind/kind-provider.ts';
-import { fakeTools, recordingKubeApi, runContext, topology, type Recorded, type Reply } from './fake-env.ts';
+import type { TopologySpec } from '../../src/model/scenario-schema.ts';
+import {
+  fakeTools,
+  kubeProxySave,
+  recordingKubeApi,
+  runContext,
+  topology,
+  type Recorded,
+  type Reply,
+} from './fake-env.ts';
 
 const CP = 'nr-abc123-cluster-control-plane';
 const W1 = 'nr-abc123-cluster-worker';
@@ -24,6 +33,8 @@ const CREATE =
   'kind create cluster --name nr-abc123-cluster --config WORK/abc123/kind-config.yaml --kubeconfig WORK/abc123/kubeconfig';
 const READY = `kubectl ${KC} wait --for=condition=Ready nodes --all --timeout=300s`;
 const DELETE = 'kind delete cluster --name nr-abc123-cluster --kubeconfig WORK/abc123/kubeconfig';
+// provisioning ends when each node's kube-proxy holds every endpoint
+const SYNCED = [`docker exec -i ${CP} iptables-save`, `docker exec -i ${W1} iptables-save`];
 
 const EXPECTED: Record<string, string[]> = {
   bridge: [
@@ -35,6 +46,7 @@ const EXPECTED: Record<string, string[]> = {
     `docker exec -i ${W1} tee /etc/cni/net.d/10-netrepro-bridge.conflist`,
     `docker exec -i ${W1} ip route replace 10.244.0.0/24 via 172.18.0.2`,
     READY,
+    ...SYNCED,
     DELETE,
   ],
   flannel: [
@@ -44,6 +56,7 @@ const EXPECTED: Record<string, string[]> = {
     `kubectl ${KC} apply -f https://github.com/flannel-io/flannel/releases/download/v0.26.4/kube-flannel.yml`,
     `kubectl ${KC} -n kube-flannel rollout status daemonset/kube-flannel-ds --timeout=300s`,
     READY,
+    ...SYNCED,
     DELETE,
   ],
   cilium: [
@@ -60,8 +73,16 @@ const EXPECTED: Record<string, string[]> = {
 let fakes: ReturnType<typeof fakeTools> | undefined;
 afterEach(() => fakes?.restore());
 
-function setup(replies: Reply[] = []) {
-  fakes = fakeTools(replies);
+/** Each node's rules once its kube-proxy holds the topology's endpoints. */
+const synced = (t: TopologySpec): Reply[] =>
+  t.nodes.map((n, i) => ({
+    tool: 'docker',
+    args: ['exec', '-i', [CP, W1][i]!, 'iptables-save'],
+    stdout: kubeProxySave(t, n.name),
+  }));
+
+function setup(replies: Reply[] = [], t?: TopologySpec) {
+  fakes = fakeTools([...replies, ...(t ? synced(t) : [])]);
   const work = `${fakes.dir}/work`;
   const { api, factory } = recordingKubeApi(NODES);
   const provider = new KindProvider({ workDir: work }, { kubeApi: factory });
@@ -72,19 +93,18 @@ function setup(replies: Reply[] = []) {
 describe('kind provider', () => {
   for (const cni of ['bridge', 'flannel', 'cilium']) {
     it(`provisions and destroys the ${cni} shape with exactly these commands`, async () => {
-      const { provider, lines } = setup();
-      const cluster = await provider.provision(
-        topology({ cni, nodes: 2, cilium: { bpfMasquerade: true, socketLB: true }, startOrder: ['cilium'] }),
-        runContext(),
-      );
+      const t = topology({ cni, nodes: 2, cilium: { bpfMasquerade: true, socketLB: true }, startOrder: ['cilium'] });
+      const { provider, lines } = setup([], t);
+      const cluster = await provider.provision(t, runContext());
       await cluster.destroy();
       expect(lines()).toEqual(EXPECTED[cni]);
     });
   }
 
   it('writes each node a bridge conflist for its own podCIDR, without masquerade', async () => {
-    const { provider, fakes } = setup();
-    await (await provider.provision(topology({ cni: 'bridge', nodes: 2 }), runContext())).destroy();
+    const t = topology({ cni: 'bridge', nodes: 2 });
+    const { provider, fakes } = setup([], t);
+    await (await provider.provision(t, runContext())).destroy();
     const confs = fakes
       .calls()
       .filter((c: Recorded) => c.argv.includes('tee'))
@@ -94,8 +114,9 @@ describe('kind provider', () => {
   });
 
   it('keeps kube-proxy when the scenario starts it, and maps the cilium options to helm values', async () => {
-    const { provider, lines } = setup();
-    await (await provider.provision(topology({ cni: 'cilium', nodes: 1 }), runContext())).destroy();
+    const t = topology({ cni: 'cilium', nodes: 1 });
+    const { provider, lines } = setup([], t);
+    await (await provider.provision(t, runContext())).destroy();
     expect(lines()[1]).toContain(
       '--set kubeProxyReplacement=false --set bpf.masquerade=true --set socketLB.enabled=false --wait',
     );
@@ -132,8 +153,9 @@ describe('kind provider', () => {
   });
 
   it('creates prefixed namespaces, Services without fixed ClusterIPs, and pods pinned to the mapped nodes', async () => {
-    const { provider, api } = setup();
-    const cluster = await provider.provision(topology({ cni: 'bridge', nodes: 2 }), runContext());
+    const t = topology({ cni: 'bridge', nodes: 2 });
+    const { provider, api } = setup([], t);
+    const cluster = await provider.provision(t, runContext());
     expect(api.namespaces.map((n) => n.metadata!.name)).toEqual(['nr-abc123-default', 'nr-abc123-kube-system']);
     expect(api.configMaps.map((c) => [c.metadata!.namespace, Object.keys(c.data!)])).toEqual([
       ['nr-abc123-default', ['pod-agent.mjs']],
@@ -196,8 +218,9 @@ describe('kind provider', () => {
   });
 
   it('runs probe commands in the probe container, the agent in the agent container, node tools from the probe image', async () => {
-    const { provider, api, lines } = setup();
-    const cluster = await provider.provision(topology({ cni: 'bridge', nodes: 2 }), runContext());
+    const t = topology({ cni: 'bridge', nodes: 2 });
+    const { provider, api, lines } = setup([], t);
+    const cluster = await provider.provision(t, runContext());
     await cluster.pod('client').exec(['curl', '-sS', 'http://10.96.100.1/']);
     await cluster.pod('client').exec([...cluster.agentCommand, 'dns-query', '--server=10.96.100.2']);
     expect(api.execs.map((e) => [e.pod.namespace, e.pod.name, e.pod.container, e.argv[0]])).toEqual([
@@ -237,8 +260,9 @@ describe('kind provider', () => {
   });
 
   it('hands kind the generated config', async () => {
-    const { provider, fakes: f } = setup();
-    await (await provider.provision(topology({ cni: 'flannel', nodes: 2 }), runContext())).destroy();
+    const t = topology({ cni: 'flannel', nodes: 2 });
+    const { provider, fakes: f } = setup([], t);
+    await (await provider.provision(t, runContext())).destroy();
     expect(f.calls()[0]!.config).toBe(
       kindConfig({
         name: 'nr-abc123-cluster',

@@ -3,19 +3,30 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { cleanMinikubeLeftovers } from '../../src/providers/real/minikube/clean-minikube-leftovers.ts';
 import { MinikubeProvider } from '../../src/providers/real/minikube/minikube-provider.ts';
 import { UnsupportedScenarioError } from '../../src/providers/real/unsupported.ts';
-import { fakeTools, recordingKubeApi, runContext, topology, type Reply } from './fake-env.ts';
+import type { TopologySpec } from '../../src/model/scenario-schema.ts';
+import { fakeTools, kubeProxySave, recordingKubeApi, runContext, topology, type Reply } from './fake-env.ts';
 
 const P = 'nr-abc123-cluster';
 const START = (cni: string, nodes: number) =>
   `minikube start -p ${P} --driver=docker --nodes=${nodes} --cni=${cni} --kubernetes-version=v1.35.1 --extra-config=kubeadm.pod-network-cidr=10.244.0.0/16 --wait=all`;
 const READY = `kubectl --kubeconfig WORK/abc123/kubeconfig --context ${P} wait --for=condition=Ready nodes --all --timeout=300s`;
 const DELETE = `minikube delete -p ${P}`;
+const NODES = [P, `${P}-m02`];
+const SAVE = (node: string) => `minikube ssh -p ${P} --node ${node} -- sudo iptables-save`;
+
+/** Each node's rules once its kube-proxy holds the topology's endpoints. */
+const synced = (t: TopologySpec): Reply[] =>
+  t.nodes.map((n, i) => ({
+    tool: 'minikube',
+    args: ['ssh', '-p', P, '--node', NODES[i]!, '--', 'sudo', 'iptables-save'],
+    stdout: kubeProxySave(t, n.name),
+  }));
 
 let fakes: ReturnType<typeof fakeTools> | undefined;
 afterEach(() => fakes?.restore());
 
-function setup(replies: Reply[] = []) {
-  fakes = fakeTools(replies);
+function setup(replies: Reply[] = [], t?: TopologySpec) {
+  fakes = fakeTools([...replies, ...(t ? synced(t) : [])]);
   const work = `${fakes.dir}/work`;
   const { api, factory } = recordingKubeApi([
     { name: P, internalIP: '192.168.49.2', podCIDR: '10.244.0.0/24' },
@@ -32,10 +43,11 @@ describe('minikube provider', () => {
     ['cilium', 2],
   ] as const) {
     it(`provisions and destroys the ${cni} shape (${nodes} nodes) with exactly these commands`, async () => {
-      const { provider, lines, api } = setup();
-      const cluster = await provider.provision(topology({ cni, nodes }), runContext());
+      const t = topology({ cni, nodes });
+      const { provider, lines, api } = setup([], t);
+      const cluster = await provider.provision(t, runContext());
       await cluster.destroy();
-      expect(lines()).toEqual([START(cni, nodes), READY, DELETE]);
+      expect(lines()).toEqual([START(cni, nodes), READY, ...NODES.slice(0, nodes).map(SAVE), DELETE]);
       expect(api.pods.find((p) => p.metadata!.name === 'web')!.spec!.nodeName).toBe(nodes === 1 ? P : `${P}-m02`);
     });
   }
@@ -57,8 +69,9 @@ describe('minikube provider', () => {
   });
 
   it('runs node commands through minikube ssh, quoted for the remote shell, and tcpdump from the probe image', async () => {
-    const { provider, lines } = setup();
-    const cluster = await provider.provision(topology({ cni: 'flannel', nodes: 2 }), runContext());
+    const t = topology({ cni: 'flannel', nodes: 2 });
+    const { provider, lines } = setup([], t);
+    const cluster = await provider.provision(t, runContext());
     await cluster.node('node-b').exec(['sh', '-c', "echo 'x y'"]);
     await cluster.node('node-a').exec(['tcpdump', '-i', 'any', '-w', '/tmp/r/node-a/capture.pcap']);
     expect(lines().at(-1)).toBe(

@@ -9,7 +9,7 @@ import { resolveRunConfig } from '../../src/providers/run-config.ts';
 import { runGate } from '../../src/engine/gate/run-gate.ts';
 import { loadScenarioFile } from '../../src/model/load-scenario.ts';
 import { loadProfile, type Profile } from '../../src/model/profile.ts';
-import { FAKES, fakeTools, recordingKubeApi } from './fake-env.ts';
+import { FAKES, fakeTools, kubeProxySave, recordingKubeApi } from './fake-env.ts';
 
 const SCENARIO = 'scenarios/br-netfilter-clusterip-same-node.yaml';
 let fakes: ReturnType<typeof fakeTools> | undefined;
@@ -17,15 +17,23 @@ afterEach(() => fakes?.restore());
 
 /** Runs the gate on the fakes; the recorded calls, run ids replaced by RUN and the work dir by WORK. */
 async function gateOn(provider: 'kind' | 'minikube', baseline: Profile, candidate: Profile) {
-  fakes = fakeTools();
+  const loaded = await loadScenarioFile(SCENARIO);
+  // minikube's node reads answer with kube-proxy holding the scenario's endpoints, in the lab's own namespaces
+  fakes = fakeTools([{ tool: 'minikube', args: ['ssh'] }]);
   const work = `${fakes.dir}/work`;
-  const { factory } = recordingKubeApi([{ name: 'n', internalIP: '172.18.0.2', podCIDR: '10.244.1.0/24' }]);
   const configs: string[] = [];
-  const result = await runGate([await loadScenarioFile(SCENARIO)], baseline, candidate, {
+  const result = await runGate([loaded], baseline, candidate, {
     signal: new AbortController().signal,
     provider: async (profile) => {
       const config = resolveRunConfig({ provider, profile }, { NETREPRO_WORK_DIR: work });
       configs.push(`${profile.name}: ${config.real.k8sVersion} ${config.real.kindNodeImage}`);
+      const { api, factory } = recordingKubeApi([{ name: 'n', internalIP: '172.18.0.2', podCIDR: '10.244.1.0/24' }]);
+      const createNamespace = api.createNamespace;
+      api.createNamespace = (body) => {
+        const prefix = /^nr-[0-9a-f]+-/.exec(body.metadata!.name!)![0];
+        fakes!.reply(0, kubeProxySave(loaded.scenario.topology, 'node-a', { prefix }));
+        return createNamespace(body);
+      };
       return createProvider(config, { kubeApi: factory });
     },
   });

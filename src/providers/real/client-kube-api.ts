@@ -1,6 +1,14 @@
 // KubeApi on a real API server through @kubernetes/client-node: typed CRUD, polling for readiness,
 // and commands in containers through the Exec API (websocket), never through a shell string.
-import { CoreV1Api, Exec, KubeConfig, type V1Pod, type V1Status } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  Exec,
+  KubeConfig,
+  PatchStrategy,
+  setHeaderOptions,
+  type V1Pod,
+  type V1Status,
+} from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import { Agent, type AgentOptions } from 'node:https';
 import { connect as netConnect } from 'node:net';
@@ -12,6 +20,9 @@ import type { ClusterNode, KubeApi, PodRef } from './kube-api.ts';
 import type { KubeAccess } from './kube-cli.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The request option that sends a patch as a JSON merge patch (the client's default is a JSON patch). */
+export const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
 function exitCodeOf(status: V1Status): number | undefined {
   if (status.status === 'Success') return 0;
@@ -98,6 +109,7 @@ export function clientKubeApi(access: KubeAccess): KubeApi {
         name: n.metadata!.name!,
         internalIP: n.status?.addresses?.find((a) => a.type === 'InternalIP')?.address ?? '',
         podCIDR: n.spec?.podCIDR,
+        kubeletVersion: n.status?.nodeInfo?.kubeletVersion,
       }));
     },
     async createNamespace(body) {
@@ -111,6 +123,12 @@ export function clientKubeApi(access: KubeAccess): KubeApi {
     },
     async createPod(body) {
       await core.createNamespacedPod({ namespace: body.metadata!.namespace!, body });
+    },
+    async patchPod(namespace, name, patch) {
+      await core.patchNamespacedPod({ name, namespace, body: patch }, mergePatch);
+    },
+    async patchService(namespace, name, patch) {
+      await core.patchNamespacedService({ name, namespace, body: patch }, mergePatch);
     },
     async waitPodReady(namespace, name, timeoutMs, ready = true) {
       const deadline = Date.now() + timeoutMs;

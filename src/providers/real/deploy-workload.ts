@@ -34,11 +34,14 @@ export interface WorkloadInput {
   run: RunContext;
 }
 
+/** What the scenario's namespaces are prefixed with: a cluster of the run's own keeps them as they are. */
+export const namespacePrefix = (images: WorkloadImages, run: RunContext) => (images.ownCluster ? '' : run.prefix);
+
 export async function deployWorkload({ api, cluster, topology, nodeMap, images, run }: WorkloadInput): Promise<void> {
   const agentSource = await readFile(AGENT_SOURCE, 'utf8');
   const namespaces = podNamespaces(topology);
-  // a cluster of the run's own keeps the scenario's namespaces (default and kube-system exist already)
-  const prefix = images.ownCluster ? '' : run.prefix;
+  // default and kube-system exist already on a cluster of the run's own
+  const prefix = namespacePrefix(images, run);
   for (const ns of namespaceObjects(topology, prefix, run.runId)) {
     const name = ns.metadata!.name!;
     if (images.ownCluster) {

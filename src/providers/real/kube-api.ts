@@ -8,6 +8,8 @@ export interface ClusterNode {
   name: string;
   internalIP: string;
   podCIDR?: string;
+  /** status.nodeInfo.kubeletVersion, e.g. v1.35.1 or v1.35.1+k3s1: the release whose kube-proxy runs on the node. */
+  kubeletVersion?: string;
 }
 
 export interface PodRef {
@@ -23,6 +25,10 @@ export interface KubeApi {
   /** Returns the Service as created, with the ClusterIP the cluster allocated. */
   createService(body: V1Service): Promise<V1Service>;
   createPod(body: V1Pod): Promise<void>;
+  /** A JSON merge patch (RFC 7386) of a pod: a label set to null is removed. */
+  patchPod(namespace: string, name: string, patch: object): Promise<void>;
+  /** A JSON merge patch (RFC 7386) of a Service: a list in it (spec.ports) replaces the list whole. */
+  patchService(namespace: string, name: string, patch: object): Promise<void>;
   /**
    * Waits until the pod is Running with an address and Ready, or, with `ready: false`, with every container
    * started and the kubelet reporting it not Ready; returns it (status.podIP set).

@@ -1,13 +1,15 @@
 // The provisioning every real provider shares, as ordered actions with rollback:
-//   fit checks -> stand up the cluster (provider) -> guard the context -> node sysctls -> workload.
+//   fit checks -> stand up the cluster (provider) -> guard the context -> node sysctls -> workload
+//   -> kube-proxy holding every endpoint on every node.
 // On any failure the teardown recorded so far runs, then the error is re-thrown.
 import type { TopologySpec } from '../../model/scenario-schema.ts';
 import type { RunContext, StartedCluster, Target } from '../../contract/provider.ts';
 import { assertContextAllowed } from './context-guard.ts';
-import { deployWorkload } from './deploy-workload.ts';
+import { deployWorkload, namespacePrefix } from './deploy-workload.ts';
 import type { KubeApi } from './kube-api.ts';
 import { KubeCli, type KubeAccess } from './kube-cli.ts';
 import { RealCluster } from './real-cluster.ts';
+import { ServiceChanges } from './service-changes.ts';
 import type { RealCni, ResolvedRealOptions } from './real-options.ts';
 import { fitCni, realMisfit } from './scenario-fit.ts';
 import { UnsupportedScenarioError } from './unsupported.ts';
@@ -91,11 +93,25 @@ export async function provisionRealCluster(
       for (const [key, value] of Object.entries(node.sysctls ?? {}))
         await target.exec(['sysctl', '-w', `${key}=${value}`]);
     }
-    for (const n of await api.listNodes()) {
+    const listed = await api.listNodes();
+    for (const n of listed) {
       const scenarioName = [...nodeMap].find(([, real]) => real === n.name)?.[0];
       if (scenarioName) cluster.addresses.set(`node/${scenarioName}`, n.internalIP);
     }
-    await deployWorkload({ api, cluster, topology, nodeMap, images: spec.images ?? spec.options, run });
+    const images = spec.images ?? spec.options;
+    await deployWorkload({ api, cluster, topology, nodeMap, images, run });
+    cluster.services = new ServiceChanges({
+      provider: spec.name,
+      api,
+      topology,
+      prefix: namespacePrefix(images, run),
+      nodes: cluster.nodes,
+      podIP: (pod) => cluster.address(`pod/${pod}`),
+      kubeletVersion: listed[0]?.kubeletVersion,
+      cni,
+      signal: run.signal,
+    });
+    await cluster.services.waitEndpointsSynced();
     return cluster;
   } catch (e) {
     await cluster

@@ -3,12 +3,15 @@
 import { HarnessError } from '../../model/errors.ts';
 import type { LabAction, RunContext, StartedCluster, Target } from '../../contract/provider.ts';
 import { TeardownStack } from '../../contract/teardown-stack.ts';
+import type { ServiceChanges } from './service-changes.ts';
 import { AGENT_COMMAND } from './workload-objects.ts';
 
 export class RealCluster implements StartedCluster {
   readonly addresses = new Map<string, string>();
   readonly nodes = new Map<string, Target>();
   readonly pods = new Map<string, Target>();
+  /** Service and endpoint changes through the API, set once the workload is up. */
+  services?: ServiceChanges;
   private readonly teardown: TeardownStack;
 
   constructor(
@@ -43,8 +46,13 @@ export class RealCluster implements StartedCluster {
     throw new HarnessError('LAB_FAILED', `${ref} is not a node or pod`);
   }
 
-  /** On a real cluster, kube-proxy and cilium are run by the cluster, and BPF programs by cilium. */
+  /**
+   * Service and endpoint changes go through the API; kube-proxy and cilium are run by the cluster, and BPF
+   * programs by cilium.
+   */
   async perform(action: LabAction): Promise<void> {
+    if ((action.kind === 'endpoint' || action.kind === 'service') && this.services)
+      return this.services.perform(action);
     const what = action.kind === 'start' ? `starting ${action.component} by hand` : `the lab action ${action.kind}`;
     throw new HarnessError(
       'UNSUPPORTED',

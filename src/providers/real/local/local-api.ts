@@ -1,13 +1,12 @@
-// What the `local` provider asks of its API server while bringing the cluster up and while steps change
-// Services and endpoints: through @kubernetes/client-node and the run's socket (loadKubeConfig).
-import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Node } from '@kubernetes/client-node';
+// What the `local` provider asks of its API server while bringing the cluster up: through
+// @kubernetes/client-node and the run's socket (loadKubeConfig).
+import { CoreV1Api, type V1Node } from '@kubernetes/client-node';
 import { get, type RequestOptions } from 'node:https';
 import { HarnessError } from '../../../model/errors.ts';
-import { loadKubeConfig } from '../client-kube-api.ts';
+import { loadKubeConfig, mergePatch } from '../client-kube-api.ts';
 import type { KubeAccess } from '../kube-cli.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
 export function localApi(access: KubeAccess, signal?: AbortSignal) {
   const kc = loadKubeConfig(access);
@@ -52,8 +51,6 @@ export function localApi(access: KubeAccess, signal?: AbortSignal) {
   const readNode = (name: string): Promise<V1Node> => core.readNode({ name });
 
   return {
-    core,
-    until,
     ready: (timeoutMs: number) => until('kube-apiserver /readyz', timeoutMs, readyz, 200).then(() => undefined),
     waitNodeRegistered: (name: string, timeoutMs: number) =>
       until(`node ${name} registered`, timeoutMs, () => readNode(name)).then(() => undefined),
@@ -67,7 +64,6 @@ export function localApi(access: KubeAccess, signal?: AbortSignal) {
     setPodCIDR: async (name: string, cidr: string) => {
       await core.patchNode({ name, body: { spec: { podCIDR: cidr, podCIDRs: [cidr] } } }, mergePatch);
     },
-    mergePatch,
   };
 }
 

@@ -124,8 +124,6 @@ export class LocalProvider implements ClusterProvider {
             },
           });
           const local = c as LocalCluster;
-          local.api = api;
-          local.topology = t;
           local.fabric = new NamespaceTarget('fabric', names.fabric);
           for (const [i, n] of up.nodes.entries()) local.fabricPorts.set(n.scenarioName, `n${i}`);
           for (const h of up.hosts) {
@@ -159,7 +157,6 @@ export class LocalProvider implements ClusterProvider {
       run,
     );
     try {
-      await cluster!.waitEndpointsSynced(topology);
       await cluster!.resolveVeths(topology);
     } catch (e) {
       await started.destroy().catch(() => {});
