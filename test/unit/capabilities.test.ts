@@ -78,10 +78,14 @@ describe('providers declare what they can do', () => {
     );
   });
 
-  it('netns declares every capability; the real providers only commands in a node namespace', () => {
+  it('netns declares every capability; the real providers commands in a node namespace and Service changes', () => {
     expect([...providerSupport('netns').capabilities].sort()).toEqual([...ALL_CAPABILITIES].sort());
     for (const name of ['kind', 'minikube', 'k3s'])
-      expect([...providerSupport(resolveRunConfig({ provider: name }, {})).capabilities]).toEqual(['node-exec']);
+      expect([...providerSupport(resolveRunConfig({ provider: name }, {})).capabilities]).toEqual([
+        'node-exec',
+        'action/endpoint',
+        'action/service',
+      ]);
   });
 
   it('a scenario names where each need comes from', async () => {
