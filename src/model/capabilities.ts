@@ -28,7 +28,9 @@ export type Capability =
   /** A placeholder resolved to a lab name: `{cgroup/NODE}`, `{veth/POD}`... */
   | `path/${PathKind}`
   /** A kernel setting the host keeps for every network namespace, set on one node: a node with a kernel of its own. */
-  | 'host-kernel';
+  | 'host-kernel'
+  /** Pods, Services and nodes get the addresses the scenario writes down, so a literal address in a check means them. */
+  | 'scenario-addresses';
 
 /** Everything a provider can declare; `host-kernel` is left out: no provider here gives a node a kernel of its own. */
 export const ALL_CAPABILITIES: readonly Capability[] = [
@@ -37,6 +39,7 @@ export const ALL_CAPABILITIES: readonly Capability[] = [
   'fabric',
   ...LAB_ACTION_KINDS.map((k) => `action/${k}` as const),
   ...PATH_KINDS.map((k) => `path/${k}` as const),
+  'scenario-addresses',
 ];
 
 const MEANING: Record<string, string> = {
@@ -55,6 +58,8 @@ const MEANING: Record<string, string> = {
   'path/port': "resolve {port/NODE} (a node's port on the fabric)",
   'path/bin': 'resolve {bin/NAME} (a helper program built at set-up)',
   'host-kernel': "set a kernel setting the whole host shares on one node (its nodes share the host's kernel)",
+  'scenario-addresses':
+    'give pods, Services and nodes the addresses the scenario writes down (the cluster allocates its own, so a literal address there names nothing; write {pod/NAME}, {svc/NAME} or {node/NAME} in commands)',
 };
 
 /** `kind cannot <meaning>`. */

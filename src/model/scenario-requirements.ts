@@ -43,7 +43,33 @@ export function scenarioRequirements(scenario: Scenario): Requirement[] {
     for (const c of phase.checks ?? []) {
       for (const capability of [...targetNeeds(c.on), ...placeholderNeeds(commandArgv(c.cmd))])
         out.push({ capability, by: `${name}, check ${c.id}` });
+      const literal = literalAddress(c);
+      if (literal) out.push({ capability: 'scenario-addresses', by: `${name}, check ${c.id} (${literal})` });
+    }
+    (phase.steps ?? []).forEach((step, i) => {
+      const literal = literalAddress(step);
+      if (literal)
+        out.push({
+          capability: 'scenario-addresses',
+          by: `${name}, step ${i + 1} (${stepKindOf(step)[0].key}: ${literal})`,
+        });
+    });
+    for (const [probe, expected] of Object.entries((phase as { expect?: Record<string, unknown> }).expect ?? {})) {
+      const literal = literalAddress(expected);
+      if (literal) out.push({ capability: 'scenario-addresses', by: `${name}, expect.${probe} (${literal})` });
     }
   }
   return out;
+}
+
+const DOTTED_QUAD = /(?<![\d.])(\d{1,3})\.\d{1,3}\.\d{1,3}\.\d{1,3}(?![\d.])/g;
+
+/**
+ * The first IPv4 address written literally in a check, step or expectation (placeholders such as {pod/web}
+ * are references, not literals; loopback and 0.0.0.0 mean the same on every cluster).
+ */
+export function literalAddress(value: unknown): string | undefined {
+  const text = JSON.stringify(value ?? null);
+  for (const m of text.matchAll(DOTTED_QUAD)) if (m[1] !== '127' && m[0] !== '0.0.0.0') return m[0];
+  return undefined;
 }

@@ -25,6 +25,7 @@ describe('local provider', () => {
       'node-exec',
       'path/port',
       'path/veth',
+      'scenario-addresses',
     ]);
     expect(providerSupport('local').name).toBe('local');
   });

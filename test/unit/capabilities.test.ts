@@ -13,7 +13,7 @@ import { runScenario } from '../../src/engine/run/run-scenario.ts';
 import type { RunEvent } from '../../src/engine/run/results.ts';
 import { ALL_CAPABILITIES } from '../../src/model/capabilities.ts';
 import { loadScenarioFile } from '../../src/model/load-scenario.ts';
-import { scenarioRequirements } from '../../src/model/scenario-requirements.ts';
+import { literalAddress, scenarioRequirements } from '../../src/model/scenario-requirements.ts';
 import type { StepSpec } from '../../src/model/scenario-schema.ts';
 import { STEP_KINDS, stepRequires } from '../../src/model/steps/registry.ts';
 
@@ -96,6 +96,23 @@ describe('providers declare what they can do', () => {
       by: 'fault, step 1 (sock-lb-stale-program)',
     });
     expect(needs.find((n) => n.capability === 'path/cgroup')?.by).toMatch(/^baseline, check /);
+  });
+
+  it("a literal address in a check, step or expectation needs the scenario's addresses; a placeholder does not", async () => {
+    expect(literalAddress({ cmd: 'conntrack -L --orig-dst 10.96.0.10' })).toBe('10.96.0.10');
+    expect(literalAddress({ matches: 'src=10\\.244\\.1\\.3' })).toBeUndefined();
+    expect(literalAddress({ cmd: 'grep src={pod/client} /proc/net/xt_recent' })).toBeUndefined();
+    expect(literalAddress({ cmd: 'curl 127.0.0.1:8080', also: '0.0.0.0', version: '1.20.2' })).toBeUndefined();
+    expect(literalAddress({ sentTo: '10.244.1.99:8080' })).toBe('10.244.1.99');
+    const { scenario } = await loadScenarioFile(join(ROOT, 'scenarios/stale-sock-lb-program.yaml'));
+    const needs = scenarioRequirements(scenario).filter((n) => n.capability === 'scenario-addresses');
+    expect(needs.map((n) => n.by)).toEqual([
+      'fault, step 1 (sock-lb-stale-program: 10.244.1.99)',
+      'fault, expect.clusterip (10.244.1.99)',
+    ]);
+    const kind = providerSupport(resolveRunConfig({ provider: 'kind' }, {}));
+    expect(kind.capabilities.has('scenario-addresses')).toBe(false);
+    expect(providerSupport('local').capabilities.has('scenario-addresses')).toBe(true);
   });
 });
 

@@ -21,6 +21,8 @@ export const LOCAL_CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>([
   'path/veth',
   'action/endpoint',
   'action/service',
+  // a cluster of the run's own: the scenario's ClusterIPs, and pods started in order get the lab's pod IPs
+  'scenario-addresses',
 ]);
 
 export function localMisfit(topology: TopologySpec, options: Pick<ResolvedRealOptions, 'cni'>): Misfit | undefined {
