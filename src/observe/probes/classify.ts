@@ -123,6 +123,10 @@ export function ignoredAnswers(packets: readonly Packet[], client: string): stri
     );
 }
 
+/** The client address the server reported seeing, in words (nothing when it reported none). */
+const seenAs = (clientAddress: string | undefined) =>
+  clientAddress ? `; the server saw the client as ${clientAddress}` : '';
+
 /** connect() errno names and the outcome each one means for the application. */
 const ERRNO_OUTCOME: Record<string, Outcome> = {
   ECONNREFUSED: 'refused',
@@ -150,7 +154,7 @@ export function classifyCurl(
       const source = synAckSource(packets, client);
       return {
         outcome: 'ok',
-        reason: `HTTP ${curl.httpCode}${source ? `; SYN-ACK from ${source}` : '; the handshake was not captured'}`,
+        reason: `HTTP ${curl.httpCode}${source ? `; SYN-ACK from ${source}` : '; the handshake was not captured'}${seenAs(curl.clientAddress)}`,
         servedBy: curl.body.trim() || undefined,
         clientAddress: curl.clientAddress || undefined,
         source,
@@ -277,12 +281,13 @@ export function classifyDatagram<R extends DatagramReply>(
 ): Classified {
   const first = result.replies[0];
   const server = { ip: result.server.split('#')[0]!, port: Number(result.server.split('#')[1] ?? 53) };
-  const wire = udpReplyOnWire(packets, client, server);
-  const seen = wire ? ` (on the wire: ${wire.src}.${wire.sport} > ${wire.dst}.${wire.dport})` : '';
+  const onWire = (p: Packet | undefined) => (p ? ` (on the wire: ${p.src}.${p.sport} > ${p.dst}.${p.dport})` : '');
   if (result.outcome === 'unexpected-source' && first) {
+    // the captured datagram from where the client's socket read it (any port: a target port DNAT chose)
+    const foreign = packets.find((p) => p.proto === 'udp' && p.dst === client && `${p.src}#${p.sport}` === first.from);
     return {
       outcome: 'unexpected-source',
-      reason: `reply from unexpected source: ${first.from}, expected ${result.server}${seen}`,
+      reason: `reply from unexpected source: ${first.from}, expected ${result.server}${onWire(foreign)}`,
       source: first.from.replace('#', ':'),
     };
   }
@@ -298,9 +303,10 @@ export function classifyDatagram<R extends DatagramReply>(
     return { outcome: 'timeout', reason: `no reply from ${result.server}` };
   }
   const reply = result.replies.find((r) => r.from === result.server)!;
+  const wire = udpReplyOnWire(packets, client, server);
   const source = wire ? `${wire.src}:${wire.sport}` : reply.from.replace('#', ':');
   const what = answered(reply);
-  return { outcome: 'ok', ...what, reason: `${what.reason} from ${reply.from}${seen}`, source };
+  return { outcome: 'ok', ...what, reason: `${what.reason} from ${reply.from}${onWire(wire)}`, source };
 }
 
 /** dns-query: the answer section is kept for `answer:`. */
@@ -371,7 +377,7 @@ export function classifyDownload(
     const source = synAckSource(packets, client);
     return {
       outcome: 'ok',
-      reason: `HTTP 200, ${got}${source ? `; SYN-ACK from ${source}` : ''}`,
+      reason: `HTTP 200, ${got}${source ? `; SYN-ACK from ${source}` : ''}${seenAs(d.clientAddress)}`,
       servedBy: d.servedBy || undefined,
       clientAddress: d.clientAddress || undefined,
       source,

@@ -42,13 +42,18 @@ describe('udp-query classification', () => {
     expect(c.clientAddress).toBeUndefined();
   });
 
-  it('a reply from where the client never sent is an unexpected source, as for DNS', () => {
+  it('a reply from where the client never sent is an unexpected source, named as the wire saw it (from the target port)', () => {
     const reply = { from: '10.244.2.2#8080', bytes: 28, servedBy: 'pod-server-1', clientAddress: '10.244.1.2:20001' };
-    expect(classifyUdpAgent(result({ outcome: 'unexpected-source', replies: [reply] }))).toEqual({
+    const seen = wire(datagram('10.244.2.2.8080', '10.244.1.2.20001', 28));
+    expect(classifyUdpAgent(result({ outcome: 'unexpected-source', replies: [reply] }), seen, client)).toEqual({
       outcome: 'unexpected-source',
-      reason: 'reply from unexpected source: 10.244.2.2#8080, expected 10.96.0.30#80',
+      reason:
+        'reply from unexpected source: 10.244.2.2#8080, expected 10.96.0.30#80 (on the wire: 10.244.2.2.8080 > 10.244.1.2.20001)',
       source: '10.244.2.2:8080',
     });
+    expect(classifyUdpAgent(result({ outcome: 'unexpected-source', replies: [reply] })).reason).toBe(
+      'reply from unexpected source: 10.244.2.2#8080, expected 10.96.0.30#80',
+    );
   });
 
   it('an ICMP port-unreachable about the datagram is refused; no reply at all a timeout', () => {
