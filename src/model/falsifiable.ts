@@ -71,6 +71,7 @@ export function repeatedBounds(e: Exclude<ExpectedSpec, string>, n: number, path
   if (e.otherwise !== undefined) {
     const qualified =
       e.servedBy !== undefined ||
+      e.clientAddress !== undefined ||
       e.source !== undefined ||
       e.connected !== undefined ||
       e.sentTo !== undefined ||

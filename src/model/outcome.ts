@@ -16,8 +16,10 @@ export interface Observation {
   outcome: Outcome;
   /** One line a person reads: `client -> 10.96.0.20:80 = unexpected-source (SYN-ACK from 10.244.1.3:8080)`. */
   summary: string;
-  /** Pod name the answer came from, when the server names itself (HTTP echo, DNS responder). */
+  /** Pod name the answer came from, when the server names itself (the agent's HTTP and UDP servers). */
   servedBy?: string;
+  /** Address:port the server saw the request come from, as it reported it in its answer (HTTP, UDP). */
+  clientAddress?: string;
   /** Address:port the answer came from. */
   source?: string;
   /** TCP probes: whether the handshake completed. */

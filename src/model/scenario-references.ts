@@ -163,12 +163,13 @@ export function checkReferences(s: Scenario): ReferenceIssue[] {
         expected: `one of: ${known('pod')}`,
       });
     // parallel runs of a fixed source port would bind one port twice: the second run fails (EADDRINUSE)
-    if (p.dns?.sourcePort !== undefined && p.parallel > 1) {
+    const fixedPort = p.dns?.sourcePort !== undefined ? 'dns' : p.udp?.sourcePort !== undefined ? 'udp' : undefined;
+    if (fixedPort && p.parallel > 1) {
       issues.push({
         path: ['probes', i, 'parallel'],
         message: 'parallel runs cannot share one fixed source port: each run binds it (Address already in use)',
         received: String(p.parallel),
-        expected: 'parallel: 1 with dns.sourcePort, or no sourcePort',
+        expected: `parallel: 1 with ${fixedPort}.sourcePort, or no sourcePort`,
       });
     }
     const { ref, field } = probeDestination(p);
@@ -221,6 +222,25 @@ export function checkReferences(s: Scenario): ReferenceIssue[] {
           received: id,
           expected: 'a probe with dns:',
         });
+      }
+      if (e && typeof e === 'object' && 'clientAddress' in e && typeof e.clientAddress === 'string') {
+        const path = [...base, 'expect', id, 'clientAddress'];
+        if (e.clientAddress.includes('/')) checkRef(e.clientAddress, path);
+        const probe = s.probes.find((p) => p.id === id);
+        if (probe && !probe.http && !probe.udp && !probe.download)
+          issues.push({
+            path,
+            message: "the address the server saw is reported by the pod agent's HTTP and UDP servers only",
+            received: probeKindOf(probe)[0],
+            expected: 'a probe with http:, udp: or download:',
+          });
+        if ('outcome' in e && e.outcome !== 'ok')
+          issues.push({
+            path,
+            message: 'can never hold: only an answer reports the address the server saw',
+            received: `outcome: ${String(e.outcome)}`,
+            expected: 'outcome: ok',
+          });
       }
       if (e && typeof e === 'object' && 'sentTo' in e && typeof e.sentTo === 'string' && e.sentTo.includes('/'))
         checkRef(e.sentTo, [...base, 'expect', id, 'sentTo']);

@@ -42,13 +42,18 @@ const PROBE_KIND_NAMES = Object.keys(PROBE_KINDS) as ProbeKindName[];
 
 const Program = z
   .object({
-    http: Port.optional().describe('HTTP echo server on this port; it answers with its pod name'),
+    http: Port.optional().describe(
+      'HTTP echo server on this port; it answers with its pod name and reports the client address it saw',
+    ),
+    udp: Port.optional().describe(
+      'UDP server on this port; it answers every datagram with its pod name and the client address it saw',
+    ),
     dns: Port.optional().describe(
       'DNS server on this UDP port answering <svc>.<ns>.svc.cluster.local for every service',
     ),
   })
   .strict()
-  .refine((p) => Object.keys(p).length === 1, 'one program per entry: http or dns');
+  .refine((p) => Object.keys(p).length === 1, 'one program per entry: http, udp or dns');
 
 const Node = z
   .object({
@@ -297,6 +302,12 @@ const Expected = z.union([
         .optional()
         .describe(
           'repeated probes: every run that meets the expectation was served by one pod, whichever (session affinity)',
+        ),
+      clientAddress: z
+        .union([Ref, Ipv4])
+        .optional()
+        .describe(
+          "http, udp and download probes with outcome ok: the address the server saw the request come from (pod/x, node/x, host/x or an IPv4 address): the client's own when its source is preserved, a node's when SNAT hid it",
         ),
       answer: z
         .union([Ref, Ipv4])

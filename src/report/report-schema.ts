@@ -47,6 +47,12 @@ const Step = z
 const ProbeDetail = z
   .object({
     servedBy: z.string().optional().describe('pod that answered, when the server names itself'),
+    clientAddress: z
+      .string()
+      .optional()
+      .describe(
+        'address:port the server saw the request come from, as it reported it (HTTP and UDP servers of the pod agent)',
+      ),
     source: z.string().optional().describe('address:port the answer came from'),
     connected: z.boolean().optional().describe('TCP: whether the handshake completed'),
     sentTo: z.string().optional().describe("TCP: where the client's SYN really went"),

@@ -1,5 +1,5 @@
 // The netns lab runs the native pod agent (src/providers/netns/agent/pod-agent.c) where real clusters run
-// pod-agent.mjs: both must serve the same HTTP and DNS answers and print the same JSON for the same probe.
+// pod-agent.mjs: both must serve the same HTTP, UDP and DNS answers and print the same JSON for the same probe.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newRunId, runPrefix } from '../../src/contract/run-id.ts';
 import type { NetnsLab } from '../../src/providers/netns/netns-lab.ts';
@@ -11,6 +11,9 @@ const topology = dnsServiceTopology({ web: true });
 /** The lab's servers run natively on the topology's ports; the Node agent's twins beside them on these. */
 const NODE_HTTP = 8081;
 const NODE_DNS = 54;
+/** Both UDP servers run beside the topology's: the native one on UDP_PORT, the Node agent's on NODE_UDP. */
+const UDP_PORT = 5000;
+const NODE_UDP = 5001;
 /** Routed nowhere from the client (an `unreachable` route there): connect() fails locally. */
 const UNREACHABLE = '192.0.2.1';
 
@@ -26,6 +29,8 @@ describe.skipIf(labSkipReason)('native pod agent', () => {
     });
     const twins = [
       lab.pod('web').spawn([...lab.nodeAgentCommand, 'http', `--port=${NODE_HTTP}`, '--name=web']),
+      lab.pod('web').spawn([...lab.agentCommand, 'udp', `--port=${UDP_PORT}`, '--name=web']),
+      lab.pod('web').spawn([...lab.nodeAgentCommand, 'udp', `--port=${NODE_UDP}`, '--name=web']),
       lab
         .pod('dns')
         .spawn([
@@ -63,10 +68,14 @@ describe.skipIf(labSkipReason)('native pod agent', () => {
 
   it('serves HTTP as the agent does: body and headers, /bytes/N, keep-alive, connections at once', async () => {
     const web = lab.address('pod/web');
-    const withoutDate = (out: string) => out.replace(/^Date: .*\r\n/m, '');
+    // the client's ephemeral port differs from one connection to the next
+    const withoutDate = (out: string) =>
+      out.replace(/^Date: .*\r\n/m, '').replace(/^(x-client-address: [\d.]+):\d+\r\n/m, '$1:PORT\r\n');
     const root = await servers(8080, NODE_HTTP, ['curl', '-sS', '-D', '-', `http://${web}:{port}/`], withoutDate);
     expect(root.native).toEqual(root.agent);
-    expect(root.native).toMatch(/^HTTP\/1\.1 200 OK\r\nx-served-by: web\r\n/);
+    expect(root.native).toMatch(
+      new RegExp(`^HTTP/1\\.1 200 OK\r\nx-served-by: web\r\nx-client-address: ${lab.address('pod/client')}:PORT\r\n`),
+    );
     expect(root.native).toMatch(/\r\n\r\nweb\n$/);
     for (const argv of [
       ['curl', '-sS', '-D', '-', '-o', '/dev/null', '-w', '%{size_download}', `http://${web}:{port}/bytes/3000000`],
@@ -167,6 +176,43 @@ describe.skipIf(labSkipReason)('native pod agent', () => {
         ])
       ).native,
     ).toMatchObject({ outcome: 'ok', replies: [{ from: '10.96.0.10#53', rcode: 0, answers: ['10.96.0.10'] }] });
+  });
+
+  it('answers UDP and queries it as the agent does: the name and the client address seen, a fixed source port, no reply', async () => {
+    const web = lab.address('pod/web');
+    const client = lab.address('pod/client');
+    // one source port for both clients: the same client address seen
+    const query = (port: number, sport: number) =>
+      agents(['udp-query', `--server=${web}`, `--port=${port}`, '--timeout=300', `--sport=${sport}`]);
+    for (const [port, sport] of [
+      [UDP_PORT, 40010],
+      [NODE_UDP, 40011],
+      [5002, 40012], // nothing listens there: the port-unreachable never reaches an unconnected socket
+    ] as const) {
+      const { native, agent } = await query(port, sport);
+      expect(native, `port ${port}`).toEqual(agent);
+    }
+    const reply = (port: number, sport: number) => ({
+      outcome: 'ok',
+      server: `${web}#${port}`,
+      replies: [
+        {
+          from: `${web}#${port}`,
+          bytes: `web ${client}:${sport}\n`.length,
+          servedBy: 'web',
+          clientAddress: `${client}:${sport}`,
+        },
+      ],
+    });
+    expect((await query(UDP_PORT, 40013)).native).toEqual(reply(UDP_PORT, 40013));
+    expect((await query(NODE_UDP, 40014)).native).toEqual(reply(NODE_UDP, 40014));
+    expect((await query(5002, 40015)).native).toEqual({ outcome: 'timeout', server: `${web}#5002`, replies: [] });
+    // without --sport: an ephemeral port, as the server saw it
+    const { native } = await agents(['udp-query', `--server=${web}`, `--port=${UDP_PORT}`, '--timeout=300']);
+    expect(native).toMatchObject({
+      outcome: 'ok',
+      replies: [{ clientAddress: expect.stringMatching(new RegExp(`^${client.replaceAll('.', '\\.')}:\\d+$`)) }],
+    });
   });
 
   it('names the errno of a connect() as the agent does: connected, a closed port, an unreachable route, no answer', async () => {

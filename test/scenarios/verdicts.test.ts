@@ -37,7 +37,36 @@ describe.skipIf(labSkipReason)('verdicts on the netns lab', () => {
     expect(summary('faulted', 'local-route')).toMatch(
       /= unreachable \(connect\(\) failed in the pod with EHOSTUNREACH; no packet left it/,
     );
-    expect(summary('baseline', 'clusterip')).toMatch(/= ok \(HTTP 200; SYN-ACK from 10\.96\.0\.20:80\)/);
+    expect(summary('baseline', 'clusterip')).toMatch(
+      /= ok \(HTTP 200; SYN-ACK from 10\.96\.0\.20:80; the server saw the client as 10\.244\.1\.2:\d+\)/,
+    );
+  });
+
+  it("a udp probe's ok, refused, unreachable and unexpected-source each name the packet behind them", async () => {
+    const loaded = await loadScenarioFile(
+      new URL('../fixtures/udp-outcomes-from-the-wire.yaml', import.meta.url).pathname,
+    );
+    const result = await runScenario(loaded, { provider, signal, emit: () => {} });
+    expect(scenarioFailures(result)).toEqual([]);
+    const probe = (phase: string, id: string) =>
+      result.phases.find((p) => p.name === phase && p.variant === 'load-it-again')!.probes.find((p) => p.id === id)!;
+    expect(probe('baseline', 'pod').summary).toMatch(
+      /= ok \(echo answered \(it saw the client as 10\.244\.1\.2:\d+\) from 10\.244\.1\.3#5000 \(on the wire: 10\.244\.1\.3\.5000 > 10\.244\.1\.2\.\d+\)\)/,
+    );
+    expect(probe('baseline', 'clusterip').detail).toMatchObject({
+      servedBy: 'echo',
+      clientAddress: expect.stringMatching(/^10\.244\.1\.2:\d+$/),
+      source: '10.96.0.30:80',
+    });
+    expect(probe('baseline', 'closed-port').summary).toMatch(
+      /= refused \(ICMP port-unreachable \(type 3 code 3\) from 10\.244\.1\.3; no reply from 10\.244\.1\.3#5001\)/,
+    );
+    expect(probe('baseline', 'no-endpoints').summary).toMatch(
+      /= unreachable \(ICMP net-unreachable \(type 3 code 0\) from 10\.244\.1\.1; no reply from 10\.96\.0\.31#80\)/,
+    );
+    expect(probe('faulted', 'clusterip').summary).toMatch(
+      /= unexpected-source \(reply from unexpected source: 10\.244\.1\.3#5000, expected 10\.96\.0\.30#80 \(on the wire: 10\.244\.1\.3\.5000 > 10\.244\.1\.2\.\d+\)\)/,
+    );
   });
 
   it('an injector that could not send its segment errors the phase, naming the step (it never passes)', async () => {

@@ -198,6 +198,30 @@ const cases: Case[] = [
     field: 'topology.',
     message: /172\.18\.0/,
   },
+  {
+    file: '53-client-address-on-dns-probe.yaml',
+    line: 29,
+    field: 'baseline.expect.lookup.clientAddress',
+    message: "reported by the pod agent's HTTP and UDP servers only",
+  },
+  {
+    file: '54-client-address-without-answer.yaml',
+    line: 34,
+    field: 'fault.expect.echo.clientAddress',
+    message: 'can never hold: only an answer reports the address the server saw',
+  },
+  {
+    file: '55-client-address-unknown-host.yaml',
+    line: 26,
+    field: 'baseline.expect.clusterip.clientAddress',
+    message: 'unknown host',
+  },
+  {
+    file: '56-udp-probe-without-port.yaml',
+    line: 23,
+    field: 'probes[0].udp.port',
+    message: 'required field is missing',
+  },
 ];
 
 /** Generated into a temporary directory instead of being committed. */

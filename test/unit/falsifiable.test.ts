@@ -65,6 +65,12 @@ describe('bounds that cannot fail are refused', () => {
     expect(
       edit(
         '{ outcome: timeout, count: { min: 1 }, otherwise: ok }',
+        '{ outcome: ok, clientAddress: pod/c, count: { min: 1 }, otherwise: ok }',
+      ),
+    ).toBe('ok');
+    expect(
+      edit(
+        '{ outcome: timeout, count: { min: 1 }, otherwise: ok }',
         '{ outcome: ok, servedBy: c, count: { min: 1 }, otherwise: ok }',
       ),
     ).toBe('ok');
@@ -120,6 +126,16 @@ describe('probes that cannot run as written', () => {
       'probes: [{ id: p, from: c, repeat: 4, parallel: 2, dns: { server: pod/c, name: a.default.svc.cluster.local, tool: agent, sourcePort: 40000 } }]',
     );
     expect(problems(text)).toContain('probes[0].parallel: parallel runs cannot share one fixed source port');
+  });
+
+  it('the same for a UDP probe with a fixed source port', () => {
+    const text = TEMPLATE.replace(
+      'probes: [{ id: p, from: c, repeat: 4, http: { to: pod/c, port: 80 } }]',
+      'probes: [{ id: p, from: c, repeat: 4, parallel: 2, udp: { to: pod/c, port: 80, sourcePort: 12345 } }]',
+    );
+    expect(problems(text)).toContain(
+      'probes[0].parallel: parallel runs cannot share one fixed source port: each run binds it (Address already in use) (received 2, expected parallel: 1 with udp.sourcePort, or no sourcePort)',
+    );
   });
 });
 

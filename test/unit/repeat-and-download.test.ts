@@ -113,6 +113,16 @@ describe('repeated probes: distribution and matching', () => {
     expect(matchExpectation({ outcome: 'ok', servedBy: 'other' }, allOk, address).matched).toBe(false);
   });
 
+  it('each run keeps the client address its server saw: a count of the runs seen as the client holds', () => {
+    const seen = (clientAddress: string): Observation => ({ ...obs('ok', 'web-a'), clientAddress });
+    const runs = foldRuns('x', [seen('10.244.1.2:20001'), seen('172.18.0.3:61001'), seen('10.244.1.2:20003')], 1);
+    expect(runs.clientAddress).toBeUndefined(); // not the same in every run
+    const asClient = (count: number): ExpectedSpec => ({ outcome: 'ok', clientAddress: '10.244.1.2', count });
+    expect(matchExpectation(asClient(2), runs, address).matched).toBe(true);
+    expect(matchExpectation(asClient(3), runs, address).matched).toBe(false);
+    expect(foldRuns('x', [seen('10.244.1.2:1'), seen('10.244.1.2:1')], 1).clientAddress).toBe('10.244.1.2:1');
+  });
+
   it('zero of a rare outcome passes an honest {min: 0} expectation, a stray error does not', () => {
     const load = foldRuns('x', Array(24).fill(obs('ok', 'web')) as Observation[], 1);
     const spec: ExpectedSpec = { outcome: 'reset', count: { min: 0 }, otherwise: 'ok' };

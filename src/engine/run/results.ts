@@ -18,7 +18,8 @@ export interface ProbeResult {
   mismatch?: string;
   summary: string;
   durationMs: number;
-  detail: Observation['detail'] & Pick<Observation, 'servedBy' | 'source' | 'connected' | 'sentTo' | 'answers'>;
+  detail: Observation['detail'] &
+    Pick<Observation, 'servedBy' | 'clientAddress' | 'source' | 'connected' | 'sentTo' | 'answers'>;
   /** Why a faulted or failing probe ended as it did: the rule, program, kernel reason or socket (src/observe/trace/). */
   diagnosis?: Diagnosis;
   /** The probe's packet trace, kept for faulted or failing probes (the evidence behind the diagnosis). */

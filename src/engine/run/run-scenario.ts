@@ -350,6 +350,7 @@ export function probeResult(
     detail: {
       ...observation.detail,
       servedBy: observation.servedBy,
+      clientAddress: observation.clientAddress,
       source: observation.source,
       connected: observation.connected,
       sentTo: observation.sentTo,
@@ -360,11 +361,12 @@ export function probeResult(
 
 /** The observation behind a probe result, as recorded: lets an expectation be judged again without a lab. */
 export function observationOf(probe: ProbeResult): Observation {
-  const { servedBy, source, connected, sentTo, answers, ...detail } = probe.detail;
+  const { servedBy, clientAddress, source, connected, sentTo, answers, ...detail } = probe.detail;
   return {
     outcome: probe.observed,
     summary: probe.summary,
     servedBy,
+    clientAddress,
     source,
     connected,
     sentTo,

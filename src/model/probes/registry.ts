@@ -6,8 +6,9 @@ import { dnsProbe } from './dns.ts';
 import { downloadProbe } from './download.ts';
 import { httpProbe } from './http.ts';
 import type { ProbeKind } from './probe-kind.ts';
+import { udpProbe } from './udp.ts';
 
-export const PROBE_KINDS = { http: httpProbe, dns: dnsProbe, download: downloadProbe } as const;
+export const PROBE_KINDS = { http: httpProbe, dns: dnsProbe, udp: udpProbe, download: downloadProbe } as const;
 export type ProbeKindName = keyof typeof PROBE_KINDS;
 
 type Kinds = typeof PROBE_KINDS;

@@ -120,6 +120,10 @@ function matchOne(expected: ExpectedSpec, observed: Observation, address: (ref: 
   const answer =
     'answer' in spec && spec.answer ? (spec.answer.includes('/') ? address(spec.answer) : spec.answer) : undefined;
   if (answer) parts.push(`answer ${answer}`);
+  const clientRef = 'clientAddress' in spec ? spec.clientAddress : undefined;
+  const clientIp = clientRef && (clientRef.includes('/') ? address(clientRef) : clientRef);
+  if (clientRef)
+    parts.push(`the server saw the client as ${clientRef === clientIp ? clientIp : `${clientRef} (${clientIp})`}`);
   const text = parts.join(', ');
   // a DNS reply is only ok when its answer section holds the address the expectation names
   const wrongAnswer = answer !== undefined && observed.outcome === 'ok' && !observed.answers?.includes(answer);
@@ -143,6 +147,14 @@ function matchOne(expected: ExpectedSpec, observed: Observation, address: (ref: 
       matched: false,
       expected: text,
       mismatch: `expected the reply from ${sourceIp}, it came from ${observed.source ?? 'nowhere'}`,
+    };
+  }
+  // the address the server reported seeing, whatever the port (a source port SNAT may have changed)
+  if (clientIp && observed.clientAddress?.split(':')[0] !== clientIp) {
+    return {
+      matched: false,
+      expected: text,
+      mismatch: `expected the server to see the client as ${clientIp}, it saw ${observed.clientAddress ?? 'nothing it reported'}`,
     };
   }
   if (connected !== undefined && observed.connected !== connected) {

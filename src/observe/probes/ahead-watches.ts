@@ -4,7 +4,7 @@
 // own, keeps only what was captured from its own start on, and stops it (its stop waits for every line
 // tcpdump counted).
 import type { StartedCluster, Target } from '../../contract/provider.ts';
-import { probeClient, probeDestination, probeKindOf } from '../../model/probes/registry.ts';
+import { probeClient, probeDestination } from '../../model/probes/registry.ts';
 import type { ProbeSpec } from '../../model/scenario-schema.ts';
 import { PacketWatch } from './packet-watch.ts';
 import { watchFilter } from './watch-filters.ts';
@@ -24,11 +24,7 @@ export class AheadWatches {
       const from = probeClient(spec.from);
       const target = cluster.target(from);
       const iface = watchInterface(spec.from);
-      const filter = watchFilter(
-        probeKindOf(spec)[0],
-        cluster.address(from),
-        cluster.address(probeDestination(spec).ref),
-      );
+      const filter = watchFilter(spec, cluster.address(from), cluster.address(probeDestination(spec).ref));
       const watch = awaitedLater(PacketWatch.start(target, filter, iface)); // on failure its probe starts one of its own
       this.started.set(spec.id, { key: key(target, iface, filter), watch });
     }

@@ -12,6 +12,8 @@ export interface Classified {
   reason: string;
   source?: string;
   servedBy?: string;
+  /** Address:port the server saw the request come from, as it reported it. */
+  clientAddress?: string;
   /** DNS: the answer section's addresses. */
   answers?: string[];
 }
@@ -42,6 +44,8 @@ export interface CurlResult {
   body: string;
   /** curl's time_connect in seconds; 0 when the handshake never completed. */
   connectSeconds?: number;
+  /** The x-client-address header: where the server saw the request come from. */
+  clientAddress?: string;
 }
 
 /** Where the client's first SYN went: the URL's address, unless something rewrote connect(). */
@@ -119,6 +123,10 @@ export function ignoredAnswers(packets: readonly Packet[], client: string): stri
     );
 }
 
+/** The client address the server reported seeing, in words (nothing when it reported none). */
+const seenAs = (clientAddress: string | undefined) =>
+  clientAddress ? `; the server saw the client as ${clientAddress}` : '';
+
 /** connect() errno names and the outcome each one means for the application. */
 const ERRNO_OUTCOME: Record<string, Outcome> = {
   ECONNREFUSED: 'refused',
@@ -146,8 +154,9 @@ export function classifyCurl(
       const source = synAckSource(packets, client);
       return {
         outcome: 'ok',
-        reason: `HTTP ${curl.httpCode}${source ? `; SYN-ACK from ${source}` : '; the handshake was not captured'}`,
+        reason: `HTTP ${curl.httpCode}${source ? `; SYN-ACK from ${source}` : '; the handshake was not captured'}${seenAs(curl.clientAddress)}`,
         servedBy: curl.body.trim() || undefined,
+        clientAddress: curl.clientAddress || undefined,
         source,
       };
     }
@@ -196,22 +205,43 @@ export function classifyCurl(
   return { outcome: 'error', reason: message || `curl exit ${exitCode}` };
 }
 
-export interface DnsAgentResult {
-  /** `unreachable`: an ICMP destination-unreachable about the query reached the client first (the probe stopped the resolver). */
-  outcome: 'ok' | 'timeout' | 'unexpected-source' | 'unreachable';
-  server: string;
-  replies: { from: string; rcode: number; answers: string[] }[];
+/** A reply an agent UDP client (dns-query, udp-query) read: its source as the client's socket saw it. */
+export interface DatagramReply {
+  from: string;
 }
 
-/** The first DNS reply to the client on the wire (UDP from port 53 or the server's port). */
-export function dnsReplyOnWire(packets: readonly Packet[], client: string, server: Endpoint): Packet | undefined {
+/** What an agent UDP client printed: it reads the source of every reply (an unconnected socket). */
+export interface DatagramResult<R extends DatagramReply = DatagramReply> {
+  /** `unreachable`: an ICMP destination-unreachable about the datagram reached the client first (the probe stopped the client). */
+  outcome: 'ok' | 'timeout' | 'unexpected-source' | 'unreachable';
+  server: string;
+  replies: R[];
+}
+
+/** dns-query: a reply's rcode and the addresses of its answer section. */
+export interface DnsReply extends DatagramReply {
+  rcode: number;
+  answers: string[];
+}
+export type DnsAgentResult = DatagramResult<DnsReply>;
+
+/** udp-query: a reply's size, and the name and client address the agent's UDP server answered with, when it holds them. */
+export interface UdpEchoReply extends DatagramReply {
+  bytes: number;
+  servedBy?: string;
+  clientAddress?: string;
+}
+export type UdpAgentResult = DatagramResult<UdpEchoReply>;
+
+/** The first UDP reply to the client on the wire (from the server's port, or from 53 for DNS). */
+export function udpReplyOnWire(packets: readonly Packet[], client: string, server: Endpoint): Packet | undefined {
   return packets.find((p) => p.proto === 'udp' && p.dst === client && (p.sport === server.port || p.sport === 53));
 }
 
 /**
  * An ICMP destination-unreachable to the client about the server's address (and, for port-unreachable, its
- * UDP port), or about where the client's query actually went (socket LB rewrites it in sendmsg()):
- * nothing will answer this query any more; with a connected socket the kernel reports it as
+ * UDP port), or about where the client's datagram actually went (socket LB rewrites it in sendmsg()):
+ * nothing will answer it any more; with a connected socket the kernel reports it as
  * ECONNREFUSED/EHOSTUNREACH at once.
  */
 export function icmpAboutQuery(packets: readonly Packet[], client: string, server: Endpoint): Packet | undefined {
@@ -226,10 +256,10 @@ export function icmpAboutQuery(packets: readonly Packet[], client: string, serve
   return packets.find((p) => p.icmp && p.dst === client && sentTo.some((to) => about(p, to)));
 }
 
-/** A query answered by an ICMP destination-unreachable: port-unreachable is `refused`, any other code `unreachable`. */
+/** A datagram answered by an ICMP destination-unreachable: port-unreachable is `refused`, any other code `unreachable`. */
 export function icmpInsteadOfReply(p: Packet, server: string): Classified {
   const code = p.icmp?.code;
-  // about where the query went, when that was not the server (socket LB rewrote it)
+  // about where the datagram went, when that was not the server (socket LB rewrote it)
   const about = p.icmp && p.icmp.about !== server.split('#')[0] ? ` about ${p.icmp.about}` : '';
   return {
     outcome: code === 3 ? 'refused' : 'unreachable',
@@ -238,21 +268,31 @@ export function icmpInsteadOfReply(p: Packet, server: string): Classified {
   };
 }
 
-/** The agent's resolver reads every reply's source (unconnected socket); the capture backs it when it has the packet. */
-export function classifyDnsAgent(result: DnsAgentResult, packets: readonly Packet[] = [], client = ''): Classified {
+/**
+ * An agent UDP client's exchange: its own reading of every reply's source decides, the capture backs it when it
+ * has the packet, and an ICMP error about the datagram answers it. `answered` says what a reply from the server
+ * holds (the DNS answer section; the name and client address a UDP server answered with).
+ */
+export function classifyDatagram<R extends DatagramReply>(
+  result: DatagramResult<R>,
+  packets: readonly Packet[],
+  client: string,
+  answered: (reply: R) => Omit<Classified, 'outcome' | 'source'>,
+): Classified {
   const first = result.replies[0];
   const server = { ip: result.server.split('#')[0]!, port: Number(result.server.split('#')[1] ?? 53) };
-  const wire = dnsReplyOnWire(packets, client, server);
-  const seen = wire ? ` (on the wire: ${wire.src}.${wire.sport} > ${wire.dst}.${wire.dport})` : '';
+  const onWire = (p: Packet | undefined) => (p ? ` (on the wire: ${p.src}.${p.sport} > ${p.dst}.${p.dport})` : '');
   if (result.outcome === 'unexpected-source' && first) {
+    // the captured datagram from where the client's socket read it (any port: a target port DNAT chose)
+    const foreign = packets.find((p) => p.proto === 'udp' && p.dst === client && `${p.src}#${p.sport}` === first.from);
     return {
       outcome: 'unexpected-source',
-      reason: `reply from unexpected source: ${first.from}, expected ${result.server}${seen}`,
+      reason: `reply from unexpected source: ${first.from}, expected ${result.server}${onWire(foreign)}`,
       source: first.from.replace('#', ':'),
     };
   }
   if (result.outcome === 'timeout' || result.outcome === 'unreachable') {
-    // the ICMP error about this query (or where socket LB sent it), not any error the client got
+    // the ICMP error about this datagram (or where socket LB sent it), not any error the client got
     const icmp = icmpAboutQuery(packets, client, server);
     if (icmp) return icmpInsteadOfReply(icmp, result.server);
     if (result.outcome === 'unreachable')
@@ -263,13 +303,29 @@ export function classifyDnsAgent(result: DnsAgentResult, packets: readonly Packe
     return { outcome: 'timeout', reason: `no reply from ${result.server}` };
   }
   const reply = result.replies.find((r) => r.from === result.server)!;
+  const wire = udpReplyOnWire(packets, client, server);
   const source = wire ? `${wire.src}:${wire.sport}` : reply.from.replace('#', ':');
-  return {
-    outcome: 'ok',
-    reason: `answer ${reply.answers.join(',') || `rcode ${reply.rcode}`} from ${reply.from}${seen}`,
-    source,
-    answers: reply.answers,
-  };
+  const what = answered(reply);
+  return { outcome: 'ok', ...what, reason: `${what.reason} from ${reply.from}${onWire(wire)}`, source };
+}
+
+/** dns-query: the answer section is kept for `answer:`. */
+export function classifyDnsAgent(result: DnsAgentResult, packets: readonly Packet[] = [], client = ''): Classified {
+  return classifyDatagram(result, packets, client, (r) => ({
+    reason: `answer ${r.answers.join(',') || `rcode ${r.rcode}`}`,
+    answers: r.answers,
+  }));
+}
+
+/** udp-query: the server that answered and the client address it saw, when its reply names them. */
+export function classifyUdpAgent(result: UdpAgentResult, packets: readonly Packet[] = [], client = ''): Classified {
+  return classifyDatagram(result, packets, client, (r) => ({
+    reason: r.servedBy
+      ? `${r.servedBy} answered${r.clientAddress ? ` (it saw the client as ${r.clientAddress})` : ''}`
+      : `${r.bytes} bytes naming no server`,
+    servedBy: r.servedBy,
+    clientAddress: r.clientAddress,
+  }));
 }
 
 /**
@@ -321,8 +377,9 @@ export function classifyDownload(
     const source = synAckSource(packets, client);
     return {
       outcome: 'ok',
-      reason: `HTTP 200, ${got}${source ? `; SYN-ACK from ${source}` : ''}`,
+      reason: `HTTP 200, ${got}${source ? `; SYN-ACK from ${source}` : ''}${seenAs(d.clientAddress)}`,
       servedBy: d.servedBy || undefined,
+      clientAddress: d.clientAddress || undefined,
       source,
     };
   }

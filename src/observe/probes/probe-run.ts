@@ -125,6 +125,7 @@ export function observation(
     summary: `${run.spec.from} -> ${endpoint.ip}:${endpoint.port} = ${classified.outcome} (${classified.reason}${rewritten})`,
     ...tcp,
     servedBy: classified.servedBy,
+    clientAddress: classified.clientAddress,
     source: classified.source,
     answers: classified.answers,
     durationMs: Math.round(performance.now() - run.started),

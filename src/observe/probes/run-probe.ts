@@ -7,6 +7,7 @@ import type { ProbeSpec } from '../../model/scenario-schema.ts';
 import { runDns } from './kinds/dns.ts';
 import { runDownload } from './kinds/download.ts';
 import { runHttp } from './kinds/http.ts';
+import { runUdp } from './kinds/udp.ts';
 import { probeRun, SeriesWatch, type ProbeRun, type ProbeRunOptions } from './probe-run.ts';
 import { foldRuns, pooled } from './repeat-stats.ts';
 
@@ -14,6 +15,7 @@ import { foldRuns, pooled } from './repeat-stats.ts';
 const RUNNERS: { [K in ProbeKindName]: (run: ProbeRun, spec: NonNullable<ProbeSpec[K]>) => Promise<Observation> } = {
   http: runHttp,
   dns: runDns,
+  udp: runUdp,
   download: runDownload,
 };
 

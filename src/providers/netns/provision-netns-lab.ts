@@ -36,6 +36,7 @@ import { helperBinary, HELPERS } from '../namespaces/helper-build.ts';
 import { fastNeighbourFailure } from './neighbour-timing.ts';
 import { FABRIC_NET } from '../../dataplane/render-node.ts';
 import { awaitedLater } from '../../contract/awaited-later.ts';
+import { agentProgramArgv } from '../../contract/agent-program.ts';
 
 /** The network joining nodes and external hosts, inside the fabric namespace only (kind's docker network uses the same). */
 const READY_TIMEOUT_MS = 5000;
@@ -376,9 +377,7 @@ async function startPrograms(lab: NetnsLab, topology: TopologySpec, run: RunCont
   ];
   const starts = machines.flatMap((m) =>
     (m.serve ?? []).map(async (program) => {
-      const argv = program.http
-        ? [...lab.agentCommand, 'http', `--port=${program.http}`, `--name=${m.name}`]
-        : [...lab.agentCommand, 'dns', `--port=${program.dns}`, `--name=${m.name}`, ...records];
+      const argv = agentProgramArgv(lab.agentCommand, program, m.name, records);
       const process = m.target().spawn(argv, { signal: run.signal });
       lab.track(process);
       await process.waitFor(/^ready /, READY_TIMEOUT_MS);

@@ -8,6 +8,7 @@ import { HarnessError } from '../../model/errors.ts';
 import type { TopologySpec } from '../../model/scenario-schema.ts';
 import { endpointLabel, serviceObject } from '../../contract/kube-objects.ts';
 import { notReadyPods } from './scenario-fit.ts';
+import { agentProgramArgv } from '../../contract/agent-program.ts';
 
 type PodSpec = TopologySpec['pods'][number];
 
@@ -135,9 +136,7 @@ export function podObject(input: PodInput, topology: TopologySpec, images: Workl
     name: `serve-${i}`,
     image: images.agentImage,
     ...pull,
-    command: program.http
-      ? [...agent, 'http', `--port=${program.http}`, `--name=${pod.name}`]
-      : [...agent, 'dns', `--port=${program.dns}`, `--name=${pod.name}`, ...dnsRecords],
+    command: agentProgramArgv(agent, program, pod.name, dnsRecords),
     ...agentVolume,
   }));
   return {

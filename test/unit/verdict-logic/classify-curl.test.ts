@@ -23,6 +23,15 @@ describe('curl exit 0', () => {
     expect(classifyCurl(curl(0, '', { httpCode: 399 }), [], client, vip).outcome).toBe('ok');
   });
 
+  it("the server's x-client-address header is the client address it saw", () => {
+    expect(
+      classifyCurl(curl(0, '', { httpCode: 200, body: 'web\n', clientAddress: '172.18.0.3:61002' }), [], client, vip),
+    ).toMatchObject({ outcome: 'ok', servedBy: 'web', clientAddress: '172.18.0.3:61002' });
+    expect(
+      classifyCurl(curl(0, '', { httpCode: 200, clientAddress: '' }), [], client, vip).clientAddress,
+    ).toBeUndefined();
+  });
+
   it('without a captured handshake or a body, ok says so and names nobody', () => {
     expect(classifyCurl(curl(0, '', { httpCode: 204, body: ' \n' }), [], client, vip)).toEqual({
       outcome: 'ok',

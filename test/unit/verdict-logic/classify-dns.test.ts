@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   classifyDnsAgent,
-  dnsReplyOnWire,
+  udpReplyOnWire,
   icmpAboutQuery,
   icmpInsteadOfReply,
   type DnsAgentResult,
@@ -19,12 +19,12 @@ const result = (over: Partial<DnsAgentResult>): DnsAgentResult => ({
   ...over,
 });
 
-describe('dnsReplyOnWire', () => {
+describe('udpReplyOnWire', () => {
   it("the first datagram to the client from the server's port, or 53", () => {
     const seen = wire(QUERY, udp('10.96.0.10.5353', '10.244.1.2.40000'), udp('10.244.1.3.53', '10.244.1.2.40000'));
-    expect(dnsReplyOnWire(seen, client, { ip: '10.96.0.10', port: 5353 })).toBe(seen[1]);
-    expect(dnsReplyOnWire(seen, client, dns)).toBe(seen[2]);
-    expect(dnsReplyOnWire(seen.slice(2), client, { ip: '10.96.0.10', port: 5353 })).toBe(seen[2]);
+    expect(udpReplyOnWire(seen, client, { ip: '10.96.0.10', port: 5353 })).toBe(seen[1]);
+    expect(udpReplyOnWire(seen, client, dns)).toBe(seen[2]);
+    expect(udpReplyOnWire(seen.slice(2), client, { ip: '10.96.0.10', port: 5353 })).toBe(seen[2]);
   });
 
   it('not a datagram to another host or from another port, nor a TCP segment', () => {
@@ -33,7 +33,7 @@ describe('dnsReplyOnWire', () => {
       udp('10.96.0.10.6000', '10.244.1.2.40000'),
       `12:00:00.000001 IP 10.96.0.10.53 > 10.244.1.2.40000: Flags [S.], seq 1, win 64240, length 0`,
     );
-    expect(dnsReplyOnWire(seen, client, dns)).toBeUndefined();
+    expect(udpReplyOnWire(seen, client, dns)).toBeUndefined();
   });
 });
 

@@ -32,6 +32,12 @@ describe('a completed download', () => {
     });
   });
 
+  it('the x-client-address header names the client address the server saw', () => {
+    expect(
+      classifyDownload(download({ servedBy: 'web', clientAddress: '10.244.1.2:41000' }), [], client, vip).clientAddress,
+    ).toBe('10.244.1.2:41000');
+  });
+
   it('fewer bytes, or another status, is a wrong answer', () => {
     expect(classifyDownload(download({ sizeDownload: 999 }), [], client, vip)).toEqual({
       outcome: 'wrong-answer',

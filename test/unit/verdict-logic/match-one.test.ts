@@ -6,6 +6,8 @@ import { observation } from './results.ts';
 
 const addresses: Record<string, string> = {
   'pod/web': '10.244.1.3',
+  'pod/client': '10.244.1.2',
+  'node/node-b': '172.18.0.3',
   'svc/web': '10.96.0.20',
   'svc/kube-dns': '10.96.0.10',
 };
@@ -185,6 +187,43 @@ describe('answer (DNS)', () => {
   });
 });
 
+describe('clientAddress', () => {
+  it('a reference is resolved and compared with the address the server reported, whatever the port (SNAT may change it)', () => {
+    expect(
+      match({ outcome: 'ok', clientAddress: 'pod/client' }, observation({ clientAddress: '10.244.1.2:20001' })),
+    ).toEqual({ matched: true, expected: 'ok, the server saw the client as pod/client (10.244.1.2)' });
+    expect(
+      match({ outcome: 'ok', clientAddress: '172.18.0.3' }, observation({ clientAddress: '172.18.0.3:62000' })),
+    ).toEqual({ matched: true, expected: 'ok, the server saw the client as 172.18.0.3' });
+  });
+
+  it("fails when the server saw another address (a node's, after SNAT), or reported none", () => {
+    expect(
+      match({ outcome: 'ok', clientAddress: 'pod/client' }, observation({ clientAddress: '172.18.0.3:62000' })),
+    ).toMatchObject({
+      matched: false,
+      mismatch: 'expected the server to see the client as 10.244.1.2, it saw 172.18.0.3:62000',
+    });
+    expect(match({ outcome: 'ok', clientAddress: 'node/node-b' }, observation())).toMatchObject({
+      matched: false,
+      mismatch: 'expected the server to see the client as 172.18.0.3, it saw nothing it reported',
+    });
+  });
+
+  it('an address that only starts like the expected one is another address', () => {
+    expect(
+      match({ outcome: 'ok', clientAddress: 'pod/client' }, observation({ clientAddress: '10.244.1.20:20001' }))
+        .matched,
+    ).toBe(false);
+  });
+
+  it('is compared only once the outcome matched', () => {
+    expect(
+      match({ outcome: 'ok', clientAddress: 'pod/client' }, observation({ outcome: 'timeout', summary: 's' })).mismatch,
+    ).toBe('expected ok, observed timeout: s');
+  });
+});
+
 it('a field present but unset (as a copy made with a spread carries it) asserts nothing', () => {
   const unset = {
     outcome: 'ok',
@@ -192,8 +231,14 @@ it('a field present but unset (as a copy made with a spread carries it) asserts 
     source: undefined,
     sentTo: undefined,
     answer: undefined,
+    clientAddress: undefined,
   } as unknown as ExpectedSpec;
-  expect(match(unset, observation({ servedBy: 'web', source: '10.0.0.1:80', sentTo: '10.0.0.1:80' }))).toEqual({
+  expect(
+    match(
+      unset,
+      observation({ servedBy: 'web', source: '10.0.0.1:80', sentTo: '10.0.0.1:80', clientAddress: '10.0.0.2:1' }),
+    ),
+  ).toEqual({
     matched: true,
     expected: 'ok',
   });

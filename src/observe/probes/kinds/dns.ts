@@ -2,17 +2,16 @@
 // connected socket); the reply on the wire names the source, the answer section is kept for `answer:`.
 import type { Observation } from '../../../model/outcome.ts';
 import type { ProbeSpec } from '../../../model/scenario-schema.ts';
+import { agentDatagram, datagramStops } from '../agent-datagram.ts';
 import {
   classifyDnsAgent,
-  dnsReplyOnWire,
+  udpReplyOnWire,
   foreignReply,
   icmpAboutQuery,
   icmpInsteadOfReply,
   type Classified,
-  type DnsAgentResult,
+  type DnsReply,
 } from '../classify.ts';
-import type { Packet, PacketView } from '../packet-watch.ts';
-import { dropVerdict } from '../../trace/drop-verdict.ts';
 import { earlyVerdict, lastLine, observation, startWatch, type ProbeRun } from '../probe-run.ts';
 import { DNS_WATCH } from '../watch-filters.ts';
 
@@ -25,69 +24,39 @@ export function nslookupAnswers(stdout: string): string[] {
   return [...afterName.matchAll(/^Address:\s*(\d+\.\d+\.\d+\.\d+)\s*$/gm)].map((m) => m[1]!);
 }
 
-/**
- * Aborted when an ICMP destination-unreachable about the query reaches the client: UDP has no other
- * answer to wait for (an unconnected socket, like our resolver's, is never told of it by the kernel).
- */
-function icmpAnswered(watch: PacketView, run: ProbeRun): AbortController {
-  const answered = new AbortController();
-  watch.onPacket((seen) => {
-    if (!answered.signal.aborted && icmpAboutQuery(seen, run.client, run.endpoint)) answered.abort();
-  });
-  return answered;
-}
-
 export async function runDns(run: ProbeRun, dns: NonNullable<ProbeSpec['dns']>): Promise<Observation> {
-  const { cluster, client, target, endpoint, signal, dropped, timeoutMs } = run;
+  const { client, target, endpoint, signal, timeoutMs } = run;
   const watch = await startWatch(run, DNS_WATCH);
   const early = earlyVerdict(watch, run);
-  const icmp = icmpAnswered(watch, run);
-  const stopWhen = dropped ? AbortSignal.any([icmp.signal, dropped.signal]) : icmp.signal;
-  // stopped at a drop the trace attributed, and no ICMP about the query reached the client (that answer, had it come, decides)
-  const calledAtDrop = (r: { stopped?: boolean }, packets: readonly Packet[]) =>
-    r.stopped && dropped?.drop && !icmp.signal.aborted && !icmpAboutQuery(packets, client, endpoint)
-      ? dropVerdict(packets, client, endpoint, String(dropped.drop)).classified
-      : undefined;
+  const stops = datagramStops(watch, run);
   try {
     if (dns.tool === 'agent') {
-      // the resolver ends by itself at its first reply (from the server or not); an ICMP about the query or
-      // a drop the trace attributed (the query dropped on its way, e.g. to a deleted pod) stops it earlier
-      const r = await target.exec(
-        [
-          ...cluster.agentCommand,
-          'dns-query',
-          `--server=${endpoint.ip}`,
-          '--port=53',
-          `--qname=${dns.name}`,
-          `--timeout=${timeoutMs}`,
-          ...(dns.sourcePort ? [`--sport=${dns.sourcePort}`] : []),
-        ],
-        { signal, timeoutMs: timeoutMs + 5000, stopWhen },
-      );
-      const packets = await watch.stop();
-      const atDrop = r.stdout.trim() ? undefined : calledAtDrop(r, packets);
-      if (atDrop) return observation(run, atDrop, { qname: dns.name, replies: [] }, packets);
-      // stopped before it printed: the ICMP answered the query (a reply it printed first still decides)
-      const result: DnsAgentResult =
-        r.stopped && !r.stdout.trim()
-          ? { outcome: 'unreachable', server: `${endpoint.ip}#53`, replies: [] }
-          : (JSON.parse(r.stdout) as DnsAgentResult);
+      const exchange = await agentDatagram<DnsReply>(run, watch, stops, [
+        'dns-query',
+        `--server=${endpoint.ip}`,
+        '--port=53',
+        `--qname=${dns.name}`,
+        `--timeout=${timeoutMs}`,
+        ...(dns.sourcePort ? [`--sport=${dns.sourcePort}`] : []),
+      ]);
+      const { packets } = exchange;
+      if (exchange.atDrop) return observation(run, exchange.atDrop, { qname: dns.name, replies: [] }, packets);
       return observation(
         run,
-        classifyDnsAgent(result, packets, client),
-        { qname: dns.name, replies: result.replies },
+        classifyDnsAgent(exchange.result, packets, client),
+        { qname: dns.name, replies: exchange.result.replies },
         packets,
       );
     }
     const r = await target.exec(
       ['nslookup', `-timeout=${Math.max(1, Math.round(timeoutMs / 1000))}`, '-retry=1', dns.name, endpoint.ip],
-      { reject: false, signal, stopWhen: AbortSignal.any([early.signal, stopWhen]) },
+      { reject: false, signal, stopWhen: AbortSignal.any([early.signal, stops.stopWhen]) },
     );
     // nslookup got its answer: the reply it read was captured first, but tcpdump may not have printed it yet
     // (stopped then, it would never print it: it stops reading its ring at the signal)
-    if (r.exitCode === 0) await watch.until((seen) => dnsReplyOnWire(seen, client, endpoint) !== undefined, 100);
+    if (r.exitCode === 0) await watch.until((seen) => udpReplyOnWire(seen, client, endpoint) !== undefined, 100);
     const packets = await watch.stop();
-    const atDrop = early.signal.aborted ? undefined : calledAtDrop(r, packets);
+    const atDrop = early.signal.aborted ? undefined : stops.calledAtDrop(r, packets);
     if (atDrop)
       return observation(
         run,
@@ -96,7 +65,7 @@ export async function runDns(run: ProbeRun, dns: NonNullable<ProbeSpec['dns']>):
         packets,
       );
     const foreign = foreignReply(packets, client, endpoint);
-    const reply = dnsReplyOnWire(packets, client, endpoint);
+    const reply = udpReplyOnWire(packets, client, endpoint);
     const unreachable = icmpAboutQuery(packets, client, endpoint);
     const classified: Classified = foreign
       ? {
@@ -124,7 +93,7 @@ export async function runDns(run: ProbeRun, dns: NonNullable<ProbeSpec['dns']>):
       {
         qname: dns.name,
         nslookupExit: r.stopped
-          ? `stopped: ${icmp.signal.aborted ? 'an ICMP error answered the query' : 'the evidence was conclusive'}`
+          ? `stopped: ${stops.icmp.aborted ? 'an ICMP error answered the query' : 'the evidence was conclusive'}`
           : r.exitCode,
         nslookup: r.stdout.trim(),
       },

@@ -25,14 +25,13 @@ export async function runDownload(run: ProbeRun, download: NonNullable<ProbeSpec
         '-o',
         '/dev/null',
         '-w',
-        '%{http_code} %{size_download} %{time_connect} %{time_total} %{local_port} %header{x-served-by}',
+        '%{http_code} %{size_download} %{time_connect} %{time_total} %{local_port} %header{x-served-by} %header{x-client-address}',
         url,
       ],
       { reject: false, signal, stopWhen: dropped?.signal },
     );
-    const [code = '0', size = '0', connect = '0', total = '0', localPort = '0', servedBy = ''] = r.stdout
-      .trim()
-      .split(' ');
+    const [code = '0', size = '0', connect = '0', total = '0', localPort = '0', servedBy = '', clientAddress = ''] =
+      r.stdout.trim().split(' ');
     // parallel runs share the pod's interface: keep only this connection's packets
     const port = Number(localPort);
     // reset: the RST that ended curl may still be on its way through tcpdump
@@ -65,6 +64,7 @@ export async function runDownload(run: ProbeRun, download: NonNullable<ProbeSpec
         bytes: download.bytes,
         sizeDownload: Number(size),
         servedBy,
+        clientAddress,
       },
       packets,
       client,

@@ -7,6 +7,7 @@ import { captureAtDrop, dropVerdict } from '../../trace/drop-verdict.ts'; // an 
 import { classifyCurl, connectAnswer, synDestination, type Endpoint } from '../classify.ts';
 import { probeClient } from '../../../model/probes/registry.ts';
 import { earlyVerdict, observation, startWatch, type ProbeRun } from '../probe-run.ts';
+import { nextSourcePort } from '../source-ports.ts';
 import { HTTP_WATCH } from '../watch-filters.ts';
 
 /** The errno of one connect() from the client, for a curl that failed with no packet on the wire. */
@@ -30,17 +31,6 @@ async function localErrno(
   }
 }
 
-/**
- * A source port no earlier run in this lab used (below the ephemeral range, so no other connection
- * takes it): a reused 4-tuple would meet the previous run's conntrack entry, and its NAT decision.
- */
-const sourcePorts = new WeakMap<StartedCluster, number>();
-function nextSourcePort(cluster: StartedCluster): number {
-  const port = sourcePorts.get(cluster) ?? 20_000;
-  sourcePorts.set(cluster, port >= 29_999 ? 20_000 : port + 1);
-  return port;
-}
-
 export async function runHttp(run: ProbeRun, http: NonNullable<ProbeSpec['http']>): Promise<Observation> {
   const { spec, cluster, client, target, endpoint, signal, dropped, timeoutMs } = run;
   // concurrent runs of a repeated probe share the pod's interface (and its packet watch): each connects from
@@ -58,7 +48,16 @@ export async function runHttp(run: ProbeRun, http: NonNullable<ProbeSpec['http']
     // --max-time is the verdict deadline: a hang is called after exactly that, never later
     const local = sourcePort ? ['--local-port', String(sourcePort)] : [];
     const r = await target.exec(
-      ['curl', '-sS', '--max-time', String(timeoutMs / 1000), ...local, '-w', '\n%{http_code} %{time_connect}', url],
+      [
+        'curl',
+        '-sS',
+        '--max-time',
+        String(timeoutMs / 1000),
+        ...local,
+        '-w',
+        '\n%{http_code} %{time_connect} %header{x-client-address}',
+        url,
+      ],
       { reject: false, signal, stopWhen: dropped ? AbortSignal.any([early.signal, dropped.signal]) : early.signal },
     );
     // refused or unreachable at once: the answering packet may still be on its way through tcpdump
@@ -68,14 +67,21 @@ export async function runHttp(run: ProbeRun, http: NonNullable<ProbeSpec['http']
     if (r.stopped && dropped?.drop) await captureAtDrop(watch, client, dropped.drop);
     const packets = await watch.stop();
     const lines = r.stdout.split('\n');
-    const [code = '0', connect = '0'] = (lines.at(-1) ?? '').split(' ');
+    const [code = '0', connect = '0', clientAddress = ''] = (lines.at(-1) ?? '').split(' ');
     const httpCode = Number(code);
     const connectSeconds = Number(connect);
     // nothing left the pod: only the errno of connect() says why (curl 7.88 does not print it)
     const silent = r.exitCode === 7 && !packets.some((p) => p.src === client);
     const errno = silent ? await localErrno(cluster, spec.from, endpoint, signal) : undefined;
     let classified = classifyCurl(
-      { exitCode: r.exitCode, stderr: r.stderr, httpCode, body: lines.slice(0, -1).join('\n'), connectSeconds },
+      {
+        exitCode: r.exitCode,
+        stderr: r.stderr,
+        httpCode,
+        body: lines.slice(0, -1).join('\n'),
+        connectSeconds,
+        clientAddress,
+      },
       packets,
       client,
       endpoint,

@@ -2,11 +2,17 @@
 // output lines and exit behaviour, without starting Node (~0.1-0.2 s of CPU) for every pod server and
 // probe. Real clusters run pod-agent.mjs itself, from their ConfigMap. test/lab/native-agent.test.ts
 // holds the two to the same answers.
-//   http      --port P --name POD                      HTTP/1.1 echo that answers with its pod name; GET /bytes/N streams N bytes
+//   http      --port P --name POD                      HTTP/1.1 echo that answers with its pod name (and the client's
+//             address:port as it saw it, header x-client-address); GET /bytes/N streams N bytes
+//   udp       --port P --name POD                      answers every datagram with one line: its pod name and the
+//             sender's address:port as it saw it (`web 10.244.1.2:20001`)
 //   dns       --port P --name POD --record NAME=IP ...  authoritative A-record server
 //   dns-query --server IP --port P --qname NAME --timeout MS [--sport P]
 //             a resolver that reads the source of every reply (unconnected socket), so a reply from an
 //             unexpected source is observed exactly
+//   udp-query --server IP --port P --timeout MS [--sport P]
+//             one datagram, then the first reply from anywhere (unconnected socket, as dns-query), the name
+//             and client address a udp server answered with read from it
 //   connect   --server IP --port P --timeout MS
 //             one TCP connect(); prints the errno it failed with
 #define _GNU_SOURCE
@@ -15,6 +21,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <regex.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -79,6 +86,13 @@ static bool send_all(int fd, const char *p, size_t n) {
   return true;
 }
 
+/** `IP:PORT` of an IPv4 peer, as Node prints remoteAddress and remotePort. */
+static void peer_address(const struct sockaddr_in *peer, char *out, size_t size) {
+  char ip[INET_ADDRSTRLEN];
+  inet_ntop(AF_INET, &peer->sin_addr, ip, sizeof ip);
+  snprintf(out, size, "%s:%u", ip, ntohs(peer->sin_port));
+}
+
 /** The value of header `name` in a request head (NUL-terminated, CRLF lines), copied into `out`; false when absent. */
 static bool header(const char *head, const char *name, char *out, size_t size) {
   size_t n = strlen(name);
@@ -107,7 +121,7 @@ static bool has_token(char *value, const char *token) {
  * One response, headers in the order Node's http server writes them; returns false when the client is gone.
  * The name's body has no length header where Node sends none (HEAD, HTTP/1.0: then it closes the connection).
  */
-static bool respond(int fd, const char *name, const char *method, const char *target, bool http11, bool *keep_alive) {
+static bool respond(int fd, const char *name, const char *client, const char *method, const char *target, bool http11, bool *keep_alive) {
   static char chunk[256 * 1024];
   char head[1024], date[64], *end = NULL;
   time_t t = time(NULL);
@@ -119,7 +133,7 @@ static bool respond(int fd, const char *name, const char *method, const char *ta
   if (!bytes && body && !http11) *keep_alive = false;
   const char *connection = *keep_alive ? "Connection: keep-alive\r\nKeep-Alive: timeout=1\r\n" : "Connection: close\r\n";
   if (bytes) {
-    snprintf(head, sizeof head, "HTTP/1.1 200 OK\r\nx-served-by: %s\r\ncontent-length: %llu\r\ncontent-type: application/octet-stream\r\nDate: %s\r\n%s\r\n", name, left, date, connection);
+    snprintf(head, sizeof head, "HTTP/1.1 200 OK\r\nx-served-by: %s\r\nx-client-address: %s\r\ncontent-length: %llu\r\ncontent-type: application/octet-stream\r\nDate: %s\r\n%s\r\n", name, client, left, date, connection);
     if (!send_all(fd, head, strlen(head))) return false;
     if (!chunk[0]) memset(chunk, 0x61, sizeof chunk);
     for (size_t n; body && left > 0; left -= n) {
@@ -130,7 +144,7 @@ static bool respond(int fd, const char *name, const char *method, const char *ta
   }
   char length[48] = "";
   if (body && http11) snprintf(length, sizeof length, "Content-Length: %zu\r\n", strlen(name) + 1);
-  snprintf(head, sizeof head, "HTTP/1.1 200 OK\r\nx-served-by: %s\r\nDate: %s\r\n%s%s\r\n%s%s", name, date, connection, length, body ? name : "", body ? "\n" : "");
+  snprintf(head, sizeof head, "HTTP/1.1 200 OK\r\nx-served-by: %s\r\nx-client-address: %s\r\nDate: %s\r\n%s%s\r\n%s%s", name, client, date, connection, length, body ? name : "", body ? "\n" : "");
   return send_all(fd, head, strlen(head));
 }
 
@@ -140,8 +154,11 @@ static bool respond(int fd, const char *name, const char *method, const char *ta
  * (HTTP_SERVER_KEEP_ALIVE_TIMEOUT_BUFFER, lib/_http_server.js).
  */
 static void serve_connection(int fd, const char *name) {
-  char buf[16 * 1024 + 1];
+  char buf[16 * 1024 + 1], client[INET_ADDRSTRLEN + 8] = "";
   size_t have = 0;
+  struct sockaddr_in peer;
+  socklen_t plen = sizeof peer;
+  if (getpeername(fd, (struct sockaddr *)&peer, &plen) == 0) peer_address(&peer, client, sizeof client);
   for (;;) {
     char *end;
     while (!(buf[have] = '\0', end = strstr(buf, "\r\n\r\n"))) {
@@ -170,7 +187,7 @@ static void serve_connection(int fd, const char *name) {
       if (n <= 0) return;
       body -= (unsigned long long)n;
     }
-    if (!respond(fd, name, method, target, http11, &keep_alive) || !keep_alive) return;
+    if (!respond(fd, name, client, method, target, http11, &keep_alive) || !keep_alive) return;
   }
 }
 
@@ -193,6 +210,22 @@ static _Noreturn void serve_http(int port, const char *name) {
       _exit(0);
     }
     close(c);
+  }
+}
+
+/** Every datagram answered with the server's name and its sender's address:port, as this socket saw them. */
+static _Noreturn void serve_udp(int port, const char *name) {
+  int fd = listening_socket(SOCK_DGRAM, port);
+  printf("ready udp %d\n", port);
+  fflush(stdout);
+  for (;;) {
+    char m[65536], client[INET_ADDRSTRLEN + 8], r[1024];
+    struct sockaddr_in peer;
+    socklen_t plen = sizeof peer;
+    if (recvfrom(fd, m, sizeof m, 0, (struct sockaddr *)&peer, &plen) < 0) continue;
+    peer_address(&peer, client, sizeof client);
+    int n = snprintf(r, sizeof r, "%s %s\n", name, client);
+    sendto(fd, r, n < (int)sizeof r ? (size_t)n : sizeof r - 1, 0, (struct sockaddr *)&peer, plen);
   }
 }
 
@@ -328,6 +361,66 @@ static int dns_query(const char *server, int port, const char *qname, double dea
   return 0;
 }
 
+/**
+ * The name and client address a udp server answered with (`NAME ADDRESS:PORT`, one optional newline), as JSON
+ * fields after a comma; a reply of one word names only the server; anything else (a NUL byte included) nothing.
+ */
+static void print_echo_fields(const char *m, size_t len) {
+  static regex_t echo;
+  static bool compiled;
+  char text[320];
+  regmatch_t g[3];
+  if (!compiled && regcomp(&echo, "^([A-Za-z0-9._-]{1,253})( ([0-9]{1,3}\\.[0-9]{1,3}\\.[0-9]{1,3}\\.[0-9]{1,3}:[0-9]{1,5}))?\n?$", REG_EXTENDED) != 0) return;
+  compiled = true;
+  if (len >= sizeof text || memchr(m, '\0', len)) return;
+  memcpy(text, m, len);
+  text[len] = '\0';
+  if (regexec(&echo, text, 3, g, 0) != 0) return;
+  printf(",\"servedBy\":\"%.*s\"", (int)(g[1].rm_eo - g[1].rm_so), text + g[1].rm_so);
+  if (g[2].rm_so >= 0) printf(",\"clientAddress\":\"%.*s\"", (int)(g[2].rm_eo - g[2].rm_so - 1), text + g[2].rm_so + 1);
+}
+
+static int udp_query(const char *server, int port, double deadline, const char *sport) {
+  struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(port)};
+  if (!server || inet_pton(AF_INET, server, &to.sin_addr) != 1) {
+    fprintf(stderr, "usage: pod-agent udp-query --server=IP --port=P --timeout=MS [--sport=P]\n");
+    return 2;
+  }
+  double started = now_ms();
+  int fd = socket(AF_INET, SOCK_DGRAM, 0);
+  if (fd < 0) return perror("socket"), 1;
+  // a fixed source port: the same conntrack entry for every datagram, as a client reusing its socket (nc -u -p)
+  if (sport) {
+    struct sockaddr_in from = {.sin_family = AF_INET, .sin_port = htons(atoi(sport))};
+    if (bind(fd, (struct sockaddr *)&from, sizeof from) < 0) return perror("bind"), 1;
+  }
+  if (sendto(fd, "hostname\n", 9, 0, (struct sockaddr *)&to, sizeof to) < 0) return perror("sendto"), 1;
+
+  // the first datagram to this socket is the reply, wherever it came from: from the server it is the answer,
+  // from anywhere else the symptom
+  const char *outcome = "timeout";
+  char m[65536], from[INET_ADDRSTRLEN + 8] = "";
+  ssize_t n = 0;
+  int left = (int)(started + deadline - now_ms());
+  struct pollfd p = {.fd = fd, .events = POLLIN};
+  struct sockaddr_in peer;
+  socklen_t plen = sizeof peer;
+  if (left > 0 && poll(&p, 1, left) > 0 && (n = recvfrom(fd, m, sizeof m, 0, (struct sockaddr *)&peer, &plen)) >= 0) {
+    char ip[INET_ADDRSTRLEN];
+    inet_ntop(AF_INET, &peer.sin_addr, ip, sizeof ip);
+    snprintf(from, sizeof from, "%s#%u", ip, ntohs(peer.sin_port));
+    outcome = peer.sin_addr.s_addr == to.sin_addr.s_addr && peer.sin_port == to.sin_port ? "ok" : "unexpected-source";
+  }
+  printf("{\"outcome\":\"%s\",\"server\":\"%s#%d\",\"replies\":[", outcome, server, port);
+  if (*from) {
+    printf("{\"from\":\"%s\",\"bytes\":%zd", from, n);
+    print_echo_fields(m, (size_t)n);
+    printf("}");
+  }
+  printf("],\"durationMs\":%ld}\n", (long)(now_ms() - started + 0.5));
+  return 0;
+}
+
 /** One non-blocking connect() within `timeout` ms: the errno's name it failed with (Node's e.code), ETIMEDOUT, or null. */
 static int tcp_connect(const char *server, int port, int timeout) {
   struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(port)};
@@ -359,6 +452,7 @@ int main(int argc, char **argv) {
   int port = port_arg ? atoi(port_arg) : 0;
   if (!name) name = "";
   if (strcmp(command, "http") == 0) serve_http(port, name);
+  if (strcmp(command, "udp") == 0) serve_udp(port, name);
   if (strcmp(command, "dns") == 0) {
     struct record *records = calloc((size_t)argc, sizeof *records);
     int count = 0;
@@ -373,7 +467,8 @@ int main(int argc, char **argv) {
     serve_dns(port, records, count);
   }
   if (strcmp(command, "dns-query") == 0) return dns_query(option(argc, argv, "--server"), port, option(argc, argv, "--qname"), timeout ? atof(timeout) : 1000, option(argc, argv, "--sport"));
+  if (strcmp(command, "udp-query") == 0) return udp_query(option(argc, argv, "--server"), port, timeout ? atof(timeout) : 1000, option(argc, argv, "--sport"));
   if (strcmp(command, "connect") == 0) return tcp_connect(option(argc, argv, "--server"), port, timeout ? atoi(timeout) : 1000);
-  fprintf(stderr, "usage: pod-agent http|dns|dns-query|connect ...\n");
+  fprintf(stderr, "usage: pod-agent http|udp|dns|dns-query|udp-query|connect ...\n");
   return 2;
 }

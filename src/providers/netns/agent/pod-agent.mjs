@@ -3,11 +3,17 @@
 // The one program the lab starts inside pods. Plain JavaScript so it starts in ~50 ms without a loader.
 // Real clusters run it; the netns lab runs its native twin, pod-agent.c (same subcommands, arguments and
 // output; test/lab/native-agent.test.ts), and this one only where gcc cannot build that.
-//   http      --port P --name POD                      HTTP echo that answers with its pod name; GET /bytes/N streams N bytes
+//   http      --port P --name POD                      HTTP echo that answers with its pod name (and the client's
+//             address:port as it saw it, header x-client-address); GET /bytes/N streams N bytes
+//   udp       --port P --name POD                      answers every datagram with one line: its pod name and the
+//             sender's address:port as it saw it (`web 10.244.1.2:20001`)
 //   dns       --port P --name POD --record NAME=IP ...  authoritative A-record server
 //   dns-query --server IP --port P --qname NAME --timeout MS [--sport P]
 //             a resolver that reads the source of every reply (unconnected socket), so a reply from
 //             an unexpected source is observed exactly, like old nslookup's "reply from unexpected source".
+//   udp-query --server IP --port P --timeout MS [--sport P]
+//             one datagram, then the first reply from anywhere (unconnected socket, as dns-query), the name
+//             and client address a udp server answered with read from it
 //   connect   --server IP --port P --timeout MS
 //             one TCP connect(); prints the errno it failed with (curl 7.88 does not name it when no
 //             packet left the pod: a local EHOSTUNREACH/ENETUNREACH/ECONNREFUSED)
@@ -35,6 +41,7 @@ if (command === 'http') {
   const chunk = Buffer.alloc(256 * 1024, 0x61);
   const server = createServer((req, res) => {
     res.setHeader('x-served-by', values.name ?? '');
+    res.setHeader('x-client-address', `${req.socket.remoteAddress}:${req.socket.remotePort}`);
     req.resume();
     // GET /bytes/N streams N bytes (a large download), honouring backpressure
     const bytes = /^\/bytes\/(\d+)$/.exec(req.url ?? '');
@@ -55,6 +62,12 @@ if (command === 'http') {
   });
   server.keepAliveTimeout = 1000;
   server.listen(port, '0.0.0.0', () => console.log(`ready http ${port}`));
+} else if (command === 'udp') {
+  const socket = createSocket('udp4');
+  socket.on('message', (_msg, peer) =>
+    socket.send(`${values.name ?? ''} ${peer.address}:${peer.port}\n`, peer.port, peer.address),
+  );
+  socket.bind(port, '0.0.0.0', () => console.log(`ready udp ${port}`));
 } else if (command === 'dns') {
   const records = new Map(
     (values.record ?? []).map((r) => /** @type {[string, string]} */ (r.toLowerCase().split('='))),
@@ -102,6 +115,35 @@ if (command === 'http') {
   // a fixed source port: the same conntrack entry for every query, as a resolver reusing its socket
   if (values.sport) socket.bind(Number(values.sport), '0.0.0.0', send);
   else send();
+} else if (command === 'udp-query') {
+  const server = String(values.server);
+  const socket = createSocket('udp4');
+  const started = performance.now();
+  /** @type {{from: string, bytes: number, servedBy?: string, clientAddress?: string}[]} */
+  const replies = [];
+  const finish = (/** @type {string} */ outcome) => {
+    console.log(
+      JSON.stringify({
+        outcome,
+        server: `${server}#${port}`,
+        replies,
+        durationMs: Math.round(performance.now() - started),
+      }),
+    );
+    socket.close();
+  };
+  const timer = setTimeout(() => finish('timeout'), Number(values.timeout ?? 1000));
+  // the first datagram to this socket is the reply, wherever it came from: from the server it is the answer,
+  // from anywhere else the symptom
+  socket.on('message', (msg, peer) => {
+    replies.push({ from: `${peer.address}#${peer.port}`, bytes: msg.length, ...echoFields(msg) });
+    clearTimeout(timer);
+    finish(peer.address === server && peer.port === port ? 'ok' : 'unexpected-source');
+  });
+  const send = () => socket.send('hostname\n', port, server);
+  // a fixed source port: the same conntrack entry for every datagram, as a client reusing its socket (nc -u -p)
+  if (values.sport) socket.bind(Number(values.sport), '0.0.0.0', send);
+  else send();
 } else if (command === 'connect') {
   const started = performance.now();
   const socket = connect({ host: String(values.server), port });
@@ -113,7 +155,7 @@ if (command === 'http') {
   socket.on('connect', () => done(null));
   socket.on('error', (/** @type {NodeJS.ErrnoException} */ e) => done(e.code ?? e.message));
 } else {
-  console.error('usage: pod-agent http|dns|dns-query|connect ...');
+  console.error('usage: pod-agent http|udp|dns|dns-query|udp-query|connect ...');
   process.exit(2);
 }
 
@@ -177,4 +219,17 @@ function parseAnswers(msg) {
       out.push([...msg.subarray(o + 12, o + 16)].join('.'));
   }
   return out;
+}
+
+/**
+ * The name and client address a udp server answered with (`NAME ADDRESS:PORT`, one optional newline); a reply
+ * of one word names only the server (agnhost netexec answers `hostname` so); anything else names nothing.
+ * @param {Buffer} msg
+ */
+function echoFields(msg) {
+  const m = /^([A-Za-z0-9._-]{1,253})(?: ([0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}:[0-9]{1,5}))?\n?$/.exec(
+    msg.toString('latin1'),
+  );
+  if (!m) return {};
+  return m[2] ? { servedBy: m[1], clientAddress: m[2] } : { servedBy: m[1] };
 }

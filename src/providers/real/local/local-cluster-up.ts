@@ -31,6 +31,7 @@ import {
   type FlannelNode,
 } from '../../../dataplane/flannel-entries.ts';
 import { helperBinary } from '../../namespaces/helper-build.ts';
+import { agentProgramArgv } from '../../../contract/agent-program.ts';
 
 export const FABRIC_NET = '172.18.0';
 export const APISERVER_IP = `${FABRIC_NET}.1`;
@@ -502,9 +503,7 @@ export async function bringUpLocalCluster(input: BringUpInput): Promise<LocalClu
   await Promise.all(
     topology.hosts.flatMap((h, i) =>
       (h.serve ?? []).map(async (program, j) => {
-        const argv = program.http
-          ? [agent, 'http', `--port=${program.http}`, `--name=${h.name}`]
-          : [agent, 'dns', `--port=${program.dns}`, `--name=${h.name}`];
+        const argv = agentProgramArgv([agent], program, h.name, []);
         const d = daemon(
           `host-${h.name}-${j}`,
           argv,
