@@ -100,7 +100,7 @@ describe('providers declare what they can do', () => {
 
   it("a literal address in a check, step or expectation needs the scenario's addresses; a placeholder does not", async () => {
     expect(literalAddress({ cmd: 'conntrack -L --orig-dst 10.96.0.10' })).toBe('10.96.0.10');
-    expect(literalAddress({ matches: 'src=10\\.244\\.1\\.3' })).toBeUndefined();
+    expect(literalAddress({ matches: 'src=10\\.244\\.1\\.3 ' })).toBe('10.244.1.3');
     expect(literalAddress({ cmd: 'grep src={pod/client} /proc/net/xt_recent' })).toBeUndefined();
     expect(literalAddress({ cmd: 'curl 127.0.0.1:8080', also: '0.0.0.0', version: '1.20.2' })).toBeUndefined();
     expect(literalAddress({ sentTo: '10.244.1.99:8080' })).toBe('10.244.1.99');
