@@ -118,7 +118,3 @@ export interface ProbeTraceSession {
   /** Removes every trace rule; with `facts`, also reads what the path depended on (for a probe that did not end well). */
   stop(options?: { facts?: boolean }): Promise<ProbeTraceResult>;
 }
-
-/** The packet concerns `client`: it sent or receives it, or it is an ICMP error about such a packet. */
-export const concernsClient = (p: TracePacket, client: string): boolean =>
-  p.src === client || p.dst === client || (p.inner !== undefined && concernsClient(p.inner, client));

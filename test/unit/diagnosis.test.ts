@@ -18,7 +18,13 @@ const fixture = (name: string): Fixture =>
   JSON.parse(readFileSync(new URL(`./fixtures/probe-traces/${name}.json`, import.meta.url), 'utf8')) as Fixture;
 const run = (name: string) => {
   const f = fixture(name);
-  const d = diagnose({ probe: f.probe, phase: f.phase, steps: f.steps, checks: f.checks, trace: f.probe.trace });
+  const d = diagnose({
+    probe: f.probe,
+    phase: f.phase,
+    steps: f.steps,
+    checks: f.checks,
+    trace: f.probe.trace,
+  });
   if (!d) throw new Error(`no diagnosis for ${name}`);
   return d;
 };
@@ -189,6 +195,49 @@ describe('diagnosis of the seed incidents (recorded traces)', () => {
         .reduce((n, s) => n + Number(/ ×(\d+)$/.exec(s.action)?.[1] ?? 1), 0);
     expect(shown(d.path)).toBe(drops.length);
     expect(shown(original.path)).toBe(drops.length);
+  });
+
+  it('e2e-terminating-fallback-etp-local: the DROP on the other node, of the packet node-a masqueraded (followed by its conntrack entry)', () => {
+    const d = run('e2e-terminating-fallback-etp-local--pod0-to-node1');
+    expect(d.culprit).toEqual({
+      kind: 'rule',
+      node: 'node-b',
+      where: 'filter/KUBE-EXTERNAL-SERVICES',
+      text: '-A KUBE-EXTERNAL-SERVICES -p tcp -m comment --comment "default/svc-proxy-terminating:http has no local endpoints" -m addrtype --dst-type LOCAL -m tcp --dport 30080 -j DROP',
+    });
+    // the dropped packet carries node-a's address, not the client's
+    expect(d.packet).toMatchObject({ src: '172.18.0.2', dst: '172.18.0.3', dport: 30080, flags: 'SYN' });
+    expect(d.reason).toMatch(
+      /dropped the client's packet tcp 10\.244\.1\.3:\d+ > 172\.18\.0\.3:30080 \[SYN\] \(node-a masqueraded \(nat\/FLANNEL-POSTRTG `-A FLANNEL-POSTRTG -s 10\.244\.0\.0\/16 ! -d 224\.0\.0\.0\/4 -m comment --comment "flanneld masq" -j MASQUERADE --random-fully`\) it into tcp 172\.18\.0\.2:\d+ > 172\.18\.0\.3:30080 \[SYN\]\)\./,
+    );
+    expect(d.evidence).toEqual([
+      {
+        where: 'node/node-a',
+        command: 'conntrack -E',
+        output: expect.stringMatching(
+          /^\[NEW\] tcp .* src=10\.244\.1\.3 dst=172\.18\.0\.3 .* src=172\.18\.0\.3 dst=172\.18\.0\.2 /,
+        ),
+      },
+    ]);
+    expect(d.path.find((s) => s.culprit)).toMatchObject({ where: 'node/node-b', kind: 'drop' });
+  });
+
+  it('a REJECT on the other node after the masquerade is named as a reject, with the ICMP the client got; the purged socket queue is not a culprit', () => {
+    const f = fixture('e2e-terminating-fallback-etp-local--pod0-to-node1-rejected');
+    expect(f.probe.trace.events.some((e) => e.kind === 'drop' && e.reason === 'QUEUE_PURGE')).toBe(true);
+    const d = run('e2e-terminating-fallback-etp-local--pod0-to-node1-rejected');
+    expect(d.culprit).toMatchObject({ kind: 'rule', node: 'node-b', where: 'filter/KUBE-EXTERNAL-SERVICES' });
+    expect(d.culprit.text).toMatch(/-j REJECT --reject-with icmp-port-unreachable$/);
+    expect(d.reason).toMatch(
+      /rejected the client's packet tcp 10\.244\.1\.3:\d+ > 172\.18\.0\.3:30080 \[SYN\] \(node-a masqueraded/,
+    );
+    expect(d.reason).toContain('it answered with ICMP port-unreachable instead of passing it on.');
+    expect(d.reason).toContain('The client got it, reverse-NATed by node-a: ICMP port-unreachable from 172.18.0.3.');
+    expect(d.path.find((s) => s.culprit)).toMatchObject({ where: 'node/node-b', kind: 'reject' });
+    // without the other node's verdicts, the queue the client's socket purged is still no culprit
+    const events = f.probe.trace.events.filter((e) => !(e.kind === 'rule' && e.node === 'node-b'));
+    const rest = diagnose({ probe: f.probe, phase: f.phase, checks: [], trace: { ...f.probe.trace, events } });
+    expect(rest?.culprit.text ?? '').not.toContain('QUEUE_PURGE');
   });
 
   it('finds no culprit in an empty trace', () => {
