@@ -240,6 +240,36 @@ describe('diagnosis of the seed incidents (recorded traces)', () => {
     expect(rest?.culprit.text ?? '').not.toContain('QUEUE_PURGE');
   });
 
+  it('rp-filter-strict-asymmetric-route: IP_RPFILTER with the rp_filter values and the route back that made the strict check fail', () => {
+    const d = run('rp-filter-strict-asymmetric-route--other-node');
+    expect(d.culprit).toEqual({
+      kind: 'kernel',
+      node: 'node/node-b',
+      where: 'reverse path filter on flannel.1',
+      text: expect.stringMatching(
+        /^IP_RPFILTER: rp_filter 1 \(strict\), the route back to 10\.244\.1\.\d+: 10\.244\.1\.\d+ via 172\.18\.0\.2 dev eth0 src 172\.18\.0\.3$/,
+      ),
+    });
+    expect(d.reason).toContain(
+      'rp_filter on flannel.1 is 1 (strict): the kernel uses the higher of net.ipv4.conf.all.rp_filter = 1 and net.ipv4.conf.flannel/1.rp_filter = 0.',
+    );
+    expect(d.reason).toMatch(
+      /`ip -4 route get 10\.244\.1\.\d+` in node-b gives `10\.244\.1\.\d+ via 172\.18\.0\.2 dev eth0 src 172\.18\.0\.3`: the reply would leave by eth0, not flannel\.1 \(asymmetric routes\)\./,
+    );
+    expect(d.evidence?.map((r) => r.command)).toEqual([
+      'sysctl net.ipv4.conf.all.rp_filter net.ipv4.conf.flannel/1.rp_filter',
+      expect.stringMatching(/^ip -4 route get 10\.244\.1\.\d+$/),
+    ]);
+    expect(d.path.find((s) => s.culprit)).toMatchObject({ where: 'node/node-b', action: 'dropped: IP_RPFILTER' });
+  });
+
+  it("rp_filter loose on node-b only: the SYN-ACK, dropped by node-a's strict check on eth0 (a drop of the reply, found for the diagnosis)", () => {
+    const d = run('rp-filter-strict-asymmetric-route--other-node-loose-on-node-b-only');
+    expect(d.culprit).toMatchObject({ kind: 'kernel', node: 'node/node-a', where: 'reverse path filter on eth0' });
+    expect(d.packet).toMatchObject({ src: '10.244.2.2', sport: 8080, flags: 'SYN ACK' });
+    expect(d.reason).toContain('the reply would leave by flannel.1, not eth0 (asymmetric routes)');
+  });
+
   it('finds no culprit in an empty trace', () => {
     const f = fixture('cilium-kube-proxy-forward-race--external');
     const trace = { ...f.probe.trace, events: [], facts: [] };

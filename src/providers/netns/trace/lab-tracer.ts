@@ -25,6 +25,7 @@ import { HarnessError } from '../../../model/errors.ts';
 import { stat } from 'node:fs/promises';
 import { ProbeFlow } from '../../../model/probe-flow.ts';
 import {
+  type DropCause,
   tracingEnabled,
   type ProbeTraceResult,
   type ProbeTraceSession,
@@ -286,6 +287,19 @@ class LabTracer {
       fired = true;
       for (const l of dropListeners) l(relative(e, start) as Extract<TraceEvent, { kind: 'rule' | 'drop' }>);
     };
+    /** Reads the state behind a drop right at the drop, one read at a time (a retransmission brings the same drop again). */
+    const explain = (e: Stamped & { kind: 'drop' }, then?: (cause: DropCause | undefined) => void) => {
+      if (explaining) return;
+      explaining = true;
+      const explained = readDropCause(this.lab.target(e.where), e)
+        .catch(() => undefined)
+        .then((cause) => {
+          explaining = false;
+          if (cause) e.cause = cause;
+          then?.(cause);
+        });
+      causes.push(explained);
+    };
     // a drop can arrive before the trace of its connection's SYN (two monitors, two pipes; a rule verdict on
     // the node after a masquerade comes from another node's monitor): it waits for that SYN
     const beforeItsSyn = new Map<number, Stamped[]>();
@@ -311,7 +325,9 @@ class LabTracer {
       const clientPort = flow.clientPort(e.packet);
       if (fired) return;
       if (!attributedDrop(e, flow)) {
-        if (e.kind !== 'conntrack' && (e.kind === 'drop' || e.verdict === 'DROP') && !flow.concerns(e.packet)) {
+        if (e.kind === 'drop' && explainable(e) && flow.concerns(e.packet))
+          explain(e); // named in the diagnosis, not called
+        else if (e.kind !== 'conntrack' && (e.kind === 'drop' || e.verdict === 'DROP') && !flow.concerns(e.packet)) {
           unplaced.push(e);
           if (unplaced.length > 64) unplaced.shift();
         }
@@ -337,19 +353,11 @@ class LabTracer {
         return;
       }
       if (e.kind === 'drop' && explainable(e)) {
-        // the node's state says why: read it right now, one read at a time (a retransmission brings the same drop again)
-        if (explaining) return;
-        explaining = true;
-        const explained = readDropCause(this.lab.node(e.where.slice('node/'.length)), e)
-          .catch(() => undefined)
-          .then((cause) => {
-            explaining = false;
-            if (cause) e.cause = cause;
-            // a bridge drop is called only when the state explains it; a failed neighbour is named for the
-            // diagnosis, never called: it is no silent drop (DETERMINISTIC_DROPS)
-            if (e.reason === 'NOT_SPECIFIED' && cause) fire(e);
-          });
-        causes.push(explained);
+        // the namespace's state says why: a reason that repeats for every retransmission is called now and its
+        // state read for the diagnosis; a bridge drop is called only when the state explains it; a failed
+        // neighbour is named for the diagnosis, never called: it is no silent drop (DETERMINISTIC_DROPS)
+        if (DETERMINISTIC_DROPS.has(e.reason)) fire(e);
+        explain(e, (cause) => e.reason === 'NOT_SPECIFIED' && cause && fire(e));
         return;
       }
       if (e.kind === 'drop' && e.reason === 'NETFILTER_DROP' && e.where.startsWith('node/')) {
