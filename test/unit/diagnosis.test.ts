@@ -12,6 +12,8 @@ interface Fixture {
   steps?: StepResult[];
   checks: CheckResult[];
   probe: ProbeResult & { trace: ProbeTraceResult };
+  /** The same probe in the baseline of the same lab (recorded for a faulted probe that was answered). */
+  baseline?: { observed: string; detail: Record<string, unknown> };
 }
 
 const fixture = (name: string): Fixture =>
@@ -24,6 +26,7 @@ const run = (name: string) => {
     steps: f.steps,
     checks: f.checks,
     trace: f.probe.trace,
+    baseline: f.baseline,
   });
   if (!d) throw new Error(`no diagnosis for ${name}`);
   return d;
@@ -268,6 +271,45 @@ describe('diagnosis of the seed incidents (recorded traces)', () => {
     expect(d.culprit).toMatchObject({ kind: 'kernel', node: 'node/node-a', where: 'reverse path filter on eth0' });
     expect(d.packet).toMatchObject({ src: '10.244.2.2', sport: 8080, flags: 'SYN ACK' });
     expect(d.reason).toContain('the reply would leave by flannel.1, not eth0 (asymmetric routes)');
+  });
+
+  it('a fault that drops nothing: the masquerade that hid the client, with the rule that marked it for it', () => {
+    const d = run('nat-changes-what-the-probe-sees--nodeport');
+    expect(d.culprit).toEqual({
+      kind: 'rule',
+      node: 'node-a',
+      where: 'nat/KUBE-POSTROUTING',
+      text: '-A KUBE-POSTROUTING -m comment --comment "kubernetes service traffic requiring SNAT" -j MASQUERADE --random-fully',
+    });
+    expect(d.reason).toMatch(
+      /^Nothing dropped the probe: it was answered, but the server did not see the client's address/,
+    );
+    expect(d.reason).toMatch(
+      /So the server saw 10\.244\.1\.1:\d+, the source node-a gave it, instead of 172\.18\.0\.100\./,
+    );
+    expect(d.reason).toMatch(
+      /node-a marked it for that masquerade in nat\/KUBE-EXT-\w+: `-A KUBE-EXT-\w+ -m comment --comment "masquerade traffic for default\/web:http external destinations" -j KUBE-MARK-MASQ`\./,
+    );
+    expect(d.evidence?.[0]?.output).toMatch(/src=172\.18\.0\.100 dst=172\.18\.0\.2 .* dst=10\.244\.1\.1 /);
+    expect(d.path.find((s) => s.culprit)).toMatchObject({ where: 'node/node-a', kind: 'netfilter' });
+  });
+
+  it('a fault that drops nothing: the DNAT that sent the probe to another backend than in the baseline', () => {
+    const d = run('nat-changes-what-the-probe-sees--clusterip');
+    expect(d.culprit).toMatchObject({
+      kind: 'rule',
+      node: 'node-a',
+      where: expect.stringMatching(/^nat\/KUBE-SEP-\w+$/),
+    });
+    expect(d.culprit.text).toMatch(/-j DNAT --to-destination 10\.244\.1\.4:8080$/);
+    expect(d.reason).toContain('it was answered, by web-b where the baseline was answered by web-a.');
+    expect(d.reason).toMatch(/nat\/KUBE-SVC-\w+ chose that endpoint/);
+    // the same trace with the same backend as in the baseline: no rewrite changed anything, no culprit
+    const f = fixture('nat-changes-what-the-probe-sees--clusterip');
+    const unchanged = { observed: 'ok', detail: { servedBy: 'web-b' } };
+    expect(
+      diagnose({ probe: f.probe, phase: f.phase, checks: f.checks, trace: f.probe.trace, baseline: unchanged }),
+    ).toBeUndefined();
   });
 
   it('finds no culprit in an empty trace', () => {

@@ -1,6 +1,8 @@
 // The small surface the engine calls around each probe (marked `probe-trace` in run-scenario.ts):
 // start a trace, run the probe with a signal that fires at an attributed drop, stop the trace
-// (keeping it only for a faulted or failing probe), and diagnose those probes after the phase's checks.
+// (keeping it only for a faulted or failing probe: one that failed, did not end well, or observes or is
+// expected to observe something else than in its lab's baseline), and diagnose those probes after the
+// phase's checks.
 import type { PhaseResult, ProbeResult } from './results.ts';
 import type { Observation } from '../../model/outcome.ts';
 import type { ProbeTraceResult, ProbeTraceSession } from '../../model/trace-events.ts';
@@ -17,7 +19,18 @@ export interface TracedProbe {
   /** What tracing added to this probe, ms (after stop). */
   costMs(): number | undefined;
   /** Stops the trace and records it on the probe: the trace itself only for a faulted or failing probe, its cost always. */
-  finish(probe: ProbeResult): Promise<void>;
+  finish(probe: ProbeResult, baseline?: ProbeResult): Promise<void>;
+}
+
+/**
+ * The probe observes, or is expected to observe, something else than the same probe in its lab's baseline:
+ * a fault changed it even when it ended well (a masquerade hides the client's address, another backend answers).
+ */
+export function changedSinceBaseline(probe: ProbeResult, baseline: ProbeResult | undefined): boolean {
+  if (!baseline) return false;
+  const view = (p: ProbeResult) =>
+    JSON.stringify([p.expected, p.observed, p.detail.servedBy, p.detail.source, p.detail.sentTo, p.detail.connected]);
+  return view(probe) !== view(baseline);
 }
 
 export function traceProbe(session: ProbeTraceSession): TracedProbe {
@@ -42,16 +55,19 @@ export function traceProbe(session: ProbeTraceSession): TracedProbe {
       return keep ? result : undefined;
     },
     costMs: () => cost,
-    async finish(probe) {
-      const trace = await this.stop(!probe.matched || probe.observed !== 'ok');
+    async finish(probe, baseline) {
+      const trace = await this.stop(!probe.matched || probe.observed !== 'ok' || changedSinceBaseline(probe, baseline));
       if (trace) probe.trace = trace;
       if (cost !== undefined) probe.traceCostMs = cost;
     },
   };
 }
 
-/** Adds `diagnosis` to each probe that kept its trace; checks' evidence (e.g. conntrack's log) is cited. */
-export function attachDiagnoses(phase: PhaseResult, address: (ref: string) => string): void {
+/**
+ * Adds `diagnosis` to each probe that kept its trace; checks' evidence (e.g. conntrack's log) is cited, and
+ * what the same probe observed in `baseline` (its lab's baseline phase) tells what the fault changed.
+ */
+export function attachDiagnoses(phase: PhaseResult, address: (ref: string) => string, baseline?: PhaseResult): void {
   for (const probe of phase.probes) {
     if (!probe.trace) continue;
     const diagnosis = diagnose({
@@ -61,6 +77,7 @@ export function attachDiagnoses(phase: PhaseResult, address: (ref: string) => st
       steps: phase.steps,
       trace: probe.trace,
       address,
+      baseline: baseline?.probes.find((b) => b.id === probe.id),
     });
     if (diagnosis) probe.diagnosis = diagnosis;
   }

@@ -1,8 +1,8 @@
 // Names the culprit of a faulted or failing probe from what it observed and what its trace recorded:
 // the rule that dropped the packet (on whichever node it reached, under the address a NAT gave it), the
-// BPF program that rewrote it, the kernel path that skipped netfilter or checked the reverse path (with the
-// settings and route behind it), or the socket that refused it; with the packet, a few sentences an expert
-// would say, the state behind the culprit, and the path the packets took.
+// BPF program that rewrote it, the kernel path that skipped netfilter or checked the reverse path, the
+// socket that refused it, or, when nothing dropped it, the NAT rule that changed what it observed; with the
+// packet, a few sentences an expert would say, the state behind the culprit, and the path the packets took.
 // Each way a probe fails is a detector of its own (detectors/), tried in order. Pure: unit-tested on
 // recorded traces (test/unit/diagnosis.test.ts).
 import type { Diagnosis } from '../../model/diagnosis.ts';
@@ -14,6 +14,7 @@ import type { Ctx, Detector, DiagnosisInput } from './detectors/detector.ts';
 import { hairpinDrop } from './detectors/hairpin-drop.ts';
 import { invalidUnNated } from './detectors/invalid-un-nated.ts';
 import { kernelDrop } from './detectors/kernel-drop.ts';
+import { natRewrite } from './detectors/nat-rewrite.ts';
 import { rpFilterDrop } from './detectors/rp-filter-drop.ts';
 import { ruleDrop } from './detectors/rule-drop.ts';
 import { socketLbRewrite } from './detectors/socket-lb-rewrite.ts';
@@ -21,7 +22,10 @@ import { buildPath } from './packet-path.ts';
 
 export type { Diagnosis, DiagnosisInput };
 
-/** The detectors, most specific first: a rule's verdict or a program's rewrite names its culprit exactly. */
+/**
+ * The detectors, most specific first: a rule's verdict or a program's rewrite names its culprit exactly; a
+ * NAT that changed an answered probe's view comes before any other kernel drop, which an answer outweighs.
+ */
 const DETECTORS: readonly Detector[] = [
   ruleDrop,
   socketLbRewrite,
@@ -29,6 +33,7 @@ const DETECTORS: readonly Detector[] = [
   invalidUnNated,
   bridgedReply,
   rpFilterDrop,
+  natRewrite,
   kernelDrop,
 ];
 

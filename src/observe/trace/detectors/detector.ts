@@ -16,6 +16,8 @@ export interface DiagnosisInput {
   steps?: readonly { evidence?: string; output?: string }[];
   trace: ProbeTraceResult;
   address?: (ref: string) => string;
+  /** The same probe in the baseline phase of the same lab: what it observed before any fault. */
+  baseline?: { observed: string; detail: Record<string, unknown> };
 }
 
 /** A probe's diagnosis input with what every detector needs resolved: the flow, the client's packets, its own events. */
