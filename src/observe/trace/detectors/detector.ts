@@ -98,24 +98,28 @@ function clientsOwn(ctx: Ctx, p: TracePacket, first: TranslatedTuple): TracePack
 }
 
 /** What each NAT on the way did to the client's packet: `node-a masqueraded (nat/CHAIN \`rule\`) it into tcp 172.18.0.2:14440 > ...`. */
-function natSteps(ctx: Ctx, p: TracePacket): string[] {
+function natSteps(ctx: Ctx, p: TracePacket, flags: string | undefined): string[] {
   return translations(ctx, p).map((t) => {
     const verbs = natRules(ctx, t).map((r) => {
       const target = /-j (SNAT|MASQUERADE|DNAT)\b/.exec(r.rule ?? '')?.[1];
       return `${target === 'MASQUERADE' ? 'masqueraded' : `${target}ed`} (${r.table}/${r.chain} \`${ruleText(r)}\`)`;
     });
-    return `${t.node} ${verbs.length ? verbs.join(' and ') : 'rewrote'} it into ${showPacket({ ...t.tuple, flags: p.flags })}`;
+    return `${t.node} ${verbs.length ? verbs.join(' and ') : 'rewrote'} it into ${showPacket({ ...t.tuple, flags })}`;
   });
 }
 
 /**
  * The packet in words; for one a NAT made of the client's, the client's own packet and each NAT in turn:
- * `tcp 10.244.1.3:59168 > 172.18.0.3:30080 [SYN] (node-a masqueraded (nat/CHAIN \`rule\`) it into tcp 172.18.0.2:14440 > ...)`.
+ * `tcp 10.244.1.3:59168 > 172.18.0.3:30080 [SYN] (node-a masqueraded (nat/CHAIN \`rule\`) it into tcp 172.18.0.2:14440 > ...)`;
+ * for a reply to such a packet, the reply and what the client's packet became.
  */
 export function flowPacketWords(ctx: Ctx, p: TracePacket): string {
   const chain = translations(ctx, p);
   if (!chain.length || p.inner) return showPacket(p);
-  return `${showPacket({ ...clientsOwn(ctx, p, chain[0]!), flags: p.flags })} (${natSteps(ctx, p).join(', then ')})`;
+  const own = clientsOwn(ctx, p, chain[0]!);
+  if (ctx.flow.outbound(p))
+    return `${showPacket({ ...own, flags: p.flags })} (${natSteps(ctx, p, p.flags).join(', then ')})`;
+  return `${showPacket(p)} (the reply to the client's ${showPacket(own)}: ${natSteps(ctx, p, own.flags).join(', then ')})`;
 }
 
 /** The conntrack entries behind each NAT the packet went through, as `conntrack -E` printed them on their nodes. */

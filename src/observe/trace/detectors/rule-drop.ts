@@ -36,7 +36,7 @@ function detect(ctx: Ctx): Found | undefined {
   // nf_tables traces a REJECT rule with a drop verdict: the rule's target says which it was
   const rejected = drop.verdict === 'REJECT' || /-j REJECT\b/.test(text);
   const translated = ctx.flow.translationOf(drop.packet);
-  const what = `the client's packet ${flowPacketWords(ctx, drop.packet)}`;
+  const what = `${ctx.flow.outbound(drop.packet) ? "the client's packet" : 'the packet'} ${flowPacketWords(ctx, drop.packet)}`;
   const sentences = [
     about
       ? `${drop.node}'s rule \`${text}\` (${drop.table}/${drop.chain}) dropped the ICMP error ${showPacket({ ...drop.packet, inner: undefined })} that ${drop.node} sent ${drop.packet.dst} about its packet ${showPacket(about)} to the client.`
