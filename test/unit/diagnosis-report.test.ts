@@ -4,7 +4,7 @@
 // its lab's baseline.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { changedSinceBaseline } from '../../src/engine/run/probe-trace-hooks.ts';
+import { showsTheFault } from '../../src/engine/run/probe-trace-hooks.ts';
 import type { ProbeResult, RunResult } from '../../src/engine/run/results.ts';
 import { diagnose } from '../../src/observe/trace/diagnosis.ts';
 import { diagnosisLines } from '../../src/report/diagnosis-lines.ts';
@@ -71,13 +71,19 @@ describe('which probes that ended well keep their trace', () => {
     detail: { servedBy: 'web-a', ...detail },
   });
   it('one expected or observed otherwise than in the baseline', () => {
-    expect(
-      changedSinceBaseline(result('ok, served by web-a, client address 10.244.1.1'), result('ok, served by web-a')),
-    ).toBe(true);
-    expect(changedSinceBaseline(result('ok', { servedBy: 'web-b' }), result('ok'))).toBe(true);
+    const baseline = result('ok, served by web-a');
+    expect(showsTheFault(result('ok, served by web-a, client address 10.244.1.1'), { baseline })).toBe(true);
+    expect(showsTheFault(result('ok, served by web-a', { servedBy: 'web-b' }), { baseline })).toBe(true);
+  });
+  it('under a fix, only while it shows what the faulted phase showed', () => {
+    const baseline = result('ok, served by web-a');
+    const faulted = result('ok, served by web-a, client address 10.244.1.1');
+    expect(showsTheFault(result('ok, served by web-a, client address 10.244.1.1'), { baseline, faulted })).toBe(true);
+    // the fix made another backend answer: a change since the baseline, but the fix's, not the fault's
+    expect(showsTheFault(result('ok, served by web-b', { servedBy: 'web-b' }), { baseline, faulted })).toBe(false);
   });
   it('not one that is the same, nor any in the baseline itself', () => {
-    expect(changedSinceBaseline(result('ok'), result('ok'))).toBe(false);
-    expect(changedSinceBaseline(result('ok'), undefined)).toBe(false);
+    expect(showsTheFault(result('ok'), { baseline: result('ok') })).toBe(false);
+    expect(showsTheFault(result('ok'), {})).toBe(false);
   });
 });

@@ -327,9 +327,13 @@ async function runProbes(p: RunningPhase, ahead: AheadWatches): Promise<void> {
       (ref) => ((p.result.addresses ??= {})[ref] = cluster.address(ref)),
     );
     // keeps the trace of a faulted or failing probe
+    const earlier = (name: PhaseName) =>
+      p.result.phases.find((x) => x.name === name && x.variant === p.variant)?.probes.find((b) => b.id === id);
     await trace.finish(
       probe,
-      baselineOf(p.result, p)?.probes.find((b) => b.id === id),
+      p.name === 'baseline'
+        ? {}
+        : { baseline: earlier('baseline'), faulted: p.name === 'fixed' ? earlier('faulted') : undefined },
     );
     p.phase.probes.push(probe);
     options.emit({ kind: 'probe', id: scenario.id, phase: p.name, probe });
