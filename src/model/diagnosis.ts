@@ -20,10 +20,20 @@ export interface PathStep {
   inferred?: boolean;
 }
 
+/** Kernel state a diagnosis rests on, as a command printed it in a namespace of the lab: a setting, a route, a conntrack entry. */
+export interface StateRead {
+  /** `node/NAME`, `pod/NAME`, `host/NAME` or `fabric`. */
+  where: string;
+  command: string;
+  output: string;
+}
+
 export interface Diagnosis {
   culprit: { kind: CulpritKind; node: string; where: string; text: string };
   packet: TracePacket;
   /** A few plain sentences: what happened to which packet, and why. */
   reason: string;
+  /** The state behind the culprit, read from the kernel: what made it act so (rp_filter and the route back, the NAT's conntrack entry). */
+  evidence?: StateRead[];
   path: PathStep[];
 }

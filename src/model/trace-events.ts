@@ -71,7 +71,20 @@ export type DropCause =
   /** NEIGH_FAILED: the neighbour that never answered ARP, as the neighbour table shows it (FAILED). */
   | { kind: 'neighbour'; neighbour: string; state: string }
   /** A bridge does not send a frame back out the port it came in on: the destination MAC is behind that port (its FDB), whose hairpin mode is off. */
-  | { kind: 'hairpin-off'; bridge: string; port: string; mac: string };
+  | { kind: 'hairpin-off'; bridge: string; port: string; mac: string }
+  /**
+   * IP_RPFILTER: the reverse path check of the interface the packet came in on. `all` and `iface` are
+   * net.ipv4.conf.{all,IFACE}.rp_filter (the kernel uses the higher); `route` is the route back to the
+   * packet's source as `lookup` printed it (`via`, `dev`), or why there is none.
+   */
+  | {
+      kind: 'rp-filter';
+      iface: string;
+      all: number;
+      ifaceValue: number;
+      lookup: string;
+      route: { text: string; dev?: string; error?: string };
+    };
 
 /** Facts read once the probe is over, only when it did not end well: what a packet's path depended on. */
 export type TraceFact =
@@ -118,7 +131,3 @@ export interface ProbeTraceSession {
   /** Removes every trace rule; with `facts`, also reads what the path depended on (for a probe that did not end well). */
   stop(options?: { facts?: boolean }): Promise<ProbeTraceResult>;
 }
-
-/** The packet concerns `client`: it sent or receives it, or it is an ICMP error about such a packet. */
-export const concernsClient = (p: TracePacket, client: string): boolean =>
-  p.src === client || p.dst === client || (p.inner !== undefined && concernsClient(p.inner, client));

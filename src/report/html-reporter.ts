@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { PhaseResult, ProbeResult, RunResult, ScenarioResult } from '../engine/run/results.ts';
 import type { PathStep } from '../model/diagnosis.ts';
 import type { TopologySpec } from '../model/scenario-schema.ts';
-import { diagnosisLines } from './diagnosis-lines.ts';
+import { diagnosisLines, evidenceLines } from './diagnosis-lines.ts';
 import type { ReportContext, ScenarioFacts } from './report-context.ts';
 import type { Reporter } from './reporter.ts';
 import { writeReport } from './write-report.ts';
@@ -33,6 +33,7 @@ table{border-collapse:collapse;margin:6px 0} td,th{border:1px solid #dde;padding
 th{background:#f3f4f7} .incident{max-width:1100px;margin:4px 0} .repro{margin:6px 0}
 .culprit{border-left:4px solid #b3261e;background:#fdf0ef;padding:8px 12px;margin:8px 0;max-width:1100px}
 .culprit b{color:#b3261e} .probe{margin:10px 0 26px} svg{display:block;margin:8px 0;max-width:100%}
+.culprit pre{font:12px ui-monospace,monospace;background:#f3f4f7;padding:6px 8px;margin:6px 0 0;white-space:pre-wrap}
 `;
 
 export function renderHtml(result: RunResult, context?: ReportContext): string {
@@ -151,11 +152,12 @@ export function topologyPicture(t: TopologySpec): string {
 }
 
 function probeSection(phase: PhaseResult, probe: ProbeResult): string {
-  const [head, ...sentences] = diagnosisLines(probe);
+  const [head, ...sentences] = diagnosisLines(probe, { evidence: false });
+  const evidence = probe.diagnosis ? evidenceLines(probe.diagnosis) : [];
   return [
     `<div class="probe"><h3>${esc(phase.variant)} / ${phase.name} / ${esc(probe.id)}: ${esc(probe.observed)}</h3>`,
     `<div class="dim">${esc(probe.summary)}</div>`,
-    `<div class="culprit"><b>${esc(head ?? '')}</b>${sentences.map((l) => `<div>${esc(l)}</div>`).join('')}</div>`,
+    `<div class="culprit"><b>${esc(head ?? '')}</b>${sentences.map((l) => `<div>${esc(l)}</div>`).join('')}${evidence.length ? `<pre>${esc(evidence.join('\n'))}</pre>` : ''}</div>`,
     probe.diagnosis ? sequenceDiagram(probe.diagnosis.path) : '',
     '</div>',
   ].join('\n');

@@ -113,9 +113,21 @@ const Diagnosis = z
         where: z.string().describe('table/chain, program and attach point, kernel path, or socket'),
         text: z.string().describe("the rule text, the program and its rewrite, the kernel's words, the drop reason"),
       })
-      .describe('what dropped or rewrote the packet'),
+      .describe('what dropped, rejected or rewrote the packet'),
     packet: TracePacket,
     reason: z.string().describe('a few plain sentences: what happened to which packet, and why'),
+    evidence: z
+      .array(
+        z.object({
+          where: z.string().describe('node/NAME, pod/NAME, host/NAME or fabric'),
+          command: z.string().describe('the read-only command that printed it'),
+          output: z.string(),
+        }),
+      )
+      .optional()
+      .describe(
+        'the kernel state behind the culprit, as read: the rp_filter values and the route back, the conntrack entry of a NAT',
+      ),
     path: z.array(PathStep),
   })
   .describe('why a faulted or failing probe ended as it did, from its packet trace (src/observe/trace/diagnosis.ts)');

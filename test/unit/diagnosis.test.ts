@@ -12,13 +12,22 @@ interface Fixture {
   steps?: StepResult[];
   checks: CheckResult[];
   probe: ProbeResult & { trace: ProbeTraceResult };
+  /** The same probe in the baseline of the same lab (recorded for a faulted probe that was answered). */
+  baseline?: { observed: string; detail: Record<string, unknown> };
 }
 
 const fixture = (name: string): Fixture =>
   JSON.parse(readFileSync(new URL(`./fixtures/probe-traces/${name}.json`, import.meta.url), 'utf8')) as Fixture;
 const run = (name: string) => {
   const f = fixture(name);
-  const d = diagnose({ probe: f.probe, phase: f.phase, steps: f.steps, checks: f.checks, trace: f.probe.trace });
+  const d = diagnose({
+    probe: f.probe,
+    phase: f.phase,
+    steps: f.steps,
+    checks: f.checks,
+    trace: f.probe.trace,
+    baseline: f.baseline,
+  });
   if (!d) throw new Error(`no diagnosis for ${name}`);
   return d;
 };
@@ -189,6 +198,118 @@ describe('diagnosis of the seed incidents (recorded traces)', () => {
         .reduce((n, s) => n + Number(/ ×(\d+)$/.exec(s.action)?.[1] ?? 1), 0);
     expect(shown(d.path)).toBe(drops.length);
     expect(shown(original.path)).toBe(drops.length);
+  });
+
+  it('e2e-terminating-fallback-etp-local: the DROP on the other node, of the packet node-a masqueraded (followed by its conntrack entry)', () => {
+    const d = run('e2e-terminating-fallback-etp-local--pod0-to-node1');
+    expect(d.culprit).toEqual({
+      kind: 'rule',
+      node: 'node-b',
+      where: 'filter/KUBE-EXTERNAL-SERVICES',
+      text: '-A KUBE-EXTERNAL-SERVICES -p tcp -m comment --comment "default/svc-proxy-terminating:http has no local endpoints" -m addrtype --dst-type LOCAL -m tcp --dport 30080 -j DROP',
+    });
+    // the dropped packet carries node-a's address, not the client's
+    expect(d.packet).toMatchObject({ src: '172.18.0.2', dst: '172.18.0.3', dport: 30080, flags: 'SYN' });
+    expect(d.reason).toMatch(
+      /dropped the client's packet tcp 10\.244\.1\.3:\d+ > 172\.18\.0\.3:30080 \[SYN\] \(node-a masqueraded \(nat\/FLANNEL-POSTRTG `-A FLANNEL-POSTRTG -s 10\.244\.0\.0\/16 ! -d 224\.0\.0\.0\/4 -m comment --comment "flanneld masq" -j MASQUERADE --random-fully`\) it into tcp 172\.18\.0\.2:\d+ > 172\.18\.0\.3:30080 \[SYN\]\)\./,
+    );
+    expect(d.evidence).toEqual([
+      {
+        where: 'node/node-a',
+        command: 'conntrack -E',
+        output: expect.stringMatching(
+          /^\[NEW\] tcp .* src=10\.244\.1\.3 dst=172\.18\.0\.3 .* src=172\.18\.0\.3 dst=172\.18\.0\.2 /,
+        ),
+      },
+    ]);
+    expect(d.path.find((s) => s.culprit)).toMatchObject({ where: 'node/node-b', kind: 'drop' });
+  });
+
+  it('a REJECT on the other node after the masquerade is named as a reject, with the ICMP the client got; the purged socket queue is not a culprit', () => {
+    const f = fixture('e2e-terminating-fallback-etp-local--pod0-to-node1-rejected');
+    expect(f.probe.trace.events.some((e) => e.kind === 'drop' && e.reason === 'QUEUE_PURGE')).toBe(true);
+    const d = run('e2e-terminating-fallback-etp-local--pod0-to-node1-rejected');
+    expect(d.culprit).toMatchObject({ kind: 'rule', node: 'node-b', where: 'filter/KUBE-EXTERNAL-SERVICES' });
+    expect(d.culprit.text).toMatch(/-j REJECT --reject-with icmp-port-unreachable$/);
+    expect(d.reason).toMatch(
+      /rejected the client's packet tcp 10\.244\.1\.3:\d+ > 172\.18\.0\.3:30080 \[SYN\] \(node-a masqueraded/,
+    );
+    expect(d.reason).toContain('it answered with ICMP port-unreachable instead of passing it on.');
+    expect(d.reason).toContain('The client got it, reverse-NATed by node-a: ICMP port-unreachable from 172.18.0.3.');
+    expect(d.path.find((s) => s.culprit)).toMatchObject({ where: 'node/node-b', kind: 'reject' });
+    // without the other node's verdicts, the queue the client's socket purged is still no culprit
+    const events = f.probe.trace.events.filter((e) => !(e.kind === 'rule' && e.node === 'node-b'));
+    const rest = diagnose({ probe: f.probe, phase: f.phase, checks: [], trace: { ...f.probe.trace, events } });
+    expect(rest?.culprit.text ?? '').not.toContain('QUEUE_PURGE');
+  });
+
+  it('rp-filter-strict-asymmetric-route: IP_RPFILTER with the rp_filter values and the route back that made the strict check fail', () => {
+    const d = run('rp-filter-strict-asymmetric-route--other-node');
+    expect(d.culprit).toEqual({
+      kind: 'kernel',
+      node: 'node/node-b',
+      where: 'reverse path filter on flannel.1',
+      text: expect.stringMatching(
+        /^IP_RPFILTER: rp_filter 1 \(strict\), the route back to 10\.244\.1\.\d+: 10\.244\.1\.\d+ via 172\.18\.0\.2 dev eth0 src 172\.18\.0\.3$/,
+      ),
+    });
+    expect(d.reason).toContain(
+      'rp_filter on flannel.1 is 1 (strict): the kernel uses the higher of net.ipv4.conf.all.rp_filter = 1 and net.ipv4.conf.flannel/1.rp_filter = 0.',
+    );
+    expect(d.reason).toMatch(
+      /`ip -4 route get 10\.244\.1\.\d+` in node-b gives `10\.244\.1\.\d+ via 172\.18\.0\.2 dev eth0 src 172\.18\.0\.3`: the reply would leave by eth0, not flannel\.1 \(asymmetric routes\)\./,
+    );
+    expect(d.evidence?.map((r) => r.command)).toEqual([
+      'sysctl net.ipv4.conf.all.rp_filter net.ipv4.conf.flannel/1.rp_filter',
+      expect.stringMatching(/^ip -4 route get 10\.244\.1\.\d+$/),
+    ]);
+    expect(d.path.find((s) => s.culprit)).toMatchObject({ where: 'node/node-b', action: 'dropped: IP_RPFILTER' });
+  });
+
+  it("rp_filter loose on node-b only: the SYN-ACK, dropped by node-a's strict check on eth0 (a drop of the reply, found for the diagnosis)", () => {
+    const d = run('rp-filter-strict-asymmetric-route--other-node-loose-on-node-b-only');
+    expect(d.culprit).toMatchObject({ kind: 'kernel', node: 'node/node-a', where: 'reverse path filter on eth0' });
+    expect(d.packet).toMatchObject({ src: '10.244.2.2', sport: 8080, flags: 'SYN ACK' });
+    expect(d.reason).toContain('the reply would leave by flannel.1, not eth0 (asymmetric routes)');
+  });
+
+  it('a fault that drops nothing: the masquerade that hid the client, with the rule that marked it for it', () => {
+    const d = run('nat-changes-what-the-probe-sees--nodeport');
+    expect(d.culprit).toEqual({
+      kind: 'rule',
+      node: 'node-a',
+      where: 'nat/KUBE-POSTROUTING',
+      text: '-A KUBE-POSTROUTING -m comment --comment "kubernetes service traffic requiring SNAT" -j MASQUERADE --random-fully',
+    });
+    expect(d.reason).toMatch(
+      /^Nothing dropped the probe: it was answered, but the server did not see the client's address/,
+    );
+    expect(d.reason).toMatch(
+      /So the server saw 10\.244\.1\.1:\d+, the source node-a gave it, instead of 172\.18\.0\.100\./,
+    );
+    expect(d.reason).toMatch(
+      /node-a marked it for that masquerade in nat\/KUBE-EXT-\w+: `-A KUBE-EXT-\w+ -m comment --comment "masquerade traffic for default\/web:http external destinations" -j KUBE-MARK-MASQ`\./,
+    );
+    expect(d.evidence?.[0]?.output).toMatch(/src=172\.18\.0\.100 dst=172\.18\.0\.2 .* dst=10\.244\.1\.1 /);
+    expect(d.path.find((s) => s.culprit)).toMatchObject({ where: 'node/node-a', kind: 'netfilter' });
+  });
+
+  it('a fault that drops nothing: the DNAT that sent the probe to another backend than in the baseline', () => {
+    const d = run('nat-changes-what-the-probe-sees--clusterip');
+    expect(d.culprit).toMatchObject({
+      kind: 'rule',
+      node: 'node-a',
+      where: expect.stringMatching(/^nat\/KUBE-SEP-\w+$/),
+    });
+    expect(d.culprit.text).toMatch(/-j DNAT --to-destination 10\.244\.1\.4:8080$/);
+    expect(d.reason).toContain('it was answered, by web-b where the baseline was answered by web-a.');
+    expect(d.reason).toMatch(/nat\/KUBE-SVC-\w+ chose that endpoint/);
+    // the same trace with the same backend as in the baseline: no rewrite changed anything, no culprit
+    const f = fixture('nat-changes-what-the-probe-sees--clusterip');
+    const unchanged = { observed: 'ok', detail: { servedBy: 'web-b' } };
+    expect(
+      diagnose({ probe: f.probe, phase: f.phase, checks: f.checks, trace: f.probe.trace, baseline: unchanged }),
+    ).toBeUndefined();
   });
 
   it('finds no culprit in an empty trace', () => {

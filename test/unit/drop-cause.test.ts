@@ -1,8 +1,13 @@
 // A drop is attributed from the node's state, never from a code location: the rules that read
-// `ip -j neigh` and `bridge -j link`/`bridge -j fdb` (output shapes as iproute2 6.1 prints them on
-// Linux 6.18), and the verdict words they give.
+// `ip -j neigh`, `bridge -j link`/`bridge -j fdb`, `sysctl -n` and `ip -j route get` (output shapes as
+// iproute2 6.1 and procps 4 print them on Linux 6.18), and the verdict words they give.
 import { describe, expect, it } from 'vitest';
-import { explainable, hairpinCause, neighbourCause } from '../../src/providers/netns/trace/drop-cause.ts';
+import {
+  explainable,
+  hairpinCause,
+  neighbourCause,
+  rpFilterCause,
+} from '../../src/providers/netns/trace/drop-cause.ts';
 import { parseDropLine } from '../../src/providers/netns/trace/parse-trace-lines.ts';
 import { describeDrop } from '../../src/observe/trace/drop-verdict.ts';
 import type { TraceEvent } from '../../src/model/trace-events.ts';
@@ -15,6 +20,10 @@ const hairpinDrop = line(
 );
 const neighDrop = line(
   'reason=NEIGH_FAILED loc=neigh_invalidate+0x7e if=cilium_host proto=6 10.244.1.2:34336 > 10.244.1.99:8080 flags=0x02 dmac=00:00:00:00:00:01',
+);
+
+const rpfDrop = line(
+  'reason=IP_RPFILTER loc=ip_rcv_finish_core+0x25b if=flannel.1 proto=6 10.244.1.2:54958 > 10.244.2.2:8080 flags=0x02 dmac=0e:6e:72:00:00:02',
 );
 
 const port = (hairpin: boolean, master = 'cni0') => [
@@ -44,6 +53,47 @@ describe('which drops the node state may explain', () => {
     expect(explainable({ ...hairpinDrop, where: 'pod/web' })).toBe(false);
     expect(explainable({ ...hairpinDrop, reason: 'NO_SOCKET' })).toBe(false);
     expect(explainable({ ...neighDrop, iface: '-' })).toBe(false);
+  });
+  it('a failed reverse path check anywhere: a node, a pod or a host has its own rp_filter and routes', () => {
+    expect(explainable(rpfDrop)).toBe(true);
+    expect(explainable({ ...rpfDrop, where: 'pod/web' })).toBe(true);
+    expect(explainable({ ...rpfDrop, iface: '-' })).toBe(false);
+  });
+});
+
+describe('IP_RPFILTER: the rp_filter values and the route back to the source', () => {
+  const answered = (stdout: string) => ({ exitCode: 0, stdout, stderr: '' });
+  const lookup = ['ip', '-4', 'route', 'get', '10.244.1.2'];
+  it('reads both values and the route, as the kernel looked it up', () => {
+    const route =
+      '[{"dst":"10.244.1.2","gateway":"172.18.0.2","dev":"eth0","prefsrc":"172.18.0.3","flags":[],"uid":0,"cache":[]}]';
+    expect(rpFilterCause('1\n0\n', lookup, answered(route), rpfDrop)).toEqual({
+      kind: 'rp-filter',
+      iface: 'flannel.1',
+      all: 1,
+      ifaceValue: 0,
+      lookup: 'ip -4 route get 10.244.1.2',
+      route: { text: '10.244.1.2 via 172.18.0.2 dev eth0 src 172.18.0.3', dev: 'eth0' },
+    });
+    // a local destination: the lookup with it as the source, as fib_validate_source makes it
+    const from =
+      '[{"dst":"10.0.0.5","from":"10.0.0.1","gateway":"10.1.0.2","dev":"flannel.1","flags":[],"uid":0,"cache":[]}]';
+    expect(rpFilterCause('0\n2\n', [...lookup, 'from', '10.0.0.1'], answered(from), rpfDrop)).toMatchObject({
+      all: 0,
+      ifaceValue: 2,
+      lookup: 'ip -4 route get 10.244.1.2 from 10.0.0.1',
+      route: { text: '10.0.0.5 from 10.0.0.1 via 10.1.0.2 dev flannel.1', dev: 'flannel.1' },
+    });
+  });
+  it('no route back: the error the lookup gave', () => {
+    const none = { exitCode: 2, stdout: '', stderr: 'RTNETLINK answers: Network is unreachable\n' };
+    expect(rpFilterCause('2\n2\n', lookup, none, rpfDrop)).toMatchObject({
+      route: { text: 'Network is unreachable', error: 'Network is unreachable' },
+    });
+  });
+  it('nothing when the values could not be read (an interface gone since the drop) or the answer is not a route', () => {
+    expect(rpFilterCause('1\n', lookup, answered('[]'), rpfDrop)).toBeUndefined();
+    expect(rpFilterCause('1\n0\n', lookup, answered('not json'), rpfDrop)).toBeUndefined();
   });
 });
 

@@ -258,7 +258,8 @@ async function runPhase(input: PhaseInput): Promise<void> {
         phase.checks.push(check);
         options.emit({ kind: 'check', id: scenario.id, phase: input.name, check });
       }
-      attachDiagnoses(phase, (ref) => cluster.address(ref)); // after the checks, whose evidence it cites
+      // after the checks, whose evidence it cites
+      attachDiagnoses(phase, (ref) => cluster.address(ref), baselineOf(input.result, input));
     });
     phase.status = phase.probes.every((x) => x.matched) && phase.checks.every((c) => c.matched) ? 'passed' : 'failed';
   } catch (e) {
@@ -325,10 +326,24 @@ async function runProbes(p: RunningPhase, ahead: AheadWatches): Promise<void> {
       observation,
       (ref) => ((p.result.addresses ??= {})[ref] = cluster.address(ref)),
     );
-    await trace.finish(probe); // keeps the trace of a faulted or failing probe
+    // keeps the trace of a faulted or failing probe
+    const earlier = (name: PhaseName) =>
+      p.result.phases.find((x) => x.name === name && x.variant === p.variant)?.probes.find((b) => b.id === id);
+    await trace.finish(
+      probe,
+      p.name === 'baseline'
+        ? {}
+        : { baseline: earlier('baseline'), faulted: p.name === 'fixed' ? earlier('faulted') : undefined },
+    );
     p.phase.probes.push(probe);
     options.emit({ kind: 'probe', id: scenario.id, phase: p.name, probe });
   }
+}
+
+/** The baseline phase of the lab `phase` runs in (none for the baseline itself). */
+function baselineOf(result: ScenarioResult, phase: { name: PhaseName; variant: string }): PhaseResult | undefined {
+  if (phase.name === 'baseline') return undefined;
+  return result.phases.find((p) => p.name === 'baseline' && p.variant === phase.variant);
 }
 
 /** A probe's result: its observation matched against the phase's expectation. */

@@ -1,9 +1,12 @@
 // Names the culprit of a faulted or failing probe from what it observed and what its trace recorded:
-// the rule that dropped the packet, the BPF program that rewrote it, the kernel path that skipped
-// netfilter, or the socket that refused it; with the packet, a few sentences an expert would say,
-// and the path the packets took. Each way a probe fails is a detector of its own (detectors/), tried in
-// order. Pure: unit-tested on recorded traces (test/unit/diagnosis.test.ts).
+// the rule that dropped the packet (on whichever node it reached, under the address a NAT gave it), the
+// BPF program that rewrote it, the kernel path that skipped netfilter or checked the reverse path, the
+// socket that refused it, or, when nothing dropped it, the NAT rule that changed what it observed; with the
+// packet, a few sentences an expert would say, the state behind the culprit, and the path the packets took.
+// Each way a probe fails is a detector of its own (detectors/), tried in order. Pure: unit-tested on
+// recorded traces (test/unit/diagnosis.test.ts).
 import type { Diagnosis } from '../../model/diagnosis.ts';
+import { ProbeFlow } from '../../model/probe-flow.ts';
 import type { TraceEvent, TracePacket } from '../../model/trace-events.ts';
 import { parseTcpdumpLine, type Packet } from '../probes/packet-watch.ts';
 import { bridgedReply } from './detectors/bridged-reply.ts';
@@ -11,19 +14,26 @@ import type { Ctx, Detector, DiagnosisInput } from './detectors/detector.ts';
 import { hairpinDrop } from './detectors/hairpin-drop.ts';
 import { invalidUnNated } from './detectors/invalid-un-nated.ts';
 import { kernelDrop } from './detectors/kernel-drop.ts';
+import { natRewrite } from './detectors/nat-rewrite.ts';
+import { rpFilterDrop } from './detectors/rp-filter-drop.ts';
 import { ruleDrop } from './detectors/rule-drop.ts';
 import { socketLbRewrite } from './detectors/socket-lb-rewrite.ts';
 import { buildPath } from './packet-path.ts';
 
 export type { Diagnosis, DiagnosisInput };
 
-/** The detectors, most specific first: a rule's verdict or a program's rewrite names its culprit exactly. */
+/**
+ * The detectors, most specific first: a rule's verdict or a program's rewrite names its culprit exactly; a
+ * NAT that changed an answered probe's view comes before any other kernel drop, which an answer outweighs.
+ */
 const DETECTORS: readonly Detector[] = [
   ruleDrop,
   socketLbRewrite,
   hairpinDrop,
   invalidUnNated,
   bridgedReply,
+  rpFilterDrop,
+  natRewrite,
   kernelDrop,
 ];
 
@@ -48,12 +58,14 @@ export function diagnose(input: DiagnosisInput): Diagnosis | undefined {
   const packets = clientPackets(input.probe);
   const client = input.trace.flows?.client ?? clientAddress(input, packets, target);
   if (!client) return undefined;
+  const flow = ProbeFlow.of(client, input.trace.events);
   const ctx: Ctx = {
     ...input,
     target,
     client,
+    flow,
     packets,
-    events: ownConnections(input.trace.events, client, packets),
+    events: ownConnections(input.trace.events, flow, packets),
     facts: input.trace.facts,
   };
   for (const detector of DETECTORS) {
@@ -79,10 +91,11 @@ export function diagnose(input: DiagnosisInput): Diagnosis | undefined {
  * retransmitting (its curl stopped, its socket lingering): keep TCP events of the connections this
  * probe opened (its SYNs on the client's interface), when it opened any.
  */
-function ownConnections(events: TraceEvent[], client: string, packets: Packet[]): TraceEvent[] {
-  const ports = new Set(packets.filter((p) => p.src === client && p.flags === 'S').map((p) => p.sport));
+function ownConnections(events: TraceEvent[], flow: ProbeFlow, packets: Packet[]): TraceEvent[] {
+  const ports = new Set(packets.filter((p) => p.src === flow.client && p.flags === 'S').map((p) => p.sport));
   if (ports.size === 0) return events;
-  const port = (p: TracePacket) => (p.src === client ? p.sport : p.dst === client ? p.dport : undefined);
+  // a packet a NAT made of the client's counts for the client's port it stands for
+  const port = (p: TracePacket) => flow.clientPort(p);
   return events.filter(
     (e) =>
       e.packet.proto !== 'tcp' ||

@@ -5,6 +5,7 @@
 import type { Diagnosis, PathStep } from '../../model/diagnosis.ts';
 import type { ProbeTraceResult, TraceEvent } from '../../model/trace-events.ts';
 import { capturedAtMs, type Packet } from '../probes/packet-watch.ts';
+import { ruleText } from './detectors/detector.ts';
 
 export type { PathStep };
 
@@ -102,12 +103,19 @@ export function buildPath({ client, clientRef, packets, trace, culprit }: PathIn
             ? 'REJECT'
             : r.verdict;
     const action = (dropped ? [dropped] : shown).map((r) => `${r.table}/${r.chain} ${verb(r)}`);
+    // the rule that dropped the culprit packet; or, for a probe nothing dropped, the NAT rule that rewrote it
     const isCulprit =
       culprit.culprit.kind === 'rule' &&
-      dropped !== undefined &&
-      `${dropped.table}/${dropped.chain}` === culprit.culprit.where &&
-      sameTuple(dropped.packet, culprit.packet) &&
-      flagKey(dropped.packet.flags) === flagKey(culprit.packet.flags);
+      (dropped
+        ? `${dropped.table}/${dropped.chain}` === culprit.culprit.where &&
+          sameTuple(dropped.packet, culprit.packet) &&
+          flagKey(dropped.packet.flags) === flagKey(culprit.packet.flags)
+        : rules.some(
+            (r) =>
+              r.node === culprit.culprit.node &&
+              `${r.table}/${r.chain}` === culprit.culprit.where &&
+              ruleText(r) === culprit.culprit.text,
+          ));
     const toClient = first.packet.dst === client;
     steps.push({
       at: anchor(first.packet, toClient ? -0.03 : 0.02) ?? first.at,

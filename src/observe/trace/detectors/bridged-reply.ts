@@ -14,6 +14,9 @@ import {
 
 /** A reply reached the client from the backend's own address without passing the node's netfilter (bridged). */
 function detect(ctx: Ctx): Found | undefined {
+  // an answered probe's reply was reverse-NATed, as its outcome says; a client on a node captures on every
+  // interface (-i any) and sees the reply on cni0 before its own reverse NAT too
+  if (ctx.probe.observed === 'ok') return undefined;
   const reply =
     ctx.packets.find(
       (p) =>

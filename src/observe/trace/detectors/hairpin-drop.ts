@@ -1,13 +1,12 @@
 // The bridge dropped a frame it would have had to send back out the port it came in on (hairpin off),
 // read from the node's state at the drop.
-import { concernsClient } from '../../../model/trace-events.ts';
 import { type Ctx, type Detector, type Drop, endpoint, type Found, type Rule, showPacket } from './detector.ts';
 
 /** A bridge port with hairpin off got a frame back for the MAC behind itself: the bridge dropped it (kernel state read at the drop). */
 function detect(ctx: Ctx): Found | undefined {
   const drop = ctx.events.find(
     (e): e is Drop & { cause: { kind: 'hairpin-off' } } =>
-      e.kind === 'drop' && e.cause?.kind === 'hairpin-off' && concernsClient(e.packet, ctx.client),
+      e.kind === 'drop' && e.cause?.kind === 'hairpin-off' && ctx.flow.concerns(e.packet),
   );
   if (!drop) return undefined;
   const { bridge, port, mac } = drop.cause;

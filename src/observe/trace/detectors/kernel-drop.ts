@@ -2,19 +2,17 @@
 import { type Ctx, type Detector, type Drop, type Found, showPacket } from './detector.ts';
 
 /**
- * Drops of the observer's own copy of a packet, not of the packet: a capture socket (tcpdump) that could not
- * keep up frees its clone with PACKET_SOCK_ERROR while the packet itself goes on.
+ * Drops that are no packet's fate: a capture socket (tcpdump) that could not keep up frees its clone with
+ * PACKET_SOCK_ERROR while the packet itself goes on; a socket that closes frees what it had queued and
+ * nobody read (QUEUE_PURGE: the ICMP error curl already acted on, say), after the exchange was decided.
  */
-const OBSERVER_DROPS = new Set(['PACKET_SOCK_ERROR']);
+const NOT_A_FATE = new Set(['PACKET_SOCK_ERROR', 'QUEUE_PURGE']);
 
 /** Any other drop the kernel reported for this flow, with its reason. */
 function detect(ctx: Ctx): Found | undefined {
   const drop = ctx.events.find(
     (e): e is Drop =>
-      e.kind === 'drop' &&
-      e.reason !== 'NOT_SPECIFIED' &&
-      !OBSERVER_DROPS.has(e.reason) &&
-      (e.packet.src === ctx.client || e.packet.dst === ctx.client),
+      e.kind === 'drop' && e.reason !== 'NOT_SPECIFIED' && !NOT_A_FATE.has(e.reason) && ctx.flow.concerns(e.packet),
   );
   if (!drop) return undefined;
   return {

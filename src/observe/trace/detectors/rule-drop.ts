@@ -1,7 +1,7 @@
-// A netfilter rule dropped or rejected a packet of the client's flow: the rule as iptables-save prints it,
-// and for an INVALID drop, why conntrack could not place the packet.
+// A netfilter rule dropped or rejected a packet of the client's flow, on whichever node it reached (under the
+// address a NAT on the way gave it): the rule as iptables-save prints it, and for an INVALID drop, why
+// conntrack could not place the packet.
 import type { TraceFact } from '../../../model/trace-events.ts';
-import { concernsClient } from '../../../model/trace-events.ts';
 import {
   ctState,
   type Ctx,
@@ -12,23 +12,45 @@ import {
   lastConntrack,
   type Rule,
   ruleText,
+  flowPacketWords,
   showPacket,
+  translationEvidence,
 } from './detector.ts';
+
+/** `icmp-port-unreachable` -> `ICMP port-unreachable`, `tcp-reset` -> `a TCP RST`: what a REJECT rule answers with. */
+function rejectAnswer(rule: string): string {
+  const with_ = /--reject-with (\S+)/.exec(rule)?.[1] ?? 'icmp-port-unreachable';
+  if (with_ === 'tcp-reset') return 'a TCP RST';
+  return `ICMP ${with_.replace(/^icmp-/, '')}`;
+}
 
 /** A netfilter rule dropped (or rejected) a packet of this flow. */
 function detect(ctx: Ctx): Found | undefined {
   const drop = ctx.events.find(
     (e): e is Rule =>
-      e.kind === 'rule' && (e.verdict === 'DROP' || e.verdict === 'REJECT') && concernsClient(e.packet, ctx.client),
+      e.kind === 'rule' && (e.verdict === 'DROP' || e.verdict === 'REJECT') && ctx.flow.concerns(e.packet),
   );
   if (!drop) return undefined;
   const text = ruleText(drop);
   const about = drop.packet.inner;
+  // nf_tables traces a REJECT rule with a drop verdict: the rule's target says which it was
+  const rejected = drop.verdict === 'REJECT' || /-j REJECT\b/.test(text);
+  const translated = ctx.flow.translationOf(drop.packet);
+  const what = `${ctx.flow.outbound(drop.packet) ? "the client's packet" : 'the packet'} ${flowPacketWords(ctx, drop.packet)}`;
   const sentences = [
     about
       ? `${drop.node}'s rule \`${text}\` (${drop.table}/${drop.chain}) dropped the ICMP error ${showPacket({ ...drop.packet, inner: undefined })} that ${drop.node} sent ${drop.packet.dst} about its packet ${showPacket(about)} to the client.`
-      : `${drop.node}'s rule \`${text}\` (${drop.table}/${drop.chain}) dropped the client's packet ${showPacket(drop.packet)}.`,
+      : rejected
+        ? `${drop.node}'s rule \`${text}\` (${drop.table}/${drop.chain}) rejected ${what}: it answered with ${rejectAnswer(text)} instead of passing it on.`
+        : `${drop.node}'s rule \`${text}\` (${drop.table}/${drop.chain}) dropped ${what}.`,
   ];
+  if (rejected && !about) {
+    const answer = ctx.packets.find((p) => p.dst === ctx.client && (p.icmp !== undefined || p.flags?.startsWith('R')));
+    if (answer)
+      sentences.push(
+        `The client got it${translated ? `, reverse-NATed by ${translated.node}` : ''}: ${answer.icmp ? `ICMP ${answer.icmp.name} from ${answer.src}` : `RST from ${endpoint(answer.src, answer.sport)}`}.`,
+      );
+  }
   if (about && drop.packet.icmp?.type === 3 && drop.packet.icmp.code === 4) {
     const tooBig = ctx.events.filter(
       (e): e is Drop =>
@@ -62,10 +84,12 @@ function detect(ctx: Ctx): Found | undefined {
         `The SYN-ACK was handled by the tc program ${tc.name} (id ${tc.id}) on ${drop.node} ${tc.dev} ingress, which reverse-SNATs replies and redirects them to the pod past netfilter.`,
       );
   }
+  const evidence = translationEvidence(ctx, drop.packet);
   return {
     culprit: { kind: 'rule', node: drop.node, where: `${drop.table}/${drop.chain}`, text },
     packet: drop.packet,
     reason: sentences.join(' '),
+    ...(evidence.length ? { evidence } : {}),
   };
 }
 

@@ -5,7 +5,9 @@
 //    costs no iptables call; each probe keeps the events of its own client;
 //  - kernel drop reasons: our kfree_skb program (bpf/drop-trace.c), which reports only the labs' namespaces;
 //    one loader per process serves every lab (shared-drop-trace.ts), the lab's namespaces in its filter;
-//  - conntrack state changes: `conntrack -E` in each node.
+//  - conntrack state changes: `conntrack -E` in each node; an entry whose reply goes to another address than
+//    the client's (a masquerade) says what that node sent on, so the probe's packets are followed to the
+//    next node under their new address (model/probe-flow.ts).
 // The monitors start once per lab, in the background as soon as the lab has booted (startLabTrace), so the
 // first probe finds them running; they end with the lab: lab processes in lab namespaces, so teardown and
 // `netrepro clean` end them. Nothing of the trace puts a packet into the lab: a monitor is ready when its
@@ -21,8 +23,9 @@
 // probe whose flow it is about, with the rule that dropped it.
 import { HarnessError } from '../../../model/errors.ts';
 import { stat } from 'node:fs/promises';
+import { ProbeFlow } from '../../../model/probe-flow.ts';
 import {
-  concernsClient,
+  type DropCause,
   tracingEnabled,
   type ProbeTraceResult,
   type ProbeTraceSession,
@@ -284,9 +287,28 @@ class LabTracer {
       fired = true;
       for (const l of dropListeners) l(relative(e, start) as Extract<TraceEvent, { kind: 'rule' | 'drop' }>);
     };
-    // a kernel drop can arrive before the trace of its connection's SYN (two monitors, two pipes): it waits for that SYN
-    const beforeItsSyn = new Map<number, Stamped>();
+    /** Reads the state behind a drop right at the drop, one read at a time (a retransmission brings the same drop again). */
+    const explain = (e: Stamped & { kind: 'drop' }, then?: (cause: DropCause | undefined) => void) => {
+      if (explaining) return;
+      explaining = true;
+      const explained = readDropCause(this.lab.target(e.where), e)
+        .catch(() => undefined)
+        .then((cause) => {
+          explaining = false;
+          if (cause) e.cause = cause;
+          then?.(cause);
+        });
+      causes.push(explained);
+    };
+    // a drop can arrive before the trace of its connection's SYN (two monitors, two pipes; a rule verdict on
+    // the node after a masquerade comes from another node's monitor): it waits for that SYN
+    const beforeItsSyn = new Map<number, Stamped[]>();
+    // the flow as each node sees it: a node that masquerades sends the client's packets on under its own
+    // address, and conntrack's event that says so can arrive after the next node's drop: such drops wait for it
+    const flow = new ProbeFlow(flows.client);
+    const unplaced: Stamped[] = [];
     const onEvent = (e: Stamped) => {
+      if (e.kind === 'conntrack' && flow.learn(e)) for (const waiting of unplaced.splice(0)) onEvent(waiting);
       // what this probe opened: a TCP connection by its SYN, a UDP flow by a datagram the client sent since the
       // probe started (a datagram of an earlier probe, dropped late, is not this probe's)
       const opens =
@@ -296,16 +318,25 @@ class LabTracer {
         (e.packet.flags === 'SYN' || e.packet.proto === 'udp');
       if (opens && e.packet.sport !== undefined) {
         opened.add(e.packet.sport);
-        const early = beforeItsSyn.get(e.packet.sport);
+        const early = beforeItsSyn.get(e.packet.sport) ?? [];
         beforeItsSyn.delete(e.packet.sport);
-        if (early && !fired) consider(early);
+        for (const drop of early) if (!fired) consider(drop);
       }
-      const flow = e.packet.inner ?? e.packet;
-      const clientPort = flow.src === flows.client ? flow.sport : flow.dport;
-      if (fired || !attributedDrop(e, flows)) return;
-      if ((flow.proto === 'tcp' || flow.proto === 'udp') && !opened.has(clientPort ?? -1)) {
-        if (e.kind === 'drop' && clientPort !== undefined && !beforeItsSyn.has(clientPort))
-          beforeItsSyn.set(clientPort, e);
+      const clientPort = flow.clientPort(e.packet);
+      if (fired) return;
+      if (!attributedDrop(e, flow)) {
+        if (e.kind === 'drop' && explainable(e) && flow.concerns(e.packet))
+          explain(e); // named in the diagnosis, not called
+        else if (e.kind !== 'conntrack' && (e.kind === 'drop' || e.verdict === 'DROP') && !flow.concerns(e.packet)) {
+          unplaced.push(e);
+          if (unplaced.length > 64) unplaced.shift();
+        }
+        return;
+      }
+      const proto = (e.packet.inner ?? e.packet).proto;
+      if ((proto === 'tcp' || proto === 'udp') && !opened.has(clientPort ?? -1)) {
+        const early = clientPort === undefined ? undefined : (beforeItsSyn.get(clientPort) ?? []);
+        if (early && early.length < 8) beforeItsSyn.set(clientPort!, [...early, e]);
         return;
       }
       consider(e);
@@ -322,19 +353,11 @@ class LabTracer {
         return;
       }
       if (e.kind === 'drop' && explainable(e)) {
-        // the node's state says why: read it right now, one read at a time (a retransmission brings the same drop again)
-        if (explaining) return;
-        explaining = true;
-        const explained = readDropCause(this.lab.node(e.where.slice('node/'.length)), e)
-          .catch(() => undefined)
-          .then((cause) => {
-            explaining = false;
-            if (cause) e.cause = cause;
-            // a bridge drop is called only when the state explains it; a failed neighbour is named for the
-            // diagnosis, never called: it is no silent drop (DETERMINISTIC_DROPS)
-            if (e.reason === 'NOT_SPECIFIED' && cause) fire(e);
-          });
-        causes.push(explained);
+        // the namespace's state says why: a reason that repeats for every retransmission is called now and its
+        // state read for the diagnosis; a bridge drop is called only when the state explains it; a failed
+        // neighbour is named for the diagnosis, never called: it is no silent drop (DETERMINISTIC_DROPS)
+        if (DETERMINISTIC_DROPS.has(e.reason)) fire(e);
+        explain(e, (cause) => e.reason === 'NOT_SPECIFIED' && cause && fire(e));
         return;
       }
       if (e.kind === 'drop' && e.reason === 'NETFILTER_DROP' && e.where.startsWith('node/')) {
@@ -364,9 +387,9 @@ class LabTracer {
           if (options?.facts) await this.flush(500);
           this.listeners.delete(onEvent);
           await Promise.all(causes); // a drop's cause, read from the node, belongs to the events kept
-          const events = this.events
-            .filter((e) => e.stamp >= start && relevant(e, flows))
-            .map((e) => relative(e, start));
+          const during = this.events.filter((e) => e.stamp >= start);
+          const followed = ProbeFlow.of(flows.client, during);
+          const events = during.filter((e) => relevant(e, followed)).map((e) => relative(e, start));
           const t2 = performance.now();
           const facts: TraceFact[] = (await reading) ?? [];
           const lab = this.probes === 1 ? { lab: waitedMs } : {};
@@ -388,23 +411,22 @@ function relative(e: Stamped, start: number): TraceEvent {
   return { ...event, at: Math.round((stamp - start) * 10) / 10 } as TraceEvent;
 }
 
-/** Events about this probe's packets (other probes of the lab do not overlap in time, but stray traffic might). */
-function relevant(e: TraceEvent, flows: TraceFlows): boolean {
-  if (e.kind === 'conntrack') return concernsClient(e.packet, flows.client) || concernsClient(e.reply, flows.client);
-  return concernsClient(e.packet, flows.client);
+/** Events about this probe's packets, on every node they crossed (other probes of the lab do not overlap in time, but stray traffic might). */
+function relevant(e: TraceEvent, flow: ProbeFlow): boolean {
+  if (e.kind === 'conntrack') return flow.concerns(e.packet) || flow.concerns(e.reply);
+  return flow.concerns(e.packet);
 }
 
 /**
- * A packet the client sent, dropped by a rule or for a reason that repeats for every retransmission (or
- * a node's drop its state may explain: drop-cause.ts); or an ICMP error about the client's flow dropped that way (frag-needed dropped: every full-size segment
- * the peer retransmits brings the same error, dropped again: an MTU black hole).
+ * A packet the client sent (or a node's NAT sent on for it), dropped by a rule or for a reason that repeats
+ * for every retransmission (or a node's drop its state may explain: drop-cause.ts); or an ICMP error about
+ * the client's flow dropped that way (frag-needed dropped: every full-size segment the peer retransmits
+ * brings the same error, dropped again: an MTU black hole).
  */
-function attributedDrop(e: TraceEvent, flows: TraceFlows): boolean {
+function attributedDrop(e: TraceEvent, flow: ProbeFlow): boolean {
   if (e.kind === 'conntrack') return false;
   const inner = e.packet.inner;
-  const ours =
-    e.packet.src === flows.client ||
-    (inner !== undefined && (inner.src === flows.client || inner.dst === flows.client));
+  const ours = flow.outbound(e.packet) !== undefined || (inner !== undefined && flow.concerns(inner));
   // a REJECT answers the client (RST or ICMP): that answer decides the outcome, not a drop verdict
   if (e.kind === 'rule') return e.verdict === 'DROP' && !isReject(e) && ours;
   return (DETERMINISTIC_DROPS.has(e.reason) || explainable(e)) && ours;

@@ -1,0 +1,89 @@
+// What explain, the console and the HTML report print of a diagnosis beyond its sentences: the state behind
+// the culprit as each read-only command printed it (recorded rp_filter trace); and which probes keep their
+// trace: one that ended well keeps it when it observes, or is expected to observe, something else than in
+// its lab's baseline.
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { showsTheFault } from '../../src/engine/run/probe-trace-hooks.ts';
+import type { ProbeResult, RunResult } from '../../src/engine/run/results.ts';
+import { diagnose } from '../../src/observe/trace/diagnosis.ts';
+import { diagnosisLines } from '../../src/report/diagnosis-lines.ts';
+import { renderHtml } from '../../src/report/html-reporter.ts';
+
+const recorded = JSON.parse(
+  readFileSync(
+    new URL('./fixtures/probe-traces/rp-filter-strict-asymmetric-route--other-node.json', import.meta.url),
+    'utf8',
+  ),
+);
+const probe: ProbeResult = {
+  ...recorded.probe,
+  diagnosis: diagnose({ ...recorded, trace: recorded.probe.trace }),
+};
+
+describe('the state behind the culprit in the reports', () => {
+  it('explain and the console: each command, then its output indented, after the sentences', () => {
+    const lines = diagnosisLines(probe);
+    const at = lines.indexOf('$ node/node-b: sysctl net.ipv4.conf.all.rp_filter net.ipv4.conf.flannel/1.rp_filter');
+    expect(at).toBeGreaterThan(1);
+    expect(lines.slice(at + 1, at + 3)).toEqual([
+      '  net.ipv4.conf.all.rp_filter = 1',
+      '  net.ipv4.conf.flannel/1.rp_filter = 0',
+    ]);
+    expect(lines[at + 3]).toMatch(/^\$ node\/node-b: ip -4 route get 10\.244\.1\.\d+$/);
+    expect(lines[at + 4]).toMatch(/^ {2}10\.244\.1\.\d+ via 172\.18\.0\.2 dev eth0 src 172\.18\.0\.3$/);
+    expect(diagnosisLines(probe, { evidence: false }).some((l) => l.startsWith('$ '))).toBe(false);
+  });
+
+  it('the HTML report: the same lines set apart under the sentences', () => {
+    const phase = {
+      name: 'faulted' as const,
+      variant: 'v',
+      steps: [],
+      probes: [probe],
+      checks: [],
+      durationMs: 0,
+      status: 'passed' as const,
+    };
+    const run: RunResult = {
+      version: 1,
+      provider: 'netns',
+      durationMs: 0,
+      summary: { passed: 1, measured: 0, failed: 0, errored: 0, skipped: 0 },
+      scenarios: [
+        { id: 's', title: 't', file: '', verdict: 'passed', durationMs: 0, phases: [phase], labs: [], log: [] },
+      ],
+    };
+    expect(renderHtml(run)).toMatch(
+      /<pre>\$ node\/node-b: sysctl net\.ipv4\.conf\.all\.rp_filter net\.ipv4\.conf\.flannel\/1\.rp_filter\n {2}net\.ipv4\.conf\.all\.rp_filter = 1\n/,
+    );
+  });
+});
+
+describe('which probes that ended well keep their trace', () => {
+  const result = (expected: string, detail: Partial<ProbeResult['detail']> = {}): ProbeResult => ({
+    id: 'p',
+    expected,
+    observed: 'ok',
+    matched: true,
+    summary: '',
+    durationMs: 0,
+    detail: { servedBy: 'web-a', ...detail },
+  });
+  it('one expected or observed otherwise than in the baseline', () => {
+    const baseline = result('ok, served by web-a');
+    expect(showsTheFault(result('ok, served by web-a, client address 10.244.1.1'), { baseline })).toBe(true);
+    expect(showsTheFault(result('ok, served by web-a', { servedBy: 'web-b' }), { baseline })).toBe(true);
+  });
+  it('under a fix, only while it shows what the faulted phase showed', () => {
+    const baseline = result('ok, served by web-a');
+    const faulted = result('ok, served by web-a, client address 10.244.1.1');
+    expect(showsTheFault(result('ok, served by web-a, client address 10.244.1.1'), { baseline, faulted })).toBe(true);
+    // the fix made another backend answer: a change since the baseline, but the fix's, not the fault's
+    expect(showsTheFault(result('ok, served by web-b', { servedBy: 'web-b' }), { baseline, faulted })).toBe(false);
+  });
+  it('not one that is the same, nor any in the baseline itself', () => {
+    expect(showsTheFault(result('ok'), { baseline: result('ok') })).toBe(false);
+    expect(showsTheFault(result('ok'), {})).toBe(false);
+  });
+});
