@@ -71,7 +71,7 @@ describe.skipIf(skip)(
       before = await hostSnapshot();
       lab = await netrepro(dir, 'netns');
       local = await netrepro(dir, 'local');
-    }, 900_000);
+    }, 2_400_000); // a hang guard, not a budget: 17 clusters one after another take 8-25 min with the machine and its load
     afterAll(async () => {
       await rm(dir, { recursive: true, force: true });
     });
