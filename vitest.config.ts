@@ -5,9 +5,10 @@ import { defineConfig } from 'vitest/config';
 //   providers the real-cluster providers against fake CLIs (no cluster, no root)
 //   lab       real namespaces: lab lifecycle, each scenario's verdict and evidence, broken copies, the gate
 //   host      what a run must never do to the machine: root capture, host state, isolation, crash + clean
-// lab and host share ONE run of the whole scenario suite, made before their files start
-// (test/suite-run.ts); their own tests add only what that run cannot show.
-const SUITE_RUN = ['test/suite-run.global.ts'];
+// lab and host share ONE run of the whole scenario suite (test/suite-run.ts); their own tests add only
+// what that run cannot show. It runs while the unit and providers files do (sequence.groupOrder 0),
+// and the lab and host files (groupOrder 1) start once it has ended.
+const SUITE_RUN = { globalSetup: ['test/suite-run.global.ts'], setupFiles: ['test/await-suite-run.ts'] };
 
 export default defineConfig({
   test: {
@@ -21,17 +22,31 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: 2,
     projects: [
-      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts', 'test/report/**/*.test.ts'] } },
-      { extends: true, test: { name: 'providers', include: ['test/providers/**/*.test.ts'] } },
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts', 'test/report/**/*.test.ts'],
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: { name: 'providers', include: ['test/providers/**/*.test.ts'], sequence: { groupOrder: 0 } },
+      },
       {
         extends: true,
         test: {
           name: 'lab',
           include: ['test/lab/**/*.test.ts', 'test/scenarios/**/*.test.ts'],
-          globalSetup: SUITE_RUN,
+          ...SUITE_RUN,
+          sequence: { groupOrder: 1 },
         },
       },
-      { extends: true, test: { name: 'host', include: ['test/host/**/*.test.ts'], globalSetup: SUITE_RUN } },
+      {
+        extends: true,
+        test: { name: 'host', include: ['test/host/**/*.test.ts'], ...SUITE_RUN, sequence: { groupOrder: 1 } },
+      },
     ],
   },
 });
