@@ -5,7 +5,10 @@
 import { stripVTControlCharacters } from 'node:util';
 import { main } from '../src/cli/build-cli.ts';
 
-/** Exit code, output without colour codes, and `pid`: the process the command ran in (this one). */
+/**
+ * Exit code, output without colour codes and its final newline (as test/child-process.ts gives a
+ * process's), and `pid`: the process the command ran in (this one).
+ */
 export async function cliInProcess(
   args: string[],
 ): Promise<{ exitCode: number; stdout: string; stderr: string; pid: number }> {
@@ -20,8 +23,8 @@ export async function cliInProcess(
     const exitCode = await main(['node', 'netrepro', ...args]);
     return {
       exitCode,
-      stdout: stripVTControlCharacters(stdout),
-      stderr: stripVTControlCharacters(stderr),
+      stdout: stripVTControlCharacters(stdout).replace(/\r?\n$/, ''),
+      stderr: stripVTControlCharacters(stderr).replace(/\r?\n$/, ''),
       pid: process.pid,
     };
   } finally {
