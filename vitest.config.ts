@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { LongestFirst } from './test/sequencer.ts';
 
 // Four projects, each runnable alone (`npm test -- --project unit`):
 //   unit      no lab, no root: the model, classification, rule writers, the CLI (seconds)
@@ -21,6 +22,7 @@ export default defineConfig({
     // time on 2 cores): labs of different files then run side by side, as users' parallel runs do
     pool: 'forks',
     maxWorkers: 2,
+    sequence: { sequencer: LongestFirst },
     projects: [
       {
         extends: true,
