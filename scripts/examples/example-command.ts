@@ -11,6 +11,8 @@ export interface ExampleCommand {
   stdoutOnly: boolean;
   /** The sub-command (`run`, `gate`, ...); undefined for `--help` or `--version`. */
   name?: string;
+  /** Its operands (scenario ids, files, patterns). */
+  operands: string[];
   /** Its options as commander parsed them (defaults included). */
   options: Record<string, unknown>;
 }
@@ -35,14 +37,14 @@ export async function parseExampleCommand(command: string): Promise<ExampleComma
   const argv = shellWords(command.slice(prefix.length, stdoutOnly ? -STDOUT_ONLY.length : undefined));
   const program = buildCli();
   const silent = { writeOut: () => {}, writeErr: () => {} };
-  let parsed: { name: string; options: Record<string, unknown> } | undefined;
+  let parsed: { name: string; operands: string[]; options: Record<string, unknown> } | undefined;
   program.configureOutput(silent);
   for (const sub of program.commands)
     sub
       .configureOutput(silent)
       .exitOverride()
       .action(() => {
-        parsed = { name: sub.name(), options: sub.opts() };
+        parsed = { name: sub.name(), operands: sub.args, options: sub.opts() };
       });
   try {
     await program.parseAsync(argv, { from: 'user' });
@@ -50,5 +52,5 @@ export async function parseExampleCommand(command: string): Promise<ExampleComma
     if (!(e instanceof CommanderError)) throw e;
     if (e.exitCode !== 0) throw new Error(`netrepro refuses it: ${e.message}`);
   }
-  return { argv, stdoutOnly, name: parsed?.name, options: parsed?.options ?? {} };
+  return { argv, stdoutOnly, name: parsed?.name, operands: parsed?.operands ?? [], options: parsed?.options ?? {} };
 }

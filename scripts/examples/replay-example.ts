@@ -8,6 +8,8 @@ import { EventEmitter } from 'node:events';
 import { stripVTControlCharacters } from 'node:util';
 import type { RunEvent, RunResult } from '../../src/engine/run/results.ts';
 import type { GateResult } from '../../src/engine/gate/run-gate.ts';
+import { selectRunScenarios } from '../../src/cli/select-scenarios.ts';
+import { loadAllScenarios, selectScenarios } from '../../src/model/find-scenarios.ts';
 import { consoleReporter } from '../../src/report/console-reporter.ts';
 import { gateText } from '../../src/report/gate-report.ts';
 import type { ExampleCommand } from './example-command.ts';
@@ -28,6 +30,25 @@ export async function replayExample(command: ExampleCommand, record: ExampleReco
     return gateText(record.report as GateResult);
   }
   throw new Error(`no replay for \`${command.name}\`: a lab example is \`run\` or \`gate\``);
+}
+
+/**
+ * The scenario ids the record's run covered, and those its command selects now (a scenario added,
+ * removed or renamed since): when they differ, the block shows a run of another set of scenarios.
+ */
+export async function scenarioSets(
+  command: ExampleCommand,
+  record: ExampleRecord,
+): Promise<{ recorded: string[]; now: string[] }> {
+  const recorded = (record.report as { scenarios: { id: string }[] }).scenarios.map((s) => s.id);
+  const ids = command.operands;
+  const selected =
+    command.name === 'run'
+      ? await selectRunScenarios(ids, command.options)
+      : ids.length
+        ? await selectScenarios(ids)
+        : await loadAllScenarios();
+  return { recorded, now: selected.map((s) => s.scenario.id) };
 }
 
 async function replayRun(result: RunResult, stdoutOnly: boolean): Promise<string> {

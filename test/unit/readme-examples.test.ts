@@ -15,7 +15,7 @@ import {
 } from '../../scripts/examples/example-blocks.ts';
 import { parseExampleCommand } from '../../scripts/examples/example-command.ts';
 import { normaliseLabOutput } from '../../scripts/examples/normalise-output.ts';
-import { type ExampleRecord, recordFile, replayExample } from '../../scripts/examples/replay-example.ts';
+import { type ExampleRecord, recordFile, replayExample, scenarioSets } from '../../scripts/examples/replay-example.ts';
 import { exampleKind, isCondition, runExample } from '../../scripts/examples/run-example.ts';
 
 const blocks = allExampleBlocks();
@@ -36,6 +36,9 @@ async function expectedBody(block: ExampleBlock): Promise<string> {
   if (!existsSync(packagePath(file))) throw new Error(`${file} is missing: run npm run docs:examples`);
   const record = JSON.parse(readFileSync(packagePath(file), 'utf8')) as ExampleRecord;
   if (record.command !== block.command) throw new Error(`${file} records \`${record.command}\`, not this command`);
+  const sets = await scenarioSets(command, record);
+  if (sets.recorded.join() !== sets.now.join())
+    throw new Error(`${file} ran ${sets.recorded.join(', ')}; the command now selects ${sets.now.join(', ')}`);
   return exampleBody(block.command, normaliseLabOutput(await replayExample(command, record)), record.exitCode);
 }
 
@@ -93,7 +96,7 @@ describe('what the check refuses', () => {
 
   it('a real-cluster run without a condition that keeps it from starting a cluster', async () => {
     expect(() =>
-      exampleKind({ argv: [], stdoutOnly: false, name: 'run', options: { provider: 'kind' } }, undefined),
+      exampleKind({ argv: [], stdoutOnly: false, name: 'run', operands: [], options: { provider: 'kind' } }, undefined),
     ).toThrow('must name a condition');
   });
 });
