@@ -4,6 +4,7 @@
 // foreground steps, its probes, its background steps, its checks); `gate`: the matrix gateText prints
 // (a gate example shows stdout alone: its progress lines come in the order the labs finish).
 // The script that records an example checks that this reproduces the run's output byte for byte.
+import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { stripVTControlCharacters } from 'node:util';
 import type { RunEvent, RunResult } from '../../src/engine/run/results.ts';
@@ -89,12 +90,14 @@ function* runEvents(result: RunResult): Generator<RunEvent> {
   yield { kind: 'run-end', result };
 }
 
-/** Where an example's record lives: a file named after its command. */
+/** Where an example's record lives: a file named after its command (a long one cut, with a hash of all of it). */
 export function recordFile(command: string): string {
   const slug = command
     .replace(/^(node bin\/netrepro\.js|netrepro) /, '')
     .replace(/[^a-z0-9]+/gi, '-')
     .replace(/^-|-$/g, '')
     .toLowerCase();
-  return `test/fixtures/readme-examples/${slug}.json`;
+  const name =
+    slug.length <= 80 ? slug : `${slug.slice(0, 60)}-${createHash('sha256').update(command).digest('hex').slice(0, 8)}`;
+  return `test/fixtures/readme-examples/${name}.json`;
 }

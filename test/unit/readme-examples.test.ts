@@ -38,7 +38,9 @@ async function expectedBody(block: ExampleBlock): Promise<string> {
   if (record.command !== block.command) throw new Error(`${file} records \`${record.command}\`, not this command`);
   const sets = await scenarioSets(command, record);
   if (sets.recorded.join() !== sets.now.join())
-    throw new Error(`${file} ran ${sets.recorded.join(', ')}; the command now selects ${sets.now.join(', ')}`);
+    throw new Error(
+      `${file} ran ${sets.recorded.join(', ')}; the command now selects ${sets.now.join(', ')} (npm run docs:examples writes it again)`,
+    );
   return exampleBody(block.command, normaliseLabOutput(await replayExample(command, record)), record.exitCode);
 }
 
@@ -52,7 +54,9 @@ describe('the example blocks of README.md and docs/', () => {
   });
 
   it.each(blocks)('$file:$line `$command` shows what it prints now', async (block) => {
-    expect(block.body).toBe(await expectedBodies.get(block));
+    expect(block.body, `npm run docs:examples -- '${block.command}' writes it again`).toBe(
+      await expectedBodies.get(block),
+    );
   });
 
   it('every record is of an example that is still there', () => {
