@@ -1,13 +1,22 @@
 import { defineConfig } from 'vitest/config';
+import { LongestFirst } from './test/sequencer.ts';
 
 // Four projects, each runnable alone (`npm test -- --project unit`):
 //   unit      no lab, no root: the model, classification, rule writers, the CLI (seconds)
 //   providers the real-cluster providers against fake CLIs (no cluster, no root)
 //   lab       real namespaces: lab lifecycle, each scenario's verdict and evidence, broken copies, the gate
 //   host      what a run must never do to the machine: root capture, host state, isolation, crash + clean
-// lab and host share ONE run of the whole scenario suite, made before their files start
-// (test/suite-run.ts); their own tests add only what that run cannot show.
-const SUITE_RUN = ['test/suite-run.global.ts'];
+// lab and host share ONE run of the whole scenario suite (test/suite-run.ts); their own tests add only
+// what that run cannot show. It runs while the unit and providers files do (sequence.groupOrder 0),
+// and the lab and host files (groupOrder 1) start once it has ended, three at a time: their labs
+// mostly wait (verdict deadlines, throttled downloads), and the mutate test alone holds one worker
+// for over a minute.
+const SUITE_RUN = {
+  globalSetup: ['test/suite-run.global.ts'],
+  setupFiles: ['test/await-suite-run.ts'],
+  sequence: { groupOrder: 1 },
+  maxWorkers: 3,
+};
 
 export default defineConfig({
   test: {
@@ -16,22 +25,37 @@ export default defineConfig({
     // lab tests provision real namespaces; verdict deadlines are ~1 s, so this is a hang guard only
     testTimeout: 60_000,
     hookTimeout: 60_000,
-    // each file runs in its own process; two at a time (vitest's default is cores - 1, one file at a
-    // time on 2 cores): labs of different files then run side by side, as users' parallel runs do
+    // each file runs in its own process; two at a time (the lab and host files three, above; vitest's
+    // default is cores - 1, one file at a time on 2 cores): labs of different files then run side by
+    // side, as users' parallel runs do
     pool: 'forks',
     maxWorkers: 2,
+    sequence: { sequencer: LongestFirst },
     projects: [
-      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts', 'test/report/**/*.test.ts'] } },
-      { extends: true, test: { name: 'providers', include: ['test/providers/**/*.test.ts'] } },
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts', 'test/report/**/*.test.ts'],
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: { name: 'providers', include: ['test/providers/**/*.test.ts'], sequence: { groupOrder: 0 } },
+      },
       {
         extends: true,
         test: {
           name: 'lab',
           include: ['test/lab/**/*.test.ts', 'test/scenarios/**/*.test.ts'],
-          globalSetup: SUITE_RUN,
+          ...SUITE_RUN,
         },
       },
-      { extends: true, test: { name: 'host', include: ['test/host/**/*.test.ts'], globalSetup: SUITE_RUN } },
+      {
+        extends: true,
+        test: { name: 'host', include: ['test/host/**/*.test.ts'], ...SUITE_RUN },
+      },
     ],
   },
 });

@@ -9,6 +9,7 @@
 // A test that needs a scenario's normal observations (e.g. mutants compared with the original, as
 // `netrepro mutate` does) takes them from `suiteRun().result`; another whole-suite observation
 // belongs in observeSuiteRun (test/observe-suite-run.ts), so it is made in the same single run.
+import { existsSync, readFileSync } from 'node:fs';
 import { inject } from 'vitest';
 import type { SuiteRun } from './observe-suite-run.ts';
 
@@ -17,13 +18,22 @@ export { PACKET, TCPDUMP } from './observe-suite-run.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    suiteRun: SuiteRun;
+    /** Where the suite run's observation is written, as JSON, once the run has ended. */
+    suiteRunFile: string;
   }
 }
 
-/** The one suite run, in a test file of the lab or host project (made before any of them started). */
+/** Resolves once the suite run has ended (its file is there); every lab and host file waits for it first. */
+export async function awaitSuiteRun(): Promise<void> {
+  while (!existsSync(inject('suiteRunFile'))) await new Promise((resolve) => setTimeout(resolve, 250));
+}
+
+let observed: SuiteRun | undefined;
+
+/** The one suite run, in a test file of the lab or host project (ended before any of them started). */
 export function suiteRun(): SuiteRun {
-  return inject('suiteRun');
+  observed ??= JSON.parse(readFileSync(inject('suiteRunFile'), 'utf8')) as SuiteRun;
+  return observed;
 }
 
 /**

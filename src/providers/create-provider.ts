@@ -1,6 +1,7 @@
 // Chooses a provider by its run configuration. Never falls back to another one: detect() says why one
-// cannot run. Real-cluster providers are loaded only when asked for: they pull in testcontainers and
-// the Kubernetes client, which cost more start-up than the whole netns lab. What a provider can do
+// cannot run. Real-cluster providers are loaded only when asked for, and the Kubernetes client (more
+// start-up than the whole netns lab) only once one provisions a cluster (provision-real-cluster.ts):
+// a run its detect() refuses, or whose every scenario it skips, never loads it. What a provider can do
 // (providerSupport) is known without loading it.
 import { HarnessError } from '../model/errors.ts';
 import { PROVIDER_NAMES } from '../contract/provider-names.ts';

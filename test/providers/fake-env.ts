@@ -1,7 +1,7 @@
 // Test support for the real-cluster providers: the fake CLIs first (and alone) on PATH, their
 // recorded argv, and a KubeApi that records objects instead of talking to a server.
 import type { V1ConfigMap, V1Namespace, V1Pod, V1Service } from '@kubernetes/client-node';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -61,18 +61,18 @@ export function fakeTools(replies: Reply[] = [], pathDir = FAKES) {
   process.env.NETREPRO_FAKE_LOG = log;
   process.env.NETREPRO_FAKE_REPLIES = join(dir, 'replies');
   const calls = (): Recorded[] =>
-    readdirSync(log)
-      .sort()
-      .map((name) => {
-        const read = (file: string) =>
-          existsSync(join(log, name, file)) ? readFileSync(join(log, name, file), 'utf8') : undefined;
+    (existsSync(join(log, 'order')) ? readFileSync(join(log, 'order'), 'utf8').split('\n').slice(0, -1) : []).map(
+      (name) => {
+        const read = (what: string) =>
+          existsSync(join(log, `${name}.${what}`)) ? readFileSync(join(log, `${name}.${what}`), 'utf8') : undefined;
         const call: Recorded = { tool: read('tool')!, argv: read('argv')!.split('\0').slice(0, -1) };
         const stdin = read('stdin');
         const config = read('config');
         if (stdin !== undefined) call.stdin = stdin;
         if (config !== undefined) call.config = config;
         return call;
-      });
+      },
+    );
   return {
     dir,
     calls,

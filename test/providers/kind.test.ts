@@ -1,6 +1,6 @@
 // kind provider contract: the exact commands per CNI shape, the objects it creates, rollback, clean.
 import type { V1Pod } from '@kubernetes/client-node';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { cleanKindLeftovers } from '../../src/providers/real/kind/clean-kind-leftovers.ts';
 import { kindConfig } from '../../src/providers/real/kind/kind-config.ts';
 import { KindProvider } from '../../src/providers/real/kind/kind-provider.ts';
@@ -12,6 +12,7 @@ import {
   runContext,
   topology,
   type Recorded,
+  type RecordingApi,
   type Reply,
 } from './fake-env.ts';
 
@@ -101,18 +102,6 @@ describe('kind provider', () => {
     });
   }
 
-  it('writes each node a bridge conflist for its own podCIDR, without masquerade', async () => {
-    const t = topology({ cni: 'bridge', nodes: 2 });
-    const { provider, fakes } = setup([], t);
-    await (await provider.provision(t, runContext())).destroy();
-    const confs = fakes
-      .calls()
-      .filter((c: Recorded) => c.argv.includes('tee'))
-      .map((c) => JSON.parse(c.stdin!));
-    expect(confs.map((c) => c.plugins[0].ipam.ranges[0][0].subnet)).toEqual(['10.244.0.0/24', '10.244.1.0/24']);
-    expect(confs[0].plugins[0]).toMatchObject({ type: 'bridge', bridge: 'cni0', isGateway: true, ipMasq: false });
-  });
-
   it('keeps kube-proxy when the scenario starts it, and maps the cilium options to helm values', async () => {
     const t = topology({ cni: 'cilium', nodes: 1 });
     const { provider, lines } = setup([], t);
@@ -152,10 +141,84 @@ describe('kind provider', () => {
     );
   });
 
-  it('creates prefixed namespaces, Services without fixed ClusterIPs, and pods pinned to the mapped nodes', async () => {
+  it('deletes a half-created cluster and re-throws when kind create fails', async () => {
+    const { provider, lines } = setup([
+      { tool: 'kind', args: ['create'], exitCode: 1, stderr: 'ERROR: failed to create cluster' },
+    ]);
+    await expect(provider.provision(topology({ cni: 'bridge', nodes: 1 }), runContext())).rejects.toThrow(
+      /kind create cluster .*\n.*failed to create cluster/,
+    );
+    expect(lines()).toEqual([CREATE, DELETE]);
+  });
+
+  it('clean deletes only clusters with the run prefix', async () => {
+    setup([
+      {
+        tool: 'kind',
+        args: ['get', 'clusters'],
+        stdout: 'kind\nnr-abc123-cluster\nmy-nr-abc123-x\nnr-def456-cluster\n',
+      },
+    ]);
+    const removed = await cleanKindLeftovers(async (runId) => runId !== 'def456');
+    expect(removed).toEqual(['kind cluster nr-abc123-cluster']);
+    expect(fakes!.lines()).toEqual(['kind get clusters', 'kind delete cluster --name nr-abc123-cluster']);
+  });
+
+  it('hands kind the generated config', async () => {
+    const t = topology({ cni: 'flannel', nodes: 2 });
+    const { provider, fakes: f } = setup([], t);
+    await (await provider.provision(t, runContext())).destroy();
+    expect(f.calls()[0]!.config).toBe(
+      kindConfig({
+        name: 'nr-abc123-cluster',
+        nodeCount: 2,
+        image: 'kindest/node:v1.35.1',
+        podSubnet: '10.244.0.0/16',
+        kubeProxyMode: 'iptables',
+      }),
+    );
+  });
+});
+
+describe('a two-node bridge cluster, provisioned once for these tests', () => {
+  // provisioned, used (a probe command and the agent from a pod, tools on each node), destroyed; each
+  // test reads its part of what was recorded
+  let recorded: {
+    api: RecordingApi;
+    calls: Recorded[];
+    linesBeforeDestroy: string[];
+    addresses: Record<string, string>;
+    execsFromPods: RecordingApi['execs'];
+  };
+  beforeAll(async () => {
     const t = topology({ cni: 'bridge', nodes: 2 });
-    const { provider, api } = setup([], t);
-    const cluster = await provider.provision(t, runContext());
+    const { provider, api, lines, fakes: f } = setup([], t);
+    try {
+      const cluster = await provider.provision(t, runContext());
+      const addresses = Object.fromEntries(
+        ['svc/kube-dns', 'node/node-b'].map((ref) => [ref, cluster.address(ref)] as const),
+      );
+      await cluster.pod('client').exec(['curl', '-sS', 'http://10.96.100.1/']);
+      await cluster.pod('client').exec([...cluster.agentCommand, 'dns-query', '--server=10.96.100.2']);
+      const execsFromPods = [...api.execs];
+      await cluster.node('node-a').exec(['sysctl', '-w', 'net.bridge.bridge-nf-call-iptables=0']);
+      await cluster.node('node-b').exec(['conntrack', '-L']);
+      const linesBeforeDestroy = lines();
+      await cluster.destroy();
+      recorded = { api, calls: f.calls(), linesBeforeDestroy, addresses, execsFromPods };
+    } finally {
+      f.restore();
+    }
+  });
+
+  it('writes each node a bridge conflist for its own podCIDR, without masquerade', () => {
+    const confs = recorded.calls.filter((c) => c.argv.includes('tee')).map((c) => JSON.parse(c.stdin!));
+    expect(confs.map((c) => c.plugins[0].ipam.ranges[0][0].subnet)).toEqual(['10.244.0.0/24', '10.244.1.0/24']);
+    expect(confs[0].plugins[0]).toMatchObject({ type: 'bridge', bridge: 'cni0', isGateway: true, ipMasq: false });
+  });
+
+  it('creates prefixed namespaces, Services without fixed ClusterIPs, and pods pinned to the mapped nodes', () => {
+    const { api } = recorded;
     expect(api.namespaces.map((n) => n.metadata!.name)).toEqual(['nr-abc123-default', 'nr-abc123-kube-system']);
     expect(api.configMaps.map((c) => [c.metadata!.namespace, Object.keys(c.data!)])).toEqual([
       ['nr-abc123-default', ['pod-agent.mjs']],
@@ -211,66 +274,18 @@ describe('kind provider', () => {
       '--record=web.default.svc.cluster.local=10.96.100.1',
       '--record=kube-dns.kube-system.svc.cluster.local=10.96.100.2',
     ]);
-    expect(cluster.address('svc/kube-dns')).toBe('10.96.100.2');
-    expect(cluster.address('node/node-b')).toBe('172.18.0.3');
-    await cluster.destroy();
+    expect(recorded.addresses).toEqual({ 'svc/kube-dns': '10.96.100.2', 'node/node-b': '172.18.0.3' });
     expect(api.deleted).toEqual(['nr-abc123-kube-system', 'nr-abc123-default']);
   });
 
-  it('runs probe commands in the probe container, the agent in the agent container, node tools from the probe image', async () => {
-    const t = topology({ cni: 'bridge', nodes: 2 });
-    const { provider, api, lines } = setup([], t);
-    const cluster = await provider.provision(t, runContext());
-    await cluster.pod('client').exec(['curl', '-sS', 'http://10.96.100.1/']);
-    await cluster.pod('client').exec([...cluster.agentCommand, 'dns-query', '--server=10.96.100.2']);
-    expect(api.execs.map((e) => [e.pod.namespace, e.pod.name, e.pod.container, e.argv[0]])).toEqual([
+  it('runs probe commands in the probe container, the agent in the agent container, node tools from the probe image', () => {
+    expect(recorded.execsFromPods.map((e) => [e.pod.namespace, e.pod.name, e.pod.container, e.argv[0]])).toEqual([
       ['nr-abc123-default', 'client', 'probe', 'curl'],
       ['nr-abc123-default', 'client', 'agent', 'node'],
     ]);
-    await cluster.node('node-a').exec(['sysctl', '-w', 'net.bridge.bridge-nf-call-iptables=0']);
-    await cluster.node('node-b').exec(['conntrack', '-L']);
-    expect(lines().slice(-2)).toEqual([
+    expect(recorded.linesBeforeDestroy.slice(-2)).toEqual([
       `docker exec -i ${CP} sysctl -w net.bridge.bridge-nf-call-iptables=0`,
       `docker run --rm -i --label netrepro.io/run=abc123 --network container:${W1} --cap-add NET_ADMIN --cap-add NET_RAW nicolaka/netshoot:v0.13 conntrack -L`,
     ]);
-    await cluster.destroy();
-  });
-
-  it('deletes a half-created cluster and re-throws when kind create fails', async () => {
-    const { provider, lines } = setup([
-      { tool: 'kind', args: ['create'], exitCode: 1, stderr: 'ERROR: failed to create cluster' },
-    ]);
-    await expect(provider.provision(topology({ cni: 'bridge', nodes: 1 }), runContext())).rejects.toThrow(
-      /kind create cluster .*\n.*failed to create cluster/,
-    );
-    expect(lines()).toEqual([CREATE, DELETE]);
-  });
-
-  it('clean deletes only clusters with the run prefix', async () => {
-    setup([
-      {
-        tool: 'kind',
-        args: ['get', 'clusters'],
-        stdout: 'kind\nnr-abc123-cluster\nmy-nr-abc123-x\nnr-def456-cluster\n',
-      },
-    ]);
-    const removed = await cleanKindLeftovers(async (runId) => runId !== 'def456');
-    expect(removed).toEqual(['kind cluster nr-abc123-cluster']);
-    expect(fakes!.lines()).toEqual(['kind get clusters', 'kind delete cluster --name nr-abc123-cluster']);
-  });
-
-  it('hands kind the generated config', async () => {
-    const t = topology({ cni: 'flannel', nodes: 2 });
-    const { provider, fakes: f } = setup([], t);
-    await (await provider.provision(t, runContext())).destroy();
-    expect(f.calls()[0]!.config).toBe(
-      kindConfig({
-        name: 'nr-abc123-cluster',
-        nodeCount: 2,
-        image: 'kindest/node:v1.35.1',
-        podSubnet: '10.244.0.0/16',
-        kubeProxyMode: 'iptables',
-      }),
-    );
   });
 });

@@ -160,6 +160,5 @@ describe('a scenario kind cannot run', () => {
     const report = JSON.parse(readFileSync(`${fakes.dir}/report.json`, 'utf8'));
     expect(report.scenarios[0]).toMatchObject({ id: 'stale-sock-lb-program', verdict: 'skipped', labs: [] });
     expect(report.scenarios[0].skipReason).toMatch(/^kind cannot attach a BPF socket-LB program/);
-    expect(report.scenarios[0].durationMs).toBeLessThan(100);
   });
 });

@@ -6,7 +6,7 @@ import { detectTools } from '../../src/providers/real/cli-tools.ts';
 import { KubeCli } from '../../src/providers/real/kube-cli.ts';
 import { provisionRealCluster } from '../../src/providers/real/provision-real-cluster.ts';
 import { resolveRealOptions } from '../../src/providers/real/real-options.ts';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FAKES, fakeTools, recordingKubeApi, runContext, topology } from './fake-env.ts';
@@ -70,9 +70,7 @@ describe('detect', () => {
   it('names everything missing, with how to install it', async () => {
     const only = mkdtempSync(join(tmpdir(), 'netrepro-path-'));
     onTestFinished(() => rmSync(only, { recursive: true, force: true }));
-    writeFileSync(join(only, 'docker'), `#!/bin/sh\nexec '${join(FAKES, 'fake-cli.sh')}' docker "$@"\n`, {
-      mode: 0o755,
-    });
+    symlinkSync(join(FAKES, 'fake-cli.sh'), join(only, 'docker'));
     fakes = fakeTools(
       [
         {

@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ScenarioValidationError } from '../../src/model/errors.ts';
 import { loadScenarioFile } from '../../src/model/load-scenario.ts';
-import { main } from '../../src/cli/build-cli.ts';
+import { cliInProcess } from '../cli-in-process.ts';
 import { namespacesCreatedDuring } from '../namespace-watch.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -253,25 +253,6 @@ async function cliProcess(args: string[]) {
   const child = runProcess('node', ['bin/netrepro.js', ...args], { cwd: ROOT, timeout: 120_000 });
   const r = await child;
   return { exitCode: r.exitCode, stderr: stripAnsi(String(r.stderr)), pid: child.pid };
-}
-
-/** The CLI's own entry point (src/cli/build-cli.ts main, what bin/netrepro.js calls) in this process, stderr captured. */
-async function cliInProcess(args: string[]) {
-  let stderr = '';
-  const write = process.stderr.write;
-  const stdoutWrite = process.stdout.write;
-  process.stderr.write = ((chunk: string | Uint8Array) => (
-    (stderr += String(chunk)), true
-  )) as typeof process.stderr.write;
-  process.stdout.write = (() => true) as typeof process.stdout.write;
-  try {
-    const exitCode = await main(['node', 'netrepro', ...args]);
-    return { exitCode, stderr: stripAnsi(stderr), pid: process.pid };
-  } finally {
-    process.stderr.write = write;
-    process.stdout.write = stdoutWrite;
-    process.exitCode = undefined;
-  }
 }
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colour codes start with ESC

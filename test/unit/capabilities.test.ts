@@ -2,7 +2,7 @@
 // each provider declares, and that the engine skips at once without provisioning anything.
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { runProcess } from '../child-process.ts';
+import { cliInProcess } from '../cli-in-process.ts';
 import { describe, expect, it } from 'vitest';
 import { providerSupport } from '../../src/providers/create-provider.ts';
 import type { ClusterProvider } from '../../src/contract/provider.ts';
@@ -176,18 +176,13 @@ describe('the engine skips before provisioning', () => {
 
 describe('validate --provider', () => {
   it('reports the skip and exits 0; a supported file is ok', async () => {
-    const r = await runProcess(
-      'node',
-      [
-        'bin/netrepro.js',
-        'validate',
-        '--provider',
-        'kind',
-        'scenarios/stale-sock-lb-program.yaml',
-        'scenarios/br-netfilter-clusterip-same-node.yaml',
-      ],
-      { cwd: ROOT },
-    );
+    const r = await cliInProcess([
+      'validate',
+      '--provider',
+      'kind',
+      'scenarios/stale-sock-lb-program.yaml',
+      'scenarios/br-netfilter-clusterip-same-node.yaml',
+    ]);
     expect(r.exitCode).toBe(0);
     expect(r.stdout.split('\n')).toEqual([
       expect.stringMatching(
@@ -198,19 +193,14 @@ describe('validate --provider', () => {
   });
 
   it('with a profile, its versions decide the fit', async () => {
-    const r = await runProcess(
-      'node',
-      [
-        'bin/netrepro.js',
-        'validate',
-        '--provider',
-        'kind',
-        '--profile',
-        'kube-proxy-1.14',
-        'scenarios/br-netfilter-clusterip-same-node.yaml',
-      ],
-      { cwd: ROOT },
-    );
+    const r = await cliInProcess([
+      'validate',
+      '--provider',
+      'kind',
+      '--profile',
+      'kube-proxy-1.14',
+      'scenarios/br-netfilter-clusterip-same-node.yaml',
+    ]);
     expect([r.exitCode, r.stdout]).toEqual([0, 'scenarios/br-netfilter-clusterip-same-node.yaml: ok']);
   });
 });

@@ -1,6 +1,7 @@
 // Command-line conventions: colour per stream, did-you-mean, the environment knobs in --help,
 // unreadable files, GitHub annotations, optional real-cluster libraries.
 import { runProcess } from '../child-process.ts';
+import { cliInProcess } from '../cli-in-process.ts';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -100,7 +101,7 @@ describe('environment knobs', () => {
     const listed = ENV_KNOBS.map(([name]) => name);
     expect([...names].filter((n) => !listed.includes(n))).toEqual([]);
     expect(names.size).toBeGreaterThan(5);
-    const help = await cli(['--help']);
+    const help = await cliInProcess(['--help']);
     expect(help.stdout).toContain(envHelp().trim());
   });
 });
@@ -108,11 +109,11 @@ describe('environment knobs', () => {
 describe('CLI conventions', () => {
   it('--version prints the package version', async () => {
     const { version } = JSON.parse(await readFile(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string };
-    expect((await cli(['--version'])).stdout.trim()).toBe(version);
+    expect((await cliInProcess(['--version'])).stdout.trim()).toBe(version);
   });
 
   it('list --json', async () => {
-    const r = await cli(['list', '--json']);
+    const r = await cliInProcess(['list', '--json']);
     const rows = JSON.parse(r.stdout) as { id: string; file: string; cni: string }[];
     expect(rows.find((x) => x.id === 'br-netfilter-clusterip-same-node')).toMatchObject({
       file: 'scenarios/br-netfilter-clusterip-same-node.yaml',

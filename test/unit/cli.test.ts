@@ -1,11 +1,12 @@
-// The CLI contract: exit codes and messages other tools rely on.
-import { runProcess } from '../child-process.ts';
+// The CLI contract: exit codes and messages other tools rely on, through the CLI's entry point in this
+// process (test/unit/report-paths.test.ts and readme-examples.test.ts run it as a process).
+import { cliInProcess } from '../cli-in-process.ts';
 import { writeFile } from 'node:fs/promises';
 import { tempDir } from '../lab-support.ts';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-const cli = (...args: string[]) => runProcess('node', ['bin/netrepro.js', ...args]);
+const cli = (...args: string[]) => cliInProcess(args);
 
 describe('netrepro CLI', () => {
   it('lists the seed scenarios', async () => {

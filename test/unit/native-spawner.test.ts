@@ -15,12 +15,33 @@ function frame(type: string, id: number, payload: Buffer): Buffer {
   return Buffer.concat([head, payload]);
 }
 
+/**
+ * The spawner's first reply frame, however the pipe splits it into 'data' chunks. The stream stays
+ * open (the spawner still writes to it while it ends its children).
+ */
+function firstFrame(stdout: NodeJS.ReadableStream): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    let received = Buffer.alloc(0);
+    const complete = () => received.length >= 4 && received.length >= 4 + received.readUInt32LE(0);
+    const onData = (chunk: Buffer) => {
+      received = Buffer.concat([received, chunk]);
+      if (!complete()) return;
+      stdout.off('data', onData);
+      stdout.off('end', onEnd);
+      resolve(received.subarray(0, 4 + received.readUInt32LE(0)));
+    };
+    const onEnd = () => reject(new Error(`the spawner closed its stdout after ${received.length} byte(s)`));
+    stdout.on('data', onData);
+    stdout.on('end', onEnd);
+  });
+}
+
 describe('native spawner', () => {
   it('at EOF on its stdin (the harness died) it SIGTERMs every child it started and exits', async () => {
     const spawner = childProcess.spawn(await helperBinary('spawner'), [], { stdio: ['pipe', 'pipe', 'inherit'] });
     const strings = `${['', '', '', '0', 'sleep', '30'].join('\0')}\0`;
     spawner.stdin.write(frame('S', 1, Buffer.concat([Buffer.from([0]), Buffer.from(strings)])));
-    const [started] = (await once(spawner.stdout, 'data')) as [Buffer];
+    const started = await firstFrame(spawner.stdout);
     expect(started.toString('latin1', 4, 5)).toBe('P');
     const pid = started.readInt32LE(9);
     expect(existsSync(`/proc/${pid}`)).toBe(true);

@@ -9,9 +9,8 @@ import { checkReportPaths } from '../../src/cli/report-paths.ts';
 import { makeDirectories } from '../../src/model/make-directories.ts';
 import { PACKAGE_ROOT } from '../../src/model/package-root.ts';
 import { runProcess } from '../child-process.ts';
+import { cliInProcess } from '../cli-in-process.ts';
 import { tempDir } from '../lab-support.ts';
-
-const cli = (args: string[]) => runProcess('node', ['bin/netrepro.js', ...args], { cwd: PACKAGE_ROOT });
 
 describe('makeDirectories', () => {
   it('ends with ENOENT where a directory exists but cannot hold a new one (Node’s recursive mkdir spins there)', async () => {
@@ -62,6 +61,7 @@ describe('checkReportPaths', () => {
 });
 
 describe('run refuses a report path before anything runs (exit 2)', () => {
+  // the command line in this process: every report flag of `run` reaches the check before anything runs
   it.each([
     [
       'a directory under /proc',
@@ -84,7 +84,7 @@ describe('run refuses a report path before anything runs (exit 2)', () => {
       'cannot write the evidence (--report-dir) to /proc/netrepro-nope: no such file or directory (ENOENT, mkdir /proc/netrepro-nope)',
     ],
   ])('%s', async (_, flags, message) => {
-    const r = await cli(['run', 'service-no-endpoints-reject', ...flags]);
+    const r = await cliInProcess(['run', 'service-no-endpoints-reject', ...flags]);
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toContain(`netrepro: ${message}`);
     expect(r.stderr).toMatch(/hint: .+ \(nothing was run\)/);
@@ -94,11 +94,21 @@ describe('run refuses a report path before anything runs (exit 2)', () => {
   it('names the directory to use when a dangling symlink is in the way', async () => {
     const dir = await tempDir();
     await symlink(join(dir, 'unmounted'), join(dir, 'reports'));
-    const r = await cli(['run', 'service-no-endpoints-reject', '--html', join(dir, 'reports/r.html')]);
+    const r = await cliInProcess(['run', 'service-no-endpoints-reject', '--html', join(dir, 'reports/r.html')]);
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toContain(
       `cannot write the HTML report (--html) to ${dir}/reports/r.html: no such file or directory (ENOENT`,
     );
     expect(r.stderr).toContain('a dangling symlink');
+  });
+
+  it('as a process: exit status 2, the message on stderr, nothing on stdout', async () => {
+    const r = await runProcess('node', ['bin/netrepro.js', 'run', 'service-no-endpoints-reject', '--junit', '/tmp'], {
+      cwd: PACKAGE_ROOT,
+    });
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain('netrepro: cannot write the JUnit report (--junit) to /tmp: is a directory');
+    expect(r.stderr).toMatch(/hint: .+ \(nothing was run\)/);
+    expect(r.stdout).toBe('');
   });
 });

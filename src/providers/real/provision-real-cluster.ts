@@ -48,7 +48,8 @@ export interface RealProviderSpec {
   contextName(run: RunContext): string;
   /** Creates the cluster and installs the CNI; registers its own teardown on `input.cluster`. */
   standUp(input: StandUpInput): Promise<StoodUp>;
-  kubeApi(access: KubeAccess): KubeApi;
+  /** Default: @kubernetes/client-node, loaded once a cluster is provisioned (a run that builds none never loads it). */
+  kubeApi?: (access: KubeAccess) => KubeApi;
   /** What the pods run (default: the options' probe and agent images, the agent from a ConfigMap). */
   images?: WorkloadImages;
   /** The provider's own topology fit (default: realMisfit). */
@@ -69,6 +70,7 @@ export async function provisionRealCluster(
   if (misfit) throw new UnsupportedScenarioError(spec.name, misfit.reason, misfit.hint);
   const fit = fitCni(topology, spec.options);
   const cni: RealCni = 'cni' in fit ? fit.cni : (topology.cni as RealCni);
+  const kubeApi = spec.kubeApi ?? (await import('./client-kube-api.ts')).clientKubeApi;
 
   const guard = { created: spec.contextName(run), allowContexts: spec.options.allowContexts };
   const guarded = (access: KubeAccess) => (assertContextAllowed(access.context, guard), access);
@@ -81,9 +83,9 @@ export async function provisionRealCluster(
       run,
       cluster,
       cli: (access) => new KubeCli(guarded(access), guard),
-      api: (access) => spec.kubeApi(guarded(access)),
+      api: (access) => kubeApi(guarded(access)),
     });
-    const api = spec.kubeApi(guarded(up.access));
+    const api = kubeApi(guarded(up.access));
     const nodeMap = new Map<string, string>();
     for (const [i, node] of topology.nodes.entries()) {
       const real = up.nodes[i]!;

@@ -1,32 +1,37 @@
 #!/bin/sh
-# Stands in for kind, minikube, helm, kubectl and docker in the provider contract tests. A shell
-# script, not Node: the tests make over a hundred calls, and a Node start costs ~70 ms of CPU each.
-# Records each call as a directory under $NETREPRO_FAKE_LOG named by its start time: tool, argv
-# (each word NUL-terminated), stdin (only for `tee`: reading it for every call could wait on an open
-# pipe), config (the file handed over with --config: it is removed with the run directory).
+# Stands in for kind, minikube, helm, kubectl and docker in the provider contract tests: each is a
+# symlink to this script, which is the tool it was called as. A shell script, not Node, and one that
+# starts no other program unless a reply has to be looked up (printf, test and read are builtins):
+# the tests make over a hundred calls, and every process started costs.
+# Records each call under $NETREPRO_FAKE_LOG in files named after it (its pid): NAME.tool, NAME.argv
+# (each word NUL-terminated), NAME.stdin (only for `tee`: reading it for every call could wait on an
+# open pipe), NAME.config (the file handed over with --config: it is removed with the run directory),
+# and NAME as a line of `order`, appended as the call starts.
 # Answers from $NETREPRO_FAKE_REPLIES/NNNN/ (tool, args: leading words NUL-terminated, stdout,
 # stderr, code); the first reply in NNNN order whose tool and leading words match wins. A reply with a
 # file `once` answers one call: it is marked `used` and skipped from then on.
 PATH=/usr/bin:/bin # the test puts only the fakes on PATH
-tool=$1
-shift
-call="$NETREPRO_FAKE_LOG/$(date +%s%N)-$$"
-mkdir "$call"
-printf '%s' "$tool" >"$call/tool"
-printf '%s\0' "$@" >"$call/argv"
+tool=${0##*/}
+name=$$
+# a pid given out again within one test's calls: the earlier call keeps its files
+while [ -e "$NETREPRO_FAKE_LOG/$name.tool" ]; do name="$name+"; done
+call="$NETREPRO_FAKE_LOG/$name"
+printf '%s' "$tool" >"$call.tool"
+printf '%s\0' "$@" >"$call.argv"
+printf '%s\n' "$name" >>"$NETREPRO_FAKE_LOG/order"
 config= next= tee=
 for word in "$@"; do
   [ -n "$next" ] && config=$word && next=
   [ "$word" = --config ] && next=1
   [ "$word" = tee ] && tee=1
 done
-[ -n "$tee" ] && cat >"$call/stdin"
-[ -n "$config" ] && cat "$config" >"$call/config"
+[ -n "$tee" ] && cat >"$call.stdin"
+[ -n "$config" ] && cat "$config" >"$call.config"
 for reply in "$NETREPRO_FAKE_REPLIES"/*/; do
   [ -f "${reply}tool" ] && [ ! -f "${reply}used" ] || continue
   IFS= read -r replyTool <"${reply}tool" || :
   [ "$replyTool" = "$tool" ] || continue
-  head -c "$(wc -c <"${reply}args")" "$call/argv" | cmp -s - "${reply}args" || continue
+  head -c "$(wc -c <"${reply}args")" "$call.argv" | cmp -s - "${reply}args" || continue
   [ -f "${reply}once" ] && : >"${reply}used"
   cat "${reply}stdout"
   cat "${reply}stderr" >&2

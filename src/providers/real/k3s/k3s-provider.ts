@@ -5,7 +5,6 @@ import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import type { TopologySpec } from '../../../model/scenario-schema.ts';
 import type { Availability, ClusterProvider, RunContext, StartedCluster } from '../../../contract/provider.ts';
-import { clientKubeApi } from '../client-kube-api.ts';
 import { CliNodeTarget, dockerNode } from '../cli-node-target.ts';
 import { detectTools, requireHelm, type ToolName } from '../cli-tools.ts';
 import { ciliumSettings, installCilium, waitNodesReady } from '../cni-install.ts';
@@ -61,7 +60,7 @@ export class K3sProvider extends RealProvider<'k3s'> implements ClusterProvider 
         options: this.options,
         contextName: clusterName,
         standUp: (i) => this.standUp(i),
-        kubeApi: this.deps.kubeApi ?? clientKubeApi,
+        kubeApi: this.deps.kubeApi,
       },
       topology,
       run,

@@ -9,7 +9,6 @@ import type { TopologySpec } from '../../../model/scenario-schema.ts';
 import { runCommand } from '../../../contract/command.ts';
 import type { Availability, ClusterProvider, RunContext, StartedCluster } from '../../../contract/provider.ts';
 import { configureBridge, installCniPlugins } from '../bridge-cni.ts';
-import { clientKubeApi } from '../client-kube-api.ts';
 import { CliNodeTarget, dockerNode } from '../cli-node-target.ts';
 import { ciliumSettings, installCilium, installFlannel, waitNodesReady } from '../cni-install.ts';
 import { detectTools, requireHelm, type ToolName } from '../cli-tools.ts';
@@ -51,7 +50,7 @@ export class KindProvider extends RealProvider<'kind'> implements ClusterProvide
         options: this.options,
         contextName: (r) => `kind-${clusterName(r)}`,
         standUp: (input) => this.standUp(input),
-        kubeApi: this.deps.kubeApi ?? clientKubeApi,
+        kubeApi: this.deps.kubeApi,
       },
       topology,
       run,

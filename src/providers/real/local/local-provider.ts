@@ -9,12 +9,11 @@ import type { Availability, ClusterProvider, Misfit, RunContext, StartedCluster 
 import { applyOps } from '../../../dataplane/iptables-ops.ts';
 import { flannelStart } from '../../../dataplane/node-components.ts';
 import { findOnPath } from '../../../contract/find-on-path.ts';
-import { clientKubeApi } from '../client-kube-api.ts';
 import { provisionRealCluster, type RealProviderDeps } from '../provision-real-cluster.ts';
 import { asResolved, type RealClusterOptions, type ResolvedRealOptions } from '../real-options.ts';
 import { cleanLocalLeftovers } from './clean-local-leftovers.ts';
 import { findLocalBuild, cacheRoot } from './local-build.ts';
-import { localApi, type LocalApi } from './local-api.ts';
+import type { LocalApi } from './local-api.ts';
 import { bringUpLocalCluster } from './local-cluster-up.ts';
 import { LocalCluster, NamespaceTarget } from './local-cluster.ts';
 import { localNames } from './local-names.ts';
@@ -105,7 +104,7 @@ export class LocalProvider implements ClusterProvider {
           ownCluster: true,
         },
         makeCluster: (nodeNames, r) => (cluster = new LocalCluster(nodeNames, r, LOCAL_AGENT_COMMAND)),
-        kubeApi: this.deps.kubeApi ?? clientKubeApi,
+        kubeApi: this.deps.kubeApi,
         standUp: async ({ topology: t, cluster: c }) => {
           const up = await bringUpLocalCluster({
             build,
@@ -115,6 +114,8 @@ export class LocalProvider implements ClusterProvider {
             onDestroy: (what, action) => c.onDestroy(what, action),
             api: {
               ready: async (kubeconfig, socket, timeoutMs) => {
+                // the Kubernetes client, loaded once a cluster is up to talk to
+                const { localApi } = await import('./local-api.ts');
                 api = localApi({ kubeconfig, context: `${names.prefix}cluster`, socket }, run.signal);
                 await api.ready(timeoutMs);
               },

@@ -6,7 +6,6 @@ import { join } from 'node:path';
 import type { TopologySpec } from '../../../model/scenario-schema.ts';
 import { runCommand } from '../../../contract/command.ts';
 import type { Availability, ClusterProvider, RunContext, StartedCluster } from '../../../contract/provider.ts';
-import { clientKubeApi } from '../client-kube-api.ts';
 import { CliNodeTarget, minikubeNode } from '../cli-node-target.ts';
 import { detectTools } from '../cli-tools.ts';
 import { waitNodesReady } from '../cni-install.ts';
@@ -44,7 +43,7 @@ export class MinikubeProvider extends RealProvider<'minikube'> implements Cluste
         options: this.options,
         contextName: clusterName,
         standUp: (i) => this.standUp(i),
-        kubeApi: this.deps.kubeApi ?? clientKubeApi,
+        kubeApi: this.deps.kubeApi,
       },
       topology,
       run,
