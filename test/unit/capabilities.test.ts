@@ -88,6 +88,13 @@ describe('providers declare what they can do', () => {
       ]);
   });
 
+  it("a node without a default route fits the lab, not kind's nodes (they keep their network's)", async () => {
+    const { scenario } = await loadScenarioFile(join(ROOT, 'test/fixtures/outcomes-from-the-wire.yaml'));
+    expect(unsupported(providerSupport('netns'), scenario)).toBeUndefined();
+    const kind = providerSupport(resolveRunConfig({ provider: 'kind' }, {}));
+    expect(unsupported(kind, scenario)?.reason).toMatch(/node node-a has defaultRoute: none/);
+  });
+
   it('a scenario names where each need comes from', async () => {
     const { scenario } = await loadScenarioFile(join(ROOT, 'scenarios/stale-sock-lb-program.yaml'));
     const needs = scenarioRequirements(scenario);
