@@ -73,6 +73,9 @@ describe('providers declare what they can do', () => {
     expect(reasons['stale-sock-lb-program']).toMatch(
       /^kind cannot attach a BPF socket-LB program .*needed by fault, step 1 \(sock-lb-stale-program\)/,
     );
+    expect(reasons['hostport-without-portmap']).toMatch(
+      /^kind cannot change a node's CNI chain and recreate pods' sandboxes through it \(needed by fault, step 1 \(cni-chain\)\)/,
+    );
     expect(reasons['cilium-kube-proxy-forward-race']).toMatch(
       /^kind cannot reboot a node .*needed by fault, step 1 \(reboot\).*have hosts outside the cluster/,
     );
