@@ -10,10 +10,6 @@ import { recreatePodNetwork } from './pod-network.ts';
 type CniChainChange = Extract<LabAction, { kind: 'cni-chain' }>;
 
 export async function changeCniChain(lab: NetnsLab, action: CniChainChange): Promise<void> {
-  lab.topology = {
-    ...lab.topology,
-    nodes: lab.topology.nodes.map((n) => (n.name === action.node ? { ...n, cniChain: action.plugins } : n)),
-  };
   const pods = action.recreate.map((name) => {
     const pod = lab.topology.pods.find((p) => p.name === name);
     if (pod?.node !== action.node)
@@ -26,6 +22,10 @@ export async function changeCniChain(lab: NetnsLab, action: CniChainChange): Pro
       );
     return pod;
   });
+  lab.topology = {
+    ...lab.topology,
+    nodes: lab.topology.nodes.map((n) => (n.name === action.node ? { ...n, cniChain: action.plugins } : n)),
+  };
   for (const pod of pods) await recreatePodNetwork(lab, pod);
   const nat = (await lab.node(action.node).exec(['iptables-save', '-t', 'nat'])).stdout.split('\n');
   const mapped = action.plugins.includes('portmap');
