@@ -191,7 +191,7 @@ function createMachines(lab: NetnsLab, topology: TopologySpec): { links: Promise
   }
   for (const [i, node] of topology.nodes.entries()) lab.fabricPorts.set(node.name, `n${i}`);
   // the gateway forwards nothing, whatever the host's own ip_forward (which a new namespace inherits) says
-  const hostSysctls = awaitedLater(
+  const fabricAndHostSysctls = awaitedLater(
     Promise.all([
       lab.namespaceSysctls(lab.names.fabric, { 'net.ipv4.ip_forward': 0 }),
       ...topology.hosts.map((h) => lab.namespaceSysctls(lab.names.host(h.name))),
@@ -206,7 +206,7 @@ function createMachines(lab: NetnsLab, topology: TopologySpec): { links: Promise
   }));
   const wire = async () => {
     await settleAll([
-      hostSysctls,
+      fabricAndHostSysctls,
       ...machines.map(async (m, i) => {
         const lines = ['link set lo up', `addr add ${m.ip}/24 dev eth0`, 'link set eth0 up'];
         const node = topology.nodes[i];
