@@ -7,9 +7,8 @@ import type { PodPlacement } from '../contract/kube-objects.ts';
 import { flannelDevice, flannelPeerEntries, vtepMac, type FlannelNode } from './flannel-entries.ts';
 import { IptablesModel } from './iptables-ops.ts';
 import { bootOps, bootOrder } from './node-iptables.ts';
-
-/** The nodes' network (the first three octets): node i is .(2+i), hosts outside the cluster .(100+i). */
-export const FABRIC_NET = '172.18.0';
+import { defaultGateway, FABRIC_NET } from './node-network.ts';
+import { DEFAULT_CNI_CHAIN } from '../model/primitives.ts';
 
 export interface RenderOptions {
   /** Render as on a node where kube-proxy could create its nfacct counters (the lab cannot). */
@@ -54,6 +53,9 @@ export function renderNode(topology: TopologySpec, nodeName: string, options: Re
   const placements = predictedPlacements(topology);
   const pods = topology.pods.filter((p) => p.node === nodeName).map((p) => `${p.name} ${placements.get(p.name)!.ip}`);
   out.push('# pods', ...(pods.length ? pods : ['(none)']));
+  const hostIP = (ref: string) => `${FABRIC_NET}.${100 + topology.hosts.findIndex((h) => `host/${h.name}` === ref)}`;
+  const gateway = defaultGateway(node.defaultRoute, hostIP);
+  const defaultRoute = gateway ? [`route add default via ${gateway} dev eth0`] : [];
   if (topology.cni === 'flannel') {
     const all: FlannelNode[] = topology.nodes.map((n, i) => ({
       name: n.name,
@@ -64,7 +66,8 @@ export function renderNode(topology: TopologySpec, nodeName: string, options: Re
     const me = all[nodeIndex]!;
     const peers = flannelPeerEntries(me, all);
     out.push(
-      '# ip -batch (flannel.1, routes, neighbours)',
+      '# ip -batch (default route, flannel.1, routes, neighbours)',
+      ...defaultRoute,
       ...flannelDevice(me),
       ...peers.ip,
       '# bridge -batch (FDB)',
@@ -72,14 +75,36 @@ export function renderNode(topology: TopologySpec, nodeName: string, options: Re
     );
   } else if (topology.cni === 'bridge') {
     out.push(
-      '# ip -batch (routes between nodes)',
+      '# ip -batch (default route, routes between nodes)',
+      ...defaultRoute,
       ...topology.nodes
         .map((o, i) => (o.name === nodeName ? '' : `route add ${o.podCIDR} via ${nodeIP(i)} dev eth0`))
         .filter(Boolean),
     );
   } else {
     out.push(
+      '# ip -batch (default route)',
+      ...defaultRoute,
       `# cilium: pods on lxc veths, ${node.podCIDR} via cilium_host; BPF maps (masquerade${topology.cilium.socketLB ? ', socket LB' : ''}) are not rendered`,
+    );
+  }
+  if (topology.cni !== 'cilium') {
+    const chain = node.cniChain ?? DEFAULT_CNI_CHAIN;
+    // portmap writes these when the pod starts (its own chains in nat), so they are not in the iptables-save above
+    const mappings = topology.pods
+      .filter((p) => p.node === nodeName)
+      .flatMap((p) =>
+        (p.hostPorts ?? []).map(
+          (h) => `${h.hostPort}/${h.protocol} -> ${p.name} ${placements.get(p.name)!.ip}:${h.containerPort}`,
+        ),
+      );
+    out.push(
+      `# CNI chain: ${chain.join(', ')}`,
+      ...(mappings.length === 0
+        ? []
+        : chain.includes('portmap')
+          ? ['# hostPorts (portmap, CNI-HOSTPORT-DNAT)', ...mappings]
+          : ['# hostPorts not written (no portmap in the chain)', ...mappings]),
     );
   }
   return `${out.join('\n')}\n`;

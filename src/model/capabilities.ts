@@ -14,6 +14,7 @@ export const LAB_ACTION_KINDS = [
   'sock-lb-detach-stale',
   'endpoint',
   'service',
+  'cni-chain',
 ] as const satisfies readonly LabAction['kind'][];
 
 export type Capability =
@@ -52,6 +53,7 @@ const MEANING: Record<string, string> = {
   'action/sock-lb-detach-stale': 'detach a socket-LB program it attached',
   'action/endpoint': "change a Service's endpoints and re-sync kube-proxy's rules on every node as kube-proxy does",
   'action/service': "change a Service's type or traffic policies and re-sync kube-proxy's rules on every node",
+  'action/cni-chain': "change a node's CNI chain and recreate pods' sandboxes through it",
   'path/cgroup': "resolve {cgroup/NODE} (a node's pod cgroup)",
   'path/bpffs': "resolve {bpffs/NODE} (a node's bpffs pin directory)",
   'path/veth': "resolve {veth/POD} (a pod's host-side interface)",

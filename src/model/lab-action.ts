@@ -1,5 +1,6 @@
 // What a step is made of, after expansion: a command on a target (argv, never a shell string) or a
 // lab action the provider performs its own way (providers map each kind to their means, or refuse it).
+import type { CniChainPlugin } from './primitives.ts';
 
 export interface Command {
   kind: 'command';
@@ -41,6 +42,8 @@ export type LabAction =
       ready?: boolean;
       terminating?: boolean;
     }
+  /** The node's CNI chain changes and the named pods' sandboxes are made again through it (DEL old chain, ADD new). */
+  | { kind: 'cni-chain'; node: string; plugins: CniChainPlugin[]; recreate: string[] }
   /** A Service spec change, then kube-proxy's sync on every node. */
   | {
       kind: 'service';

@@ -56,6 +56,23 @@ export const CILIUM_VERSIONS = ['1.7', '1.8'] as const;
 /** Socket-LB hooks a stale program may hold. */
 export const SOCK_LB_HOOKS = ['connect4', 'sendmsg4'] as const;
 
+/** The plugins a node's CNI network config list can chain in the lab, each called with the previous one's result. */
+export const CNI_CHAIN_PLUGINS = ['bridge', 'portmap'] as const;
+export type CniChainPlugin = (typeof CNI_CHAIN_PLUGINS)[number];
+/** What real clusters ship with the bridge plugin (kubeadm's docs, containerd's example, kind): bridge, then portmap for hostPorts. */
+export const DEFAULT_CNI_CHAIN: readonly CniChainPlugin[] = ['bridge', 'portmap'];
+/** A node's CNI chain: the bridge plugin first (it makes the pod's interface), each plugin once. */
+export const CniChain = z
+  .array(z.enum(CNI_CHAIN_PLUGINS))
+  .min(1)
+  .refine(
+    (c) => c[0] === 'bridge' && new Set(c).size === c.length,
+    'bridge first, each plugin once: [bridge] or [bridge, portmap]',
+  )
+  .describe(
+    "the plugins of the node's CNI network config list, in the order they run: bridge, then portmap (hostPorts)",
+  );
+
 /** A Service port: what `ports` holds in a topology's service and in a `service` step that replaces them. */
 export const ServicePort = z
   .object({

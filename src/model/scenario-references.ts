@@ -69,7 +69,30 @@ export function checkReferences(s: Scenario): ReferenceIssue[] {
     issues,
   );
 
+  // the scheduler places no two pods with one hostPort and protocol on a node
+  const hostPortsTaken = new Map<string, string>();
+  for (const [i, p] of t.pods.entries()) {
+    for (const [j, h] of (p.hostPorts ?? []).entries()) {
+      const key = `${p.node} ${h.hostPort}/${h.protocol}`;
+      const holder = hostPortsTaken.get(key);
+      if (holder)
+        issues.push({
+          path: ['topology', 'pods', i, 'hostPorts', j, 'hostPort'],
+          message: `pod ${holder} already holds ${h.hostPort}/${h.protocol} on node ${p.node}`,
+          received: String(h.hostPort),
+          expected: 'a hostPort and protocol free on the node',
+        });
+      else hostPortsTaken.set(key, p.name);
+    }
+  }
   t.pods.forEach((p, i) => {
+    if (p.hostPorts && t.cni === 'cilium')
+      issues.push({
+        path: ['topology', 'pods', i, 'hostPorts'],
+        message: "hostPorts are written by the bridge CNI chain's portmap plugin, which the cilium shape has not",
+        received: t.cni,
+        expected: 'topology.cni: bridge | flannel',
+      });
     if (!names.node.has(p.node))
       issues.push({
         path: ['topology', 'pods', i, 'node'],
@@ -79,12 +102,19 @@ export function checkReferences(s: Scenario): ReferenceIssue[] {
       });
   });
   t.nodes.forEach((n, i) => {
-    if (n.defaultRoute && !names.host.has(n.defaultRoute.slice(5)))
+    if (n.defaultRoute.startsWith('host/') && !names.host.has(n.defaultRoute.slice(5)))
       issues.push({
         path: ['topology', 'nodes', i, 'defaultRoute'],
         message: 'unknown host',
         received: n.defaultRoute,
         expected: `one of: ${known('host')}`,
+      });
+    if (n.cniChain && t.cni === 'cilium')
+      issues.push({
+        path: ['topology', 'nodes', i, 'cniChain'],
+        message: "the cilium shape's pods are not wired by the bridge CNI chain",
+        received: n.cniChain.join(', '),
+        expected: 'topology.cni: bridge | flannel, or no cniChain',
       });
     const pods = t.pods.filter((p) => p.node === n.name).length;
     const size = 2 ** (32 - Number(n.podCIDR.split('/')[1]));
@@ -263,6 +293,8 @@ export function checkReferences(s: Scenario): ReferenceIssue[] {
     steps.forEach((step, i) => {
       const [kind, spec] = stepKindOf(step);
       for (const r of kind.refs(spec)) checkRef(r.ref, [...base, 'steps', i, kind.key, ...r.path]);
+      for (const issue of kind.check?.(spec, t) ?? [])
+        issues.push({ ...issue, path: [...base, 'steps', i, kind.key, ...issue.path] });
       const shapes = kind.cni?.(spec);
       if (shapes && !shapes.includes(t.cni)) {
         issues.push({

@@ -34,6 +34,7 @@ import {
   ServicePorts,
   SessionAffinity,
   SessionAffinityConfig,
+  CniChain,
 } from './primitives.ts';
 import { Step } from './steps/registry.ts';
 import { PROBE_KINDS, probeKindFields, type ProbeKindName } from './probes/registry.ts';
@@ -71,11 +72,25 @@ const Node = z
       ),
     defaultRoute: z
       .string()
-      .regex(/^host\/[a-z][a-z0-9-]*$/, "host/NAME: an external host on the nodes' network")
-      .optional()
+      .regex(
+        /^(fabric|none|host\/[a-z][a-z0-9-]*)$/,
+        "fabric, none, or host/NAME: an external host on the nodes' network",
+      )
+      .default('fabric')
       .describe(
-        'a default route via this external host (a real node has one; without it a packet no route covers, such as a ClusterIP with no DNAT, gets ICMP net-unreachable from the node)',
+        "the node's default route, as a real node has one: `fabric` (the default) via the lab's gateway on the nodes' network (172.18.0.1, the fabric namespace, which forwards nothing: a packet for an address outside the lab is dropped there); `host/NAME` via that external host; `none` for no default route, so a packet no route covers (a ClusterIP no DNAT rewrote) gets ICMP net-unreachable from the node itself",
       ),
+    cniChain: CniChain.optional().describe(
+      "the node's CNI network config list (bridge and flannel shapes), default [bridge, portmap] as real clusters ship it: the lab calls each plugin for every pod the way a kubelet's runtime does; without portmap a pod's hostPorts are not written",
+    ),
+  })
+  .strict();
+
+const HostPort = z
+  .object({
+    hostPort: Port.describe("the port on the node's address"),
+    containerPort: Port.describe('the port in the pod it is forwarded to'),
+    protocol: z.enum(['TCP', 'UDP']).default('TCP').describe('TCP or UDP'),
   })
   .strict();
 
@@ -84,6 +99,13 @@ const Pod = z
     name: Name,
     node: Name,
     serve: z.array(Program).optional().describe('programs started in the pod'),
+    hostPorts: z
+      .array(HostPort)
+      .min(1)
+      .optional()
+      .describe(
+        "ports of its node's address forwarded to this pod (a container port's hostPort): the node's CNI chain gets them as runtimeConfig.portMappings, and its portmap plugin writes the DNAT",
+      ),
   })
   .strict();
 

@@ -10,6 +10,7 @@ import { NEVER_READY, podObject, serviceObjects } from '../../src/providers/real
 import { realMisfit } from '../../src/providers/real/scenario-fit.ts';
 import { resolveRealOptions } from '../../src/providers/real/real-options.ts';
 import { topology } from './fake-env.ts';
+import { bridgeConflist } from '../../src/dataplane/bridge-conflist.ts';
 
 const IMAGES = { probeImage: 'p', agentImage: 'a' };
 const proxy = (version: string, cni = 'bridge', nodes = 2) => ({ ...topology({ cni, nodes }), kubeProxy: version });
@@ -79,6 +80,28 @@ describe('local provider', () => {
     );
   });
 
+  it('keeps the default route a scenario leaves out, and refuses a CNI chain without portmap (its conflist chains it)', () => {
+    const t = proxy('1.20');
+    const node = (n: Partial<(typeof t.nodes)[number]>) => ({
+      ...t,
+      nodes: [{ ...t.nodes[0]!, ...n }, ...t.nodes.slice(1)],
+    });
+    expect(localMisfit(node({ defaultRoute: 'none' }), { cni: undefined })).toBeUndefined();
+    expect(localMisfit(node({ cniChain: ['bridge', 'portmap'] }), { cni: undefined })).toBeUndefined();
+    expect(localMisfit(node({ cniChain: ['bridge'] }), { cni: undefined })?.reason).toMatch(
+      /node node-a's CNI chain \[bridge\] has no portmap/,
+    );
+  });
+
+  it("asks for a pod's hostPorts on its sandbox, for the conflist's portmap", () => {
+    const t = proxy('1.20');
+    const pod = { ...t.pods[1]!, hostPorts: [{ hostPort: 9000, containerPort: 8080, protocol: 'TCP' as const }] };
+    const web = podObject({ pod, namespace: 'default', nodeName: 'n', dnsRecords: [] }, t, IMAGES, 'abc123');
+    expect(web.spec!.containers[0]!.ports).toEqual([{ containerPort: 8080, hostPort: 9000, protocol: 'TCP' }]);
+    const plain = podObject({ pod: t.pods[1]!, namespace: 'default', nodeName: 'n', dnsRecords: [] }, t, IMAGES, 'x');
+    expect(plain.spec!.containers[0]!.ports).toBeUndefined();
+  });
+
   it("asks for pods that run the pod image's native agent, never pulled, and keeps the scenario's clusterIPs", () => {
     const t = proxy('1.20');
     const images = {
@@ -118,6 +141,11 @@ describe('local provider', () => {
       mtu: 1450,
       ipam: { type: 'host-local', dataDir: '/var/tmp/x/ipam', ranges: [[{ subnet: '10.244.1.0/24' }]] },
     });
+    // the conflist the netns lab calls plugin by plugin, chained with portmap as real clusters ship it
+    expect(conf).toEqual(
+      bridgeConflist('10.244.1.0/24', { cniVersion: '0.4.0', ipamDir: '/var/tmp/x/ipam', mtu: 1450 }),
+    );
+    expect(conf.plugins[1]).toEqual({ type: 'portmap', capabilities: { portMappings: true } });
   });
 
   it("reads the upstream release out of Debian's version", () => {

@@ -222,6 +222,25 @@ const cases: Case[] = [
     field: 'probes[0].udp.port',
     message: 'required field is missing',
   },
+  {
+    file: '57-hostport-taken-twice.yaml',
+    line: 19,
+    field: 'topology.pods[1].hostPorts[0].hostPort',
+    message: 'pod web already holds 8080/TCP on node node-a',
+  },
+  {
+    file: '58-cni-chain-pod-on-other-node.yaml',
+    line: 27,
+    field: 'fault.steps[0].cni-chain.recreate[0]',
+    message: 'pod web runs on node node-b, not on node-a',
+  },
+  { file: '59-cni-chain-portmap-first.yaml', line: 9, field: 'topology.nodes[0].cniChain', message: 'bridge first' },
+  {
+    file: '60-hostports-on-cilium.yaml',
+    line: 15,
+    field: 'topology.pods[0].hostPorts',
+    message: 'the cilium shape has not',
+  },
 ];
 
 /** Generated into a temporary directory instead of being committed. */

@@ -73,6 +73,9 @@ describe('providers declare what they can do', () => {
     expect(reasons['stale-sock-lb-program']).toMatch(
       /^kind cannot attach a BPF socket-LB program .*needed by fault, step 1 \(sock-lb-stale-program\)/,
     );
+    expect(reasons['hostport-without-portmap']).toMatch(
+      /^kind cannot change a node's CNI chain and recreate pods' sandboxes through it \(needed by fault, step 1 \(cni-chain\)\)/,
+    );
     expect(reasons['cilium-kube-proxy-forward-race']).toMatch(
       /^kind cannot reboot a node .*needed by fault, step 1 \(reboot\).*have hosts outside the cluster/,
     );
@@ -86,6 +89,13 @@ describe('providers declare what they can do', () => {
         'action/endpoint',
         'action/service',
       ]);
+  });
+
+  it("a node without a default route fits the lab, not kind's nodes (they keep their network's)", async () => {
+    const { scenario } = await loadScenarioFile(join(ROOT, 'test/fixtures/outcomes-from-the-wire.yaml'));
+    expect(unsupported(providerSupport('netns'), scenario)).toBeUndefined();
+    const kind = providerSupport(resolveRunConfig({ provider: 'kind' }, {}));
+    expect(unsupported(kind, scenario)?.reason).toMatch(/node node-a has defaultRoute: none/);
   });
 
   it('a scenario names where each need comes from', async () => {

@@ -4,6 +4,7 @@ import { placeholderNeeds, targetNeeds, type Capability } from '../capabilities.
 import { HarnessError } from '../errors.ts';
 import type { Expanded, LabAction } from '../lab-action.ts';
 import { brNetfilterStep } from './br-netfilter.ts';
+import { cniChainStep } from './cni-chain.ts';
 import { endpointStep } from './endpoint.ts';
 import { forwardPolicyStep } from './forward-policy.ts';
 import { hairpinStep } from './hairpin.ts';
@@ -32,6 +33,7 @@ export const STEP_KINDS = {
   hairpin: hairpinStep,
   route: routeStep,
   'forward-policy': forwardPolicyStep,
+  'cni-chain': cniChainStep,
 } as const;
 
 type Kinds = typeof STEP_KINDS;

@@ -1,5 +1,5 @@
-// `route: {on, to, via?, dev?, onlink?}`: a route in a node's (or host's) table, e.g. the default route a node on a
-// real network has and the lab's nodes lack; shown afterwards as proof.
+// `route: {on, to, via?, dev?, onlink?}`: a route in a node's (or host's) table, e.g. a node's default route
+// moved to another gateway or a route back to the pods an outside host lacks; shown afterwards as proof.
 import { z } from 'zod';
 import { Cidr, Ipv4, TargetRef } from '../primitives.ts';
 import { defineStep } from './step-kind.ts';

@@ -12,6 +12,20 @@ export interface StepRef {
   path: (string | number)[];
 }
 
+/** A problem with a step that only the topology shows, with its path below the step's key. */
+export interface StepIssue {
+  path: (string | number)[];
+  message: string;
+  received?: string;
+  expected?: string;
+}
+
+/** What a step's check reads of the topology (the schema's type would import this module back). */
+export interface StepTopology {
+  pods: readonly { name: string; node: string }[];
+  services: readonly { name: string; endpoints: readonly { pod: string }[] }[];
+}
+
 export interface StepKind<S extends z.ZodType = z.ZodType> {
   /** The YAML key: `- sysctl: {...}`. */
   key: string;
@@ -20,6 +34,8 @@ export interface StepKind<S extends z.ZodType = z.ZodType> {
   description: string;
   /** References to check against the topology. */
   refs(spec: z.output<S>): StepRef[];
+  /** What the step asks of the topology beyond the names it references (a pod on the node it names...). */
+  check?(spec: z.output<S>, topology: StepTopology): StepIssue[];
   /** The CNI shapes this step can run in (default: every shape). */
   cni?(spec: z.output<S>): readonly (typeof CNI_SHAPES)[number][] | undefined;
   /**

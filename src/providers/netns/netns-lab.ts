@@ -10,6 +10,7 @@ import { STATE_ROOT, type LabNames } from '../namespaces/lab-names.ts';
 import { removeNamespaces } from '../namespaces/namespace-batch.ts';
 import { killAll } from '../namespaces/namespace-pids.ts';
 import { NetnsTarget } from './netns-target.ts';
+import type { CniResult } from './cni-plugin.ts';
 import type { ProbeTraceSession, TraceFlows } from '../../model/trace-events.ts';
 
 /** What a lab action does on this lab; given by the provisioning code that knows the CNI shape. */
@@ -27,6 +28,12 @@ export interface NetnsLabParts {
   perform: ActionHandler;
   /** How a probe's packets are traced here. */
   trace: TraceHandler;
+}
+
+/** A pod's sandbox as its node's CNI chain made it: each plugin's config as called, and the result after each that ran. */
+export interface PodNetwork {
+  configs: Record<string, unknown>[];
+  results: CniResult[];
 }
 
 export class NetnsLab implements StartedCluster {
@@ -50,6 +57,8 @@ export class NetnsLab implements StartedCluster {
   readonly nodeAgentCommand = ['node', packagePath('src/providers/netns/agent/pod-agent.mjs')];
   /** Its native twin agent/pod-agent.c once built (provisioning, before the pods' programs start), else pod-agent.mjs. */
   agentCommand: readonly string[] = this.nodeAgentCommand;
+  /** Pod -> its sandbox as the node's CNI chain made it (bridge and flannel shapes): what a DEL goes through. */
+  readonly podNetworks = new Map<string, PodNetwork>();
   /** Node -> the kube-proxy release a `start` step put there (else the topology's). */
   readonly kubeProxyVersions = new Map<string, string>();
   readonly names: LabNames;

@@ -16,6 +16,8 @@ import {
   loadSocketLb,
 } from './cilium-datapath.ts';
 import { invokeCni } from './cni-plugin.ts';
+import { addChainedPlugins, addPodInterface, deletePodNetwork } from './pod-network.ts';
+import { changeCniChain } from './cni-chain-change.ts';
 import { applyOps } from '../../dataplane/iptables-ops.ts';
 import { bootOps, bootOrder, componentStart, type NodeFacts } from '../../dataplane/node-iptables.ts';
 import { labNames } from '../namespaces/lab-names.ts';
@@ -23,18 +25,12 @@ import { ipBatch } from '../namespaces/namespace-batch.ts';
 import { NetnsLab } from './netns-lab.ts';
 import { runCommand } from '../../contract/command.ts';
 import { changeServices } from './service-change.ts';
-import {
-  flannelDevice,
-  flannelPeerEntries,
-  FLANNEL_MTU,
-  vtepMac,
-  type FlannelNode,
-} from '../../dataplane/flannel-entries.ts';
+import { flannelDevice, flannelPeerEntries, vtepMac, type FlannelNode } from '../../dataplane/flannel-entries.ts';
 import { prepareLabTrace, settleLabTrace, startLabMonitors, startNetnsTrace } from './trace/lab-tracer.ts';
 import { useNativeSpawner } from './native-commands.ts';
 import { helperBinary, HELPERS } from '../namespaces/helper-build.ts';
 import { fastNeighbourFailure } from './neighbour-timing.ts';
-import { FABRIC_NET } from '../../dataplane/render-node.ts';
+import { defaultGateway, FABRIC_GATEWAY, FABRIC_NET } from '../../dataplane/node-network.ts';
 import { awaitedLater } from '../../contract/awaited-later.ts';
 import { agentProgramArgv } from '../../contract/agent-program.ts';
 
@@ -119,6 +115,12 @@ export async function provisionNetnsLab(topology: TopologySpec, run: RunContext)
         settleAll([applyOps(lab.node(n), bootOps(topology, n, await bootFacts(n))), fastNeighbourFailure(lab.node(n))]),
       ),
     );
+    if (topology.cni !== 'cilium' && topology.pods.some((p) => p.hostPorts)) {
+      // a runtime removes a sandbox through its chain: portmap takes its rules out of the node's tables
+      for (const pod of topology.pods.filter((p) => p.hostPorts))
+        lab.atTeardown(`CNI DEL of pod ${pod.name}`, () => deletePodNetwork(lab, pod));
+      await step('CNI chain after bridge: portmap for hostPorts', () => eachNode((n) => chainHostPortPods(lab, n)));
+    }
     prepareLabTrace(lab); // probe trace: conntrack's part, now that the node has booted, while the pods get ready
     await step('pod programs ready', () => programs!);
     return lab;
@@ -157,7 +159,13 @@ function nodeSysctls(node: TopologySpec['nodes'][number]): {
  * `links`: the veths exist (each node's eth0, its first device); `done`: everything is wired.
  */
 function createMachines(lab: NetnsLab, topology: TopologySpec): { links: Promise<void>; done: Promise<void> } {
-  const fabric: string[] = ['link set lo up', 'link add br0 type bridge', 'link set br0 up'];
+  // the nodes' default gateway is the fabric's own address (node-network.ts)
+  const fabric: string[] = [
+    'link set lo up',
+    'link add br0 type bridge',
+    `addr add ${FABRIC_GATEWAY}/24 dev br0`,
+    'link set br0 up',
+  ];
   const machines = [
     ...topology.nodes.map((node, i) => ({
       ns: lab.names.node(node.name),
@@ -182,8 +190,12 @@ function createMachines(lab: NetnsLab, topology: TopologySpec): { links: Promise
     lab.addresses.set(m.ref, m.ip);
   }
   for (const [i, node] of topology.nodes.entries()) lab.fabricPorts.set(node.name, `n${i}`);
-  const hostSysctls = awaitedLater(
-    Promise.all(topology.hosts.map((h) => lab.namespaceSysctls(lab.names.host(h.name)))),
+  // the gateway forwards nothing, whatever the host's own ip_forward (which a new namespace inherits) says
+  const fabricAndHostSysctls = awaitedLater(
+    Promise.all([
+      lab.namespaceSysctls(lab.names.fabric, { 'net.ipv4.ip_forward': 0 }),
+      ...topology.hosts.map((h) => lab.namespaceSysctls(lab.names.host(h.name))),
+    ]),
   );
   const links = ipBatch(lab.names.fabric, fabric);
   const flannel: FlannelNode[] = topology.nodes.map((n, i) => ({
@@ -194,12 +206,12 @@ function createMachines(lab: NetnsLab, topology: TopologySpec): { links: Promise
   }));
   const wire = async () => {
     await settleAll([
-      hostSysctls,
+      fabricAndHostSysctls,
       ...machines.map(async (m, i) => {
         const lines = ['link set lo up', `addr add ${m.ip}/24 dev eth0`, 'link set eth0 up'];
         const node = topology.nodes[i];
-        // `nodes[].defaultRoute`: the default route a real node has, via an outside host on the nodes' network
-        if (node?.defaultRoute) lines.push(`route add default via ${lab.address(node.defaultRoute)} dev eth0`);
+        const gateway = node && defaultGateway(node.defaultRoute, (ref) => lab.address(ref));
+        if (gateway) lines.push(`route add default via ${gateway} dev eth0`);
         if (node && topology.cni === 'flannel') {
           // flannel's vxlan backend: the VTEP, then the routes, neighbours and FDB entries flanneld writes for its peers
           const self = flannel[i]!;
@@ -230,21 +242,17 @@ function createMachines(lab: NetnsLab, topology: TopologySpec): { links: Promise
 }
 
 async function createBridgePods(lab: NetnsLab, topology: TopologySpec, nodeName: string): Promise<void> {
-  const node = topology.nodes.find((n) => n.name === nodeName)!;
   const nodePath = lab.names.netnsPath(lab.names.node(nodeName));
   const pods = topology.pods.filter((p) => p.node === nodeName);
-  const common = (ns: string) => ({
-    command: 'ADD' as const,
-    nodeNetnsPath: nodePath,
-    podNetnsPath: lab.names.netnsPath(ns),
-    containerId: ns,
-  });
   // the loopback plugin brings lo up, as for every pod a kubelet starts; it takes no address, so all at once
   const loopbacks = awaitedLater(
     settleAll(
       pods.map((p) =>
         invokeCni({
-          ...common(lab.names.pod(p.name)),
+          command: 'ADD',
+          nodeNetnsPath: nodePath,
+          podNetnsPath: lab.names.netnsPath(lab.names.pod(p.name)),
+          containerId: lab.names.pod(p.name),
           ifName: 'lo',
           config: { cniVersion: '1.0.0', name: 'netrepro-lo', type: 'loopback' },
         }),
@@ -252,36 +260,14 @@ async function createBridgePods(lab: NetnsLab, topology: TopologySpec, nodeName:
     ),
   );
   // the bridge plugin sequentially: host-local hands out addresses in pod order, so runs are reproducible
-  for (const pod of pods) {
-    const ns = lab.names.pod(pod.name);
-    const result = await invokeCni({
-      ...common(ns),
-      ifName: 'eth0',
-      config: {
-        cniVersion: '1.0.0',
-        name: 'netrepro',
-        type: 'bridge',
-        bridge: 'cni0',
-        isGateway: true,
-        ipMasq: false,
-        hairpinMode: true,
-        // flannel hands the bridge plugin the VXLAN-reduced MTU
-        ...(topology.cni === 'flannel' ? { mtu: FLANNEL_MTU } : {}),
-        ipam: {
-          type: 'host-local',
-          ranges: [[{ subnet: node.podCIDR }]],
-          routes: [{ dst: '0.0.0.0/0' }],
-          dataDir: `${lab.names.stateDir}/ipam/${nodeName}`,
-        },
-      },
-    });
-    const ip = result.ips?.[0]?.address.split('/')[0];
-    if (!ip) throw new HarnessError('LAB_FAILED', `CNI bridge returned no address for pod ${pod.name}`);
-    lab.addresses.set(`pod/${pod.name}`, ip);
-    const hostSide = result.interfaces?.find((i) => !i.sandbox && i.name !== 'cni0');
-    if (hostSide) lab.hostInterfaces.set(pod.name, hostSide.name);
-  }
+  for (const pod of pods) await addPodInterface(lab, pod);
   await loopbacks;
+}
+
+/** The rest of the CNI chain (portmap) for the node's pods with hostPorts, once its boot has emptied its tables. */
+async function chainHostPortPods(lab: NetnsLab, nodeName: string): Promise<void> {
+  for (const pod of lab.topology.pods.filter((p) => p.node === nodeName && p.hostPorts))
+    await addChainedPlugins(lab, pod);
 }
 
 /** Helper programs commands may name as `{bin/NAME}`; a missing compiler only matters to scenarios that use them. */
@@ -331,8 +317,13 @@ async function performAction(lab: NetnsLab, action: LabAction): Promise<void> {
       // rules and conntrack go with the reboot; be_liberal is a sysctl the node keeps (set at boot from its config)
       await node.exec(['conntrack', '-F'], { reject: false });
       lab.kubeProxyVersions.delete(action.node);
-      return applyOps(node, bootOps(lab.topology, action.node, await nodeFacts(lab, action.node), order));
+      await applyOps(node, bootOps(lab.topology, action.node, await nodeFacts(lab, action.node), order));
+      // the runtime sets the node's sandboxes up again: portmap writes the hostPorts anew
+      if (lab.topology.cni !== 'cilium') await chainHostPortPods(lab, action.node);
+      return;
     }
+    case 'cni-chain':
+      return changeCniChain(lab, action);
     case 'sock-lb-stale-program': {
       // the stale program was there before the current agent attached its own: it runs first (FIFO)
       const vip = lab.address(action.service);

@@ -51,6 +51,26 @@ export function fitKubeProxy(topology: TopologySpec, k8sVersion: string): { reas
   };
 }
 
+/**
+ * What a real cluster's nodes are given, not chosen by a scenario: their CNI conflist chains portmap (hostPorts
+ * work), and kind, minikube and k3s nodes have their network's default route (`local` can leave it out).
+ */
+export function fitNodeSetup(topology: TopologySpec, canOmitDefaultRoute = false): Misfit | undefined {
+  const chain = topology.nodes.find((n) => n.cniChain && !n.cniChain.includes('portmap'));
+  if (chain)
+    return {
+      reason: `node ${chain.name}'s CNI chain [${chain.cniChain!.join(', ')}] has no portmap; a real cluster's conflist always chains it`,
+      hint: 'run it with --provider netns',
+    };
+  const routeless = canOmitDefaultRoute ? undefined : topology.nodes.find((n) => n.defaultRoute === 'none');
+  if (routeless)
+    return {
+      reason: `node ${routeless.name} has defaultRoute: none; a real cluster's nodes keep their network's default route`,
+      hint: 'run it with --provider netns or local',
+    };
+  return undefined;
+}
+
 export function minikubeMisfit(topology: TopologySpec, cni: RealCni): { reason: string; hint?: string } | undefined {
   if (cni === 'bridge' && topology.nodes.length > 1) {
     return {
@@ -143,6 +163,7 @@ export function realMisfit(
     fitKubeProxy(topology, options.k8sVersion) ??
     fitNodePorts(topology) ??
     fitEndpointConditions(topology) ??
+    fitNodeSetup(topology) ??
     own(topology, fit.cni)
   );
 }

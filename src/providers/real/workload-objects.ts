@@ -156,6 +156,16 @@ export function podObject(input: PodInput, topology: TopologySpec, images: Workl
           command: ['sleep', 'infinity'],
           securityContext: { privileged: true },
           ...(notReadyPods(topology).has(pod.name) ? { readinessProbe: NEVER_READY } : {}),
+          // hostPorts belong to the pod's sandbox: the runtime hands them to the CNI chain's portmap
+          ...(pod.hostPorts
+            ? {
+                ports: pod.hostPorts.map((h) => ({
+                  containerPort: h.containerPort,
+                  hostPort: h.hostPort,
+                  protocol: h.protocol,
+                })),
+              }
+            : {}),
         },
         { name: 'agent', image: images.agentImage, ...pull, command: ['sleep', 'infinity'], ...agentVolume },
         ...serve,

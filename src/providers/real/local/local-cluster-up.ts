@@ -17,7 +17,7 @@ import { runCommand } from '../../../contract/command.ts';
 import { killAll } from '../../namespaces/namespace-pids.ts';
 import { ipBatch, removeNamespaces } from '../../namespaces/namespace-batch.ts';
 import type { RunContext } from '../../../contract/provider.ts';
-import { bridgeConflist } from '../bridge-cni.ts';
+import { bridgeConflistText } from '../bridge-cni.ts';
 import { Daemon } from './local-daemon.ts';
 import type { LocalBuild } from './local-build.ts';
 import { LOCAL_STATE_ROOT, type LocalNames } from './local-names.ts';
@@ -32,9 +32,10 @@ import {
 } from '../../../dataplane/flannel-entries.ts';
 import { helperBinary } from '../../namespaces/helper-build.ts';
 import { agentProgramArgv } from '../../../contract/agent-program.ts';
+import { defaultGateway, FABRIC_GATEWAY, FABRIC_NET } from '../../../dataplane/node-network.ts';
 
-export const FABRIC_NET = '172.18.0';
-export const APISERVER_IP = `${FABRIC_NET}.1`;
+/** The control plane lives in the fabric namespace, at the nodes' gateway address (as in the netns lab, that gateway forwards nothing). */
+export const APISERVER_IP = FABRIC_GATEWAY;
 export const SERVICE_CIDR = '10.96.0.0/12';
 const KUBERNETES_SERVICE_IP = '10.96.0.1';
 /** What kubelet would write to the host's kernel at start (setupKernelTunables): read from files in the node's own mount namespace instead. */
@@ -218,6 +219,8 @@ export async function bringUpLocalCluster(input: BringUpInput): Promise<LocalClu
       `link set h${i} up`,
     );
   await ipBatch(names.fabric, fabric);
+  // the nodes' gateway forwards nothing, whatever the host's own ip_forward (which a new namespace inherits) says
+  await runCommand(['sysctl', '-q', '-w', 'net.ipv4.ip_forward=0'], { enter: { net: `/run/netns/${names.fabric}` } });
   const flannel: FlannelNode[] = nodes.map((n, i) => ({
     name: n.scenarioName,
     podCIDR: n.podCIDR,
@@ -228,7 +231,8 @@ export async function bringUpLocalCluster(input: BringUpInput): Promise<LocalClu
     ...nodes.map(async (n, i) => {
       const node = topology.nodes[i]!;
       const lines = ['link set lo up', `addr add ${n.ip}/24 dev eth0`, 'link set eth0 up'];
-      if (node.defaultRoute) lines.push(`route add default via ${hostIP(node.defaultRoute)} dev eth0`);
+      const gateway = defaultGateway(node.defaultRoute, (ref) => hostIP(ref)!);
+      if (gateway) lines.push(`route add default via ${gateway} dev eth0`);
       if (topology.cni === 'flannel') {
         // flanneld is not packaged in Debian: its vxlan backend's device and per-peer entries, as flanneld writes them
         const entries = flannelPeerEntries(flannel[i]!, flannel);
@@ -542,7 +546,7 @@ exec sleep infinity`;
 
 /** The bridge shape real clusters get, read by containerd 1.4 (CNI 0.4.0), with host-local's state in the node's directory. */
 export function localBridgeConflist(podCIDR: string, ipamDir: string, mtu?: number): string {
-  return bridgeConflist(podCIDR, { cniVersion: '0.4.0', ipamDir, mtu });
+  return bridgeConflistText(podCIDR, { cniVersion: '0.4.0', ipamDir, mtu });
 }
 
 async function writeNodeConfigs(

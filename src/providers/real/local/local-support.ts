@@ -8,7 +8,7 @@ import type { Capability } from '../../../model/capabilities.ts';
 import type { TopologySpec } from '../../../model/scenario-schema.ts';
 import type { Misfit, ProviderSupport } from '../../../contract/provider.ts';
 import type { ResolvedRealOptions } from '../real-options.ts';
-import { fitEndpointConditions, fitKubeProxy, fitNodePorts } from '../scenario-fit.ts';
+import { fitEndpointConditions, fitKubeProxy, fitNodePorts, fitNodeSetup } from '../scenario-fit.ts';
 
 /** The release of Debian bookworm's `kubernetes` source package (1.20.5+really1.20.2). */
 export const LOCAL_K8S_VERSION = 'v1.20.2';
@@ -44,7 +44,7 @@ export function localMisfit(topology: TopologySpec, options: Pick<ResolvedRealOp
       reason: proxy.reason,
       hint: 'run it under a 1.15-1.28 kube-proxy profile, e.g. `--profile kube-proxy-1.20` (the local cluster is Kubernetes v1.20.2)',
     };
-  return fitNodePorts(topology) ?? fitEndpointConditions(topology);
+  return fitNodePorts(topology) ?? fitEndpointConditions(topology) ?? fitNodeSetup(topology, true);
 }
 
 export function localSupport(options: Pick<ResolvedRealOptions, 'cni'>): ProviderSupport {
