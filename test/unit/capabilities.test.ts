@@ -92,9 +92,12 @@ describe('providers declare what they can do', () => {
   });
 
   it("a node without a default route fits the lab, not kind's nodes (they keep their network's)", async () => {
-    const { scenario } = await loadScenarioFile(join(ROOT, 'test/fixtures/outcomes-from-the-wire.yaml'));
+    const { scenario: fits } = await loadScenarioFile(join(ROOT, 'scenarios/br-netfilter-clusterip-same-node.yaml'));
+    const nodes = fits.topology.nodes.map((n) => ({ ...n, defaultRoute: 'none' }));
+    const scenario = { ...fits, topology: { ...fits.topology, nodes } };
     expect(unsupported(providerSupport('netns'), scenario)).toBeUndefined();
     const kind = providerSupport(resolveRunConfig({ provider: 'kind' }, {}));
+    expect(unsupported(kind, fits)).toBeUndefined();
     expect(unsupported(kind, scenario)?.reason).toMatch(/node node-a has defaultRoute: none/);
   });
 
