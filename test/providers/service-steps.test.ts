@@ -85,7 +85,11 @@ const withWeb = (t: TopologySpec, change: Partial<TopologySpec['services'][numbe
 const endpoints = (...pods: string[]) => pods.map((pod) => ({ pod, ready: true, terminating: false }));
 const line = (provider: Provider, i: number) => SAVE[provider](i).join(' ');
 
-describe('endpoint steps on real clusters', () => {
+// each provisioning runs a few hundred fake CLI calls, each a process: 8-25 s alone, over a minute on a loaded
+// machine; a hang guard, not a budget
+const HANG_GUARD_MS = 240_000;
+
+describe('endpoint steps on real clusters', { timeout: HANG_GUARD_MS }, () => {
   it('kind: labels the pod through the API and waits until each node DNATs to it, reading each node until it does', async () => {
     const t = topology({ cni: 'bridge', nodes: 2 });
     const after = withWeb(t, { endpoints: endpoints('web', 'client') });
@@ -141,7 +145,7 @@ describe('endpoint steps on real clusters', () => {
   });
 });
 
-describe('service steps on real clusters', () => {
+describe('service steps on real clusters', { timeout: HANG_GUARD_MS }, () => {
   it('minikube: patches type, nodePorts and affinity in one merge patch, and waits for all of them', async () => {
     const t = topology({ cni: 'bridge', nodes: 1 });
     const nodePort = withWeb(t, {
@@ -264,7 +268,7 @@ describe('service steps on real clusters', () => {
   });
 });
 
-describe('where kube-proxy does not translate Services', () => {
+describe('where kube-proxy does not translate Services', { timeout: HANG_GUARD_MS }, () => {
   it('kind with Cilium replacing kube-proxy: no rules to wait for at start, and both steps refused with the reason', async () => {
     const t = topology({ cni: 'cilium', nodes: 2, startOrder: ['cilium'] });
     const { cluster, api, stepReads } = await provisioned('kind', t);
