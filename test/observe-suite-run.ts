@@ -48,7 +48,7 @@ export async function observeSuiteRun(): Promise<SuiteRun> {
   const availability = await netnsAvailability();
   if (!availability.ok) return { ...run, skipped: `${availability.reason} (${availability.hint})` };
   const controller = new AbortController();
-  const guard = setTimeout(() => controller.abort(), 300_000); // a hang guard only
+  const guard = setTimeout(() => controller.abort(), 900_000); // a hang guard only: 34 scenarios take ~45 s idle here, over 300 s at load 27
   const started = performance.now();
   const lifetimes = watchLabLifetimes(started);
   try {
