@@ -32,6 +32,7 @@ export const LOCAL_SCENARIOS = [
   'mtu-blackhole-vxlan-icmp-dropped',
   'nodeport-cluster-policy-hides-client-ip',
   'nodeport-local-policy-no-local-endpoint',
+  'rp-filter-strict-asymmetric-route',
   'service-no-endpoints-reject',
   'udp-stale-conntrack-scale-to-zero',
 ];
