@@ -37,8 +37,9 @@ export function fakeTools(replies: Reply[] = [], pathDir = FAKES) {
   const dir = mkdtempSync(join(tmpdir(), 'netrepro-fakes-'));
   const log = join(dir, 'calls');
   mkdirSync(log);
-  // one directory per reply, in order, in the plain files fake-cli.sh reads (no JSON parser in sh)
-  const words = (argv: readonly string[]) => argv.map((a) => `${a}\0`).join('');
+  // one directory per reply, in order, in the plain files fake-cli.sh reads with shell builtins (no JSON
+  // parser in sh): the leading words one per line (a reply's words hold no newline)
+  const words = (argv: readonly string[]) => argv.map((a) => `${a}\n`).join('');
   replies.forEach((r, i) => {
     const at = join(dir, 'replies', String(i).padStart(4, '0'));
     mkdirSync(at, { recursive: true });

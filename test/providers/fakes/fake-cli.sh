@@ -7,7 +7,7 @@
 # (each word NUL-terminated), NAME.stdin (only for `tee`: reading it for every call could wait on an
 # open pipe), NAME.config (the file handed over with --config: it is removed with the run directory),
 # and NAME as a line of `order`, appended as the call starts.
-# Answers from $NETREPRO_FAKE_REPLIES/NNNN/ (tool, args: leading words NUL-terminated, stdout,
+# Answers from $NETREPRO_FAKE_REPLIES/NNNN/ (tool, args: the leading words one per line, stdout,
 # stderr, code); the first reply in NNNN order whose tool and leading words match wins. A reply with a
 # file `once` answers one call: it is marked `used` and skipped from then on.
 PATH=/usr/bin:/bin # the test puts only the fakes on PATH
@@ -31,10 +31,15 @@ for reply in "$NETREPRO_FAKE_REPLIES"/*/; do
   [ -f "${reply}tool" ] && [ ! -f "${reply}used" ] || continue
   IFS= read -r replyTool <"${reply}tool" || :
   [ "$replyTool" = "$tool" ] || continue
-  head -c "$(wc -c <"${reply}args")" "$call.argv" | cmp -s - "${reply}args" || continue
+  n=0 matched=1
+  while IFS= read -r expected; do
+    n=$((n + 1))
+    [ "$n" -le $# ] && eval "word=\${$n}" && [ "$word" = "$expected" ] || { matched= && break; }
+  done <"${reply}args"
+  [ -n "$matched" ] || continue
   [ -f "${reply}once" ] && : >"${reply}used"
-  cat "${reply}stdout"
-  cat "${reply}stderr" >&2
+  [ -s "${reply}stdout" ] && cat "${reply}stdout"
+  [ -s "${reply}stderr" ] && cat "${reply}stderr" >&2
   IFS= read -r code <"${reply}code" || :
   exit "$code"
 done
