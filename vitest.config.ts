@@ -8,15 +8,8 @@ import { LongestFirst } from './test/sequencer.ts';
 //   host      what a run must never do to the machine: root capture, host state, isolation, crash + clean
 // lab and host share ONE run of the whole scenario suite (test/suite-run.ts); their own tests add only
 // what that run cannot show. It runs while the unit and providers files do (sequence.groupOrder 0),
-// and the lab and host files (groupOrder 1) start once it has ended, three at a time: their labs
-// mostly wait (verdict deadlines, throttled downloads), and the mutate test alone holds one worker
-// for over a minute.
-const SUITE_RUN = {
-  globalSetup: ['test/suite-run.global.ts'],
-  setupFiles: ['test/await-suite-run.ts'],
-  sequence: { groupOrder: 1 },
-  maxWorkers: 3,
-};
+// and the lab and host files (groupOrder 1) start once it has ended.
+const SUITE_RUN = { globalSetup: ['test/suite-run.global.ts'], setupFiles: ['test/await-suite-run.ts'] };
 
 export default defineConfig({
   test: {
@@ -25,9 +18,8 @@ export default defineConfig({
     // lab tests provision real namespaces; verdict deadlines are ~1 s, so this is a hang guard only
     testTimeout: 60_000,
     hookTimeout: 60_000,
-    // each file runs in its own process; two at a time (the lab and host files three, above; vitest's
-    // default is cores - 1, one file at a time on 2 cores): labs of different files then run side by
-    // side, as users' parallel runs do
+    // each file runs in its own process; two at a time (vitest's default is cores - 1, one file at a
+    // time on 2 cores): labs of different files then run side by side, as users' parallel runs do
     pool: 'forks',
     maxWorkers: 2,
     sequence: { sequencer: LongestFirst },
@@ -50,11 +42,12 @@ export default defineConfig({
           name: 'lab',
           include: ['test/lab/**/*.test.ts', 'test/scenarios/**/*.test.ts'],
           ...SUITE_RUN,
+          sequence: { groupOrder: 1 },
         },
       },
       {
         extends: true,
-        test: { name: 'host', include: ['test/host/**/*.test.ts'], ...SUITE_RUN },
+        test: { name: 'host', include: ['test/host/**/*.test.ts'], ...SUITE_RUN, sequence: { groupOrder: 1 } },
       },
     ],
   },
