@@ -5,13 +5,12 @@
 // of this process's CPU per call against 2.4 ms for a plain spawn collecting the same output (200
 // sequential `nsenter --net=NS -- true`): ~7 s of CPU per `run --all`. What execa gave us is kept
 // here: SIGKILL 5 s after a SIGTERM that was ignored, and children killed when this process exits.
-// Once a lab has started the native spawner (useSpawner), commands go through it instead: this process
-// then never forks (native-spawner.ts says why that matters).
-import { spawn } from 'node:child_process';
+// A runner is built over a launch (launch.ts): `runCommand` and `spawnCommand` are the default runner's,
+// a netns lab's targets hold a runner over the lab's own native spawner (native-spawner.ts says why).
 import { createInterface } from 'node:readline';
 import { CommandFailedError, HarnessError } from '../model/errors.ts';
+import { type ChildLike, type Launch, type LaunchOptions, nodeLaunch } from './launch.ts';
 import { enterArgv, type NamespaceEntry } from './namespace-entry.ts';
-import type { ChildLike, NativeSpawner } from './native-spawner.ts';
 
 export interface ExecOptions {
   timeoutMs?: number;
@@ -67,13 +66,6 @@ const FORCE_KILL_AFTER_MS = 5000;
 const running = new Set<ChildLike>();
 let exitHookInstalled = false;
 
-let spawner: NativeSpawner | undefined;
-
-/** Every command from now on goes through `native` (undefined: back to node:child_process). */
-export function useSpawner(native: NativeSpawner | undefined): void {
-  spawner = native;
-}
-
 interface Started {
   child: ChildLike;
   /** What ran, as a pasteable argv (nsenter in front when it ran in a namespace). */
@@ -82,24 +74,16 @@ interface Started {
   ended: Promise<{ exitCode: number | undefined; error?: Error }>;
 }
 
-function start(
-  inner: readonly string[],
-  stdin: 'pipe' | 'ignore',
-  env?: Record<string, string>,
-  enter?: NamespaceEntry,
-): Started {
-  const argv = enterArgv(enter, inner);
-  const [file, ...args] = argv;
-  if (!file || inner.length === 0) throw new HarnessError('USAGE', 'empty command');
+function start(launch: Launch, inner: readonly string[], options: LaunchOptions): Started {
+  const argv = enterArgv(options.enter, inner);
+  if (!argv[0] || inner.length === 0) throw new HarnessError('USAGE', 'empty command');
   if (!exitHookInstalled) {
     exitHookInstalled = true;
     process.on('exit', () => {
       for (const c of running) c.kill('SIGTERM');
     });
   }
-  const child: ChildLike = spawner
-    ? spawner.spawn(inner, { stdin: stdin === 'pipe', env, enter })
-    : spawn(file, args, { stdio: [stdin, 'pipe', 'pipe'], env: env ? { ...process.env, ...env } : undefined });
+  const child = launch(inner, options);
   running.add(child);
   const ended = new Promise<{ exitCode: number | undefined; error?: Error }>((resolve) => {
     // 'close' follows 'exit' once stdout and stderr are drained; a child that never started gets 'error' (and maybe 'close')
@@ -148,61 +132,6 @@ function kill(child: ChildLike, signal: NodeJS.Signals): void {
   );
   force.unref();
   child.once('exit', () => clearTimeout(force));
-}
-
-export async function runCommand(
-  command: readonly string[],
-  options: ExecOptions = {},
-  where?: string,
-): Promise<ExecResult> {
-  const started = performance.now();
-  const { child, argv, ended } = start(
-    command,
-    options.input === undefined ? 'ignore' : 'pipe',
-    options.env,
-    options.enter,
-  );
-  const stdout: Buffer[] = [];
-  const stderr: Buffer[] = [];
-  child.stdout!.on('data', (b: Buffer) => stdout.push(b));
-  child.stderr!.on('data', (b: Buffer) => stderr.push(b));
-  if (options.input !== undefined) child.stdin!.end(options.input);
-  let stopped = false;
-  let timedOut = false;
-  let canceled = false;
-  const stop = () => ((stopped = true), kill(child, 'SIGTERM'));
-  const cancel = () => ((canceled = true), kill(child, 'SIGTERM'));
-  const timer =
-    options.timeoutMs !== undefined && options.timeoutMs > 0
-      ? setTimeout(() => ((timedOut = true), kill(child, 'SIGTERM')), options.timeoutMs)
-      : undefined;
-  const undo = [onAbort(options.signal, cancel), onAbort(options.stopWhen, stop)];
-  const { exitCode, error } = await ended;
-  clearTimeout(timer);
-  for (const f of undo) f();
-  const out: ExecResult = {
-    argv,
-    exitCode,
-    stdout: Buffer.concat(stdout).toString('utf8'),
-    stderr: Buffer.concat(stderr).toString('utf8'),
-    timedOut,
-    durationMs: performance.now() - started,
-    stopped,
-  };
-  // could not start at all (ENOENT and the like)
-  if (error) throw new CommandFailedError(argv, undefined, out.stdout, `${out.stderr}${error.message}`, where);
-  if (stopped) return out;
-  if (canceled) throw new HarnessError('ABORTED', `aborted while running: ${argv.join(' ')}`);
-  if (options.reject !== false && (out.exitCode !== 0 || out.timedOut)) {
-    throw new CommandFailedError(
-      argv,
-      out.exitCode,
-      out.stdout,
-      out.timedOut ? `${out.stderr}\ntimed out after ${options.timeoutMs} ms` : out.stderr,
-      where,
-    );
-  }
-  return out;
 }
 
 /** The lines a running process printed, with readiness waits on them (never a sleep). */
@@ -272,35 +201,105 @@ export interface SpawnedWithInput extends Spawned {
   write(text: string): void;
 }
 
+/** Runs commands through one launch: node:child_process by default, a lab's native spawner for its targets. */
+export class CommandRunner {
+  constructor(private readonly launch: Launch) {}
+
+  /** Runs `command` to its end; `where` (a target's ref) names the place in errors. */
+  async exec(command: readonly string[], options: ExecOptions = {}, where?: string): Promise<ExecResult> {
+    const started = performance.now();
+    const { child, argv, ended } = start(this.launch, command, {
+      stdin: options.input !== undefined,
+      env: options.env,
+      enter: options.enter,
+    });
+    const stdout: Buffer[] = [];
+    const stderr: Buffer[] = [];
+    child.stdout!.on('data', (b: Buffer) => stdout.push(b));
+    child.stderr!.on('data', (b: Buffer) => stderr.push(b));
+    if (options.input !== undefined) child.stdin!.end(options.input);
+    let stopped = false;
+    let timedOut = false;
+    let canceled = false;
+    const stop = () => ((stopped = true), kill(child, 'SIGTERM'));
+    const cancel = () => ((canceled = true), kill(child, 'SIGTERM'));
+    const timer =
+      options.timeoutMs !== undefined && options.timeoutMs > 0
+        ? setTimeout(() => ((timedOut = true), kill(child, 'SIGTERM')), options.timeoutMs)
+        : undefined;
+    const undo = [onAbort(options.signal, cancel), onAbort(options.stopWhen, stop)];
+    const { exitCode, error } = await ended;
+    clearTimeout(timer);
+    for (const f of undo) f();
+    const out: ExecResult = {
+      argv,
+      exitCode,
+      stdout: Buffer.concat(stdout).toString('utf8'),
+      stderr: Buffer.concat(stderr).toString('utf8'),
+      timedOut,
+      durationMs: performance.now() - started,
+      stopped,
+    };
+    // could not start at all (ENOENT and the like)
+    if (error) throw new CommandFailedError(argv, undefined, out.stdout, `${out.stderr}${error.message}`, where);
+    if (stopped) return out;
+    if (canceled) throw new HarnessError('ABORTED', `aborted while running: ${argv.join(' ')}`);
+    if (options.reject !== false && (out.exitCode !== 0 || out.timedOut)) {
+      throw new CommandFailedError(
+        argv,
+        out.exitCode,
+        out.stdout,
+        out.timedOut ? `${out.stderr}\ntimed out after ${options.timeoutMs} ms` : out.stderr,
+        where,
+      );
+    }
+    return out;
+  }
+
+  /** Starts a long-running `command`: readiness is a line it prints. */
+  spawn(command: readonly string[], options: SpawnOptions & { stdin: true }): SpawnedWithInput;
+  spawn(command: readonly string[], options?: SpawnOptions): Spawned;
+  spawn(command: readonly string[], options: SpawnOptions = {}): Spawned | SpawnedWithInput {
+    const started = performance.now();
+    const { child, argv, ended } = start(this.launch, command, { stdin: options.stdin === true, enter: options.enter });
+    const exited = ended.then((r) => r.exitCode);
+    const log = new LineLog(argv, exited);
+    for (const stream of [child.stdout!, child.stderr!]) createInterface({ input: stream }).on('line', log.push);
+    void exited.then(onAbort(options.signal, () => kill(child, 'SIGTERM')));
+    return {
+      argv,
+      get pid() {
+        return child.pid;
+      },
+      lines: () => log.lines(),
+      onLine: (listener) => log.onLine(listener),
+      waitFor: (pattern, timeoutMs) => log.waitFor(pattern, timeoutMs),
+      write: (text: string) => void child.stdin?.write(text),
+      async stop(signal = 'SIGTERM') {
+        kill(child, signal);
+        const exitCode = await exited;
+        return {
+          argv,
+          exitCode,
+          stdout: log.lines().join('\n'),
+          stderr: '',
+          timedOut: false,
+          durationMs: performance.now() - started,
+        };
+      },
+    };
+  }
+}
+
+/** node:child_process: every command that is not a lab's own. */
+export const defaultRunner = new CommandRunner(nodeLaunch);
+
+export function runCommand(command: readonly string[], options?: ExecOptions, where?: string): Promise<ExecResult> {
+  return defaultRunner.exec(command, options, where);
+}
+
 export function spawnCommand(command: readonly string[], options: SpawnOptions & { stdin: true }): SpawnedWithInput;
 export function spawnCommand(command: readonly string[], options?: SpawnOptions): Spawned;
-export function spawnCommand(command: readonly string[], options: SpawnOptions = {}): Spawned | SpawnedWithInput {
-  const started = performance.now();
-  const { child, argv, ended } = start(command, options.stdin ? 'pipe' : 'ignore', undefined, options.enter);
-  const exited = ended.then((r) => r.exitCode);
-  const log = new LineLog(argv, exited);
-  for (const stream of [child.stdout!, child.stderr!]) createInterface({ input: stream }).on('line', log.push);
-  void exited.then(onAbort(options.signal, () => kill(child, 'SIGTERM')));
-  return {
-    argv,
-    get pid() {
-      return child.pid;
-    },
-    lines: () => log.lines(),
-    onLine: (listener) => log.onLine(listener),
-    waitFor: (pattern, timeoutMs) => log.waitFor(pattern, timeoutMs),
-    write: (text: string) => void child.stdin?.write(text),
-    async stop(signal = 'SIGTERM') {
-      kill(child, signal);
-      const exitCode = await exited;
-      return {
-        argv,
-        exitCode,
-        stdout: log.lines().join('\n'),
-        stderr: '',
-        timedOut: false,
-        durationMs: performance.now() - started,
-      };
-    },
-  };
+export function spawnCommand(command: readonly string[], options?: SpawnOptions): Spawned | SpawnedWithInput {
+  return defaultRunner.spawn(command, options);
 }

@@ -2,29 +2,12 @@
 // execs every command for us, entering a lab namespace itself when asked, so that this process never
 // forks. Node forks its whole address space per child and blocks its event loop until the child has
 // exec'd: with ~1,700 commands per suite run that was about half the run's main-thread time.
-// Each command looks like a ChildProcess to src/contract/command.ts (the events and fields it uses).
+// Each command looks like a ChildProcess to a command runner (launch.ts: the events and fields it uses).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { constants } from 'node:os';
 import { Readable, Writable } from 'node:stream';
-import type { NamespaceEntry } from './namespace-entry.ts';
-
-export interface LaunchOptions {
-  stdin: boolean;
-  env?: Record<string, string>;
-  enter?: NamespaceEntry;
-}
-
-/** The part of ChildProcess that command.ts uses. */
-export interface ChildLike extends EventEmitter {
-  readonly pid?: number | undefined;
-  readonly stdin: Writable | null;
-  readonly stdout: Readable | null;
-  readonly stderr: Readable | null;
-  readonly exitCode: number | null;
-  readonly signalCode: NodeJS.Signals | null;
-  kill(signal?: NodeJS.Signals): boolean;
-}
+import type { ChildLike, LaunchOptions } from './launch.ts';
 
 const SIGNAL_NAMES = new Map(Object.entries(constants.signals).map(([name, n]) => [n, name as NodeJS.Signals]));
 const ERRNO_NAMES = new Map(Object.entries(constants.errno).map(([name, n]) => [n, name]));
@@ -107,6 +90,8 @@ export class NativeSpawner {
   private readonly outbox: Buffer[] = [];
   /** Set when the spawner died: the caller goes back to node:child_process. */
   private lost: string | undefined;
+  /** Its end was asked for (close): no `onLost` for it. */
+  private closing = false;
 
   /** `onLost`: the spawner is gone (with the signal that ended it, if one did); commands go back to node:child_process. */
   constructor(binary: string, onLost: (why: string, signal?: NodeJS.Signals) => void) {
@@ -123,7 +108,7 @@ export class NativeSpawner {
   spawn(argv: readonly string[], options: LaunchOptions): ChildLike {
     const id = this.nextId++;
     const child = new RemoteChild(this, id, argv[0] ?? '', options.stdin);
-    if (this.lost) {
+    if (this.lost || this.closing) {
       queueMicrotask(() => child.failed(constants.errno.ECHILD));
       return child;
     }
@@ -140,6 +125,16 @@ export class NativeSpawner {
     ];
     this.send('S', id, Buffer.concat([Buffer.from([options.stdin ? 1 : 0]), Buffer.from(`${strings.join('\0')}\0`)]));
     return child;
+  }
+
+  /** Ends it (EOF on its stdin: it SIGTERMs whatever still runs and exits) and waits for the exit. */
+  async close(): Promise<void> {
+    if (this.lost) return;
+    this.closing = true;
+    this.busy(); // the exit is still to come: this process waits for it
+    const exited = new Promise((resolve) => this.process.once('exit', resolve));
+    this.process.stdin!.end(Buffer.concat(this.outbox.splice(0)));
+    await exited;
   }
 
   /** Frames go out together at the end of the current task: commands started side by side wake the spawner once. */
@@ -192,7 +187,7 @@ export class NativeSpawner {
   private die(why: string, onLost: (why: string, signal?: NodeJS.Signals) => void, signal?: NodeJS.Signals): void {
     if (this.lost) return;
     this.lost = why;
-    onLost(why, signal);
+    if (!this.closing) onLost(why, signal);
     // whatever was running through it is gone with it: end each as killed
     for (const child of [...this.children.values()]) {
       if (child.pid === undefined) child.failed(constants.errno.ECHILD);

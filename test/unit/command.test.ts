@@ -1,17 +1,24 @@
 // The process runner every lab and cluster command goes through: output, exit codes, input and
 // environment, deadlines, cancellation, early stops, programs that cannot start, readiness lines.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCommand, spawnCommand, useSpawner } from '../../src/contract/command.ts';
+import { CommandRunner, defaultRunner } from '../../src/contract/command.ts';
 import { NativeSpawner } from '../../src/contract/native-spawner.ts';
 import { helperBinary } from '../../src/providers/namespaces/helper-build.ts';
 import { CommandFailedError, HarnessError } from '../../src/model/errors.ts';
 
 // every behaviour holds whichever way the process starts: node:child_process, or the native spawner
 describe.each(['node:child_process', 'native spawner'])('through %s', (how) => {
+  let runner = defaultRunner;
+  let spawner: NativeSpawner | undefined;
   beforeAll(async () => {
-    if (how === 'native spawner') useSpawner(new NativeSpawner(await helperBinary('spawner'), () => {}));
+    if (how !== 'native spawner') return;
+    const native = new NativeSpawner(await helperBinary('spawner'), () => {});
+    spawner = native;
+    runner = new CommandRunner((argv, options) => native.spawn(argv, options));
   });
-  afterAll(() => useSpawner(undefined));
+  afterAll(() => spawner?.close());
+  const runCommand: CommandRunner['exec'] = (...args) => runner.exec(...args);
+  const spawnCommand = ((argv, options) => runner.spawn(argv, options)) as CommandRunner['spawn'];
 
   describe('runCommand', () => {
     it('collects stdout and stderr as printed (final newline kept)', async () => {

@@ -1,10 +1,14 @@
 // The native spawner's own promises, beyond what command.test.ts checks through runCommand: it never
-// leaves a child behind when the harness goes, however it goes (its stdin closes: SIGTERM to each).
+// leaves a child behind when the harness goes, however it goes (its stdin closes: SIGTERM to each), and
+// a lab's spawner ends with the lab's teardown.
 import * as childProcess from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { CommandRunner } from '../../src/contract/command.ts';
+import { NativeSpawner } from '../../src/contract/native-spawner.ts';
 import { helperBinary } from '../../src/providers/namespaces/helper-build.ts';
+import { startLabCommands } from '../../src/providers/netns/native-commands.ts';
 
 /** A request frame: u32 length, u8 type, u32 id, payload (see spawner.c). */
 function frame(type: string, id: number, payload: Buffer): Buffer {
@@ -50,5 +54,25 @@ describe('native spawner', () => {
     // the sleep was its child: reaped by init once the spawner is gone, or by the spawner's exit path
     for (let i = 0; i < 50 && existsSync(`/proc/${pid}`); i++) await new Promise((r) => setTimeout(r, 20));
     expect(existsSync(`/proc/${pid}`)).toBe(false);
+  });
+});
+
+describe("a lab's spawner", () => {
+  it('close() ends it without reporting it lost, and a command still running ends with it', async () => {
+    const lost: string[] = [];
+    const spawner = new NativeSpawner(await helperBinary('spawner'), (why) => lost.push(why));
+    const runner = new CommandRunner((argv, options) => spawner.spawn(argv, options));
+    const sleeping = runner.spawn(['sleep', '30']);
+    await vi.waitFor(() => expect(sleeping.pid).toBeGreaterThan(0));
+    await spawner.close();
+    expect((await sleeping.stop()).exitCode).toBeUndefined();
+    expect(lost).toEqual([]);
+  });
+
+  it("the lab's commands still run after its teardown ended the spawner (through node:child_process)", async () => {
+    const commands = await startLabCommands();
+    expect((await commands.runner.exec(['sh', '-c', 'echo before'])).stdout).toBe('before\n');
+    await commands.close();
+    expect((await commands.runner.exec(['sh', '-c', 'echo after'])).stdout).toBe('after\n');
   });
 });

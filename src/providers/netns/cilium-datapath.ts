@@ -88,6 +88,7 @@ export async function createCiliumEndpoints(lab: NetnsLab, topology: TopologySpe
       nodeNetnsPath: lab.names.netnsPath(nodeNs),
       podNetnsPath: lab.names.netnsPath(ns),
       containerId: ns,
+      commands: lab.commands,
       ifName: 'eth0',
       config: {
         cniVersion: '1.0.0',
@@ -118,17 +119,21 @@ export async function createCiliumEndpoints(lab: NetnsLab, topology: TopologySpe
     lab.addresses.set(`pod/${pod.name}`, ip);
     lab.hostInterfaces.set(pod.name, lxc);
   }
-  await ipBatch(nodeNs, nodeLines);
+  await ipBatch(nodeNs, nodeLines, lab.commands);
   await Promise.all(
     endpoints.map((e) =>
-      ipBatch(e.ns, [
-        'link set lo up',
-        `addr add ${e.ip}/32 dev eth0`,
-        'link set eth0 up',
-        `route add ${router} dev eth0 scope link`,
-        `route add default via ${router} dev eth0`,
-        `neigh add ${router} lladdr ${e.lxcMac} dev eth0 nud permanent`,
-      ]),
+      ipBatch(
+        e.ns,
+        [
+          'link set lo up',
+          `addr add ${e.ip}/32 dev eth0`,
+          'link set eth0 up',
+          `route add ${router} dev eth0 scope link`,
+          `route add default via ${router} dev eth0`,
+          `neigh add ${router} lladdr ${e.lxcMac} dev eth0 nud permanent`,
+        ],
+        lab.commands,
+      ),
     ),
   );
   await holder;

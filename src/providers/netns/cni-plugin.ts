@@ -1,7 +1,7 @@
 // Calls the real CNI plugins (Debian's containernetworking-plugins) the way a kubelet's runtime
 // does: the CNI_* environment, the network config on stdin, the result JSON on stdout.
 import { HarnessError } from '../../model/errors.ts';
-import { runCommand } from '../../contract/command.ts';
+import type { CommandRunner } from '../../contract/command.ts';
 
 export const CNI_PATH = '/usr/lib/cni';
 
@@ -13,6 +13,8 @@ export interface CniInvocation {
   containerId: string;
   ifName: string;
   config: Record<string, unknown>;
+  /** The lab's command runner. */
+  commands: CommandRunner;
 }
 
 export interface CniResult {
@@ -23,7 +25,7 @@ export interface CniResult {
 
 export async function invokeCni(call: CniInvocation): Promise<CniResult> {
   const type = String(call.config.type);
-  const result = await runCommand([`${CNI_PATH}/${type}`], {
+  const result = await call.commands.exec([`${CNI_PATH}/${type}`], {
     enter: { net: call.nodeNetnsPath },
     input: JSON.stringify(call.config),
     reject: false,

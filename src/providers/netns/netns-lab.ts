@@ -3,12 +3,13 @@ import { readdir, readFile, rm, rmdir } from 'node:fs/promises';
 import { packagePath } from '../../model/package-root.ts';
 import { HarnessError } from '../../model/errors.ts';
 import type { TopologySpec } from '../../model/scenario-schema.ts';
-import { runCommand, type Spawned } from '../../contract/command.ts';
+import type { CommandRunner, Spawned } from '../../contract/command.ts';
 import type { LabAction, StartedCluster, Target } from '../../contract/provider.ts';
 import { TeardownStack } from '../../contract/teardown-stack.ts';
 import { STATE_ROOT, type LabNames } from '../namespaces/lab-names.ts';
 import { removeNamespaces } from '../namespaces/namespace-batch.ts';
 import { killAll } from '../namespaces/namespace-pids.ts';
+import type { LabCommands } from './native-commands.ts';
 import { NetnsTarget } from './netns-target.ts';
 import type { CniResult } from './cni-plugin.ts';
 import type { ProbeTraceSession, TraceFlows } from '../../model/trace-events.ts';
@@ -28,6 +29,8 @@ export interface NetnsLabParts {
   perform: ActionHandler;
   /** How a probe's packets are traced here. */
   trace: TraceHandler;
+  /** The lab's command runner (its own spawner), ended as the last step of its teardown. */
+  commands: LabCommands;
 }
 
 /** A pod's sandbox as its node's CNI chain made it: each plugin's config as called, and the result after each that ran. */
@@ -62,6 +65,8 @@ export class NetnsLab implements StartedCluster {
   /** Node -> the kube-proxy release a `start` step put there (else the topology's). */
   readonly kubeProxyVersions = new Map<string, string>();
   readonly names: LabNames;
+  /** Runs the lab's commands: its targets' and those it runs in the root namespace (`ip -n`, CNI plugins). */
+  readonly commands: CommandRunner;
   /** Services change with `endpoint` and `service` steps: the lab keeps its own copy. */
   topology: TopologySpec;
   private readonly actionHandler: ActionHandler;
@@ -70,13 +75,16 @@ export class NetnsLab implements StartedCluster {
   private readonly teardown: TeardownStack;
   private labEntries = false;
 
-  constructor({ names, topology, perform, trace }: NetnsLabParts) {
+  constructor({ names, topology, perform, trace, commands }: NetnsLabParts) {
     this.names = names;
     this.topology = topology;
     this.actionHandler = perform;
     this.traceHandler = trace;
+    this.commands = commands.runner;
     for (const s of topology.services) this.addresses.set(`svc/${s.name}`, s.clusterIP);
     this.teardown = new TeardownStack();
+    // every other undo may run commands through it
+    this.teardown.push('command spawner', () => commands.close());
     this.teardown.push(`state ${names.stateDir}`, async () => {
       await rm(names.stateDir, { recursive: true, force: true });
       await rmdir(STATE_ROOT).catch(() => {}); // only when no other run is using it
@@ -104,7 +112,7 @@ export class NetnsLab implements StartedCluster {
   private registerLabTeardown(): void {
     if (this.labEntries) return;
     this.labEntries = true;
-    this.teardown.push('namespaces', () => removeNamespaces(this.namespaces));
+    this.teardown.push('namespaces', () => removeNamespaces(this.namespaces, this.commands));
     this.teardown.push('processes', () => Promise.allSettled(this.processes.map((p) => p.stop('SIGKILL'))));
   }
 
@@ -116,6 +124,7 @@ export class NetnsLab implements StartedCluster {
     if (!this.topology.nodes.some((n) => n.name === name))
       throw new HarnessError('LAB_FAILED', `no node ${name} in this lab`);
     return new NetnsTarget(`node/${name}`, this.names.netnsPath(this.names.node(name)), {
+      commands: this.commands,
       mountNs: this.mountNamespaces.get(name),
     });
   }
@@ -124,6 +133,7 @@ export class NetnsLab implements StartedCluster {
     const pod = this.topology.pods.find((p) => p.name === name);
     if (!pod) throw new HarnessError('LAB_FAILED', `no pod ${name} in this lab`);
     return new NetnsTarget(`pod/${name}`, this.names.netnsPath(this.names.pod(name)), {
+      commands: this.commands,
       cgroup: this.cgroups.get(pod.node),
     });
   }
@@ -131,12 +141,12 @@ export class NetnsLab implements StartedCluster {
   host(name: string): NetnsTarget {
     if (!this.topology.hosts.some((h) => h.name === name))
       throw new HarnessError('LAB_FAILED', `no host ${name} in this lab`);
-    return new NetnsTarget(`host/${name}`, this.names.netnsPath(this.names.host(name)));
+    return new NetnsTarget(`host/${name}`, this.names.netnsPath(this.names.host(name)), { commands: this.commands });
   }
 
   /** A bare namespace of this lab, by its full name. */
   namespaceTarget(ns: string): NetnsTarget {
-    return new NetnsTarget(ns, this.names.netnsPath(ns));
+    return new NetnsTarget(ns, this.names.netnsPath(ns), { commands: this.commands });
   }
 
   target(ref: string): Target {
@@ -199,7 +209,7 @@ export class NetnsLab implements StartedCluster {
   async createNamespaces(namespaces: readonly string[]): Promise<void> {
     this.registerLabTeardown();
     this.namespaces.push(...namespaces);
-    await runCommand(['ip', '-batch', '-'], { input: namespaces.map((ns) => `netns add ${ns}\n`).join('') });
+    await this.commands.exec(['ip', '-batch', '-'], { input: namespaces.map((ns) => `netns add ${ns}\n`).join('') });
   }
 
   /**

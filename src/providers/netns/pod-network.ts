@@ -42,6 +42,7 @@ function invocation(lab: NetnsLab, pod: PodSpec, command: 'ADD' | 'DEL', config:
     nodeNetnsPath: lab.names.netnsPath(lab.names.node(pod.node)),
     podNetnsPath: lab.names.netnsPath(ns),
     containerId: ns,
+    commands: lab.commands,
     ifName: 'eth0',
     config,
   });

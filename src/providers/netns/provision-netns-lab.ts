@@ -23,11 +23,10 @@ import { bootOps, bootOrder, componentStart, type NodeFacts } from '../../datapl
 import { labNames } from '../namespaces/lab-names.ts';
 import { ipBatch } from '../namespaces/namespace-batch.ts';
 import { NetnsLab } from './netns-lab.ts';
-import { runCommand } from '../../contract/command.ts';
 import { changeServices } from './service-change.ts';
 import { flannelDevice, flannelPeerEntries, vtepMac, type FlannelNode } from '../../dataplane/flannel-entries.ts';
 import { prepareLabTrace, settleLabTrace, startLabMonitors, startNetnsTrace } from './trace/lab-tracer.ts';
-import { useNativeSpawner } from './native-commands.ts';
+import { startLabCommands } from './native-commands.ts';
 import { helperBinary, HELPERS } from '../namespaces/helper-build.ts';
 import { fastNeighbourFailure } from './neighbour-timing.ts';
 import { defaultGateway, FABRIC_GATEWAY, FABRIC_NET } from '../../dataplane/node-network.ts';
@@ -39,7 +38,8 @@ const READY_TIMEOUT_MS = 5000;
 
 export async function provisionNetnsLab(topology: TopologySpec, run: RunContext): Promise<NetnsLab> {
   const names = labNames(run.runId);
-  const lab = new NetnsLab({ names, topology, perform: performAction, trace: startNetnsTrace });
+  const commands = await startLabCommands();
+  const lab = new NetnsLab({ names, topology, perform: performAction, trace: startNetnsTrace, commands });
   const step = async (what: string, action: () => Promise<unknown>) => {
     if (run.signal.aborted) throw new HarnessError('ABORTED', `aborted before: ${what}`);
     const started = performance.now();
@@ -49,7 +49,6 @@ export async function provisionNetnsLab(topology: TopologySpec, run: RunContext)
   const eachNode = (f: (node: string) => Promise<void>) => settleAll(topology.nodes.map((n) => f(n.name)));
   let programs: Promise<void> | undefined;
   try {
-    await useNativeSpawner();
     await step('state directory', async () => {
       await mkdir(`${names.stateDir}/ipam`, { recursive: true });
       await writeFile(
@@ -197,7 +196,7 @@ function createMachines(lab: NetnsLab, topology: TopologySpec): { links: Promise
       ...topology.hosts.map((h) => lab.namespaceSysctls(lab.names.host(h.name))),
     ]),
   );
-  const links = ipBatch(lab.names.fabric, fabric);
+  const links = ipBatch(lab.names.fabric, fabric, lab.commands);
   const flannel: FlannelNode[] = topology.nodes.map((n, i) => ({
     name: n.name,
     podCIDR: n.podCIDR,
@@ -217,17 +216,17 @@ function createMachines(lab: NetnsLab, topology: TopologySpec): { links: Promise
           const self = flannel[i]!;
           const entries = flannelPeerEntries(self, flannel);
           lines.push(...flannelDevice(self), ...entries.ip);
-          await ipBatch(m.ns, lines);
+          await ipBatch(m.ns, lines, lab.commands);
           if (entries.bridge.length > 0)
-            await runCommand(['bridge', '-n', m.ns, '-batch', '-'], { input: `${entries.bridge.join('\n')}\n` });
+            await lab.commands.exec(['bridge', '-n', m.ns, '-batch', '-'], { input: `${entries.bridge.join('\n')}\n` });
         } else if (node) {
           const others = topology.nodes.filter((other) => other.name !== node.name);
           lines.push(
             ...others.map((other) => `route add ${other.podCIDR} via ${lab.address(`node/${other.name}`)} dev eth0`),
           );
-          await ipBatch(m.ns, lines);
+          await ipBatch(m.ns, lines, lab.commands);
         } else {
-          await ipBatch(m.ns, lines);
+          await ipBatch(m.ns, lines, lab.commands);
         }
         const late = node ? nodeSysctls(node).late : {};
         if (Object.keys(late).length > 0)
@@ -253,6 +252,7 @@ async function createBridgePods(lab: NetnsLab, topology: TopologySpec, nodeName:
           nodeNetnsPath: nodePath,
           podNetnsPath: lab.names.netnsPath(lab.names.pod(p.name)),
           containerId: lab.names.pod(p.name),
+          commands: lab.commands,
           ifName: 'lo',
           config: { cniVersion: '1.0.0', name: 'netrepro-lo', type: 'loopback' },
         }),

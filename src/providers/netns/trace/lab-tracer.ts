@@ -204,7 +204,7 @@ class LabTracer {
         ...this.lab.topology.pods.map((p) => add(names.pod(p.name), `pod/${p.name}`)),
         ...this.lab.topology.hosts.map((h) => add(names.host(h.name), `host/${h.name}`)),
       ]);
-      const watching = watchDrops([...where.keys()], (line) => {
+      const watching = watchDrops([...where.keys()], this.lab.commands, (line) => {
         const event = parseDropLine(line, 0, (inum) => where.get(inum));
         if (event) this.record(event);
       });
@@ -221,8 +221,8 @@ class LabTracer {
 
   private async startMonitors(node: string): Promise<void> {
     const target = this.lab.node(node);
-    const xtables = new NetlinkMonitor(target.spawn(['xtables-monitor', '--trace']), GROUPS.rules);
-    const conntrack = new NetlinkMonitor(target.spawn(['conntrack', '-E']), GROUPS.conntrack);
+    const xtables = new NetlinkMonitor(target.spawn(['xtables-monitor', '--trace']), GROUPS.rules, this.lab.commands);
+    const conntrack = new NetlinkMonitor(target.spawn(['conntrack', '-E']), GROUPS.conntrack, this.lab.commands);
     this.lab.processes.push(xtables.process, conntrack.process);
     const parser = new XtablesTraceParser(node);
     // a burst can overflow a monitor's socket (each datagram's verdicts take ~38 KB of its 208 KB) and end it:

@@ -12,7 +12,7 @@
 //    Where its stdout is a socket of this process (node:child_process, without the native spawner), what
 //    it printed is already in that socket: a full turn of the event loop reads it.
 import { appendFile, readdir, readFile, readlink } from 'node:fs/promises';
-import { runCommand, type Spawned } from '../../../contract/command.ts';
+import type { CommandRunner, Spawned } from '../../../contract/command.ts';
 import { helperBinary } from '../../namespaces/helper-build.ts';
 
 const NETLINK_NETFILTER = 12;
@@ -38,6 +38,8 @@ export class NetlinkMonitor {
     readonly process: Spawned,
     /** The Groups bits (/proc/net/netlink) its socket joins. */
     private readonly groups: number,
+    /** The lab's command runner, for the helper that enlarges its receive buffer. */
+    private readonly commands: CommandRunner,
   ) {
     process.onLine((line) => this.flushes.get(line)?.());
   }
@@ -56,7 +58,7 @@ export class NetlinkMonitor {
       if (ns === undefined) return false; // it ended
       if (ns === `net:[${inum}]`) this.socket = await joinedSocket(pid, this.groups);
       if (this.socket) {
-        await enlargeBuffer(pid, this.socket.fd);
+        await enlargeBuffer(pid, this.socket.fd, this.commands);
         return true;
       }
       await new Promise((r) => setTimeout(r, 5));
@@ -103,10 +105,10 @@ export class NetlinkMonitor {
 
 /** Its NETLINK_NETFILTER socket in one of `groups`, found among its descriptors. */
 /** Best effort: without gcc (no helper) the monitor keeps its default buffer, and an overflow is named in the trace. */
-async function enlargeBuffer(pid: number, fd: number): Promise<void> {
+async function enlargeBuffer(pid: number, fd: number, commands: CommandRunner): Promise<void> {
   const helper = await helperBinary('rcvbuf').catch(() => undefined);
   if (helper)
-    await runCommand([helper, String(pid), String(fd), String(RECEIVE_BUFFER)], { reject: false, timeoutMs: 5000 });
+    await commands.exec([helper, String(pid), String(fd), String(RECEIVE_BUFFER)], { reject: false, timeoutMs: 5000 });
 }
 
 async function joinedSocket(pid: number, groups: number): Promise<Socket | undefined> {

@@ -2,11 +2,11 @@
 // program and reading the kernel's BTF cost ~0.2 s of CPU, once per process instead of once per lab.
 // Its filter map holds the namespace inodes of the labs that watch: a lab adds its own when its tracer
 // starts and deletes them at its teardown (one `bpftool batch` each), and each drop line goes to the lab
-// that owns its namespace. The loader ends a moment after the last lab stops watching (a next lab in
+// that owns its namespace (each lab updates the filter through its own command runner). The loader ends a moment after the last lab stops watching (a next lab in
 // the same slot reuses it), at process exit, and with the process however it dies (PR_SET_PDEATHSIG).
 // A flush is a request on the loader's stdin: its answer follows every drop queued before it.
-import type { SpawnedWithInput } from '../../../contract/command.ts';
-import { runCommand, spawnCommand } from '../../../contract/command.ts';
+import type { CommandRunner, SpawnedWithInput } from '../../../contract/command.ts';
+import { spawnCommand } from '../../../contract/command.ts';
 import { bpfObject } from '../bpf-build.ts';
 import { dropFilterLine } from '../bpf-maps.ts';
 import { helperBinary } from '../../namespaces/helper-build.ts';
@@ -65,7 +65,7 @@ class SharedDropTrace {
   }
 
   /** Routes drops in `inums` to `listener` once the filter holds them; its `stop` undoes both. */
-  async watch(inums: readonly number[], listener: Listener): Promise<DropWatch> {
+  async watch(inums: readonly number[], commands: CommandRunner, listener: Listener): Promise<DropWatch> {
     clearTimeout(this.idle);
     for (const inum of inums) this.routes.set(inum, listener);
     const unroute = () => {
@@ -73,12 +73,12 @@ class SharedDropTrace {
       if (this.routes.size === 0) this.idle = setTimeout(() => void this.stop(), IDLE_MS);
     };
     // a filter that did not take: no route left behind, so the loader can still end when idle
-    await this.filter('update', inums).catch((e: unknown) => (unroute(), Promise.reject(e)));
+    await this.filter('update', inums, commands).catch((e: unknown) => (unroute(), Promise.reject(e)));
     return {
       flush: (timeoutMs) => this.flush(timeoutMs),
       stop: async () => {
         unroute();
-        await this.filter('delete', inums).catch(() => {}); // the loader may be gone already (Ctrl-C)
+        await this.filter('delete', inums, commands).catch(() => {}); // the loader may be gone already (Ctrl-C)
       },
     };
   }
@@ -97,8 +97,8 @@ class SharedDropTrace {
     });
   }
 
-  private async filter(op: 'update' | 'delete', inums: readonly number[]): Promise<void> {
-    await runCommand(['bpftool', 'batch', 'file', '-'], {
+  private async filter(op: 'update' | 'delete', inums: readonly number[], commands: CommandRunner): Promise<void> {
+    await commands.exec(['bpftool', 'batch', 'file', '-'], {
       input: inums.map((inum) => dropFilterLine(op, this.mapId, inum)).join(''),
     });
   }
@@ -130,9 +130,13 @@ function loader(): Promise<SharedDropTrace> {
   return current.promise;
 }
 
-/** Drop lines of the namespaces `inums` go to `listener` from when this resolves, until its `stop`. */
-export async function watchDrops(inums: readonly number[], listener: Listener): Promise<DropWatch> {
+/** Drop lines of the namespaces `inums` go to `listener` from when this resolves, until its `stop`; `commands`: the lab's. */
+export async function watchDrops(
+  inums: readonly number[],
+  commands: CommandRunner,
+  listener: Listener,
+): Promise<DropWatch> {
   let shared = await loader();
   if (!shared.alive) shared = await loader(); // it ended idle just now: a new one
-  return shared.watch(inums, listener);
+  return shared.watch(inums, commands, listener);
 }
