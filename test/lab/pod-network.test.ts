@@ -5,7 +5,6 @@
 import { describe, expect, it } from 'vitest';
 import { newRunId, runPrefix } from '../../src/contract/run-id.ts';
 import { provisionNetnsLab } from '../../src/providers/netns/provision-netns-lab.ts';
-import { deletePodNetwork, recreatePodNetwork } from '../../src/providers/netns/pod-network.ts';
 import { labSkipReason, labTopology } from '../lab-support.ts';
 
 const topology = labTopology(
@@ -66,12 +65,12 @@ describe.skipIf(labSkipReason)('a node as the lab builds it', () => {
 
     // DEL through the chain, as at teardown: portmap's chain goes, and so does the pod's interface
     const web = lab.topology.pods.find((p) => p.name === 'web')!;
-    await deletePodNetwork(lab, web);
+    await lab.sandboxes.delete(web);
     expect(await dnat()).toEqual([]);
     expect((await lab.pod('web').exec(['ip', '-o', 'link', 'show'])).stdout).not.toMatch(/ eth0@/);
 
     // made again; the teardown's DEL through the chain then has portmap's rules to take out, and succeeds
-    await recreatePodNetwork(lab, web);
+    await lab.sandboxes.recreate(web);
     expect(await dnat()).toHaveLength(1);
     await expect(lab.destroy()).resolves.toBeUndefined();
   });

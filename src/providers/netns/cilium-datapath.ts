@@ -11,7 +11,9 @@ import { bpfObject } from './bpf-build.ts';
 import { batchLines, masqueradeConfig, masqueradeEndpoint, socketLbEntries, type LbService } from './bpf-maps.ts';
 import { invokeCni } from './cni-plugin.ts';
 import { ipBatch } from '../namespaces/namespace-batch.ts';
-import { CGROUP_ROOT, type NetnsLab } from './netns-lab.ts';
+import type { CiliumEndpoint, LabInventory } from './lab-inventory.ts';
+import type { NetnsLab } from './netns-lab.ts';
+import { CGROUP_ROOT } from './run-cgroups.ts';
 import { awaitedLater } from '../../contract/awaited-later.ts';
 
 /** Where pins live inside the node's private bpffs (mounted only in its holder's mount namespace). */
@@ -22,7 +24,7 @@ export const PIN_DIR = '/sys/fs/bpf/netrepro';
  * would outlive the run. Each node gets a holder process in its netns with a private mount namespace
  * and its own bpffs; killing the holder (teardown, clean) drops every pin.
  */
-async function startBpffsHolder(lab: NetnsLab, node: string): Promise<void> {
+async function startBpffsHolder(lab: NetnsLab, inventory: LabInventory, node: string): Promise<void> {
   const holder = lab
     .node(node)
     .spawn([
@@ -36,7 +38,7 @@ async function startBpffsHolder(lab: NetnsLab, node: string): Promise<void> {
     ]);
   lab.track(holder);
   await holder.waitFor(/^ready$/, 5000);
-  lab.mountNamespaces.set(node, `/proc/${holder.pid}/ns/mnt`);
+  inventory.recordBpffsHolder(node, `/proc/${holder.pid}/ns/mnt`);
 }
 
 /** The node's address in its pod CIDR (network + 1), on cilium_host. */
@@ -46,12 +48,9 @@ const routerIp = (podCidr: string) => {
   return octets.join('.');
 };
 
-export interface Endpoint {
+/** A pod's endpoint with the namespace it is made in. */
+interface Endpoint extends CiliumEndpoint {
   ns: string;
-  ip: string;
-  lxc: string;
-  lxcMac: string;
-  podMac: string;
 }
 
 /** A stable locally administered MAC from an IPv4 address (as the bridge CNI plugin derives its 0a:58:... ones). */
@@ -59,19 +58,20 @@ const macFor = (first: number, ip: string) =>
   [first, 0x58, ...ip.split('.').map(Number)].map((b) => b.toString(16).padStart(2, '0')).join(':');
 
 /** The cgroup the node's pods run in (socket LB hooks it); made before the pods' programs start. */
-export async function createSocketLbCgroup(lab: NetnsLab, nodeName: string): Promise<void> {
+export async function createSocketLbCgroup(lab: NetnsLab, inventory: LabInventory, nodeName: string): Promise<void> {
   if (!lab.topology.cilium.socketLB) return;
   const cgroup = `${CGROUP_ROOT}/${lab.names.runId}/${nodeName}`;
   await mkdir(cgroup, { recursive: true });
-  lab.cgroups.set(nodeName, cgroup);
+  inventory.recordSocketLbCgroup(nodeName, cgroup);
 }
 
 /** The node's bpffs holder, cilium_host/cilium_net, and each pod on its routed lxc veth. */
-export async function createCiliumEndpoints(lab: NetnsLab, topology: TopologySpec, nodeName: string): Promise<void> {
+export async function createCiliumEndpoints(lab: NetnsLab, inventory: LabInventory, nodeName: string): Promise<void> {
+  const topology = lab.topology;
   const node = topology.nodes.find((n) => n.name === nodeName)!;
   const nodeNs = lab.names.node(nodeName);
   const router = routerIp(node.podCIDR);
-  const holder = awaitedLater(startBpffsHolder(lab, nodeName));
+  const holder = awaitedLater(startBpffsHolder(lab, inventory, nodeName));
   const nodeLines = [
     'link add cilium_host type veth peer name cilium_net',
     'link set cilium_host up',
@@ -110,14 +110,12 @@ export async function createCiliumEndpoints(lab: NetnsLab, topology: TopologySpe
     // MACs chosen here, so neither side has to be looked up before the pod's neighbour entry is written
     const endpoint = { ns, ip, lxc, lxcMac: macFor(0x0e, ip), podMac: macFor(0x0a, ip) };
     endpoints.push(endpoint);
-    lab.ciliumEndpoints.set(pod.name, endpoint);
+    inventory.recordCiliumEndpoint(pod.name, endpoint);
     nodeLines.push(
       `link add ${lxc} address ${endpoint.lxcMac} type veth peer name eth0 address ${endpoint.podMac} netns ${ns}`,
       `link set ${lxc} up`,
       `route add ${ip}/32 dev ${lxc}`,
     );
-    lab.addresses.set(`pod/${pod.name}`, ip);
-    lab.hostInterfaces.set(pod.name, lxc);
   }
   await ipBatch(nodeNs, nodeLines, lab.commands);
   await Promise.all(
@@ -143,7 +141,7 @@ export async function createCiliumEndpoints(lab: NetnsLab, topology: TopologySpe
 export async function loadCiliumDatapath(lab: NetnsLab, topology: TopologySpec, nodeName: string): Promise<void> {
   const node = topology.nodes.find((n) => n.name === nodeName)!;
   const nodeNs = lab.names.node(nodeName);
-  const endpoints = topology.pods.filter((p) => p.node === nodeName).map((p) => lab.ciliumEndpoints.get(p.name)!);
+  const endpoints = topology.pods.filter((p) => p.node === nodeName).map((p) => lab.inventory.ciliumEndpoint(p.name)!);
   const target = lab.node(nodeName);
   if (topology.cilium.bpfMasquerade) {
     const links = JSON.parse((await target.exec(['ip', '-j', 'link', 'show'])).stdout) as {
@@ -288,7 +286,7 @@ export async function attachedHooks(lab: NetnsLab, nodeName: string, instance: s
 }
 
 function socketLbCgroup(lab: NetnsLab, nodeName: string): string {
-  const cgroup = lab.cgroups.get(nodeName);
+  const cgroup = lab.inventory.socketLbCgroup(nodeName);
   if (!cgroup)
     throw new HarnessError('UNSUPPORTED', `node ${nodeName} has no socket LB (topology.cilium.socketLB: true)`);
   return cgroup;

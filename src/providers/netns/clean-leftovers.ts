@@ -6,7 +6,7 @@ import { RUN_PREFIX } from '../../contract/run-id.ts';
 import { runCommand } from '../../contract/command.ts';
 import { NETNS_DIR, STATE_ROOT } from '../namespaces/lab-names.ts';
 import { removeNamespaces } from '../namespaces/namespace-batch.ts';
-import { CGROUP_ROOT, removeRunCgroups } from './netns-lab.ts';
+import { CGROUP_ROOT, removeRunCgroups } from './run-cgroups.ts';
 
 const list = (dir: string) => readdir(dir).catch(() => [] as string[]);
 

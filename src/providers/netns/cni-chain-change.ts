@@ -5,7 +5,6 @@
 import { HarnessError } from '../../model/errors.ts';
 import type { LabAction } from '../../model/lab-action.ts';
 import type { NetnsLab } from './netns-lab.ts';
-import { recreatePodNetwork } from './pod-network.ts';
 
 type CniChainChange = Extract<LabAction, { kind: 'cni-chain' }>;
 
@@ -22,11 +21,8 @@ export async function changeCniChain(lab: NetnsLab, action: CniChainChange): Pro
       );
     return pod;
   });
-  lab.topology = {
-    ...lab.topology,
-    nodes: lab.topology.nodes.map((n) => (n.name === action.node ? { ...n, cniChain: action.plugins } : n)),
-  };
-  for (const pod of pods) await recreatePodNetwork(lab, pod);
+  lab.replaceCniChain(action.node, action.plugins);
+  for (const pod of pods) await lab.sandboxes.recreate(pod);
   const nat = (await lab.node(action.node).exec(['iptables-save', '-t', 'nat'])).stdout.split('\n');
   const mapped = action.plugins.includes('portmap');
   for (const pod of pods) {

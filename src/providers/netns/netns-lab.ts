@@ -1,6 +1,8 @@
-// A provisioned lab: what it created, how to reach it, and how to take it all down again.
-import { readdir, readFile, rm, rmdir } from 'node:fs/promises';
-import { packagePath } from '../../model/package-root.ts';
+// A provisioned lab: what it created, how to reach it, and how to take it all down again. Provisioning builds
+// it and hands it out read-only (its inventory and lists are its own). What steps change later changes through
+// named methods: the lab's topology (Services, a node's CNI chain) and the kube-proxy release a `start` put on
+// a node through the lab's, its pods' sandboxes through its PodSandboxes (pod-network.ts).
+import { rm, rmdir } from 'node:fs/promises';
 import { HarnessError } from '../../model/errors.ts';
 import type { TopologySpec } from '../../model/scenario-schema.ts';
 import type { CommandRunner, Spawned } from '../../contract/command.ts';
@@ -8,10 +10,11 @@ import type { LabAction, StartedCluster, Target } from '../../contract/provider.
 import { TeardownStack } from '../../contract/teardown-stack.ts';
 import { STATE_ROOT, type LabNames } from '../namespaces/lab-names.ts';
 import { removeNamespaces } from '../namespaces/namespace-batch.ts';
-import { killAll } from '../namespaces/namespace-pids.ts';
+import { type LabInventory, NODE_AGENT_COMMAND, type ReadonlyLabInventory } from './lab-inventory.ts';
 import type { LabCommands } from './native-commands.ts';
+import { removeRunCgroups } from './run-cgroups.ts';
 import { NetnsTarget } from './netns-target.ts';
-import type { CniResult } from './cni-plugin.ts';
+import { PodSandboxes } from './pod-network.ts';
 import type { ProbeTraceSession, TraceFlows } from '../../model/trace-events.ts';
 
 /** What a lab action does on this lab; given by the provisioning code that knows the CNI shape. */
@@ -19,12 +22,14 @@ export type ActionHandler = (lab: NetnsLab, action: LabAction) => Promise<void>;
 /** Traces one probe's packets in this lab. */
 export type TraceHandler = (lab: NetnsLab, flows: TraceFlows, signal?: AbortSignal) => Promise<ProbeTraceSession>;
 
-/** What a lab is made with: its names and topology, and how it performs actions and traces probes. */
+/** What a lab is made with: its names, topology and inventory, and how it performs actions and traces probes. */
 export interface NetnsLabParts {
   /** Every name the lab creates, carrying the run prefix. */
   names: LabNames;
-  /** Services change with `endpoint` and `service` steps: the lab keeps its own copy. */
+  /** The topology it is built from; its Services then change with `endpoint` and `service` steps (replaceServices). */
   topology: TopologySpec;
+  /** What provisioning records of each part as it makes it; the lab reads it, and its sandboxes record into it. */
+  inventory: LabInventory;
   /** What a lab action (start a component, a Service change, a stale program) does here. */
   perform: ActionHandler;
   /** How a probe's packets are traced here. */
@@ -33,55 +38,37 @@ export interface NetnsLabParts {
   commands: LabCommands;
 }
 
-/** A pod's sandbox as its node's CNI chain made it: each plugin's config as called, and the result after each that ran. */
-export interface PodNetwork {
-  configs: Record<string, unknown>[];
-  results: CniResult[];
-}
-
 export class NetnsLab implements StartedCluster {
-  /** In creation order; destroyed in reverse. */
-  readonly namespaces: string[] = [];
-  readonly processes: Spawned[] = [];
-  readonly addresses = new Map<string, string>();
-  /** Host-side interface of each pod (veth on cni0, or lxc*), for shaping and captures. */
-  readonly hostInterfaces = new Map<string, string>();
-  /** Node -> /proc/PID/ns/mnt of its bpffs holder (cilium shape). */
-  readonly mountNamespaces = new Map<string, string>();
-  /** Pod -> its lxc veth and addresses (cilium shape), for the BPF masquerade map. */
-  readonly ciliumEndpoints = new Map<string, { ip: string; lxc: string; lxcMac: string; podMac: string }>();
-  /** Node -> cgroup v2 directory its pods run in (socket LB). */
-  readonly cgroups = new Map<string, string>();
-  /** Node -> its port on the fabric bridge (n0, n1, ...), for captures of the node network. */
-  readonly fabricPorts = new Map<string, string>();
-  /** Helper programs built for this lab (`{bin/inject-ahead}`), or why one could not be built. */
-  readonly bins = new Map<string, { path?: string; error?: string }>();
-  /** pod-agent.mjs, as real clusters run it: the lab's fallback, and what test/lab/native-agent.test.ts compares the native agent with. */
-  readonly nodeAgentCommand = ['node', packagePath('src/providers/netns/agent/pod-agent.mjs')];
-  /** Its native twin agent/pod-agent.c once built (provisioning, before the pods' programs start), else pod-agent.mjs. */
-  agentCommand: readonly string[] = this.nodeAgentCommand;
-  /** Pod -> its sandbox as the node's CNI chain made it (bridge and flannel shapes): what a DEL goes through. */
-  readonly podNetworks = new Map<string, PodNetwork>();
-  /** Node -> the kube-proxy release a `start` step put there (else the topology's). */
-  readonly kubeProxyVersions = new Map<string, string>();
   readonly names: LabNames;
+  /** What provisioning and the lab's sandboxes recorded of its parts. */
+  readonly inventory: ReadonlyLabInventory;
+  /** The pods' sandboxes through their node's CNI chain (bridge and flannel shapes): made, chained, deleted, made again. */
+  readonly sandboxes: PodSandboxes;
   /** Runs the lab's commands: its targets' and those it runs in the root namespace (`ip -n`, CNI plugins). */
   readonly commands: CommandRunner;
-  /** Services change with `endpoint` and `service` steps: the lab keeps its own copy. */
-  topology: TopologySpec;
+  /** What test/lab/native-agent.test.ts compares the lab's native agent with. */
+  readonly nodeAgentCommand = NODE_AGENT_COMMAND;
+  /** The topology as the lab's steps left it. */
+  private current: TopologySpec;
+  /** Node -> the kube-proxy release a `start` step put there (else the topology's). */
+  private readonly kubeProxyReleases = new Map<string, string>();
+  /** In creation order; removed in one batch. */
+  private readonly namespaces: string[] = [];
+  private readonly processes: Spawned[] = [];
   private readonly actionHandler: ActionHandler;
   private readonly traceHandler: TraceHandler;
   /** What the lab created, undone newest first: its processes, its namespaces, its cgroups, its state. */
   private readonly teardown: TeardownStack;
   private labEntries = false;
 
-  constructor({ names, topology, perform, trace, commands }: NetnsLabParts) {
+  constructor({ names, topology, inventory, perform, trace, commands }: NetnsLabParts) {
     this.names = names;
-    this.topology = topology;
+    this.current = topology;
+    this.inventory = inventory;
+    this.sandboxes = new PodSandboxes(this, inventory);
     this.actionHandler = perform;
     this.traceHandler = trace;
     this.commands = commands.runner;
-    for (const s of topology.services) this.addresses.set(`svc/${s.name}`, s.clusterIP);
     this.teardown = new TeardownStack();
     // every other undo may run commands through it
     this.teardown.push('command spawner', () => commands.close());
@@ -91,6 +78,43 @@ export class NetnsLab implements StartedCluster {
     });
     // a cgroup with no processes left can go; its attached programs are released with it
     this.teardown.push(`cgroups of run ${names.runId}`, () => removeRunCgroups(names.runId));
+  }
+
+  get topology(): TopologySpec {
+    return this.current;
+  }
+
+  /** An `endpoint` or `service` step changed the Services: the lab's copy follows. */
+  replaceServices(services: TopologySpec['services']): void {
+    this.current = { ...this.current, services };
+  }
+
+  /** A `cni-chain` step changed `node`'s network config list: sandboxes made from now on go through `plugins`. */
+  replaceCniChain(node: string, plugins: NonNullable<TopologySpec['nodes'][number]['cniChain']>): void {
+    this.current = {
+      ...this.current,
+      nodes: this.current.nodes.map((n) => (n.name === node ? { ...n, cniChain: plugins } : n)),
+    };
+  }
+
+  /** The kube-proxy release `node` runs: the one a `start` step put there, else the topology's. */
+  kubeProxyRelease(node: string): string {
+    return this.kubeProxyReleases.get(node) ?? this.current.kubeProxy;
+  }
+
+  /** A `start` step started kube-proxy `release` on `node`. */
+  kubeProxyStarted(node: string, release: string): void {
+    this.kubeProxyReleases.set(node, release);
+  }
+
+  /** A reboot brings `node` back to the topology's components and releases. */
+  nodeRebooted(node: string): void {
+    this.kubeProxyReleases.delete(node);
+  }
+
+  /** The pod agent's argv: the native agent once built, else pod-agent.mjs. */
+  get agentCommand(): readonly string[] {
+    return this.inventory.agentCommand;
   }
 
   /** A process of this lab (pod agent, bpffs holder, trace monitor): killed at teardown before the namespaces go. */
@@ -125,7 +149,7 @@ export class NetnsLab implements StartedCluster {
       throw new HarnessError('LAB_FAILED', `no node ${name} in this lab`);
     return new NetnsTarget(`node/${name}`, this.names.netnsPath(this.names.node(name)), {
       commands: this.commands,
-      mountNs: this.mountNamespaces.get(name),
+      mountNs: this.inventory.bpffsHolder(name),
     });
   }
 
@@ -134,7 +158,7 @@ export class NetnsLab implements StartedCluster {
     if (!pod) throw new HarnessError('LAB_FAILED', `no pod ${name} in this lab`);
     return new NetnsTarget(`pod/${name}`, this.names.netnsPath(this.names.pod(name)), {
       commands: this.commands,
-      cgroup: this.cgroups.get(pod.node),
+      cgroup: this.inventory.socketLbCgroup(pod.node),
     });
   }
 
@@ -159,7 +183,7 @@ export class NetnsLab implements StartedCluster {
   }
 
   address(ref: string): string {
-    const ip = this.addresses.get(ref);
+    const ip = this.inventory.address(ref);
     if (!ip) throw new HarnessError('LAB_FAILED', `no address for ${ref}`);
     return ip;
   }
@@ -167,17 +191,17 @@ export class NetnsLab implements StartedCluster {
   path(ref: string): string {
     const [kind, node = ''] = ref.split('/');
     if (kind === 'veth') {
-      const ifname = this.hostInterfaces.get(node);
+      const ifname = this.inventory.podInterface(node);
       if (!ifname) throw new HarnessError('LAB_FAILED', `no host-side interface for pod ${node}`);
       return ifname;
     }
     if (kind === 'port') {
-      const port = this.fabricPorts.get(node);
+      const port = this.inventory.fabricPort(node);
       if (!port) throw new HarnessError('LAB_FAILED', `no fabric port for node ${node}`);
       return port;
     }
     if (kind === 'bin') {
-      const bin = this.bins.get(node);
+      const bin = this.inventory.helper(node);
       if (bin?.path) return bin.path;
       throw new HarnessError(
         'UNSUPPORTED',
@@ -185,8 +209,9 @@ export class NetnsLab implements StartedCluster {
         'install gcc and libc6-dev (npm run preflight)',
       );
     }
-    if (kind === 'cgroup' && this.cgroups.has(node)) return this.cgroups.get(node)!;
-    if (kind === 'bpffs' && this.mountNamespaces.has(node)) return '/sys/fs/bpf/netrepro';
+    const cgroup = kind === 'cgroup' ? this.inventory.socketLbCgroup(node) : undefined;
+    if (cgroup) return cgroup;
+    if (kind === 'bpffs' && this.inventory.bpffsHolder(node)) return '/sys/fs/bpf/netrepro';
     throw new HarnessError(
       'UNSUPPORTED',
       `${ref}: node ${node} has no ${kind === 'cgroup' ? 'socket-LB cgroup' : 'bpffs'} in this CNI shape`,
@@ -243,33 +268,5 @@ export class NetnsLab implements StartedCluster {
 
   async [Symbol.asyncDispose]() {
     await this.destroy();
-  }
-}
-
-export const CGROUP_ROOT = '/sys/fs/cgroup/unified/netrepro';
-
-export async function removeRunCgroups(runId: string): Promise<void> {
-  const runDir = `${CGROUP_ROOT}/${runId}`;
-  const nodes = await readdir(runDir).catch(() => [] as string[]);
-  for (const node of nodes) {
-    const dir = `${runDir}/${node}`;
-    if (!/^[a-z]/.test(node)) continue; // cgroup control files
-    const procs = await readFile(`${dir}/cgroup.procs`, 'utf8').catch(() => '');
-    killAll(procs.split('\n').filter(Boolean).map(Number));
-    await rmdirWhenEmpty(dir);
-  }
-  await rmdir(runDir).catch(() => {});
-  await rmdir(CGROUP_ROOT).catch(() => {});
-}
-
-/** A cgroup directory can only go once its killed processes have exited (EBUSY until then): retry for up to 2 s. */
-async function rmdirWhenEmpty(dir: string): Promise<void> {
-  for (let i = 0; i < 40; i++) {
-    const error = await rmdir(dir).then(
-      () => undefined,
-      (e: NodeJS.ErrnoException) => e,
-    );
-    if (!error || error.code === 'ENOENT' || error.code !== 'EBUSY') return;
-    await new Promise((r) => setTimeout(r, 50));
   }
 }

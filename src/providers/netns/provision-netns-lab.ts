@@ -16,12 +16,12 @@ import {
   loadSocketLb,
 } from './cilium-datapath.ts';
 import { invokeCni } from './cni-plugin.ts';
-import { addChainedPlugins, addPodInterface, deletePodNetwork } from './pod-network.ts';
 import { changeCniChain } from './cni-chain-change.ts';
 import { applyOps } from '../../dataplane/iptables-ops.ts';
 import { bootOps, bootOrder, componentStart, type NodeFacts } from '../../dataplane/node-iptables.ts';
 import { labNames } from '../namespaces/lab-names.ts';
 import { ipBatch } from '../namespaces/namespace-batch.ts';
+import { LabInventory } from './lab-inventory.ts';
 import { NetnsLab } from './netns-lab.ts';
 import { changeServices } from './service-change.ts';
 import { flannelDevice, flannelPeerEntries, vtepMac, type FlannelNode } from '../../dataplane/flannel-entries.ts';
@@ -39,7 +39,9 @@ const READY_TIMEOUT_MS = 5000;
 export async function provisionNetnsLab(topology: TopologySpec, run: RunContext): Promise<NetnsLab> {
   const names = labNames(run.runId);
   const commands = await startLabCommands();
-  const lab = new NetnsLab({ names, topology, perform: performAction, trace: startNetnsTrace, commands });
+  // provisioning records into the inventory; the lab it returns only reads it
+  const inventory = new LabInventory(topology);
+  const lab = new NetnsLab({ names, topology, inventory, perform: performAction, trace: startNetnsTrace, commands });
   const step = async (what: string, action: () => Promise<unknown>) => {
     if (run.signal.aborted) throw new HarnessError('ABORTED', `aborted before: ${what}`);
     const started = performance.now();
@@ -68,8 +70,8 @@ export async function provisionNetnsLab(topology: TopologySpec, run: RunContext)
     // From here independent work runs side by side. The pods' programs need only their namespace
     // (and, with socket LB, their node's cgroup, made first): they start now and are awaited last.
     // A node's pods need its sysctls and theirs, not the fabric; the fabric needs nothing.
-    if (topology.cni === 'cilium') for (const n of topology.nodes) await createSocketLbCgroup(lab, n.name);
-    programs = awaitedLater(startPrograms(lab, topology, run));
+    if (topology.cni === 'cilium') for (const n of topology.nodes) await createSocketLbCgroup(lab, inventory, n.name);
+    programs = awaitedLater(startPrograms(lab, inventory, run));
     const sysctls = new Map([
       ...topology.nodes.map(
         (n) =>
@@ -85,7 +87,7 @@ export async function provisionNetnsLab(topology: TopologySpec, run: RunContext)
         sysctls.get(names.node(node)),
         ...topology.pods.filter((p) => p.node === node).map((p) => sysctls.get(names.pod(p.name))),
       ]);
-    const machines = createMachines(lab, topology);
+    const machines = createMachines(lab, inventory);
     await settleAll([
       // settled here as well: a step refused at an abort must not leave the wiring running behind the teardown
       machines.done,
@@ -94,7 +96,7 @@ export async function provisionNetnsLab(topology: TopologySpec, run: RunContext)
         ? // after the node's eth0, as a real node's NIC precedes cilium_host: the kernel's ICMP errors out of an
           // address-less lxc device take the first device's address, the node IP, not cilium_host's (in either order at random before)
           step('cilium endpoints: lxc pods', () =>
-            eachNode(async (n) => (await ready(n), await machines.links, createCiliumEndpoints(lab, topology, n))),
+            eachNode(async (n) => (await ready(n), await machines.links, createCiliumEndpoints(lab, inventory, n))),
           )
         : step('pods via CNI bridge', () =>
             eachNode(async (n) => (await ready(n), createBridgePods(lab, topology, n))),
@@ -104,7 +106,7 @@ export async function provisionNetnsLab(topology: TopologySpec, run: RunContext)
       await step('cilium datapath: BPF masquerade, socket LB', () =>
         eachNode((n) => loadCiliumDatapath(lab, topology, n)),
       );
-    await step('helper programs', () => buildHelpers(lab));
+    await step('helper programs', () => buildHelpers(inventory));
     // a fresh node boots: FORWARD policy as set at boot, then the components in the topology's order
     // be_liberal as kube-proxy reads it at boot: read where the node's sysctls were set (nothing else sets it since)
     const bootFacts = async (n: string) => factsWith(lab, (await sysctls.get(names.node(n))!).get(BE_LIBERAL));
@@ -117,7 +119,7 @@ export async function provisionNetnsLab(topology: TopologySpec, run: RunContext)
     if (topology.cni !== 'cilium' && topology.pods.some((p) => p.hostPorts)) {
       // a runtime removes a sandbox through its chain: portmap takes its rules out of the node's tables
       for (const pod of topology.pods.filter((p) => p.hostPorts))
-        lab.atTeardown(`CNI DEL of pod ${pod.name}`, () => deletePodNetwork(lab, pod));
+        lab.atTeardown(`CNI DEL of pod ${pod.name}`, () => lab.sandboxes.delete(pod));
       await step('CNI chain after bridge: portmap for hostPorts', () => eachNode((n) => chainHostPortPods(lab, n)));
     }
     prepareLabTrace(lab); // probe trace: conntrack's part, now that the node has booted, while the pods get ready
@@ -157,7 +159,8 @@ function nodeSysctls(node: TopologySpec['nodes'][number]): {
  * host's address, its routes to the other nodes' pod networks (or flannel's VXLAN), and sysctls.
  * `links`: the veths exist (each node's eth0, its first device); `done`: everything is wired.
  */
-function createMachines(lab: NetnsLab, topology: TopologySpec): { links: Promise<void>; done: Promise<void> } {
+function createMachines(lab: NetnsLab, inventory: LabInventory): { links: Promise<void>; done: Promise<void> } {
+  const topology = lab.topology;
   // the nodes' default gateway is the fabric's own address (node-network.ts)
   const fabric: string[] = [
     'link set lo up',
@@ -186,9 +189,9 @@ function createMachines(lab: NetnsLab, topology: TopologySpec): { links: Promise
       `link set ${m.port} master br0`,
       `link set ${m.port} up`,
     );
-    lab.addresses.set(m.ref, m.ip);
+    inventory.recordAddress(m.ref, m.ip);
   }
-  for (const [i, node] of topology.nodes.entries()) lab.fabricPorts.set(node.name, `n${i}`);
+  for (const [i, node] of topology.nodes.entries()) inventory.recordFabricPort(node.name, `n${i}`);
   // the gateway forwards nothing, whatever the host's own ip_forward (which a new namespace inherits) says
   const fabricAndHostSysctls = awaitedLater(
     Promise.all([
@@ -260,23 +263,23 @@ async function createBridgePods(lab: NetnsLab, topology: TopologySpec, nodeName:
     ),
   );
   // the bridge plugin sequentially: host-local hands out addresses in pod order, so runs are reproducible
-  for (const pod of pods) await addPodInterface(lab, pod);
+  for (const pod of pods) await lab.sandboxes.addInterface(pod);
   await loopbacks;
 }
 
 /** The rest of the CNI chain (portmap) for the node's pods with hostPorts, once its boot has emptied its tables. */
 async function chainHostPortPods(lab: NetnsLab, nodeName: string): Promise<void> {
   for (const pod of lab.topology.pods.filter((p) => p.node === nodeName && p.hostPorts))
-    await addChainedPlugins(lab, pod);
+    await lab.sandboxes.addChainedPlugins(pod);
 }
 
 /** Helper programs commands may name as `{bin/NAME}`; a missing compiler only matters to scenarios that use them. */
-async function buildHelpers(lab: NetnsLab): Promise<void> {
+async function buildHelpers(inventory: LabInventory): Promise<void> {
   const bins = HELPERS.map(async (name) => {
     try {
-      lab.bins.set(name, { path: await helperBinary(name) });
+      inventory.recordHelper(name, { path: await helperBinary(name) });
     } catch (e) {
-      lab.bins.set(name, { error: (e as Error).message.split('\n')[0] });
+      inventory.recordHelper(name, { error: (e as Error).message.split('\n')[0] });
     }
   });
   await Promise.all(bins);
@@ -307,7 +310,7 @@ async function performAction(lab: NetnsLab, action: LabAction): Promise<void> {
         throw new HarnessError('UNSUPPORTED', `${action.component} runs only in the ${action.component} CNI shape`);
       }
       if (action.component === 'kube-proxy')
-        lab.kubeProxyVersions.set(action.node, action.version ?? lab.topology.kubeProxy);
+        lab.kubeProxyStarted(action.node, action.version ?? lab.topology.kubeProxy);
       return applyOps(
         node,
         componentStart(lab.topology, action.node, action.component, await nodeFacts(lab, action.node), action.version),
@@ -316,7 +319,7 @@ async function performAction(lab: NetnsLab, action: LabAction): Promise<void> {
       const order = action.order ?? lab.topology.startOrder;
       // rules and conntrack go with the reboot; be_liberal is a sysctl the node keeps (set at boot from its config)
       await node.exec(['conntrack', '-F'], { reject: false });
-      lab.kubeProxyVersions.delete(action.node);
+      lab.nodeRebooted(action.node);
       await applyOps(node, bootOps(lab.topology, action.node, await nodeFacts(lab, action.node), order));
       // the runtime sets the node's sandboxes up again: portmap writes the hostPorts anew
       if (lab.topology.cni !== 'cilium') await chainHostPortPods(lab, action.node);
@@ -352,15 +355,16 @@ async function performAction(lab: NetnsLab, action: LabAction): Promise<void> {
  * The native pod agent (agent/pod-agent.c) spares a Node start (~0.1-0.2 s of CPU) per pod server and
  * per probe that runs the agent; where it cannot be built the lab runs pod-agent.mjs.
  */
-async function useNativeAgent(lab: NetnsLab): Promise<void> {
+async function useNativeAgent(inventory: LabInventory): Promise<void> {
   await helperBinary('pod-agent').then(
-    (path) => (lab.agentCommand = [path]),
+    (path) => inventory.useNativeAgent(path),
     () => {},
   );
 }
 
-async function startPrograms(lab: NetnsLab, topology: TopologySpec, run: RunContext): Promise<void> {
-  await useNativeAgent(lab);
+async function startPrograms(lab: NetnsLab, inventory: LabInventory, run: RunContext): Promise<void> {
+  const topology = lab.topology;
+  await useNativeAgent(inventory);
   const records = topology.services.map((s) => `--record=${s.name}.${s.namespace}.svc.cluster.local=${s.clusterIP}`);
   const machines = [
     ...topology.pods.map((p) => ({ name: p.name, serve: p.serve, target: () => lab.pod(p.name) })),

@@ -37,11 +37,11 @@ export async function changeServices(
       'the change must fit the service as it is at that point of the scenario',
     );
   }
-  lab.topology = { ...lab.topology, services: after };
+  lab.replaceServices(after);
   await Promise.all(
     lab.nodeNames.map(async (nodeName) => {
       const node = lab.node(nodeName);
-      const layout = kubeProxyLayout(lab.kubeProxyVersions.get(nodeName) ?? lab.topology.kubeProxy);
+      const layout = kubeProxyLayout(lab.kubeProxyRelease(nodeName));
       const liberal = await readBeLiberal(node);
       const rules = rulesFor(lab.topology, layout, nodeName, placements, liberal);
       const save = (await node.exec(['iptables-save'])).stdout;

@@ -223,7 +223,8 @@ class LabTracer {
     const target = this.lab.node(node);
     const xtables = new NetlinkMonitor(target.spawn(['xtables-monitor', '--trace']), GROUPS.rules, this.lab.commands);
     const conntrack = new NetlinkMonitor(target.spawn(['conntrack', '-E']), GROUPS.conntrack, this.lab.commands);
-    this.lab.processes.push(xtables.process, conntrack.process);
+    this.lab.track(xtables.process);
+    this.lab.track(conntrack.process);
     const parser = new XtablesTraceParser(node);
     // a burst can overflow a monitor's socket (each datagram's verdicts take ~38 KB of its 208 KB) and end it:
     // every trace from then on says what is missing instead of reading as "no rule touched it"

@@ -60,8 +60,8 @@ const BACKENDS = 'cilium_lb4_backends_v3';
  * processes (what is attached and pinned, then the service maps of the instances that have them).
  */
 async function bpfFacts(lab: NetnsLab, node: string): Promise<TraceFact[]> {
-  const cgroup = lab.cgroups.get(node);
-  const tc = lab.mountNamespaces.has(node);
+  const cgroup = lab.inventory.socketLbCgroup(node);
+  const tc = lab.inventory.bpffsHolder(node) !== undefined;
   // `net show` last: its failure (no eth0) must not end the batch before the cgroup reads
   const reads = [
     ...(cgroup ? [`cgroup show ${cgroup}`, 'prog show', 'map show'] : []),
