@@ -15,14 +15,13 @@ import type { LabCommands } from './native-commands.ts';
 import { removeRunCgroups } from './run-cgroups.ts';
 import { NetnsTarget } from './netns-target.ts';
 import { PodSandboxes } from './pod-network.ts';
+import { LabTracer } from './trace/lab-tracer.ts';
 import type { ProbeTraceSession, TraceFlows } from '../../model/trace-events.ts';
 
 /** What a lab action does on this lab; given by the provisioning code that knows the CNI shape. */
 export type ActionHandler = (lab: NetnsLab, action: LabAction) => Promise<void>;
-/** Traces one probe's packets in this lab. */
-export type TraceHandler = (lab: NetnsLab, flows: TraceFlows, signal?: AbortSignal) => Promise<ProbeTraceSession>;
 
-/** What a lab is made with: its names, topology and inventory, and how it performs actions and traces probes. */
+/** What a lab is made with: its names, topology and inventory, its commands, and how it performs actions. */
 export interface NetnsLabParts {
   /** Every name the lab creates, carrying the run prefix. */
   names: LabNames;
@@ -32,8 +31,6 @@ export interface NetnsLabParts {
   inventory: LabInventory;
   /** What a lab action (start a component, a Service change, a stale program) does here. */
   perform: ActionHandler;
-  /** How a probe's packets are traced here. */
-  trace: TraceHandler;
   /** The lab's command runner (its own spawner), ended as the last step of its teardown. */
   commands: LabCommands;
 }
@@ -46,6 +43,8 @@ export class NetnsLab implements StartedCluster {
   readonly sandboxes: PodSandboxes;
   /** Runs the lab's commands: its targets' and those it runs in the root namespace (`ip -n`, CNI plugins). */
   readonly commands: CommandRunner;
+  /** The probe trace of this lab: started by provisioning, asked by each probe (startTrace). */
+  readonly tracer: LabTracer;
   /** What test/lab/native-agent.test.ts compares the lab's native agent with. */
   readonly nodeAgentCommand = NODE_AGENT_COMMAND;
   /** The topology as the lab's steps left it. */
@@ -56,19 +55,18 @@ export class NetnsLab implements StartedCluster {
   private readonly namespaces: string[] = [];
   private readonly processes: Spawned[] = [];
   private readonly actionHandler: ActionHandler;
-  private readonly traceHandler: TraceHandler;
   /** What the lab created, undone newest first: its processes, its namespaces, its cgroups, its state. */
   private readonly teardown: TeardownStack;
   private labEntries = false;
 
-  constructor({ names, topology, inventory, perform, trace, commands }: NetnsLabParts) {
+  constructor({ names, topology, inventory, perform, commands }: NetnsLabParts) {
     this.names = names;
     this.current = topology;
     this.inventory = inventory;
     this.sandboxes = new PodSandboxes(this, inventory);
     this.actionHandler = perform;
-    this.traceHandler = trace;
     this.commands = commands.runner;
+    this.tracer = new LabTracer(this);
     this.teardown = new TeardownStack();
     // every other undo may run commands through it
     this.teardown.push('command spawner', () => commands.close());
@@ -219,7 +217,7 @@ export class NetnsLab implements StartedCluster {
   }
 
   startTrace(flows: TraceFlows, signal?: AbortSignal): Promise<ProbeTraceSession> {
-    return this.traceHandler(this, flows, signal);
+    return this.tracer.startProbe(flows, signal);
   }
 
   perform(action: LabAction): Promise<void> {

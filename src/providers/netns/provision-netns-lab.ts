@@ -25,7 +25,6 @@ import { LabInventory } from './lab-inventory.ts';
 import { NetnsLab } from './netns-lab.ts';
 import { changeServices } from './service-change.ts';
 import { flannelDevice, flannelPeerEntries, vtepMac, type FlannelNode } from '../../dataplane/flannel-entries.ts';
-import { prepareLabTrace, settleLabTrace, startLabMonitors, startNetnsTrace } from './trace/lab-tracer.ts';
 import { startLabCommands } from './native-commands.ts';
 import { helperBinary, HELPERS } from '../namespaces/helper-build.ts';
 import { fastNeighbourFailure } from './neighbour-timing.ts';
@@ -41,7 +40,7 @@ export async function provisionNetnsLab(topology: TopologySpec, run: RunContext)
   const commands = await startLabCommands();
   // provisioning records into the inventory; the lab it returns only reads it
   const inventory = new LabInventory(topology);
-  const lab = new NetnsLab({ names, topology, inventory, perform: performAction, trace: startNetnsTrace, commands });
+  const lab = new NetnsLab({ names, topology, inventory, perform: performAction, commands });
   const step = async (what: string, action: () => Promise<unknown>) => {
     if (run.signal.aborted) throw new HarnessError('ABORTED', `aborted before: ${what}`);
     const started = performance.now();
@@ -66,7 +65,7 @@ export async function provisionNetnsLab(topology: TopologySpec, run: RunContext)
         ...topology.pods.map((p) => names.pod(p.name)),
       ]),
     );
-    startLabMonitors(lab); // probe trace: the drop filter, the monitors and the TRACE rules get ready while the lab is wired
+    lab.tracer.startMonitors(); // probe trace: the drop filter, the monitors and the TRACE rules get ready while the lab is wired
     // From here independent work runs side by side. The pods' programs need only their namespace
     // (and, with socket LB, their node's cgroup, made first): they start now and are awaited last.
     // A node's pods need its sysctls and theirs, not the fabric; the fabric needs nothing.
@@ -122,11 +121,11 @@ export async function provisionNetnsLab(topology: TopologySpec, run: RunContext)
         lab.atTeardown(`CNI DEL of pod ${pod.name}`, () => lab.sandboxes.delete(pod));
       await step('CNI chain after bridge: portmap for hostPorts', () => eachNode((n) => chainHostPortPods(lab, n)));
     }
-    prepareLabTrace(lab); // probe trace: conntrack's part, now that the node has booted, while the pods get ready
+    lab.tracer.prepare(); // probe trace: conntrack's part, now that the node has booted, while the pods get ready
     await step('pod programs ready', () => programs!);
     return lab;
   } catch (e) {
-    await settleLabTrace(lab); // nothing of the trace may still be starting behind the teardown
+    await lab.tracer.settle(); // nothing of the trace may still be starting behind the teardown
     await lab.destroy();
     await programs?.catch(() => {});
     throw e;

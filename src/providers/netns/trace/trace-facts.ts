@@ -3,22 +3,22 @@
 // connect4 programs in the order they run, each with the service entries of its own maps.
 import { dirname } from 'node:path';
 import type { TraceFact } from '../../../model/trace-events.ts';
-import type { NetnsLab } from '../netns-lab.ts';
+import type { TracedLab } from './traced-lab.ts';
 
 const SETTINGS = ['net.bridge.bridge-nf-call-iptables', 'net.netfilter.nf_conntrack_tcp_be_liberal'];
 
-export async function readTraceFacts(lab: NetnsLab): Promise<TraceFact[]> {
+export async function readTraceFacts(lab: TracedLab): Promise<TraceFact[]> {
   const perNode = await Promise.all(lab.nodeNames.map((node) => nodeFacts(lab, node)));
   return perNode.flat();
 }
 
-async function nodeFacts(lab: NetnsLab, node: string): Promise<TraceFact[]> {
+async function nodeFacts(lab: TracedLab, node: string): Promise<TraceFact[]> {
   // the settings and the BPF state side by side: each read is a process in the node, and the verdict waits for them all
   const [settings, bpf] = await Promise.all([settingFacts(lab, node), bpfFacts(lab, node)]);
   return [...settings, ...bpf];
 }
 
-async function settingFacts(lab: NetnsLab, node: string): Promise<TraceFact[]> {
+async function settingFacts(lab: TracedLab, node: string): Promise<TraceFact[]> {
   const settings = await lab.node(node).exec(['sysctl', '-e', ...SETTINGS], { reject: false });
   return [...settings.stdout.matchAll(/^(\S+) = (\S+)$/gm)].map((m) => ({
     kind: 'setting',
@@ -32,7 +32,7 @@ async function settingFacts(lab: NetnsLab, node: string): Promise<TraceFact[]> {
  * Runs bpftool `commands` in one process (`bpftool -j -f batch`): their outputs in order, undefined for one
  * that failed or did not run (a failed command ends the batch).
  */
-async function bpftoolBatch(lab: NetnsLab, node: string, commands: string[]): Promise<unknown[]> {
+async function bpftoolBatch(lab: TracedLab, node: string, commands: string[]): Promise<unknown[]> {
   if (commands.length === 0) return [];
   const r = await lab.node(node).exec(['bpftool', '-j', '-f', '--nomount', 'batch', 'file', '-'], {
     input: `${commands.join('\n')}\n`,
@@ -59,7 +59,7 @@ const BACKENDS = 'cilium_lb4_backends_v3';
  * The tc programs on the node's uplink and its pods' cgroup programs with their service maps: two bpftool
  * processes (what is attached and pinned, then the service maps of the instances that have them).
  */
-async function bpfFacts(lab: NetnsLab, node: string): Promise<TraceFact[]> {
+async function bpfFacts(lab: TracedLab, node: string): Promise<TraceFact[]> {
   const cgroup = lab.inventory.socketLbCgroup(node);
   const tc = lab.inventory.bpffsHolder(node) !== undefined;
   // `net show` last: its failure (no eth0) must not end the batch before the cgroup reads
