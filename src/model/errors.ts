@@ -22,6 +22,12 @@ export class HarnessError extends Error {
   }
 }
 
+// What a report says of any thrown value: a HarnessError's code and hint, anything else as INTERNAL.
+export function errorFields(e: unknown): { code: ErrorCode | 'INTERNAL'; message: string; hint?: string } {
+  if (e instanceof HarnessError) return { code: e.code, message: e.message, hint: e.hint };
+  return { code: 'INTERNAL', message: e instanceof Error ? e.message : String(e) };
+}
+
 export interface ValidationIssue {
   file: string;
   line: number;

@@ -1,5 +1,6 @@
 // `netrepro run`: scenarios in labs, progress on stderr, summary on stdout, reports on request.
 import { join } from 'node:path';
+import { awaitedLater } from '../../contract/awaited-later.ts';
 import { usableProvider } from '../../providers/create-provider.ts';
 import { resolveRunConfig } from '../../providers/run-config.ts';
 import type { RunResult } from '../../engine/run/results.ts';
@@ -41,8 +42,8 @@ export interface RunOptions {
 export default async function run(ids: string[], options: RunOptions): Promise<number> {
   const profile = options.profile ? await loadProfile(options.profile) : undefined;
   // the provider's checks (programs, kernel features: processes, mostly waiting) run while the scenarios parse
-  const usable = usableProvider(resolveRunConfig({ provider: options.provider, profile }));
-  usable.catch(() => {}); // awaited below, after the scenarios: a bad scenario file is reported first
+  // awaited below, after the scenarios: a bad scenario file is reported first
+  const usable = awaitedLater(usableProvider(resolveRunConfig({ provider: options.provider, profile })));
   const selected = await selectRunScenarios(ids, options);
   const scenarios = profile ? selected.map((s) => ({ ...s, scenario: applyProfile(s.scenario, profile) })) : selected;
   const { stdoutTaken } = await checkReportPaths([

@@ -7,7 +7,7 @@ import { unsupported } from '../../contract/provider-support.ts';
 import { collectPhaseEvidence } from '../../observe/evidence/collect-evidence.ts';
 import { matchExpectation } from '../../observe/expect/match-expectation.ts';
 import { PhaseChecks } from '../../observe/expect/run-checks.ts';
-import { HarnessError } from '../../model/errors.ts';
+import { errorFields, HarnessError } from '../../model/errors.ts';
 import type { LoadedScenario } from '../../model/load-scenario.ts';
 import type { Observation } from '../../model/outcome.ts';
 import type { CheckSpec, ExpectedSpec, Scenario, StepSpec } from '../../model/scenario-schema.ts';
@@ -84,13 +84,13 @@ export async function runScenario(
     if (scenario.purpose === 'measure') result.measurements = measurements(result);
   } catch (e) {
     if (e instanceof HarnessError && e.code === 'ABORTED') throw e;
-    const err = e as HarnessError;
+    const err = errorFields(e);
     if (err.code === 'UNSUPPORTED') {
       result.verdict = 'skipped';
       result.skipReason = err.message;
     } else {
       result.verdict = 'errored';
-      result.error = { code: err.code ?? 'INTERNAL', message: err.message, hint: err.hint };
+      result.error = err;
     }
   }
   result.durationMs = Math.round(performance.now() - started);
@@ -263,9 +263,9 @@ async function runPhase(input: PhaseInput): Promise<void> {
     });
     phase.status = phase.probes.every((x) => x.matched) && phase.checks.every((c) => c.matched) ? 'passed' : 'failed';
   } catch (e) {
-    const err = e as HarnessError;
+    const err = errorFields(e);
     phase.status = 'errored';
-    if (err.code !== 'ABORTED') phase.error = { code: err.code ?? 'INTERNAL', message: err.message, hint: err.hint };
+    if (err.code !== 'ABORTED') phase.error = err;
     if (e instanceof StepFailedError) p.stepDone(e.step);
     throw e;
   } finally {
