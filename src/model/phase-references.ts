@@ -1,0 +1,150 @@
+// The reference checks of a scenario's phases: what each phase's expectations, steps and checks name.
+import { probeKindOf } from './probes/registry.ts';
+import { duplicateIssues, type ReferenceCheck } from './reference-check.ts';
+import type { Scenario } from './scenario-schema.ts';
+import { stepKindOf } from './steps/registry.ts';
+
+/** The sections of a phase that name probes, pods, nodes or hosts. */
+interface PhaseSections {
+  /** Expected observations, by probe id. */
+  expect: Record<string, unknown>;
+  /** The steps the phase runs first. */
+  steps: Scenario['fault']['steps'];
+  /** The checks read around its probes. */
+  checks: Scenario['fault']['checks'];
+}
+
+type Path = (string | number)[];
+
+/** Checks the baseline, the fault and every fix, in that order. */
+export function checkPhases(check: ReferenceCheck): void {
+  const s = check.scenario;
+  checkPhase(check, { expect: s.baseline.expect, steps: s.baseline.steps ?? [], checks: s.baseline.checks }, [
+    'baseline',
+  ]);
+  checkPhase(check, s.fault, ['fault']);
+  for (const [i, f] of s.fixes.entries()) checkPhase(check, f, ['fixes', i]);
+}
+
+function checkPhase(check: ReferenceCheck, phase: PhaseSections, base: Path): void {
+  for (const id of Object.keys(phase.expect))
+    checkExpectation(check, phase.expect[id], { id, path: [...base, 'expect', id] });
+  for (const [i, step] of phase.steps.entries()) checkStep(check, step, [...base, 'steps', i]);
+  for (const [i, c] of phase.checks.entries()) check.checkRef(c.on, [...base, 'checks', i, 'on']);
+  check.add(
+    ...duplicateIssues(
+      phase.checks.map((c) => c.id),
+      [...base, 'checks'],
+      'id',
+    ),
+  );
+}
+
+/** Where an expectation is written. */
+interface ExpectationAt {
+  /** The id of the probe it expects something of. */
+  id: string;
+  /** Its path: the phase's, then `expect`, then the id. */
+  path: Path;
+}
+
+function checkExpectation(check: ReferenceCheck, e: unknown, at: ExpectationAt): void {
+  checkExpectedProbe(check, e, at);
+  if (!e || typeof e !== 'object') return;
+  if ('source' in e && typeof e.source === 'string') check.checkRef(e.source, [...at.path, 'source']);
+  checkExpectedAnswer(check, e, at);
+  checkExpectedClientAddress(check, e, at);
+  if ('sentTo' in e && typeof e.sentTo === 'string' && e.sentTo.includes('/'))
+    check.checkRef(e.sentTo, [...at.path, 'sentTo']);
+  checkExpectedServer(check, e, at);
+}
+
+/** The probe exists, and is repeated if the expectation judges a distribution. */
+function checkExpectedProbe(check: ReferenceCheck, e: unknown, { id, path }: ExpectationAt): void {
+  if (!check.probeIds.has(id))
+    check.add({
+      path: [...path],
+      message: 'unknown probe',
+      received: id,
+      expected: `one of: ${[...check.probeIds].join(', ')}`,
+    });
+  if (
+    e &&
+    typeof e === 'object' &&
+    ('count' in e || 'rate' in e || 'otherwise' in e || 'sameBackend' in e) &&
+    !check.repeatedProbes.has(id)
+  ) {
+    check.add({
+      path: [...path],
+      message: 'count, rate, otherwise and sameBackend need a repeated probe',
+      received: id,
+      expected: 'repeat: N on the probe',
+    });
+  }
+}
+
+/** An expected DNS answer names something that exists, and its probe is a DNS probe. */
+function checkExpectedAnswer(check: ReferenceCheck, e: object, { id, path }: ExpectationAt): void {
+  if ('answer' in e && typeof e.answer === 'string' && e.answer.includes('/'))
+    check.checkRef(e.answer, [...path, 'answer']);
+  if ('answer' in e && e.answer !== undefined && !check.scenario.probes.find((p) => p.id === id)?.dns) {
+    check.add({
+      path: [...path, 'answer'],
+      message: 'answer is for DNS probes',
+      received: id,
+      expected: 'a probe with dns:',
+    });
+  }
+}
+
+/** The client address a server saw can be expected only of an answer from a server that reports it. */
+function checkExpectedClientAddress(check: ReferenceCheck, e: object, at: ExpectationAt): void {
+  if (!('clientAddress' in e) || typeof e.clientAddress !== 'string') return;
+  const path = [...at.path, 'clientAddress'];
+  if (e.clientAddress.includes('/')) check.checkRef(e.clientAddress, path);
+  const probe = check.scenario.probes.find((p) => p.id === at.id);
+  if (probe && !probe.http && !probe.udp && !probe.download)
+    check.add({
+      path,
+      message: "the address the server saw is reported by the pod agent's HTTP and UDP servers only",
+      received: probeKindOf(probe)[0],
+      expected: 'a probe with http:, udp: or download:',
+    });
+  if ('outcome' in e && e.outcome !== 'ok')
+    check.add({
+      path,
+      message: 'can never hold: only an answer reports the address the server saw',
+      received: `outcome: ${String(e.outcome)}`,
+      expected: 'outcome: ok',
+    });
+}
+
+/** The pod or host expected to serve exists. */
+function checkExpectedServer(check: ReferenceCheck, e: object, at: ExpectationAt): void {
+  const { pod, host } = check.names;
+  if ('servedBy' in e && typeof e.servedBy === 'string' && !pod.has(e.servedBy) && !host.has(e.servedBy)) {
+    check.add({
+      path: [...at.path, 'servedBy'],
+      message: 'unknown pod or host',
+      received: e.servedBy,
+      expected: `one of: ${[...pod, ...host].join(', ')}`,
+    });
+  }
+}
+
+/** What a step names exists, its own checks hold, and the topology has the CNI shape it needs. */
+function checkStep(check: ReferenceCheck, step: PhaseSections['steps'][number], at: Path): void {
+  const t = check.scenario.topology;
+  const [kind, spec] = stepKindOf(step);
+  for (const r of kind.refs(spec)) check.checkRef(r.ref, [...at, kind.key, ...r.path]);
+  for (const issue of kind.check?.(spec, t) ?? []) check.add({ ...issue, path: [...at, kind.key, ...issue.path] });
+  const shapes = kind.cni?.(spec);
+  if (shapes && !shapes.includes(t.cni)) {
+    check.add({
+      path: [...at],
+      message: `this step needs the ${shapes.join(' or ')} CNI shape`,
+      received: t.cni,
+      expected: `topology.cni: ${shapes.join(' | ')}`,
+    });
+  }
+}
