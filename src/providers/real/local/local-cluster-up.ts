@@ -22,6 +22,7 @@ import { Daemon } from './local-daemon.ts';
 import type { LocalBuild } from './local-build.ts';
 import { LOCAL_STATE_ROOT, type LocalNames } from './local-names.ts';
 import { kubeconfigYaml, makePki, type LocalPki } from './local-pki.ts';
+import { writeNodeConfigs } from './local-node-configs.ts';
 import { packagePath } from '../../../model/package-root.ts';
 import {
   flannelDevice,
@@ -547,92 +548,4 @@ exec sleep infinity`;
 /** The bridge shape real clusters get, read by containerd 1.4 (CNI 0.4.0), with host-local's state in the node's directory. */
 export function localBridgeConflist(podCIDR: string, ipamDir: string, mtu?: number): string {
   return bridgeConflistText(podCIDR, { cniVersion: '0.4.0', ipamDir, mtu });
-}
-
-async function writeNodeConfigs(
-  n: LocalNode,
-  c: { build: LocalBuild; kubeconfig: string; resolvConf: string; cgroupRoot: string; clusterCIDR: string },
-): Promise<void> {
-  const d = n.dir;
-  await writeFile(
-    join(d, 'containerd.toml'),
-    `version = 2
-root = "${d}/containerd/root"
-state = "${d}/containerd/state"
-disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs", "io.containerd.tracing.processor.v1.otlp", "io.containerd.internal.v1.tracing"]
-[grpc]
-  address = "${d}/containerd.sock"
-[ttrpc]
-  address = "${d}/containerd.sock.ttrpc"
-[debug]
-  address = ""
-[metrics]
-  address = ""
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "${c.build.images.pauseRef}"
-  restrict_oom_score_adj = true
-  netns_mounts_under_state_dir = true
-  stream_server_address = "127.0.0.1"
-  stream_server_port = "0"
-  disable_apparmor = true
-  [plugins."io.containerd.grpc.v1.cri".containerd]
-    snapshotter = "overlayfs"
-    default_runtime_name = "runc"
-    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
-      runtime_type = "io.containerd.runc.v2"
-      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
-        SystemdCgroup = false
-        Root = "${d}/runc"
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "/usr/lib/cni"
-    conf_dir = "${d}/net.d"
-[plugins."io.containerd.internal.v1.opt"]
-  path = "${d}/containerd/opt"
-`,
-  );
-  await writeFile(
-    join(d, 'kubelet.yaml'),
-    `apiVersion: kubelet.config.k8s.io/v1beta1
-kind: KubeletConfiguration
-address: ${n.ip}
-port: 10250
-readOnlyPort: 0
-healthzBindAddress: 127.0.0.1
-authentication:
-  anonymous: { enabled: true }
-  webhook: { enabled: false }
-authorization: { mode: AlwaysAllow }
-cgroupDriver: cgroupfs
-cgroupRoot: /${c.cgroupRoot}
-cgroupsPerQOS: true
-failSwapOn: false
-oomScoreAdj: 0
-resolvConf: ${c.resolvConf}
-clusterDomain: cluster.local
-clusterDNS: ["10.96.0.10"]
-imageGCHighThresholdPercent: 100
-imageGCLowThresholdPercent: 99
-evictionHard: { memory.available: "1Mi", nodefs.available: "0%", nodefs.inodesFree: "0%", imagefs.available: "0%" }
-serializeImagePulls: false
-staticPodPath: ""
-protectKernelDefaults: false
-makeIPTablesUtilChains: true
-# the node turns Ready within 2 s of its runtime being ready (default 10 s)
-nodeStatusUpdateFrequency: 2s
-`,
-  );
-  await writeFile(
-    join(d, 'kube-proxy.yaml'),
-    `apiVersion: kubeproxy.config.k8s.io/v1alpha1
-kind: KubeProxyConfiguration
-clientConnection: { kubeconfig: ${c.kubeconfig} }
-hostnameOverride: ${n.kubeName}
-clusterCIDR: ${c.clusterCIDR}
-mode: iptables
-healthzBindAddress: 127.0.0.1:10256
-metricsBindAddress: 127.0.0.1:10249
-# 0: kube-proxy leaves nf_conntrack_max and the module's hashsize alone (host-wide settings)
-conntrack: { maxPerCore: 0, min: 0 }
-`,
-  );
 }
