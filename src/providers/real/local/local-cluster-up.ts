@@ -22,6 +22,13 @@ import { Daemon } from './local-daemon.ts';
 import type { LocalBuild } from './local-build.ts';
 import { LOCAL_STATE_ROOT, type LocalNames } from './local-names.ts';
 import { kubeconfigYaml, makePki, type LocalPki } from './local-pki.ts';
+import {
+  apiserverArgv,
+  controllerManagerArgv,
+  etcdArgv,
+  schedulerArgv,
+  type ControlPlaneInput,
+} from './local-control-plane.ts';
 import { writeNodeConfigs } from './local-node-configs.ts';
 import { packagePath } from '../../../model/package-root.ts';
 import {
@@ -156,14 +163,172 @@ async function makeCgroupRoot(root: string): Promise<void> {
   }
 }
 
+/** Brings the cluster up in this order; each step registers the undo of what it makes as it makes it. */
 export async function bringUpLocalCluster(input: BringUpInput): Promise<LocalClusterHandle> {
-  const { build, names, topology, run, onDestroy } = input;
-  const t0 = performance.now();
-  const timings: Record<string, number> = {};
-  const mark = (what: string) => {
-    timings[what] = Math.round(performance.now() - t0);
-    run.log(`local: ${what} (${(timings[what] / 1000).toFixed(1)} s)`);
+  const up = new LocalBringUp(input);
+  await writeOwnerFiles(up);
+  await wireNamespaces(up);
+  up.mark('namespaces wired');
+  const pki = await startControlPlane(up);
+  await writeFile(up.resolvConf, '');
+  await Promise.all(up.nodes.map((n) => bringUpNode(up, n)));
+  await startHostPrograms(up);
+  up.mark('cluster up');
+  const { kubeconfig, context, socket, nodes, hosts, timings } = up;
+  return {
+    kubeconfig,
+    context,
+    socket,
+    pki,
+    nodes,
+    hosts,
+    timings,
+    startKubelet: up.startKubelet,
+    startKubeProxy: up.startKubeProxy,
+    waitKubeProxySynced: up.waitKubeProxySynced,
   };
+}
+
+/** A daemon of the bring-up: its name (and log file), argv, the namespaces it enters, and its undo's name. */
+interface DaemonSpec {
+  name: string;
+  argv: string[];
+  enter: { net: string; mount?: string };
+  /** How its teardown is named; the daemon's name if not given. */
+  what?: string;
+}
+
+/**
+ * The state one bring-up owns: its input, the machines it makes, the paths of the files it writes, and
+ * when each milestone was reached. The nodes' and hosts' addresses follow their order in the topology.
+ */
+class LocalBringUp {
+  /** Milliseconds from the start of the bring-up to each milestone. */
+  readonly timings: Record<string, number> = {};
+  private readonly t0 = performance.now();
+  readonly nodes: LocalNode[];
+  /** Outside the cluster, on the nodes' network, with no route back to the pod network (as in the netns lab). */
+  readonly hosts: LocalHost[];
+  readonly kubeconfig: string;
+  readonly context: string;
+  /** The socket file the API server is reached through. */
+  readonly socket: string;
+  readonly resolvConf: string;
+
+  constructor(readonly input: BringUpInput) {
+    const { names, topology } = input;
+    this.nodes = topology.nodes.map((n, i) => ({
+      scenarioName: n.name,
+      kubeName: names.kubeNode(n.name),
+      netns: names.node(n.name),
+      ip: `${FABRIC_NET}.${i + 2}`,
+      podCIDR: n.podCIDR,
+      dir: names.nodeDir(n.name),
+      mountNs: () => {
+        throw new HarnessError('LAB_FAILED', `node ${n.name} has no mount namespace yet`);
+      },
+      daemons: new Map(),
+    }));
+    this.hosts = topology.hosts.map((h, i) => ({
+      name: h.name,
+      netns: names.host(h.name),
+      ip: `${FABRIC_NET}.${100 + i}`,
+    }));
+    this.context = `${names.prefix}cluster`;
+    this.kubeconfig = join(names.state, 'kubeconfig');
+    this.socket = join(names.state, 'apiserver.sock');
+    this.resolvConf = join(names.state, 'resolv.conf');
+  }
+
+  /** The run's state directory. */
+  get state(): string {
+    return this.input.names.state;
+  }
+
+  mark(what: string): void {
+    this.timings[what] = Math.round(performance.now() - this.t0);
+    this.input.run.log(`local: ${what} (${(this.timings[what] / 1000).toFixed(1)} s)`);
+  }
+
+  hostIP(ref: string): string | undefined {
+    return this.hosts.find((h) => `host/${h.name}` === ref)?.ip;
+  }
+
+  /** Starts a daemon, its output in the run's logs, and registers its stop. */
+  daemon({ name, argv, enter, what = name }: DaemonSpec): Daemon {
+    const d = new Daemon(name, argv, join(this.state, 'logs', `${name}.log`), enter);
+    this.input.onDestroy(what, () => d.stop());
+    return d;
+  }
+
+  readonly startKubelet = async (n: LocalNode): Promise<Daemon> => {
+    const { build } = this.input;
+    const d = this.daemon({
+      name: `kubelet-${n.scenarioName}`,
+      argv: [
+        build.bin('kubelet'),
+        `--config=${join(n.dir, 'kubelet.yaml')}`,
+        `--kubeconfig=${this.kubeconfig}`,
+        '--container-runtime=remote',
+        `--container-runtime-endpoint=unix://${join(n.dir, 'containerd.sock')}`,
+        `--hostname-override=${n.kubeName}`,
+        `--node-ip=${n.ip}`,
+        `--root-dir=${join(n.dir, 'kubelet')}`,
+        `--volume-plugin-dir=${join(n.dir, 'kubelet', 'volume-plugins')}`,
+        `--cert-dir=${join(n.dir, 'kubelet', 'pki')}`,
+        `--pod-infra-container-image=${build.images.pauseRef}`,
+        '--logtostderr=true',
+        '--v=0',
+      ],
+      enter: { net: `/run/netns/${n.netns}`, mount: n.mountNs() },
+      what: `kubelet on ${n.kubeName}`,
+    });
+    n.daemons.set('kubelet', d);
+    return d;
+  };
+
+  readonly startKubeProxy = async (n: LocalNode): Promise<Daemon> => {
+    const d = this.daemon({
+      name: `kube-proxy-${n.scenarioName}`,
+      argv: [
+        this.input.build.bin('kube-proxy'),
+        `--config=${join(n.dir, 'kube-proxy.yaml')}`,
+        '--logtostderr=true',
+        '--v=0',
+      ],
+      enter: { net: `/run/netns/${n.netns}`, mount: n.mountNs() },
+      what: `kube-proxy on ${n.kubeName}`,
+    });
+    n.daemons.set('kube-proxy', d);
+    return d;
+  };
+
+  /** Synced once its rules hold the `kubernetes` Service, which exists from the API server's start. */
+  readonly waitKubeProxySynced = async (n: LocalNode): Promise<void> => {
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const r = await runCommand(['iptables-save', '-t', 'nat'], {
+        enter: { net: `/run/netns/${n.netns}` },
+        reject: false,
+      });
+      if (/-A KUBE-SERVICES .*default\/kubernetes:https/.test(r.stdout)) return;
+      const proxy = n.daemons.get('kube-proxy');
+      if (proxy && !proxy.running)
+        throw new HarnessError('LAB_FAILED', `kube-proxy on ${n.kubeName} exited; its log:\n${await proxy.tail()}`);
+      if (Date.now() > deadline)
+        throw new HarnessError(
+          'LAB_FAILED',
+          `kube-proxy on ${n.kubeName} wrote no rules within 60 s; its log:\n${await proxy?.tail()}`,
+        );
+      if (this.input.run.signal.aborted) throw new HarnessError('ABORTED', 'aborted while waiting for kube-proxy');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  };
+}
+
+/** The run's state directory with its owner, and the netns lab's owner file too: its `clean` then leaves this live run's namespaces alone. */
+async function writeOwnerFiles(up: LocalBringUp): Promise<void> {
+  const { names, run, onDestroy } = up.input;
   const state = names.state;
   onDestroy(`state directory ${state}`, async () => {
     await rm(state, { recursive: true, force: true });
@@ -172,35 +337,35 @@ export async function bringUpLocalCluster(input: BringUpInput): Promise<LocalClu
   await mkdir(join(state, 'logs'), { recursive: true });
   const owner = `${JSON.stringify({ pid: process.pid, runId: run.runId })}\n`;
   await writeFile(join(state, 'owner.json'), owner);
-  // the netns lab's owner file too: its `clean` then leaves this live run's namespaces alone
   onDestroy(`owner file ${names.stateDir}`, () => rm(names.stateDir, { recursive: true, force: true }));
   await mkdir(names.stateDir, { recursive: true });
   await writeFile(join(names.stateDir, 'owner.json'), owner);
-  const log = (name: string) => join(state, 'logs', `${name}.log`);
+}
 
-  // namespaces and wiring
-  const nodes: LocalNode[] = topology.nodes.map((n, i) => ({
-    scenarioName: n.name,
-    kubeName: names.kubeNode(n.name),
-    netns: names.node(n.name),
-    ip: `${FABRIC_NET}.${i + 2}`,
-    podCIDR: n.podCIDR,
-    dir: names.nodeDir(n.name),
-    mountNs: () => {
-      throw new HarnessError('LAB_FAILED', `node ${n.name} has no mount namespace yet`);
-    },
-    daemons: new Map(),
-  }));
-  // outside the cluster, on the nodes' network, with no route back to the pod network (as in the netns lab)
-  const hosts: LocalHost[] = topology.hosts.map((h, i) => ({
-    name: h.name,
-    netns: names.host(h.name),
-    ip: `${FABRIC_NET}.${100 + i}`,
-  }));
-  const hostIP = (ref: string) => hosts.find((h) => `host/${h.name}` === ref)?.ip;
+/** The fabric, nodes' and hosts' namespaces, joined by the fabric's bridge, each node with its routes and sysctls. */
+async function wireNamespaces(up: LocalBringUp): Promise<void> {
+  const { names, onDestroy } = up.input;
+  const { nodes, hosts } = up;
   const namespaces = [names.fabric, ...nodes.map((n) => n.netns), ...hosts.map((h) => h.netns)];
   onDestroy(`namespaces ${namespaces.join(' ')}`, () => removeNamespaces([...namespaces].reverse()));
   await runCommand(['ip', '-batch', '-'], { input: namespaces.map((ns) => `netns add ${ns}\n`).join('') });
+  await ipBatch(names.fabric, fabricLinks(nodes, hosts));
+  // the nodes' gateway forwards nothing, whatever the host's own ip_forward (which a new namespace inherits) says
+  await runCommand(['sysctl', '-q', '-w', 'net.ipv4.ip_forward=0'], { enter: { net: `/run/netns/${names.fabric}` } });
+  const flannel: FlannelNode[] = nodes.map((n, i) => ({
+    name: n.scenarioName,
+    podCIDR: n.podCIDR,
+    nodeIP: n.ip,
+    vtepMac: vtepMac(i + 1),
+  }));
+  await Promise.all([
+    ...nodes.map((_, i) => wireNode(up, i, flannel)),
+    ...hosts.map((h) => ipBatch(h.netns, ['link set lo up', `addr add ${h.ip}/24 dev eth0`, 'link set eth0 up'])),
+  ]);
+}
+
+/** The fabric's bridge with the control plane's address, and a veth to it from every node and host. */
+function fabricLinks(nodes: LocalNode[], hosts: LocalHost[]): string[] {
   const fabric = [
     'link set lo up',
     'link add br0 type bridge',
@@ -219,308 +384,189 @@ export async function bringUpLocalCluster(input: BringUpInput): Promise<LocalClu
       `link set h${i} master br0`,
       `link set h${i} up`,
     );
-  await ipBatch(names.fabric, fabric);
-  // the nodes' gateway forwards nothing, whatever the host's own ip_forward (which a new namespace inherits) says
-  await runCommand(['sysctl', '-q', '-w', 'net.ipv4.ip_forward=0'], { enter: { net: `/run/netns/${names.fabric}` } });
-  const flannel: FlannelNode[] = nodes.map((n, i) => ({
-    name: n.scenarioName,
-    podCIDR: n.podCIDR,
-    nodeIP: n.ip,
-    vtepMac: vtepMac(i + 1),
-  }));
-  await Promise.all([
-    ...nodes.map(async (n, i) => {
-      const node = topology.nodes[i]!;
-      const lines = ['link set lo up', `addr add ${n.ip}/24 dev eth0`, 'link set eth0 up'];
-      const gateway = defaultGateway(node.defaultRoute, (ref) => hostIP(ref)!);
-      if (gateway) lines.push(`route add default via ${gateway} dev eth0`);
-      if (topology.cni === 'flannel') {
-        // flanneld is not packaged in Debian: its vxlan backend's device and per-peer entries, as flanneld writes them
-        const entries = flannelPeerEntries(flannel[i]!, flannel);
-        await ipBatch(n.netns, [...lines, ...flannelDevice(flannel[i]!), ...entries.ip]);
-        if (entries.bridge.length > 0)
-          await runCommand(['bridge', '-n', n.netns, '-batch', '-'], { input: `${entries.bridge.join('\n')}\n` });
-      } else {
-        const others = topology.nodes.filter((o) => o.name !== node.name);
-        await ipBatch(n.netns, [
-          ...lines,
-          ...others.map((o) => `route add ${o.podCIDR} via ${FABRIC_NET}.${topology.nodes.indexOf(o) + 2} dev eth0`),
-        ]);
-      }
-      // the node's sysctls before its components start (kube-proxy reads some at its start, as in the lab)
-      const sysctls = Object.entries({
-        'net.ipv4.ip_forward': 1,
-        'net.bridge.bridge-nf-call-iptables': 1,
-        ...node.sysctls,
-      }).map(([k, v]) => `${k}=${v}`);
-      await runCommand(['sysctl', '-q', '-w', ...sysctls], { enter: { net: `/run/netns/${n.netns}` } });
-    }),
-    ...hosts.map((h) => ipBatch(h.netns, ['link set lo up', `addr add ${h.ip}/24 dev eth0`, 'link set eth0 up'])),
-  ]);
-  mark('namespaces wired');
+  return fabric;
+}
 
-  // certificates, kubeconfig, control plane
-  const pki = await makePki(join(state, 'pki'), [APISERVER_IP, KUBERNETES_SERVICE_IP, '127.0.0.1']);
-  const context = `${names.prefix}cluster`;
-  const kubeconfig = join(state, 'kubeconfig');
-  await writeFile(kubeconfig, kubeconfigYaml(`https://${APISERVER_IP}:6443`, pki.ca, pki.token, context), {
+/** Node `i`'s address, default route, routes (or flannel's entries) to the other nodes' pods, and sysctls. */
+async function wireNode(up: LocalBringUp, i: number, flannel: FlannelNode[]): Promise<void> {
+  const { topology } = up.input;
+  const n = up.nodes[i]!;
+  const node = topology.nodes[i]!;
+  const lines = ['link set lo up', `addr add ${n.ip}/24 dev eth0`, 'link set eth0 up'];
+  const gateway = defaultGateway(node.defaultRoute, (ref) => up.hostIP(ref)!);
+  if (gateway) lines.push(`route add default via ${gateway} dev eth0`);
+  if (topology.cni === 'flannel') {
+    // flanneld is not packaged in Debian: its vxlan backend's device and per-peer entries, as flanneld writes them
+    const entries = flannelPeerEntries(flannel[i]!, flannel);
+    await ipBatch(n.netns, [...lines, ...flannelDevice(flannel[i]!), ...entries.ip]);
+    if (entries.bridge.length > 0)
+      await runCommand(['bridge', '-n', n.netns, '-batch', '-'], { input: `${entries.bridge.join('\n')}\n` });
+  } else {
+    const others = topology.nodes.filter((o) => o.name !== node.name);
+    await ipBatch(n.netns, [
+      ...lines,
+      ...others.map((o) => `route add ${o.podCIDR} via ${FABRIC_NET}.${topology.nodes.indexOf(o) + 2} dev eth0`),
+    ]);
+  }
+  // the node's sysctls before its components start (kube-proxy reads some at its start, as in the lab)
+  const sysctls = Object.entries({
+    'net.ipv4.ip_forward': 1,
+    'net.bridge.bridge-nf-call-iptables': 1,
+    ...node.sysctls,
+  }).map(([k, v]) => `${k}=${v}`);
+  await runCommand(['sysctl', '-q', '-w', ...sysctls], { enter: { net: `/run/netns/${n.netns}` } });
+}
+
+/** Certificates and the kubeconfig, then etcd, the API server behind the run's socket, the controller manager and the scheduler. */
+async function startControlPlane(up: LocalBringUp): Promise<LocalPki> {
+  const { build, names, topology, run } = up.input;
+  const pki = await makePki(join(up.state, 'pki'), [APISERVER_IP, KUBERNETES_SERVICE_IP, '127.0.0.1']);
+  await writeFile(up.kubeconfig, kubeconfigYaml(`https://${APISERVER_IP}:6443`, pki.ca, pki.token, up.context), {
     mode: 0o600,
   });
-  const socket = join(state, 'apiserver.sock');
   const inFabric = { net: `/run/netns/${names.fabric}` };
-  const daemon = (name: string, argv: string[], enter: { net: string; mount?: string }, what = name) => {
-    const d = new Daemon(name, argv, log(name), enter);
-    onDestroy(what, () => d.stop());
-    return d;
+  const argvInput: ControlPlaneInput = {
+    build,
+    pki,
+    state: up.state,
+    kubeconfig: up.kubeconfig,
+    apiserverIP: APISERVER_IP,
+    serviceCIDR: SERVICE_CIDR,
+    clusterCIDR: topology.clusterCIDR,
   };
-
-  const etcd = daemon(
-    'etcd',
-    [
-      'etcd',
-      '--name',
-      'netrepro',
-      '--data-dir',
-      join(state, 'etcd'),
-      '--listen-client-urls',
-      'http://127.0.0.1:2379',
-      '--advertise-client-urls',
-      'http://127.0.0.1:2379',
-      '--listen-peer-urls',
-      'http://127.0.0.1:2380',
-      '--initial-advertise-peer-urls',
-      'http://127.0.0.1:2380',
-      '--initial-cluster',
-      'netrepro=http://127.0.0.1:2380',
-    ],
-    inFabric,
-  );
+  const etcd = up.daemon({ name: 'etcd', argv: etcdArgv(up.state), enter: inFabric });
   await etcd.waitForLine(/ready to serve client requests/, 30_000, run.signal);
-  mark('etcd ready');
-
-  const apiserver = daemon(
-    'kube-apiserver',
-    [
-      build.bin('kube-apiserver'),
-      '--etcd-servers=http://127.0.0.1:2379',
-      `--bind-address=${APISERVER_IP}`,
-      `--advertise-address=${APISERVER_IP}`,
-      '--secure-port=6443',
-      '--insecure-port=0',
-      `--service-cluster-ip-range=${SERVICE_CIDR}`,
-      `--tls-cert-file=${pki.apiserverCert}`,
-      `--tls-private-key-file=${pki.apiserverKey}`,
-      `--client-ca-file=${pki.ca}`,
-      `--token-auth-file=${pki.tokenFile}`,
-      '--authorization-mode=AlwaysAllow',
-      `--service-account-key-file=${pki.saPub}`,
-      `--service-account-signing-key-file=${pki.saKey}`,
-      '--service-account-issuer=https://kubernetes.default.svc',
-      // pods need no API credentials: no service-account tokens to mint and mount
-      '--disable-admission-plugins=ServiceAccount',
-      '--allow-privileged=true',
-      '--kubelet-preferred-address-types=InternalIP',
-      '--profiling=false',
-      '--enable-priority-and-fairness=false',
-      '--logtostderr=true',
-      '--v=0',
+  up.mark('etcd ready');
+  const apiserver = up.daemon({ name: 'kube-apiserver', argv: apiserverArgv(argvInput), enter: inFabric });
+  const forwarder = up.daemon({
+    name: 'api-forwarder',
+    argv: [
+      process.execPath,
+      packagePath('src/providers/real/local/api-forwarder.mjs'),
+      up.socket,
+      APISERVER_IP,
+      '6443',
     ],
-    inFabric,
-  );
-  const forwarder = daemon(
-    'api-forwarder',
-    [process.execPath, packagePath('src/providers/real/local/api-forwarder.mjs'), socket, APISERVER_IP, '6443'],
-    inFabric,
-  );
+    enter: inFabric,
+  });
   await forwarder.waitForLine(/^ready /, 10_000, run.signal);
   await Promise.race([
-    input.api.ready(kubeconfig, socket, 60_000),
+    up.input.api.ready(up.kubeconfig, up.socket, 60_000),
     apiserver.exited.then(async (code) => {
       throw new HarnessError('LAB_FAILED', `kube-apiserver exited (${code}); its log:\n${await apiserver.tail()}`);
     }),
   ]);
-  mark('kube-apiserver ready');
+  up.mark('kube-apiserver ready');
+  up.daemon({ name: 'kube-controller-manager', argv: controllerManagerArgv(argvInput), enter: inFabric });
+  up.daemon({ name: 'kube-scheduler', argv: schedulerArgv(argvInput), enter: inFabric });
+  return pki;
+}
 
-  daemon(
-    'kube-controller-manager',
-    [
-      build.bin('kube-controller-manager'),
-      `--kubeconfig=${kubeconfig}`,
-      '--leader-elect=false',
-      '--allocate-node-cidrs=false',
-      `--cluster-cidr=${topology.clusterCIDR}`,
-      `--service-cluster-ip-range=${SERVICE_CIDR}`,
-      `--service-account-private-key-file=${pki.saKey}`,
-      `--root-ca-file=${pki.ca}`,
-      `--flex-volume-plugin-dir=${join(state, 'flex-volume')}`,
-      '--port=0',
-      '--secure-port=0',
-      '--controllers=*,-serviceaccount-token',
-      '--logtostderr=true',
-      '--v=0',
+/** A node: cgroup root, files, mount namespace, containerd with the images, kubelet, then kube-proxy. */
+async function bringUpNode(up: LocalBringUp, n: LocalNode): Promise<void> {
+  const { api } = up.input;
+  await prepareNodeFiles(up, n);
+  await startMountHolder(up, n);
+  await startContainerd(up, n);
+  up.mark(`containerd on ${n.scenarioName} ready, images imported`);
+  await up.startKubelet(n);
+  await api.waitNodeRegistered(n.kubeName, 60_000);
+  await api.setPodCIDR(n.kubeName, n.podCIDR);
+  await api.nodeReady(n.kubeName, 90_000);
+  up.mark(`node ${n.scenarioName} Ready`);
+  // kubelet first, then kube-proxy, as on a real node (the order of their INPUT/OUTPUT jumps follows it)
+  await up.startKubeProxy(n);
+  await up.waitKubeProxySynced(n);
+  up.mark(`kube-proxy on ${n.scenarioName} synced`);
+}
+
+/** The node's cgroup root, its directories, its components' configuration files and its CNI conflist. */
+async function prepareNodeFiles(up: LocalBringUp, n: LocalNode): Promise<void> {
+  const { build, names, topology, onDestroy } = up.input;
+  const root = names.cgroupRoot(n.scenarioName);
+  onDestroy(`cgroup root /${root} (every pod of ${n.kubeName})`, () => removeCgroupRoot(root));
+  await makeCgroupRoot(root);
+  for (const d of ['var-lib', 'var-log', 'net.d', 'containerd', 'kubelet', 'sysctl'])
+    await mkdir(join(n.dir, d), { recursive: true });
+  await writeNodeConfigs(n, {
+    build,
+    kubeconfig: up.kubeconfig,
+    resolvConf: up.resolvConf,
+    cgroupRoot: root,
+    clusterCIDR: topology.clusterCIDR,
+  });
+  // the conflist before containerd starts: the node is network-ready at once (the scenario's podCIDR, honoured)
+  await writeFile(
+    join(n.dir, 'net.d', '10-netrepro-bridge.conflist'),
+    localBridgeConflist(
+      n.podCIDR,
+      join(n.dir, 'var-lib', 'cni-ipam'),
+      topology.cni === 'flannel' ? FLANNEL_MTU : undefined,
+    ),
+  );
+}
+
+/** The process holding the node's private mount namespace; from then on `n.mountNs()` names it. */
+async function startMountHolder(up: LocalBringUp, n: LocalNode): Promise<void> {
+  const holder = up.daemon({
+    name: `mounts-${n.scenarioName}`,
+    argv: [
+      'unshare',
+      '--mount',
+      '--propagation',
+      'private',
+      '--',
+      'sh',
+      '-c',
+      MOUNT_SCRIPT,
+      'sh',
+      n.dir,
+      ...KUBELET_KERNEL_TUNABLES,
     ],
-    inFabric,
-  );
-  daemon(
-    'kube-scheduler',
-    [
-      build.bin('kube-scheduler'),
-      `--kubeconfig=${kubeconfig}`,
-      '--leader-elect=false',
-      '--port=0',
-      '--secure-port=0',
-      '--logtostderr=true',
-      '--v=0',
-    ],
-    inFabric,
-  );
+    enter: { net: `/run/netns/${n.netns}` },
+    what: `mount namespace of ${n.kubeName}`,
+  });
+  await holder.waitForLine(/^mounts ready$/, 10_000, up.input.run.signal);
+  const mountNs = `/proc/${holder.pid}/ns/mnt`;
+  n.mountNs = () => mountNs;
+}
 
-  // nodes: cgroup root, mount namespace, containerd with the images, kubelet, kube-proxy
-  const resolvConf = join(state, 'resolv.conf');
-  await writeFile(resolvConf, '');
-  const startKubelet = async (n: LocalNode) => {
-    const d = daemon(
-      `kubelet-${n.scenarioName}`,
-      [
-        build.bin('kubelet'),
-        `--config=${join(n.dir, 'kubelet.yaml')}`,
-        `--kubeconfig=${kubeconfig}`,
-        '--container-runtime=remote',
-        `--container-runtime-endpoint=unix://${join(n.dir, 'containerd.sock')}`,
-        `--hostname-override=${n.kubeName}`,
-        `--node-ip=${n.ip}`,
-        `--root-dir=${join(n.dir, 'kubelet')}`,
-        `--volume-plugin-dir=${join(n.dir, 'kubelet', 'volume-plugins')}`,
-        `--cert-dir=${join(n.dir, 'kubelet', 'pki')}`,
-        `--pod-infra-container-image=${build.images.pauseRef}`,
-        '--logtostderr=true',
-        '--v=0',
-      ],
-      { net: `/run/netns/${n.netns}`, mount: n.mountNs() },
-      `kubelet on ${n.kubeName}`,
-    );
-    n.daemons.set('kubelet', d);
-    return d;
-  };
-  const startKubeProxy = async (n: LocalNode) => {
-    const d = daemon(
-      `kube-proxy-${n.scenarioName}`,
-      [build.bin('kube-proxy'), `--config=${join(n.dir, 'kube-proxy.yaml')}`, '--logtostderr=true', '--v=0'],
-      {
-        net: `/run/netns/${n.netns}`,
-        mount: n.mountNs(),
-      },
-      `kube-proxy on ${n.kubeName}`,
-    );
-    n.daemons.set('kube-proxy', d);
-    return d;
-  };
-  const waitKubeProxySynced = async (n: LocalNode) => {
-    // synced once its rules hold the `kubernetes` Service, which exists from the API server's start
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      const r = await runCommand(['iptables-save', '-t', 'nat'], {
-        enter: { net: `/run/netns/${n.netns}` },
-        reject: false,
-      });
-      if (/-A KUBE-SERVICES .*default\/kubernetes:https/.test(r.stdout)) return;
-      const proxy = n.daemons.get('kube-proxy');
-      if (proxy && !proxy.running)
-        throw new HarnessError('LAB_FAILED', `kube-proxy on ${n.kubeName} exited; its log:\n${await proxy.tail()}`);
-      if (Date.now() > deadline)
-        throw new HarnessError(
-          'LAB_FAILED',
-          `kube-proxy on ${n.kubeName} wrote no rules within 60 s; its log:\n${await proxy?.tail()}`,
-        );
-      if (run.signal.aborted) throw new HarnessError('ABORTED', 'aborted while waiting for kube-proxy');
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  };
+/** The node's containerd, in its namespaces, with the pause and pod images imported. */
+async function startContainerd(up: LocalBringUp, n: LocalNode): Promise<void> {
+  const { build, run } = up.input;
+  const containerd = up.daemon({
+    name: `containerd-${n.scenarioName}`,
+    argv: ['containerd', `--config=${join(n.dir, 'containerd.toml')}`],
+    enter: { net: `/run/netns/${n.netns}`, mount: n.mountNs() },
+    what: `containerd on ${n.kubeName}`,
+  });
+  n.daemons.set('containerd', containerd);
+  await containerd.waitForLine(/containerd successfully booted/, 30_000, run.signal);
+  for (const tar of [build.images.pauseTar, build.images.podTar]) {
+    await runCommand(['ctr', '--address', join(n.dir, 'containerd.sock'), '-n', 'k8s.io', 'images', 'import', tar], {
+      timeoutMs: 120_000,
+      signal: run.signal,
+    });
+  }
+}
 
-  await Promise.all(
-    nodes.map(async (n) => {
-      const root = names.cgroupRoot(n.scenarioName);
-      onDestroy(`cgroup root /${root} (every pod of ${n.kubeName})`, () => removeCgroupRoot(root));
-      await makeCgroupRoot(root);
-      for (const d of ['var-lib', 'var-log', 'net.d', 'containerd', 'kubelet', 'sysctl'])
-        await mkdir(join(n.dir, d), { recursive: true });
-      await writeNodeConfigs(n, { build, kubeconfig, resolvConf, cgroupRoot: root, clusterCIDR: topology.clusterCIDR });
-      // the conflist before containerd starts: the node is network-ready at once (the scenario's podCIDR, honoured)
-      await writeFile(
-        join(n.dir, 'net.d', '10-netrepro-bridge.conflist'),
-        localBridgeConflist(
-          n.podCIDR,
-          join(n.dir, 'var-lib', 'cni-ipam'),
-          topology.cni === 'flannel' ? FLANNEL_MTU : undefined,
-        ),
-      );
-      const holder = daemon(
-        `mounts-${n.scenarioName}`,
-        [
-          'unshare',
-          '--mount',
-          '--propagation',
-          'private',
-          '--',
-          'sh',
-          '-c',
-          MOUNT_SCRIPT,
-          'sh',
-          n.dir,
-          ...KUBELET_KERNEL_TUNABLES,
-        ],
-        {
-          net: `/run/netns/${n.netns}`,
-        },
-        `mount namespace of ${n.kubeName}`,
-      );
-      await holder.waitForLine(/^mounts ready$/, 10_000, run.signal);
-      const mountNs = `/proc/${holder.pid}/ns/mnt`;
-      n.mountNs = () => mountNs;
-      const containerd = daemon(
-        `containerd-${n.scenarioName}`,
-        ['containerd', `--config=${join(n.dir, 'containerd.toml')}`],
-        { net: `/run/netns/${n.netns}`, mount: mountNs },
-        `containerd on ${n.kubeName}`,
-      );
-      n.daemons.set('containerd', containerd);
-      await containerd.waitForLine(/containerd successfully booted/, 30_000, run.signal);
-      for (const tar of [build.images.pauseTar, build.images.podTar]) {
-        await runCommand(
-          ['ctr', '--address', join(n.dir, 'containerd.sock'), '-n', 'k8s.io', 'images', 'import', tar],
-          { timeoutMs: 120_000, signal: run.signal },
-        );
-      }
-      mark(`containerd on ${n.scenarioName} ready, images imported`);
-      await startKubelet(n);
-      await input.api.waitNodeRegistered(n.kubeName, 60_000);
-      await input.api.setPodCIDR(n.kubeName, n.podCIDR);
-      await input.api.nodeReady(n.kubeName, 90_000);
-      mark(`node ${n.scenarioName} Ready`);
-      // kubelet first, then kube-proxy, as on a real node (the order of their INPUT/OUTPUT jumps follows it)
-      await startKubeProxy(n);
-      await waitKubeProxySynced(n);
-      mark(`kube-proxy on ${n.scenarioName} synced`);
-    }),
-  );
-  // programs on the hosts outside the cluster: the native pod agent, as the netns lab runs it there
+/** Programs on the hosts outside the cluster: the native pod agent, as the netns lab runs it there. */
+async function startHostPrograms(up: LocalBringUp): Promise<void> {
+  const { topology, run } = up.input;
   const agent = topology.hosts.some((h) => (h.serve ?? []).length > 0) ? await helperBinary('pod-agent') : '';
   await Promise.all(
     topology.hosts.flatMap((h, i) =>
       (h.serve ?? []).map(async (program, j) => {
-        const argv = agentProgramArgv([agent], program, h.name, []);
-        const d = daemon(
-          `host-${h.name}-${j}`,
-          argv,
-          { net: `/run/netns/${hosts[i]!.netns}` },
-          `program ${j} on host ${h.name}`,
-        );
+        const d = up.daemon({
+          name: `host-${h.name}-${j}`,
+          argv: agentProgramArgv([agent], program, h.name, []),
+          enter: { net: `/run/netns/${up.hosts[i]!.netns}` },
+          what: `program ${j} on host ${h.name}`,
+        });
         await d.waitForLine(/^ready /, 10_000, run.signal);
       }),
     ),
   );
-  mark('cluster up');
-  return { kubeconfig, context, socket, pki, nodes, hosts, timings, startKubelet, startKubeProxy, waitKubeProxySynced };
 }
 
 /**
