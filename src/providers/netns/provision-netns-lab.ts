@@ -19,7 +19,7 @@ import { invokeCni } from './cni-plugin.ts';
 import { changeCniChain } from './cni-chain-change.ts';
 import { applyOps } from '../../dataplane/iptables-ops.ts';
 import { bootOps, bootOrder, componentStart, type NodeFacts } from '../../dataplane/node-iptables.ts';
-import { labNames } from '../namespaces/lab-names.ts';
+import { labNames, type LabNames } from '../namespaces/lab-names.ts';
 import { ipBatch } from '../namespaces/namespace-batch.ts';
 import { LabInventory } from './lab-inventory.ts';
 import { NetnsLab } from './netns-lab.ts';
@@ -41,23 +41,11 @@ export async function provisionNetnsLab(topology: TopologySpec, run: RunContext)
   // provisioning records into the inventory; the lab it returns only reads it
   const inventory = new LabInventory(topology);
   const lab = new NetnsLab({ names, topology, inventory, perform: performAction, commands });
-  const step = async (what: string, action: () => Promise<unknown>) => {
-    if (run.signal.aborted) throw new HarnessError('ABORTED', `aborted before: ${what}`);
-    const started = performance.now();
-    await action();
-    run.log(`${what} (${Math.round(performance.now() - started)} ms)`);
-  };
-  const eachNode = (f: (node: string) => Promise<void>) => settleAll(topology.nodes.map((n) => f(n.name)));
+  const steps = new ProvisionSteps(lab, run);
   let programs: Promise<void> | undefined;
   try {
-    await step('state directory', async () => {
-      await mkdir(`${names.stateDir}/ipam`, { recursive: true });
-      await writeFile(
-        `${names.stateDir}/owner.json`,
-        JSON.stringify({ pid: process.pid, started: new Date().toISOString() }),
-      );
-    });
-    await step('namespaces', () =>
+    await steps.step('state directory', () => writeStateDirectory(names));
+    await steps.step('namespaces', () =>
       lab.createNamespaces([
         names.fabric,
         ...topology.nodes.map((n) => names.node(n.name)),
@@ -71,7 +59,57 @@ export async function provisionNetnsLab(topology: TopologySpec, run: RunContext)
     // A node's pods need its sysctls and theirs, not the fabric; the fabric needs nothing.
     if (topology.cni === 'cilium') for (const n of topology.nodes) await createSocketLbCgroup(lab, inventory, n.name);
     programs = awaitedLater(startPrograms(lab, inventory, run));
-    const sysctls = new Map([
+    const sysctls = new EarlySysctls(lab);
+    await wireMachinesAndPods(steps, sysctls, inventory);
+    if (topology.cni === 'cilium')
+      await steps.step('cilium datapath: BPF masquerade, socket LB', () =>
+        steps.eachNode((n) => loadCiliumDatapath(lab, topology, n)),
+      );
+    await steps.step('helper programs', () => buildHelpers(inventory));
+    await bootNodes(steps, sysctls);
+    if (topology.cni !== 'cilium' && topology.pods.some((p) => p.hostPorts)) await chainHostPorts(steps);
+    lab.tracer.prepare(); // probe trace: conntrack's part, now that the node has booted, while the pods get ready
+    await steps.step('pod programs ready', () => programs!);
+    return lab;
+  } catch (e) {
+    await lab.tracer.settle(); // nothing of the trace may still be starting behind the teardown
+    await lab.destroy();
+    await programs?.catch(() => {});
+    throw e;
+  }
+}
+
+/** The steps of one provisioning: each logged with its time, none started once the run is aborted. */
+class ProvisionSteps {
+  constructor(
+    readonly lab: NetnsLab,
+    private readonly run: RunContext,
+  ) {}
+
+  async step(what: string, action: () => Promise<unknown>): Promise<void> {
+    if (this.run.signal.aborted) throw new HarnessError('ABORTED', `aborted before: ${what}`);
+    const started = performance.now();
+    await action();
+    this.run.log(`${what} (${Math.round(performance.now() - started)} ms)`);
+  }
+
+  /** `f` on every node side by side, settled before it throws. */
+  eachNode(f: (node: string) => Promise<void>): Promise<void> {
+    return settleAll(this.lab.topology.nodes.map((n) => f(n.name)));
+  }
+}
+
+/**
+ * The sysctls of every node's and pod's namespace, set side by side from the start (each node's
+ * `early` ones, with be_liberal read back where they were set); a node's pods wait for its and theirs.
+ */
+class EarlySysctls {
+  /** Per namespace: the values read back where its sysctls were set. */
+  private readonly set: Map<string, Promise<Map<string, string>>>;
+
+  constructor(private readonly lab: NetnsLab) {
+    const { names, topology } = lab;
+    this.set = new Map([
       ...topology.nodes.map(
         (n) =>
           [
@@ -81,55 +119,83 @@ export async function provisionNetnsLab(topology: TopologySpec, run: RunContext)
       ),
       ...topology.pods.map((p) => [names.pod(p.name), awaitedLater(lab.namespaceSysctls(names.pod(p.name)))] as const),
     ]);
-    const ready = (node: string) =>
-      Promise.all([
-        sysctls.get(names.node(node)),
-        ...topology.pods.filter((p) => p.node === node).map((p) => sysctls.get(names.pod(p.name))),
-      ]);
-    const machines = createMachines(lab, inventory);
-    await settleAll([
-      // settled here as well: a step refused at an abort must not leave the wiring running behind the teardown
-      machines.done,
-      step('fabric, node and host addresses, routes between nodes', () => machines.done),
-      topology.cni === 'cilium'
-        ? // after the node's eth0, as a real node's NIC precedes cilium_host: the kernel's ICMP errors out of an
-          // address-less lxc device take the first device's address, the node IP, not cilium_host's (in either order at random before)
-          step('cilium endpoints: lxc pods', () =>
-            eachNode(async (n) => (await ready(n), await machines.links, createCiliumEndpoints(lab, inventory, n))),
-          )
-        : step('pods via CNI bridge', () =>
-            eachNode(async (n) => (await ready(n), createBridgePods(lab, topology, n))),
-          ),
-    ]);
-    if (topology.cni === 'cilium')
-      await step('cilium datapath: BPF masquerade, socket LB', () =>
-        eachNode((n) => loadCiliumDatapath(lab, topology, n)),
-      );
-    await step('helper programs', () => buildHelpers(inventory));
-    // a fresh node boots: FORWARD policy as set at boot, then the components in the topology's order
-    // be_liberal as kube-proxy reads it at boot: read where the node's sysctls were set (nothing else sets it since)
-    const bootFacts = async (n: string) => factsWith(lab, (await sysctls.get(names.node(n))!).get(BE_LIBERAL));
-    // every device of the node exists by now: its neighbour timing is set beside the boot (neighbour-timing.ts)
-    await step(`boot: ${bootOrder(topology).join(', ')}`, () =>
-      eachNode(async (n) =>
-        settleAll([applyOps(lab.node(n), bootOps(topology, n, await bootFacts(n))), fastNeighbourFailure(lab.node(n))]),
-      ),
-    );
-    if (topology.cni !== 'cilium' && topology.pods.some((p) => p.hostPorts)) {
-      // a runtime removes a sandbox through its chain: portmap takes its rules out of the node's tables
-      for (const pod of topology.pods.filter((p) => p.hostPorts))
-        lab.atTeardown(`CNI DEL of pod ${pod.name}`, () => lab.sandboxes.delete(pod));
-      await step('CNI chain after bridge: portmap for hostPorts', () => eachNode((n) => chainHostPortPods(lab, n)));
-    }
-    lab.tracer.prepare(); // probe trace: conntrack's part, now that the node has booted, while the pods get ready
-    await step('pod programs ready', () => programs!);
-    return lab;
-  } catch (e) {
-    await lab.tracer.settle(); // nothing of the trace may still be starting behind the teardown
-    await lab.destroy();
-    await programs?.catch(() => {});
-    throw e;
   }
+
+  /** The node's sysctls and its pods' are set. */
+  ready(node: string): Promise<unknown> {
+    const { names, topology } = this.lab;
+    return Promise.all([
+      this.set.get(names.node(node)),
+      ...topology.pods.filter((p) => p.node === node).map((p) => this.set.get(names.pod(p.name))),
+    ]);
+  }
+
+  /** be_liberal as kube-proxy reads it at boot: read where the node's sysctls were set (nothing else sets it since). */
+  async beLiberal(node: string): Promise<string | undefined> {
+    return (await this.set.get(this.lab.names.node(node))!).get(BE_LIBERAL);
+  }
+}
+
+async function writeStateDirectory(names: LabNames): Promise<void> {
+  await mkdir(`${names.stateDir}/ipam`, { recursive: true });
+  await writeFile(
+    `${names.stateDir}/owner.json`,
+    JSON.stringify({ pid: process.pid, started: new Date().toISOString() }),
+  );
+}
+
+/** The fabric and the machines on it, and beside them each node's pods, once their sysctls are set. */
+async function wireMachinesAndPods(
+  steps: ProvisionSteps,
+  sysctls: EarlySysctls,
+  inventory: LabInventory,
+): Promise<void> {
+  const { lab } = steps;
+  const topology = lab.topology;
+  const machines = createMachines(lab, inventory);
+  await settleAll([
+    // settled here as well: a step refused at an abort must not leave the wiring running behind the teardown
+    machines.done,
+    steps.step('fabric, node and host addresses, routes between nodes', () => machines.done),
+    topology.cni === 'cilium'
+      ? // after the node's eth0, as a real node's NIC precedes cilium_host: the kernel's ICMP errors out of an
+        // address-less lxc device take the first device's address, the node IP, not cilium_host's (in either order at random before)
+        steps.step('cilium endpoints: lxc pods', () =>
+          steps.eachNode(
+            async (n) => (await sysctls.ready(n), await machines.links, createCiliumEndpoints(lab, inventory, n)),
+          ),
+        )
+      : steps.step('pods via CNI bridge', () =>
+          steps.eachNode(async (n) => (await sysctls.ready(n), createBridgePods(lab, topology, n))),
+        ),
+  ]);
+}
+
+/**
+ * A fresh node boots: FORWARD policy as set at boot, then the components in the topology's order. Every
+ * device of the node exists by now: its neighbour timing is set beside the boot (neighbour-timing.ts).
+ */
+async function bootNodes(steps: ProvisionSteps, sysctls: EarlySysctls): Promise<void> {
+  const { lab } = steps;
+  const topology = lab.topology;
+  await steps.step(`boot: ${bootOrder(topology).join(', ')}`, () =>
+    steps.eachNode(async (n) =>
+      settleAll([
+        applyOps(lab.node(n), bootOps(topology, n, factsWith(lab, await sysctls.beLiberal(n)))),
+        fastNeighbourFailure(lab.node(n)),
+      ]),
+    ),
+  );
+}
+
+/** Portmap after the bridge for the pods with hostPorts; a runtime removes a sandbox through its chain, so portmap takes its rules out of the node's tables. */
+async function chainHostPorts(steps: ProvisionSteps): Promise<void> {
+  const { lab } = steps;
+  for (const pod of lab.topology.pods.filter((p) => p.hostPorts))
+    lab.atTeardown(`CNI DEL of pod ${pod.name}`, () => lab.sandboxes.delete(pod));
+  await steps.step('CNI chain after bridge: portmap for hostPorts', () =>
+    steps.eachNode((n) => chainHostPortPods(lab, n)),
+  );
 }
 
 /** Like Promise.all, but waits for every one to settle first: nothing may still be building while the lab is torn down. */
@@ -152,6 +218,20 @@ function nodeSysctls(node: TopologySpec['nodes'][number]): {
   };
 }
 
+/** A node or host on the fabric: its namespace, its port on the fabric's bridge, its address. */
+interface FabricMachine {
+  ns: string;
+  /** The bridge's side of its veth (`n0`, `h0`). */
+  port: string;
+  ip: string;
+  /** `node/NAME` or `host/NAME`. */
+  ref: string;
+  /** A node's spec; hosts have none. */
+  node?: TopologySpec['nodes'][number];
+  /** Its index among the fabric's machines: nodes first, in topology order, then hosts. */
+  index: number;
+}
+
 /**
  * The fabric bridge with a veth per node and host (created from the fabric side, the peer placed
  * straight into its namespace: nothing ever appears in the root namespace), then each node's and
@@ -160,36 +240,8 @@ function nodeSysctls(node: TopologySpec['nodes'][number]): {
  */
 function createMachines(lab: NetnsLab, inventory: LabInventory): { links: Promise<void>; done: Promise<void> } {
   const topology = lab.topology;
-  // the nodes' default gateway is the fabric's own address (node-network.ts)
-  const fabric: string[] = [
-    'link set lo up',
-    'link add br0 type bridge',
-    `addr add ${FABRIC_GATEWAY}/24 dev br0`,
-    'link set br0 up',
-  ];
-  const machines = [
-    ...topology.nodes.map((node, i) => ({
-      ns: lab.names.node(node.name),
-      port: `n${i}`,
-      ip: `${FABRIC_NET}.${i + 2}`,
-      ref: `node/${node.name}`,
-    })),
-    // outside the cluster: on the nodes' network, with no route back to the pod network
-    ...topology.hosts.map((host, i) => ({
-      ns: lab.names.host(host.name),
-      port: `h${i}`,
-      ip: `${FABRIC_NET}.${100 + i}`,
-      ref: `host/${host.name}`,
-    })),
-  ];
-  for (const m of machines) {
-    fabric.push(
-      `link add ${m.port} type veth peer name eth0 netns ${m.ns}`,
-      `link set ${m.port} master br0`,
-      `link set ${m.port} up`,
-    );
-    inventory.recordAddress(m.ref, m.ip);
-  }
+  const machines = fabricMachines(lab);
+  for (const m of machines) inventory.recordAddress(m.ref, m.ip);
   for (const [i, node] of topology.nodes.entries()) inventory.recordFabricPort(node.name, `n${i}`);
   // the gateway forwards nothing, whatever the host's own ip_forward (which a new namespace inherits) says
   const fabricAndHostSysctls = awaitedLater(
@@ -198,48 +250,84 @@ function createMachines(lab: NetnsLab, inventory: LabInventory): { links: Promis
       ...topology.hosts.map((h) => lab.namespaceSysctls(lab.names.host(h.name))),
     ]),
   );
-  const links = ipBatch(lab.names.fabric, fabric, lab.commands);
+  const links = ipBatch(lab.names.fabric, fabricLinks(machines), lab.commands);
   const flannel: FlannelNode[] = topology.nodes.map((n, i) => ({
     name: n.name,
     podCIDR: n.podCIDR,
     nodeIP: lab.address(`node/${n.name}`),
     vtepMac: vtepMac(i + 1),
   }));
-  const wire = async () => {
-    await settleAll([
-      fabricAndHostSysctls,
-      ...machines.map(async (m, i) => {
-        const lines = ['link set lo up', `addr add ${m.ip}/24 dev eth0`, 'link set eth0 up'];
-        const node = topology.nodes[i];
-        const gateway = node && defaultGateway(node.defaultRoute, (ref) => lab.address(ref));
-        if (gateway) lines.push(`route add default via ${gateway} dev eth0`);
-        if (node && topology.cni === 'flannel') {
-          // flannel's vxlan backend: the VTEP, then the routes, neighbours and FDB entries flanneld writes for its peers
-          const self = flannel[i]!;
-          const entries = flannelPeerEntries(self, flannel);
-          lines.push(...flannelDevice(self), ...entries.ip);
-          await ipBatch(m.ns, lines, lab.commands);
-          if (entries.bridge.length > 0)
-            await lab.commands.exec(['bridge', '-n', m.ns, '-batch', '-'], { input: `${entries.bridge.join('\n')}\n` });
-        } else if (node) {
-          const others = topology.nodes.filter((other) => other.name !== node.name);
-          lines.push(
-            ...others.map((other) => `route add ${other.podCIDR} via ${lab.address(`node/${other.name}`)} dev eth0`),
-          );
-          await ipBatch(m.ns, lines, lab.commands);
-        } else {
-          await ipBatch(m.ns, lines, lab.commands);
-        }
-        const late = node ? nodeSysctls(node).late : {};
-        if (Object.keys(late).length > 0)
-          await lab
-            .namespaceTarget(m.ns)
-            .exec(['sysctl', '-q', '-w', ...Object.entries(late).map(([k, v]) => `${k}=${v}`)]);
-      }),
-    ]);
-  };
+  const wire = () => settleAll([fabricAndHostSysctls, ...machines.map((m) => wireMachine(lab, m, flannel))]);
   // the wiring starts once the links exist; `links` is awaited by the cilium step, its failure comes from `done`
   return { links: awaitedLater(links), done: links.then(wire) };
+}
+
+function fabricMachines(lab: NetnsLab): FabricMachine[] {
+  const { names, topology } = lab;
+  return [
+    ...topology.nodes.map((node, i) => ({
+      ns: names.node(node.name),
+      port: `n${i}`,
+      ip: `${FABRIC_NET}.${i + 2}`,
+      ref: `node/${node.name}`,
+      node,
+      index: i,
+    })),
+    // outside the cluster: on the nodes' network, with no route back to the pod network
+    ...topology.hosts.map((host, i) => ({
+      ns: names.host(host.name),
+      port: `h${i}`,
+      ip: `${FABRIC_NET}.${100 + i}`,
+      ref: `host/${host.name}`,
+      index: topology.nodes.length + i,
+    })),
+  ];
+}
+
+/** The fabric's bridge, at the nodes' default gateway (its own address: node-network.ts), with a veth to every machine. */
+function fabricLinks(machines: FabricMachine[]): string[] {
+  const fabric: string[] = [
+    'link set lo up',
+    'link add br0 type bridge',
+    `addr add ${FABRIC_GATEWAY}/24 dev br0`,
+    'link set br0 up',
+  ];
+  for (const m of machines)
+    fabric.push(
+      `link add ${m.port} type veth peer name eth0 netns ${m.ns}`,
+      `link set ${m.port} master br0`,
+      `link set ${m.port} up`,
+    );
+  return fabric;
+}
+
+/** A machine's address and default route; a node's routes to the other nodes' pods (or flannel's entries) and late sysctls. */
+async function wireMachine(lab: NetnsLab, m: FabricMachine, flannel: FlannelNode[]): Promise<void> {
+  const topology = lab.topology;
+  const lines = ['link set lo up', `addr add ${m.ip}/24 dev eth0`, 'link set eth0 up'];
+  const node = m.node;
+  const gateway = node && defaultGateway(node.defaultRoute, (ref) => lab.address(ref));
+  if (gateway) lines.push(`route add default via ${gateway} dev eth0`);
+  if (node && topology.cni === 'flannel') {
+    // flannel's vxlan backend: the VTEP, then the routes, neighbours and FDB entries flanneld writes for its peers
+    const self = flannel[m.index]!;
+    const entries = flannelPeerEntries(self, flannel);
+    lines.push(...flannelDevice(self), ...entries.ip);
+    await ipBatch(m.ns, lines, lab.commands);
+    if (entries.bridge.length > 0)
+      await lab.commands.exec(['bridge', '-n', m.ns, '-batch', '-'], { input: `${entries.bridge.join('\n')}\n` });
+  } else if (node) {
+    const others = topology.nodes.filter((other) => other.name !== node.name);
+    lines.push(
+      ...others.map((other) => `route add ${other.podCIDR} via ${lab.address(`node/${other.name}`)} dev eth0`),
+    );
+    await ipBatch(m.ns, lines, lab.commands);
+  } else {
+    await ipBatch(m.ns, lines, lab.commands);
+  }
+  const late = node ? nodeSysctls(node).late : {};
+  if (Object.keys(late).length > 0)
+    await lab.namespaceTarget(m.ns).exec(['sysctl', '-q', '-w', ...Object.entries(late).map(([k, v]) => `${k}=${v}`)]);
 }
 
 async function createBridgePods(lab: NetnsLab, topology: TopologySpec, nodeName: string): Promise<void> {
