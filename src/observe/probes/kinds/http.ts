@@ -66,10 +66,7 @@ export async function runHttp(run: ProbeRun, http: NonNullable<ProbeSpec['http']
     // (or the answer a REJECT sent back, which must decide instead of the drop)
     if (r.stopped && dropped?.drop) await captureAtDrop(watch, client, dropped.drop);
     const packets = await watch.stop();
-    const lines = r.stdout.split('\n');
-    const [code = '0', connect = '0', clientAddress = ''] = (lines.at(-1) ?? '').split(' ');
-    const httpCode = Number(code);
-    const connectSeconds = Number(connect);
+    const { body, httpCode, connectSeconds, clientAddress } = curlWriteOut(r.stdout);
     // nothing left the pod: only the errno of connect() says why (curl 7.88 does not print it)
     const silent = r.exitCode === 7 && !packets.some((p) => p.src === client);
     const errno = silent ? await localErrno(cluster, spec.from, endpoint, signal) : undefined;
@@ -78,7 +75,7 @@ export async function runHttp(run: ProbeRun, http: NonNullable<ProbeSpec['http']
         exitCode: r.exitCode,
         stderr: r.stderr,
         httpCode,
-        body: lines.slice(0, -1).join('\n'),
+        body,
         connectSeconds,
         clientAddress,
       },
@@ -94,11 +91,7 @@ export async function runHttp(run: ProbeRun, http: NonNullable<ProbeSpec['http']
       classified = d.classified;
       tcp.connected = d.connected;
     }
-    const curlExit = r.stopped
-      ? early.signal.aborted
-        ? 'stopped: the evidence was conclusive'
-        : 'stopped: the trace attributed a drop'
-      : r.exitCode;
+    const curlExit = r.stopped ? stopReason(early.signal.aborted) : r.exitCode;
     const detail = {
       url,
       curlExit,
@@ -111,4 +104,26 @@ export async function runHttp(run: ProbeRun, http: NonNullable<ProbeSpec['http']
   } finally {
     await watch.stop();
   }
+}
+
+/** The body and, from the last line curl's -w wrote, the status code, the connect time and the address the server saw. */
+function curlWriteOut(stdout: string): {
+  body: string;
+  httpCode: number;
+  connectSeconds: number;
+  clientAddress: string;
+} {
+  const lines = stdout.split('\n');
+  const [code = '0', connect = '0', clientAddress = ''] = (lines.at(-1) ?? '').split(' ');
+  return {
+    body: lines.slice(0, -1).join('\n'),
+    httpCode: Number(code),
+    connectSeconds: Number(connect),
+    clientAddress,
+  };
+}
+
+/** Why curl was stopped before its end. */
+function stopReason(conclusive: boolean): string {
+  return conclusive ? 'stopped: the evidence was conclusive' : 'stopped: the trace attributed a drop';
 }
