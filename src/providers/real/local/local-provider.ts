@@ -14,7 +14,7 @@ import { asResolved, type RealClusterOptions, type ResolvedRealOptions } from '.
 import { cleanLocalLeftovers } from './clean-local-leftovers.ts';
 import { findLocalBuild, cacheRoot } from './local-build.ts';
 import type { LocalApi } from './local-api.ts';
-import { bringUpLocalCluster } from './local-cluster-up.ts';
+import { bringUpLocalCluster, type LocalClusterHandle, type LocalNode } from './local-cluster-up.ts';
 import { LocalCluster, NamespaceTarget } from './local-cluster.ts';
 import { localNames } from './local-names.ts';
 import { LOCAL_CAPABILITIES, localMisfit } from './local-support.ts';
@@ -124,24 +124,8 @@ export class LocalProvider implements ClusterProvider {
               nodeReady: (n, ms) => api!.nodeReady(n, ms),
             },
           });
-          const local = c as LocalCluster;
-          local.fabric = new NamespaceTarget('fabric', names.fabric);
-          for (const [i, n] of up.nodes.entries()) local.fabricPorts.set(n.scenarioName, `n${i}`);
-          for (const h of up.hosts) {
-            local.hosts.set(h.name, new NamespaceTarget(`host/${h.name}`, h.netns));
-            local.addresses.set(`host/${h.name}`, h.ip);
-          }
-          if (t.cni === 'flannel') {
-            // flanneld's masquerade and forward rules, after kube-proxy's (its jumps appended when missing)
-            await Promise.all(
-              up.nodes.map((n) =>
-                applyOps(
-                  new NamespaceTarget(`node/${n.scenarioName}`, n.netns),
-                  flannelStart(n.podCIDR, t.clusterCIDR),
-                ),
-              ),
-            );
-          }
+          adoptFabricAndHosts(c as LocalCluster, up, names.fabric);
+          if (t.cni === 'flannel') await startFlannelRules(up.nodes, t.clusterCIDR);
           run.log(
             `local cluster up in ${((up.timings['cluster up'] ?? 0) / 1000).toFixed(1)} s (${up.nodes.length} nodes, Kubernetes ${build.kubernetesVersion})`,
           );
@@ -165,4 +149,23 @@ export class LocalProvider implements ClusterProvider {
     }
     return started;
   }
+}
+
+/** The fabric, each node's port on it, and the hosts with their addresses, as the bring-up made them. */
+function adoptFabricAndHosts(local: LocalCluster, up: LocalClusterHandle, fabricNetns: string): void {
+  local.fabric = new NamespaceTarget('fabric', fabricNetns);
+  for (const [i, n] of up.nodes.entries()) local.fabricPorts.set(n.scenarioName, `n${i}`);
+  for (const h of up.hosts) {
+    local.hosts.set(h.name, new NamespaceTarget(`host/${h.name}`, h.netns));
+    local.addresses.set(`host/${h.name}`, h.ip);
+  }
+}
+
+/** flanneld's masquerade and forward rules, after kube-proxy's (its jumps appended when missing). */
+async function startFlannelRules(nodes: LocalNode[], clusterCIDR: string): Promise<void> {
+  await Promise.all(
+    nodes.map((n) =>
+      applyOps(new NamespaceTarget(`node/${n.scenarioName}`, n.netns), flannelStart(n.podCIDR, clusterCIDR)),
+    ),
+  );
 }
