@@ -1,9 +1,10 @@
 // Whether a real cluster can stand for a scenario's topology at all. A misfit is a skip with the
 // reason (UnsupportedScenarioError), checked before anything is created.
-import { kubeProxyLayout, OLDEST_MINOR } from '../../dataplane/kube-proxy-layout.ts';
+import { kubeProxyLayout } from '../../dataplane/kube-proxy-layout.ts';
 import type { TopologySpec } from '../../model/scenario-schema.ts';
 import type { Misfit } from '../../contract/provider.ts';
 import { ciliumSettings } from './cni-install.ts';
+import { standInRefusal } from './kube-proxy-stand-in.ts';
 import { REAL_CNIS, type RealCni, type ResolvedRealOptions } from './real-options.ts';
 
 /** The scenario's CNI shape, or why a real cluster cannot have it. */
@@ -14,8 +15,6 @@ export function fitCni(
   const cni: string = topology.cni;
   if (!(REAL_CNIS as readonly string[]).includes(cni))
     return { reason: `CNI shape ${cni} has no real-cluster install` };
-  if (topology.hosts.length > 0)
-    return { reason: 'hosts outside the cluster exist only in the netns lab', hint: 'run it with --provider netns' };
   // flannel keeps the per-node cni0 bridge of the bridge shape (VXLAN only between nodes), so a
   // bridge scenario is meaningful on it: that is what the flannel cells of the CI matrix run
   if (options.cni === 'flannel' && cni === 'bridge') return flannelFits(topology) ?? { cni: 'flannel' };
@@ -37,14 +36,27 @@ function flannelFits(topology: TopologySpec): { reason: string } | undefined {
 /**
  * kube-proxy's rule layout comes with the cluster's Kubernetes version. The incidents depend on the
  * INVALID DROP (none before 1.15; always; since 1.29 unless be_liberal), so the cluster must run a
- * release that writes it as the profile's release does (src/dataplane/kube-proxy-layout.ts).
+ * release that writes it as the profile's release does (src/dataplane/kube-proxy-layout.ts), with each
+ * node's be_liberal as the topology sets it when kube-proxy first starts (kube-proxy-stand-in.ts).
  */
 export function fitKubeProxy(topology: TopologySpec, k8sVersion: string): { reason: string; hint: string } | undefined {
-  const minor = Number(/^v1\.(\d+)\./.exec(k8sVersion)?.[1]);
+  const liberalAtStart = (sysctls: Record<string, unknown> = {}) =>
+    String(sysctls['net.netfilter.nf_conntrack_tcp_be_liberal'] ?? '0') !== '0';
+  const liberal = topology.nodes.some((node) => liberalAtStart(node.sysctls));
+  if (
+    standInRefusal(topology.kubeProxy, k8sVersion, { beLiberal: liberal, services: topology.services.length > 0 }) ===
+    undefined
+  )
+    return undefined;
   const profile = kubeProxyLayout(topology.kubeProxy);
-  if (minor >= OLDEST_MINOR && kubeProxyLayout(`1.${minor}`).invalidDrop === profile.invalidDrop) return undefined;
   const range =
-    profile.invalidDrop === 'never' ? '1.14' : profile.invalidDrop === 'always' ? '1.15 to 1.28' : '1.29 or later';
+    profile.invalidDrop === 'never'
+      ? '1.14'
+      : profile.invalidDrop === 'always'
+        ? liberal || topology.services.length > 0
+          ? '1.15 to 1.28'
+          : '1.15 or later'
+        : '1.29 or later';
   return {
     reason: `kube-proxy profile ${topology.kubeProxy} needs a Kubernetes release that writes KUBE-FORWARD's INVALID DROP the same way (${range}), the cluster would run ${k8sVersion}`,
     hint: `set NETREPRO_K8S_VERSION to a ${range} release the provider can run`,
@@ -158,6 +170,12 @@ export function realMisfit(
 ): Misfit | undefined {
   const fit = fitCni(topology, options);
   if ('reason' in fit) return fit;
+  // kind starts them as containers on its network (kind/kind-hosts.ts)
+  if (provider !== 'kind' && topology.hosts.length > 0)
+    return {
+      reason: `hosts outside the cluster exist in the netns lab, local and kind, not on ${provider}`,
+      hint: 'run it with --provider kind or netns',
+    };
   const own = provider === 'k3s' ? k3sMisfit : provider === 'minikube' ? minikubeMisfit : () => undefined;
   return (
     fitKubeProxy(topology, options.k8sVersion) ??
