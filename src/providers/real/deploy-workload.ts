@@ -21,7 +21,7 @@ import {
   type WorkloadImages,
 } from './workload-objects.ts';
 
-const AGENT_SOURCE = packagePath('src/providers/netns/agent/pod-agent.mjs');
+export const AGENT_SOURCE = packagePath('src/providers/netns/agent/pod-agent.mjs');
 const READY_TIMEOUT_MS = 300_000;
 
 export interface WorkloadInput {
@@ -102,7 +102,12 @@ export async function deployWorkload({ api, cluster, topology, nodeMap, images, 
 }
 
 /** The agent prints `ready <program> <port>` once listening; a Ready pod may not be there yet. */
-async function waitForReadyLine(api: KubeApi, namespace: string, name: string, container: string): Promise<void> {
+export async function waitForReadyLine(
+  api: KubeApi,
+  namespace: string,
+  name: string,
+  container: string,
+): Promise<void> {
   const deadline = Date.now() + 60_000;
   let logs = '';
   while (Date.now() < deadline) {
