@@ -106,8 +106,9 @@ describe('kind provider', () => {
     const t = topology({ cni: 'cilium', nodes: 1 });
     const { provider, lines } = setup([], t);
     await (await provider.provision(t, runContext())).destroy();
+    // the agent reaches the API server directly, so it comes up on a rebooted node before kube-proxy
     expect(lines()[1]).toContain(
-      '--set kubeProxyReplacement=false --set bpf.masquerade=true --set socketLB.enabled=false --wait',
+      '--set kubeProxyReplacement=false --set bpf.masquerade=true --set socketLB.enabled=false --set k8sServiceHost=nr-abc123-cluster-control-plane --set k8sServicePort=6443 --wait',
     );
     expect(fakes!.calls()[0]!.config).toContain('kubeProxyMode: iptables');
   });
@@ -151,17 +152,27 @@ describe('kind provider', () => {
     expect(lines()).toEqual([CREATE, DELETE]);
   });
 
-  it('clean deletes only clusters with the run prefix', async () => {
+  it('clean deletes only clusters with the run prefix, then the host containers of those runs', async () => {
     setup([
       {
         tool: 'kind',
         args: ['get', 'clusters'],
         stdout: 'kind\nnr-abc123-cluster\nmy-nr-abc123-x\nnr-def456-cluster\n',
       },
+      {
+        tool: 'docker',
+        args: ['ps'],
+        stdout: 'c1\tnr-abc123-host-docs\tabc123\nc2\tnr-def456-host-docs\tdef456\nc3\tsomeone-else\tnot-ours\n',
+      },
     ]);
     const removed = await cleanKindLeftovers(async (runId) => runId !== 'def456');
-    expect(removed).toEqual(['kind cluster nr-abc123-cluster']);
-    expect(fakes!.lines()).toEqual(['kind get clusters', 'kind delete cluster --name nr-abc123-cluster']);
+    expect(removed).toEqual(['kind cluster nr-abc123-cluster', 'container nr-abc123-host-docs']);
+    expect(fakes!.lines()).toEqual([
+      'kind get clusters',
+      'kind delete cluster --name nr-abc123-cluster',
+      'docker ps -a --filter label=netrepro.io/run --format {{.ID}}\t{{.Names}}\t{{.Label "netrepro.io/run"}}',
+      'docker rm -f c1',
+    ]);
   });
 
   it('hands kind the generated config', async () => {

@@ -23,9 +23,14 @@ export function ciliumSettings(topology: TopologySpec): CiliumSettings {
 export interface ApiServerAddress {
   host: string;
   port: number;
+  /**
+   * Give it to Cilium beside kube-proxy too: then the agent reaches the API server on a node whose kube-proxy
+   * rules are gone (a reboot that starts Cilium before kube-proxy), not through the kubernetes Service.
+   */
+  besideKubeProxy?: boolean;
 }
 
-/** `helm install` argv for cilium; the API server address is needed only without kube-proxy. */
+/** `helm install` argv for cilium; the API server address is needed without kube-proxy (and given where asked). */
 export function ciliumHelmArgs(chartVersion: string, settings: CiliumSettings, apiServer?: ApiServerAddress): string[] {
   const values: Record<string, string> = {
     'ipam.mode': 'kubernetes',
@@ -36,7 +41,7 @@ export function ciliumHelmArgs(chartVersion: string, settings: CiliumSettings, a
     'socketLB.enabled': String(settings.socketLB),
   };
   if (settings.endpointRoutes) values['endpointRoutes.enabled'] = 'true';
-  if (settings.kubeProxyReplacement && apiServer) {
+  if (apiServer && (settings.kubeProxyReplacement || apiServer.besideKubeProxy)) {
     values.k8sServiceHost = apiServer.host;
     values.k8sServicePort = String(apiServer.port);
   }

@@ -1,6 +1,9 @@
-// kind clusters named with a run prefix whose run is over (see clean-real-leftovers.ts).
+// kind clusters named with a run prefix whose run is over (see clean-real-leftovers.ts), then the containers
+// such runs started beside them (hosts outside the cluster, labelled with their run).
 import { runCommand } from '../../../contract/command.ts';
 import { RUN_PREFIX } from '../../../contract/run-id.ts';
+import { onPath } from '../cli-tools.ts';
+import { cleanDockerLeftovers } from '../clean-docker-leftovers.ts';
 
 export async function cleanKindLeftovers(removable: (runId: string) => Promise<boolean>): Promise<string[]> {
   const list = await runCommand(['kind', 'get', 'clusters'], { reject: false });
@@ -12,5 +15,6 @@ export async function cleanKindLeftovers(removable: (runId: string) => Promise<b
     await runCommand(['kind', 'delete', 'cluster', '--name', name]);
     removed.push(`kind cluster ${name}`);
   }
+  if (await onPath('docker')) removed.push(...(await cleanDockerLeftovers(removable)));
   return removed;
 }

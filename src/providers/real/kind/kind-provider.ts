@@ -2,7 +2,9 @@
 //   kind create cluster --name nr-<run>-cluster --config <generated> --kubeconfig <run dir>/kubeconfig
 //   bridge:  CNI plugins + conflist per node (docker exec), routes between nodes
 //   flannel: CNI plugins per node, kubectl apply <pinned manifest>
-//   cilium:  helm install cilium --version <pinned>
+//   cilium:  helm install cilium --version <pinned>, then the hold affinity on kube-proxy's and Cilium's
+//            DaemonSets (so a reboot can start them in order)
+//   hosts:   containers on kind's network (kind-hosts.ts)
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { TopologySpec } from '../../../model/scenario-schema.ts';
@@ -23,7 +25,13 @@ import {
 import type { RealClusterOptions, ResolvedRealOptions } from '../real-options.ts';
 import { RealProvider } from '../real-provider.ts';
 import { prepareRunDir } from '../run-dir.ts';
+import { makeHoldable } from '../component-daemonsets.ts';
+import { clusterComponents } from '../cluster-components.ts';
+import { NodeComponents } from '../node-components.ts';
+import { workloadBack } from '../workload-back.ts';
 import { kindConfig, kindNodeNames } from './kind-config.ts';
+import { KindCluster } from './kind-cluster.ts';
+import { startKindHosts } from './kind-hosts.ts';
 
 export class KindProvider extends RealProvider<'kind'> implements ClusterProvider {
   constructor(
@@ -51,13 +59,15 @@ export class KindProvider extends RealProvider<'kind'> implements ClusterProvide
         contextName: (r) => `kind-${clusterName(r)}`,
         standUp: (input) => this.standUp(input),
         kubeApi: this.deps.kubeApi,
+        makeCluster: (nodeNames, run) => new KindCluster(nodeNames, run),
       },
       topology,
       run,
     );
   }
 
-  private async standUp({ topology, cni, run, cluster, cli, api }: StandUpInput): Promise<StoodUp> {
+  private async standUp(input: StandUpInput): Promise<StoodUp> {
+    const { topology, cni, run, cluster, cli, api } = input;
     const name = clusterName(run);
     const dir = await prepareRunDir(this.options.workDir, run, cluster);
     const kubeconfig = join(dir, 'kubeconfig');
@@ -100,9 +110,45 @@ export class KindProvider extends RealProvider<'kind'> implements ClusterProvide
     } else if (cni === 'flannel') {
       await installFlannel(kubectl, this.options.flannelManifest);
     } else {
-      await installCilium(kubectl, this.options.ciliumChartVersion, settings, { host: containers[0]!, port: 6443 });
+      await installCilium(kubectl, this.options.ciliumChartVersion, settings, {
+        host: containers[0]!,
+        port: 6443,
+        besideKubeProxy: true,
+      });
     }
     await waitNodesReady(kubectl);
+    const kind = cluster as KindCluster;
+    const components = clusterComponents(topology, cni);
+    const holdable = cni === 'cilium' && components.length > 1 ? components : [];
+    await makeHoldable(kubectl, holdable);
+    for (const host of await startKindHosts({ topology, run, cluster, ...this.options })) {
+      kind.hosts.set(host.name, host.target);
+      kind.addresses.set(`host/${host.name}`, host.ip);
+    }
+    const kubeApi = api(access);
+    const k8sVersion = (await kubeApi.listNodes())[0]?.kubeletVersion ?? this.options.k8sVersion;
+    kind.components = new NodeComponents({
+      kubectl,
+      nodes: new Map(
+        topology.nodes.map((n, i) => [
+          n.name,
+          { target: nodeTarget(containers[i]!)(`node/${n.name}`), k8sName: containers[i]! },
+        ]),
+      ),
+      k8sVersion,
+      kubeProxyProfile: topology.kubeProxy,
+      services: topology.services.length > 0,
+      startOrder: components,
+      holdable: new Set(holdable),
+      restartNode: async (container) => {
+        assertOwnedName(container, run.prefix, 'node container');
+        await runCommand(['docker', 'restart', container], { timeoutMs: 180_000, signal: run.signal });
+      },
+      workloadSelector: `netrepro.io/run=${run.runId}`,
+      onWorkloadBack: (pods) => workloadBack({ pods, topology, cluster: kind, api: kubeApi }),
+      signal: run.signal,
+      log: run.log,
+    });
     return { access, nodes: containers.map((c) => ({ name: c, target: nodeTarget(c) })) };
   }
 }

@@ -1,0 +1,29 @@
+// A started kind cluster: the real-cluster layer's RealCluster plus what kind's node containers allow:
+// hosts outside the cluster (containers on kind's network, kind-hosts.ts), and starting a node component by
+// hand or rebooting a node (node-components.ts: the DaemonSet's pod replaced, `docker restart`).
+import { HarnessError } from '../../../model/errors.ts';
+import type { LabAction, Target } from '../../../contract/provider.ts';
+import type { NodeComponents } from '../node-components.ts';
+import { RealCluster } from '../real-cluster.ts';
+
+export class KindCluster extends RealCluster {
+  readonly hosts = new Map<string, Target>();
+  /** Set once the cluster's components are up. */
+  components?: NodeComponents;
+
+  override target(ref: string): Target {
+    if (ref.startsWith('host/')) {
+      const host = this.hosts.get(ref.slice(5));
+      if (!host) throw new HarnessError('LAB_FAILED', `no host ${ref.slice(5)} in this cluster`);
+      return host;
+    }
+    return super.target(ref);
+  }
+
+  override async perform(action: LabAction): Promise<void> {
+    if (action.kind === 'start' && this.components)
+      return this.components.start(action.node, action.component, action.version);
+    if (action.kind === 'reboot' && this.components) return this.components.reboot(action.node, action.order);
+    return super.perform(action);
+  }
+}
