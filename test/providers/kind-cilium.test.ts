@@ -111,7 +111,9 @@ describe('kind/cilium runs the FORWARD race', () => {
         { args: WORKLOAD_PODS, stdout: podList([client(['p1', 'p2'], '10.244.0.5')]), once: true },
         // held: the DaemonSet controller removed kube-proxy's pod
         { args: KUBE_PROXY_PODS, stdout: podList([]), once: true },
-        // the API still shows the agent from before the restart, then its new containers Ready
+        // the API server restarts with its node; then it still shows the agent from before the restart, then
+        // the agent's new containers Ready
+        { args: CILIUM_PODS, exitCode: 1, once: true },
         { args: CILIUM_PODS, stdout: podList([cilium(['c1'])]), once: true },
         { args: CILIUM_PODS, stdout: podList([cilium(['c2'])]), once: true },
         // let back: a new kube-proxy pod, first starting, then Ready
@@ -173,6 +175,7 @@ describe('kind/cilium runs the FORWARD race', () => {
       get(KUBE_PROXY_PODS),
       `docker restart ${CP}`,
       // ...until Cilium is Ready there again
+      get(CILIUM_PODS),
       get(CILIUM_PODS),
       get(CILIUM_PODS),
       `${kubectl} label node ${CP} --overwrite netrepro.io/hold-kube-proxy-`,

@@ -61,21 +61,29 @@ export interface PodWait {
   signal: AbortSignal;
 }
 
-/** Polls the node's pods until `done` holds; LAB_FAILED naming what was awaited and the pods last seen. */
+/**
+ * Polls the node's pods until `done` holds; LAB_FAILED naming what was awaited and the pods last seen. A read
+ * that fails counts as not yet: the API server itself restarts when its node does (a one-node kind cluster).
+ */
 export async function waitNodePods({ kubectl, query, what, done, timeoutMs, signal }: PodWait): Promise<NodePod[]> {
   const deadline = Date.now() + timeoutMs;
+  let seen = 'none read yet';
   for (;;) {
-    const pods = await nodePods(kubectl, query, signal);
-    if (done(pods)) return pods;
     if (signal.aborted) throw new HarnessError('ABORTED', `aborted while waiting for ${what}`);
-    if (Date.now() > deadline) {
-      const seen = pods.map((p) => `${p.namespace}/${p.name} ${p.ready ? 'Ready' : 'not Ready'}`).join(', ');
+    try {
+      const pods = await nodePods(kubectl, query, signal);
+      if (done(pods)) return pods;
+      seen = pods.map((p) => `${p.namespace}/${p.name} ${p.ready ? 'Ready' : 'not Ready'}`).join(', ') || 'none';
+    } catch (e) {
+      if (signal.aborted) throw e;
+      seen = `the API did not answer: ${(e as Error).message.split('\n').at(-1)}`;
+    }
+    if (Date.now() > deadline)
       throw new HarnessError(
         'LAB_FAILED',
-        `${what}: not within ${timeoutMs / 1000} s (pods there: ${seen || 'none'})`,
+        `${what}: not within ${timeoutMs / 1000} s (pods there: ${seen})`,
         `kubectl get pods -A -o wide --field-selector spec.nodeName=${query.node} shows why`,
       );
-    }
     await new Promise((r) => setTimeout(r, POLL_MS));
   }
 }
