@@ -36,6 +36,6 @@ export function unsupported(support: ProviderSupport, scenario: Scenario): Misfi
       : 'run it with --provider netns';
     return { reason: `${support.name} cannot ${lacks.join('; nor ')}`, hint };
   }
-  const misfit = support.fit(scenario.topology);
+  const misfit = support.fit(scenario.topology) ?? support.fitSteps?.(scenario);
   return misfit && { reason: `${support.name} cannot run this scenario: ${misfit.reason}`, hint: misfit.hint };
 }

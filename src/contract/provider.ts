@@ -1,6 +1,6 @@
 // The contract every cluster provider implements. The engine only sees these types.
 import type { Capability } from '../model/capabilities.ts';
-import type { TopologySpec } from '../model/scenario-schema.ts';
+import type { Scenario, TopologySpec } from '../model/scenario-schema.ts';
 import type { ProbeTraceSession, TraceFlows } from '../model/trace-events.ts';
 import type { ExecOptions, ExecResult, Spawned, SpawnOptions } from './command.ts';
 
@@ -40,6 +40,8 @@ export interface ProviderSupport {
   readonly capabilities: ReadonlySet<Capability>;
   /** A topology this provider cannot stand for (a CNI shape, a node count, a kube-proxy layout its release lacks). */
   fit(topology: TopologySpec): Misfit | undefined;
+  /** A step it cannot perform as the file writes it, known from the file (a kube-proxy release to start). */
+  fitSteps?(scenario: Scenario): Misfit | undefined;
 }
 
 export interface ClusterProvider extends ProviderSupport {

@@ -265,6 +265,7 @@ describe('node components on a real cluster', () => {
       startOrder: ['kube-proxy', 'cilium'],
       holdable: new Set(['cilium']),
       restartNode: async () => {},
+      bootSysctls: new Map(),
       workloadSelector: 'netrepro.io/run=abc123',
       onWorkloadBack: async () => {},
       signal: new AbortController().signal,
@@ -349,7 +350,8 @@ describe('node components on a real cluster', () => {
       { args: KUBE_PROXY_PODS, stdout: podList([{ ...kubeProxy('old', false), containers: ['k-again'] }]) },
     ]);
     let restarted = 0;
-    const error = await components({ restartNode: async () => void restarted++ })
+    const bootSysctls = new Map([['node-a', { 'net.ipv4.conf.all.rp_filter': 2 }]]);
+    const error = await components({ restartNode: async () => void restarted++, bootSysctls })
       .reboot('node-a')
       .catch((e: Error) => e);
     expect(error).toMatchObject({
@@ -359,6 +361,10 @@ describe('node components on a real cluster', () => {
       ),
     });
     expect(restarted).toBe(1);
+    // the node's own settings come back with it, as they stay over the lab's reboot
+    expect(f.lines().filter((l) => l.startsWith('docker'))).toEqual([
+      `docker exec -i ${CP} sysctl -w net.ipv4.conf.all.rp_filter=2`,
+    ]);
     const labels = f.lines().filter((l) => l.includes(' label node '));
     expect(labels).toEqual([
       `${KC} label node ${CP} --overwrite netrepro.io/hold-cilium=true`,

@@ -78,6 +78,10 @@ describe('providers declare what they can do', () => {
     );
     // kind reboots a node, starts its components by hand and has hosts outside the cluster; minikube does not
     expect(reasons['cilium-kube-proxy-forward-race']).toBeUndefined();
+    // a step it cannot perform as written is seen from the file too: v1.35.1's kube-proxy cannot start as 1.14
+    expect(reasons['cilium-kube-proxy-restart-no-race']).toMatch(
+      /^kind cannot run this scenario: fix kube-proxy-1-14-ipvs-cleanup, step 1 \(start\): the cluster's kube-proxy cannot start as 1\.14/,
+    );
     const minikube = providerSupport(resolveRunConfig({ provider: 'minikube' }, {}));
     const race = loaded.find(({ scenario }) => scenario.id === 'cilium-kube-proxy-forward-race')!.scenario;
     expect(unsupported(minikube, race)?.reason).toMatch(

@@ -31,6 +31,8 @@ export interface NodeComponentsInput {
   holdable: ReadonlySet<NodeComponentName>;
   /** Restarts the node's machine (`docker restart <container>`): its network namespace is made anew. */
   restartNode(k8sName: string): Promise<void>;
+  /** The sysctls each node is given at provisioning (scenario node name): set again after its restart. */
+  bootSysctls: ReadonlyMap<string, Readonly<Record<string, string | number>>>;
   /** Selects the run's own pods (the scenario's workload). */
   workloadSelector: string;
   /** Called with the workload pods on a rebooted node once they are Ready again (their addresses may be new). */
@@ -110,6 +112,9 @@ export class NodeComponents {
       this.input.log(`reboot ${k8sName}: docker restart, then ${order.join(', ')}`);
       const restartedAt = Date.now();
       await this.input.restartNode(k8sName);
+      // the lab's reboot keeps the node's settings; a new network namespace has the kernel's defaults
+      for (const [key, value] of Object.entries(this.input.bootSysctls.get(node) ?? {}))
+        await this.node(node).target.exec(['sysctl', '-w', `${key}=${value}`], { signal });
       for (const c of order) {
         if (held.has(c)) {
           await this.label(k8sName, [`${holdLabel(c)}-`]);

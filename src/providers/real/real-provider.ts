@@ -1,7 +1,7 @@
 // What kind, minikube and k3s share as providers: resolved options, the capabilities and topology fit of
 // a real cluster, and reaping their leftovers by the run prefix.
 import type { Capability } from '../../model/capabilities.ts';
-import type { TopologySpec } from '../../model/scenario-schema.ts';
+import type { Scenario, TopologySpec } from '../../model/scenario-schema.ts';
 import type { Misfit } from '../../contract/provider.ts';
 import { reapReal } from './clean-real-leftovers.ts';
 import { asResolved, type RealClusterOptions, type ResolvedRealOptions } from './real-options.ts';
@@ -21,6 +21,10 @@ export abstract class RealProvider<N extends 'kind' | 'minikube' | 'k3s'> {
 
   fit(topology: TopologySpec): Misfit | undefined {
     return realSupport(this.name, this.options).fit(topology);
+  }
+
+  fitSteps(scenario: Scenario): Misfit | undefined {
+    return realSupport(this.name, this.options).fitSteps?.(scenario);
   }
 
   reap({ force }: { force: boolean }): Promise<string[]> {

@@ -3,7 +3,9 @@
 // in every node's kube-proxy rules (service-changes.ts). kind adds what its node containers allow (below).
 // None runs BPF programs from a private bpffs or has a fabric namespace or lab-name placeholders.
 import type { Capability } from '../../model/capabilities.ts';
+import type { Scenario } from '../../model/scenario-schema.ts';
 import type { ProviderSupport } from '../../contract/provider.ts';
+import { fitComponentSteps } from './fit-component-steps.ts';
 import type { ResolvedRealOptions } from './real-options.ts';
 import { realMisfit } from './scenario-fit.ts';
 
@@ -33,5 +35,7 @@ export function realSupport(name: Exclude<RealProviderName, 'local'>, options: R
     name,
     capabilities: name === 'kind' ? KIND_CAPABILITIES : REAL_CAPABILITIES,
     fit: (topology) => realMisfit(name, topology, options),
+    // only kind starts components and reboots nodes; the others skip such steps by their capabilities
+    ...(name === 'kind' ? { fitSteps: (scenario: Scenario) => fitComponentSteps(scenario, options.k8sVersion) } : {}),
   };
 }

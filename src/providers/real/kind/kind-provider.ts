@@ -144,6 +144,7 @@ export class KindProvider extends RealProvider<'kind'> implements ClusterProvide
         assertOwnedName(container, run.prefix, 'node container');
         await runCommand(['docker', 'restart', container], { timeoutMs: 180_000, signal: run.signal });
       },
+      bootSysctls: new Map(topology.nodes.map((n) => [n.name, n.sysctls ?? {}])),
       workloadSelector: `netrepro.io/run=${run.runId}`,
       onWorkloadBack: (pods) => workloadBack({ pods, topology, cluster: kind, api: kubeApi }),
       signal: run.signal,
