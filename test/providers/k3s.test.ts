@@ -89,7 +89,7 @@ describe('k3s provider', () => {
     ]);
     expect(lines()).toEqual([
       'helm install cilium cilium --repo https://helm.cilium.io --version 1.20.0 --namespace kube-system --set ipam.mode=kubernetes --set image.pullPolicy=IfNotPresent ' +
-        '--set operator.replicas=1 --set kubeProxyReplacement=false --set bpf.masquerade=true --set socketLB.enabled=false --wait --timeout 10m ' +
+        '--set operator.replicas=1 --set kubeProxyReplacement=false --set bpf.masquerade=true --set socketLB.enabled=false --set nodePort.enabled=true --set bpf.hostLegacyRouting=true --wait --timeout 10m ' +
         '--kubeconfig WORK/abc123/kubeconfig --kube-context nr-abc123-cluster',
       `kubectl ${KC} -n kube-system rollout status daemonset/cilium --timeout=300s`,
       `kubectl ${KC} wait --for=condition=Ready nodes --all --timeout=300s`,

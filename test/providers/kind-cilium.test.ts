@@ -151,7 +151,7 @@ describe('kind/cilium runs the FORWARD race', () => {
     expect(lines.slice(0, provisioned)).toEqual([
       expect.stringMatching(/^kind create cluster /),
       expect.stringMatching(
-        /^helm install cilium .*--set kubeProxyReplacement=false --set bpf\.masquerade=true .*--set k8sServiceHost=nr-abc123-cluster-control-plane/,
+        /^helm install cilium .*--set kubeProxyReplacement=false --set bpf\.masquerade=true .*--set nodePort\.enabled=true --set bpf\.hostLegacyRouting=true --set k8sServiceHost=nr-abc123-cluster-control-plane/,
       ),
       `${kubectl} -n kube-system rollout status daemonset/cilium --timeout=300s`,
       `${kubectl} wait --for=condition=Ready nodes --all --timeout=300s`,

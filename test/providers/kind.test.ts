@@ -108,7 +108,7 @@ describe('kind provider', () => {
     await (await provider.provision(t, runContext())).destroy();
     // the agent reaches the API server directly, so it comes up on a rebooted node before kube-proxy
     expect(lines()[1]).toContain(
-      '--set kubeProxyReplacement=false --set bpf.masquerade=true --set socketLB.enabled=false --set k8sServiceHost=nr-abc123-cluster-control-plane --set k8sServicePort=6443 --wait',
+      '--set kubeProxyReplacement=false --set bpf.masquerade=true --set socketLB.enabled=false --set nodePort.enabled=true --set bpf.hostLegacyRouting=true --set k8sServiceHost=nr-abc123-cluster-control-plane --set k8sServicePort=6443 --wait',
     );
     expect(fakes!.calls()[0]!.config).toContain('kubeProxyMode: iptables');
   });

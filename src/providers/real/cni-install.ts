@@ -41,6 +41,13 @@ export function ciliumHelmArgs(chartVersion: string, settings: CiliumSettings, a
     'socketLB.enabled': String(settings.socketLB),
   };
   if (settings.endpointRoutes) values['endpointRoutes.enabled'] = 'true';
+  if (settings.bpfMasquerade && !settings.kubeProxyReplacement) {
+    // the agent refuses BPF masquerade without its BPF NodePort, which kube-proxy replacement would bring
+    values['nodePort.enabled'] = 'true';
+    // BPF masquerade turns BPF host routing on, which takes pod traffic past the host's netfilter; beside
+    // kube-proxy the incidents need it through netfilter (kube-proxy's FORWARD rules), replies alone in BPF
+    values['bpf.hostLegacyRouting'] = 'true';
+  }
   if (apiServer && (settings.kubeProxyReplacement || apiServer.besideKubeProxy)) {
     values.k8sServiceHost = apiServer.host;
     values.k8sServicePort = String(apiServer.port);
