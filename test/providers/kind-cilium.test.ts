@@ -302,6 +302,19 @@ describe('node components on a real cluster', () => {
     ]);
   });
 
+  it('starts Cilium by hand: its pod deleted and the replacement Ready; no version to check, no kube-proxy sync to wait for', async () => {
+    const f = fakes(kubeconfig, [
+      { args: CILIUM_PODS, stdout: podList([cilium(['c1'])]), once: true },
+      { args: CILIUM_PODS, stdout: podList([{ ...cilium(['c2']), uid: 'u-cilium-new', name: 'cilium-y' }]) },
+    ]);
+    await components().start('node-a', 'cilium');
+    expect(f.lines()).toEqual([
+      `${KC} ${CILIUM_PODS.join(' ')}`,
+      `${KC} -n kube-system delete pod cilium-x --wait=true --timeout=120s`,
+      `${KC} ${CILIUM_PODS.join(' ')}`,
+    ]);
+  });
+
   it('refuses, before touching anything, a kube-proxy release the cluster cannot stand for', async () => {
     const f = fakes(kubeconfig, [], [beLiberal('0')]);
     // 1.14 writes no INVALID DROP and deletes the shared jump at start-up
