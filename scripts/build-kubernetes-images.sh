@@ -2,7 +2,8 @@
 # The two images the `local` provider's nodes import (`ctr -n k8s.io images import`), built without a
 # registry or container engine: a docker-archive tarball is a manifest, an image config and one layer tar.
 #   pause.tar  localhost/netrepro/pause:3.2  pause from the Kubernetes tree (build/pause/linux/pause.c), static
-#   pod.tar    localhost/netrepro/pod:<hash> the pods' containers: the native pod agent (static), busybox-static,
+#   pod.tar    localhost/netrepro/pod:<hash> the pods' containers: the native pod agent and the scenarios' helper
+#              programs (static, in /netrepro), busybox-static,
 #              and the probe tools the real-cluster layer runs in pods (curl, nslookup, tcpdump, ip, iptables,
 #              conntrack, sysctl, ss), copied from this host's Debian packages with the shared libraries they load
 # Usage: build-kubernetes-images.sh KUBERNETES_TREE OUT_DIR. Rebuilt when an input changed (a hash per image).
@@ -48,7 +49,10 @@ fi
 # pod image
 tools=(curl nslookup tcpdump ip iptables iptables-save iptables-restore ip6tables conntrack sysctl ss)
 agent_src="$repo/src/providers/netns/agent/pod-agent.c"
-inputs="$(sha256sum "$agent_src" "$0" | cut -c1-64; for t in "${tools[@]}"; do p="$(command -v "$t")"; sha256sum "$(readlink -f "$p")" | cut -c1-64; done; sha256sum /bin/busybox | cut -c1-64)"
+# the helper programs scenarios name as {bin/NAME} (local-cluster.ts: POD_HELPERS), at /netrepro/NAME
+helpers=(inject-ahead)
+helper_srcs=("${helpers[@]/#/$repo/src/providers/netns/agent/}"); helper_srcs=("${helper_srcs[@]/%/.c}")
+inputs="$(sha256sum "$agent_src" "${helper_srcs[@]}" "$0" | cut -c1-64; for t in "${tools[@]}"; do p="$(command -v "$t")"; sha256sum "$(readlink -f "$p")" | cut -c1-64; done; sha256sum /bin/busybox | cut -c1-64)"
 pod_hash="$(echo "$inputs" | sha256sum | cut -c1-12)"
 if [ "$(cat "$out/pod.hash" 2>/dev/null)" != "$pod_hash" ] || [ ! -s "$out/pod.tar" ]; then
   say "pod image (agent, busybox, ${tools[*]})"
@@ -57,6 +61,10 @@ if [ "$(cat "$out/pod.hash" 2>/dev/null)" != "$pod_hash" ] || [ ! -s "$out/pod.t
   chmod 1777 "$r/tmp"
   gcc -O2 -Wall -static -o "$r/netrepro/pod-agent" "$agent_src"
   strip "$r/netrepro/pod-agent"
+  for h in "${helpers[@]}"; do
+    gcc -O2 -Wall -static -o "$r/netrepro/$h" "$repo/src/providers/netns/agent/$h.c"
+    strip "$r/netrepro/$h"
+  done
   cp /bin/busybox "$r/bin/busybox"
   for applet in $("$r/bin/busybox" --list); do
     [ -e "$r/bin/$applet" ] || ln -s busybox "$r/bin/$applet"

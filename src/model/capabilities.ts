@@ -92,4 +92,6 @@ export function placeholderNeeds(words: readonly string[]): Capability[] {
 export interface Requirement {
   capability: Capability;
   by: string;
+  /** The fix variant that alone needs it: a provider without it can still run the other variants. */
+  fix?: string;
 }

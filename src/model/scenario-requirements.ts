@@ -29,12 +29,13 @@ export function scenarioRequirements(scenario: Scenario): Requirement[] {
     const from = String(p.from);
     for (const capability of targetNeeds(probeClient(from))) out.push({ capability, by: `probe ${p.id}` });
   }
-  const phases: [string, PhaseLike][] = [
+  const phases: [string, PhaseLike, string?][] = [
     ['baseline', scenario.baseline as PhaseLike],
     ['fault', scenario.fault],
-    ...scenario.fixes.map((f): [string, PhaseLike] => [`fix ${f.name}`, f]),
+    ...scenario.fixes.map((f): [string, PhaseLike, string] => [`fix ${f.name}`, f, f.name]),
   ];
-  for (const [name, phase] of phases) {
+  for (const [name, phase, fix] of phases) {
+    const start = out.length;
     (phase.steps ?? []).forEach((step, i) => {
       const key = stepKindOf(step)[0].key;
       for (const capability of stepRequires(step)) out.push({ capability, by: `${name}, step ${i + 1} (${key})` });
@@ -59,6 +60,7 @@ export function scenarioRequirements(scenario: Scenario): Requirement[] {
       const literal = literalAddress(expected);
       if (literal) out.push({ capability: 'scenario-addresses', by: `${name}, expect.${probe} (${literal})` });
     }
+    if (fix) for (const r of out.slice(start)) r.fix = fix;
   }
   return out;
 }

@@ -43,6 +43,7 @@ function scenarioEnd(pc: Colors, r: ScenarioResult): string {
   const lines = [`${verdictColor(pc, r.verdict)(r.verdict.toUpperCase())} ${r.id} (${seconds(r.durationMs)})`];
   if (r.error) lines.push(pc.red(`  ${r.error.message}`) + (r.error.hint ? pc.dim(`\n  hint: ${r.error.hint}`) : ''));
   if (r.skipReason) lines.push(pc.yellow(`  skipped: ${r.skipReason}`));
+  for (const { fix, reason } of r.skippedFixes ?? []) lines.push(pc.yellow(`  fix ${fix} skipped: ${reason}`));
   if (r.verdict === 'failed') lines.push(...failureDiagnoses(pc, r));
   for (const p of r.phases.filter((x) => x.status === 'errored' && x.error))
     lines.push(pc.red(`  ✗ ${p.variant}/${p.name} errored: ${p.error!.message.split('\n')[0]}`));
@@ -117,6 +118,12 @@ const mark = (status: string) => (status === 'passed' ? '✓' : status === 'erro
  * a phase that went the same way in every variant is said once, otherwise per variant by name.
  */
 export function phaseCell(s: ScenarioResult): string {
+  const skipped = (s.skippedFixes ?? []).map((f) => f.fix);
+  const ran = ranPhases(s);
+  return skipped.length > 0 ? `${ran} (fix skipped: ${skipped.join(', ')})` : ran;
+}
+
+function ranPhases(s: ScenarioResult): string {
   const variants = [...new Set(s.phases.map((p) => p.variant))];
   if (variants.length <= 1) return s.phases.map((p) => `${p.name}${mark(p.status)}`).join(' ');
   const names = [...new Set(s.phases.map((p) => p.name))];

@@ -105,6 +105,15 @@ function cases(s: ScenarioResult, file: string | undefined, fixes: readonly stri
       },
     });
   }
+  for (const { fix, reason } of s.skippedFixes ?? [])
+    out.push({
+      classname: `${s.id}.${fix}`,
+      name: 'fixed',
+      ms: 0,
+      file,
+      line: lines(['fixes', Math.max(0, fixes.indexOf(fix))]),
+      skipped: reason,
+    });
   for (const phase of s.phases) {
     const classname = `${s.id}.${phase.variant}`;
     const at = phasePath(phase, fixes);

@@ -70,7 +70,8 @@ export function runMarkdown(result: RunResult, context: ReportContext): string {
     ...result.scenarios.map((s) => {
       const facts = context.scenarios.get(s.id);
       const verdict = MARK[s.verdict] ?? s.verdict;
-      const why = s.skipReason ?? s.error?.message;
+      const skippedFixes = (s.skippedFixes ?? []).map(({ fix, reason }) => `fix ${fix} skipped: ${reason}`);
+      const why = [s.skipReason ?? s.error?.message, ...skippedFixes].filter(Boolean).join('; ');
       return `| \`${s.id}\` | ${verdict}${why ? `: ${cell(why)}` : ''} | ${facts?.cni ?? ''} | ${facts?.profile ?? ''} | ${phases(s)} | ${seconds(s.durationMs)} |`;
     }),
     '',

@@ -220,6 +220,10 @@ export const ScenarioReportSchema = z
     evidenceDir: z.string().optional().describe('where captures and rule snapshots were written (--report-dir)'),
     error: ErrorInfo.optional(),
     skipReason: z.string().optional(),
+    skippedFixes: z
+      .array(z.object({ fix: z.string(), reason: z.string() }))
+      .optional()
+      .describe('fix variants this provider cannot run, left out with the reason; the other variants ran'),
     measurements: z.array(z.string()).optional().describe('purpose: measure: the numbers the run measured'),
     addresses: z
       .record(z.string(), z.string())

@@ -20,6 +20,8 @@ export const LOCAL_SCENARIOS = [
   'br-netfilter-clusterip-same-node',
   'br-netfilter-dns-unexpected-source',
   'br-netfilter-locality-flannel',
+  'conntrack-invalid-reset',
+  'conntrack-invalid-reset-cross-node',
   'conntrack-load-reset-rate',
   'e2e-hairpin-to-self',
   'e2e-rejected-no-endpoints',
@@ -43,6 +45,7 @@ interface Report {
     verdict: string;
     error?: string;
     phases: { name: string; variant: string | null; status: string }[];
+    skippedFixes?: { fix: string; reason: string }[];
   }[];
 }
 
@@ -89,7 +92,12 @@ describe.skipIf(skip)(
       it(`${id}: the lab's verdict, phase by phase`, () => {
         const l = byId(lab).get(id)!;
         const r = byId(local).get(id)!;
-        expect({ verdict: r.verdict, phases: phases(r) }).toEqual({ verdict: l.verdict, phases: phases(l) });
+        // a fix variant the cluster cannot run (a kube-proxy of another release) is compared without it
+        const skipped = new Set((r.skippedFixes ?? []).map((f) => f.fix));
+        const ran = { ...l, phases: l.phases.filter((p) => !skipped.has(p.variant ?? '')) };
+        if (skipped.size === 0) expect(r.verdict).toBe(l.verdict);
+        else expect(r.verdict).toBe(ran.phases.every((p) => p.status === 'passed') ? l.verdict : 'failed');
+        expect(phases(r)).toEqual(phases(ran));
       });
     }
 

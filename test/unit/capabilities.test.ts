@@ -6,7 +6,8 @@ import { cliInProcess } from '../cli-in-process.ts';
 import { describe, expect, it } from 'vitest';
 import { providerSupport } from '../../src/providers/create-provider.ts';
 import type { ClusterProvider } from '../../src/contract/provider.ts';
-import { unsupported } from '../../src/contract/provider-support.ts';
+import { unrunnableFixes, unsupported } from '../../src/contract/provider-support.ts';
+import { applyProfile, loadProfile } from '../../src/model/profile.ts';
 import { resolveRunConfig } from '../../src/providers/run-config.ts';
 import { TeardownStack } from '../../src/contract/teardown-stack.ts';
 import { runScenario } from '../../src/engine/run/run-scenario.ts';
@@ -200,6 +201,66 @@ describe('the engine skips before provisioning', () => {
     expect(result.skipReason).toMatch(/^kind cannot attach a BPF socket-LB program/);
     expect(result.labs).toEqual([]);
     expect(events.map((e) => e.kind)).toEqual(['scenario-start', 'scenario-end']);
+  });
+});
+
+describe('a fix variant the provider cannot run', () => {
+  const local = () => providerSupport(resolveRunConfig({ provider: 'local' }, {}));
+  const underLocal = async (name: string) => {
+    const { file, scenario } = await loadScenarioFile(join(ROOT, `scenarios/${name}`));
+    return { file, scenario: applyProfile(scenario, await loadProfile('kube-proxy-1.20')) };
+  };
+
+  it('is left out with the reason while another variant remains; the others run', async () => {
+    const { file, scenario } = await underLocal('conntrack-invalid-reset.yaml');
+    expect(unsupported(local(), scenario)).toBeUndefined();
+    expect(unrunnableFixes(local(), scenario)).toEqual([
+      {
+        fix: 'kube-proxy-1-15-invalid-drop',
+        reason:
+          'local cannot start a node component (kube-proxy, Cilium, flannel) by hand (needed by fix kube-proxy-1-15-invalid-drop, step 1 (start))',
+      },
+    ]);
+    let provisioned = 0;
+    const provider: ClusterProvider = {
+      ...local(),
+      detect: async () => ({ ok: true }),
+      provision: async () => {
+        provisioned++;
+        throw new Error('stop here');
+      },
+      reap: async () => [],
+    };
+    const result = await runScenario(
+      { file, scenario },
+      { provider, signal: new AbortController().signal, emit: () => {} },
+    );
+    expect(provisioned).toBe(1);
+    expect(result.phases.map((p) => p.variant)).not.toContain('kube-proxy-1-15-invalid-drop');
+    expect(result.skippedFixes?.map((f) => f.fix)).toEqual(['kube-proxy-1-15-invalid-drop']);
+  });
+
+  it('when it is the only one, the whole scenario is skipped', async () => {
+    const { scenario } = await underLocal('local-policy-terminating-endpoint-dropped.yaml');
+    expect(unrunnableFixes(local(), scenario)).toEqual([]);
+    expect(unsupported(local(), scenario)?.reason).toMatch(
+      /^local cannot start a node component .* fix kube-proxy-1-26/,
+    );
+  });
+
+  it('validate --provider names it beside ok', async () => {
+    const r = await cliInProcess([
+      'validate',
+      '--provider',
+      'local',
+      '--profile',
+      'kube-proxy-1.20',
+      'scenarios/conntrack-invalid-reset.yaml',
+    ]);
+    expect([r.exitCode, r.stdout]).toEqual([
+      0,
+      'scenarios/conntrack-invalid-reset.yaml: ok; fix kube-proxy-1-15-invalid-drop skipped: local cannot start a node component (kube-proxy, Cilium, flannel) by hand (needed by fix kube-proxy-1-15-invalid-drop, step 1 (start))',
+    ]);
   });
 });
 

@@ -143,6 +143,24 @@ describe('JUnit report', () => {
   });
 });
 
+describe('a fix variant the provider could not run', () => {
+  const partial: ScenarioResult = {
+    ...failed,
+    skippedFixes: [{ fix: 'fix', reason: 'local cannot start a node component by hand' }],
+  };
+  const partialResult = { ...result, scenarios: [partial] } as RunResult;
+
+  it('is a skipped case of its own in JUnit, at the fix, and a note in Markdown', () => {
+    const lines = new Map([['broken', (path: (string | number)[]) => (path.join('.') === 'fixes.0' ? 40 : 1)]]);
+    expect(junitXml(partialResult, context, lines)).toContain(
+      '<testcase classname="broken.fix" name="fixed" time="0.000" file="scenarios/broken.yaml" line="40">\n      <skipped message="local cannot start a node component by hand"/>',
+    );
+    expect(runMarkdown(partialResult, context)).toContain(
+      'fix fix skipped: local cannot start a node component by hand',
+    );
+  });
+});
+
 describe('Markdown summary', () => {
   it('counts, a row per scenario, and what did not hold with its evidence', () => {
     const md = runMarkdown(result, context);

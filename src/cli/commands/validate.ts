@@ -5,7 +5,7 @@
 // `FILE: skipped on PROVIDER: REASON`, exactly what `run` would report, and exits 0 like `run` does.
 import { providerSupport } from '../../providers/create-provider.ts';
 import type { ProviderSupport } from '../../contract/provider.ts';
-import { unsupported } from '../../contract/provider-support.ts';
+import { unrunnableFixes, unsupported } from '../../contract/provider-support.ts';
 import { resolveRunConfig } from '../../providers/run-config.ts';
 import { HarnessError, ScenarioValidationError, type ValidationIssue } from '../../model/errors.ts';
 import { loadScenarioFile } from '../../model/load-scenario.ts';
@@ -40,11 +40,13 @@ export default async function validate(
   for (const file of files) {
     try {
       const { scenario } = await loadScenarioFile(file, { cached: false });
-      const skip = support && unsupported(support, profile ? applyProfile(scenario, profile) : scenario);
+      const profiled = profile ? applyProfile(scenario, profile) : scenario;
+      const skip = support && unsupported(support, profiled);
+      const leftOut = support && !skip ? unrunnableFixes(support, profiled) : [];
       process.stdout.write(
         skip
           ? `${file}: skipped on ${support!.name}: ${skip.reason}${skip.hint ? ` (hint: ${skip.hint})` : ''}\n`
-          : `${file}: ok\n`,
+          : `${file}: ok${leftOut.map(({ fix, reason }) => `; fix ${fix} skipped: ${reason}`).join('')}\n`,
       );
     } catch (e) {
       if (!(e instanceof ScenarioValidationError)) throw e;

@@ -69,6 +69,8 @@ export interface ScenarioResult {
   evidenceDir?: string;
   error?: { code: string; message: string; hint?: string };
   skipReason?: string;
+  /** Fix variants the provider cannot run, left out with the reason; the others ran. */
+  skippedFixes?: { fix: string; reason: string }[];
   /** Every address a reference resolved to during the run (pod/web -> 10.244.1.3): expectations can be judged again without the lab. */
   addresses?: Record<string, string>;
   /** purpose: measure: the numbers the run measured (distributions of repeated probes, counter deltas). */

@@ -3,7 +3,7 @@
 // with teardown on every path (mismatch, error, abort).
 import { join, resolve } from 'node:path';
 import type { ClusterProvider, StartedCluster } from '../../contract/provider.ts';
-import { unsupported } from '../../contract/provider-support.ts';
+import { unrunnableFixes, unsupported } from '../../contract/provider-support.ts';
 import { collectPhaseEvidence } from '../../observe/evidence/collect-evidence.ts';
 import { matchExpectation } from '../../observe/expect/match-expectation.ts';
 import { PhaseChecks } from '../../observe/expect/run-checks.ts';
@@ -59,9 +59,12 @@ export async function runScenario(
     // what the provider cannot do is known from the file: skipped at once, before any provisioning
     const skip = unsupported(options.provider, scenario);
     if (skip) throw new HarnessError('UNSUPPORTED', skip.reason, skip.hint);
+    const skippedFixes = unrunnableFixes(options.provider, scenario);
+    if (skippedFixes.length > 0 && !options.faultOnly) result.skippedFixes = skippedFixes;
+    const runnable = scenario.fixes.filter((f) => !skippedFixes.some((s) => s.fix === f.name));
     // each fix variant builds its own lab: they run side by side, as many as the slots allow,
     // each into its own part of the result, put together in the scenario's order
-    const fixes = options.faultOnly ? scenario.fixes.slice(0, 1) : scenario.fixes;
+    const fixes = options.faultOnly ? runnable.slice(0, 1) : runnable;
     const parts = fixes.map(() => ({
       ...result,
       phases: [] as PhaseResult[],

@@ -1,10 +1,12 @@
 // A started `local` cluster: the real-cluster layer's RealCluster (pods, Service and endpoint changes through
 // the API, teardown stack) plus what a cluster of namespaces on this host can also do: commands on the fabric
-// and on hosts outside the cluster, the names of a node's fabric port and a pod's host-side veth.
+// and on hosts outside the cluster, the names of a node's fabric port and a pod's host-side veth, the helper
+// programs in the pod image.
 import { HarnessError } from '../../../model/errors.ts';
 import type { TopologySpec } from '../../../model/scenario-schema.ts';
 import { runCommand, spawnCommand, type ExecOptions, type SpawnOptions } from '../../../contract/command.ts';
 import type { Target } from '../../../contract/provider.ts';
+import { HELPERS } from '../../namespaces/helper-build.ts';
 import { RealCluster } from '../real-cluster.ts';
 
 /** Commands in one of the run's network namespaces (the host's files, as the netns lab runs them). */
@@ -22,6 +24,9 @@ export class NamespaceTarget implements Target {
     return spawnCommand(argv, { ...options, enter: { net: `/run/netns/${this.netns}` } });
   }
 }
+
+/** Where the pod image holds the helper programs (scripts/build-kubernetes-images.sh): `{bin/NAME}` runs in a pod. */
+const POD_HELPER_DIR = '/netrepro';
 
 export class LocalCluster extends RealCluster {
   readonly hosts = new Map<string, Target>();
@@ -43,6 +48,14 @@ export class LocalCluster extends RealCluster {
     const [kind, name = ''] = ref.split('/');
     const found = kind === 'port' ? this.fabricPorts.get(name) : kind === 'veth' ? this.veths.get(name) : undefined;
     if (found) return found;
+    if (kind === 'bin') {
+      if (!(HELPERS as readonly string[]).includes(name))
+        throw new HarnessError(
+          'SCENARIO_INVALID',
+          `{bin/${name}}: no such helper program (there are: ${HELPERS.join(', ')})`,
+        );
+      return `${POD_HELPER_DIR}/${name}`;
+    }
     return super.path(ref);
   }
 

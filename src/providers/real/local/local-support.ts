@@ -19,6 +19,8 @@ export const LOCAL_CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>([
   'fabric',
   'path/port',
   'path/veth',
+  // the helper programs are in the pod image: a `{bin/NAME}` command runs in a pod
+  'path/bin',
   'action/endpoint',
   'action/service',
   // a cluster of the run's own: the scenario's ClusterIPs, and pods started in order get the lab's pod IPs
