@@ -11,6 +11,7 @@ import { realMisfit } from '../../src/providers/real/scenario-fit.ts';
 import { resolveRealOptions } from '../../src/providers/real/real-options.ts';
 import { topology } from './fake-env.ts';
 import { bridgeConflist } from '../../src/dataplane/bridge-conflist.ts';
+import { LocalCluster } from '../../src/providers/real/local/local-cluster.ts';
 
 const IMAGES = { probeImage: 'p', agentImage: 'a' };
 const proxy = (version: string, cni = 'bridge', nodes = 2) => ({ ...topology({ cni, nodes }), kubeProxy: version });
@@ -24,11 +25,19 @@ describe('local provider', () => {
       'external-hosts',
       'fabric',
       'node-exec',
+      'path/bin',
       'path/port',
       'path/veth',
       'scenario-addresses',
     ]);
     expect(providerSupport('local').name).toBe('local');
+  });
+
+  it('names the helper programs of its pod image as {bin/NAME}, and refuses a name it has not', () => {
+    const run = { runId: 'x', prefix: 'nr-x', signal: new AbortController().signal, log: () => {} };
+    const cluster = new LocalCluster(['node-a'], run);
+    expect(cluster.path('bin/inject-ahead')).toBe('/netrepro/inject-ahead');
+    expect(() => cluster.path('bin/nope')).toThrow('{bin/nope}: no such helper program (there are: inject-ahead)');
   });
 
   it('fits bridge and flannel scenarios whose kube-proxy layout is 1.20s, and says why not otherwise', () => {
