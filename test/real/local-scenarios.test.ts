@@ -3,8 +3,7 @@
 // cluster can stand for gives the lab's verdict, phase by phase in every fix variant; the others are
 // skipped up front with the reason; and the host is left as it was.
 import { execFile } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -36,6 +35,7 @@ export const LOCAL_SCENARIOS = [
   'nodeport-local-policy-no-local-endpoint',
   'rp-filter-strict-asymmetric-route',
   'service-no-endpoints-reject',
+  'session-affinity-clientip-behind-ingress',
   'udp-stale-conntrack-scale-to-zero',
 ];
 
@@ -43,6 +43,7 @@ interface Report {
   scenarios: {
     id: string;
     verdict: string;
+    durationMs: number;
     error?: string;
     phases: { name: string; variant: string | null; status: string }[];
     skippedFixes?: { fix: string; reason: string }[];
@@ -59,25 +60,46 @@ async function netrepro(dir: string, provider: string): Promise<Report> {
   return JSON.parse(await readFile(json, 'utf8')) as Report;
 }
 
+/** scenario | lab | local | lab time | local time, for every scenario either ran. */
+function verdictTable(lab: Report, local: Report): string {
+  const real = byId(local);
+  const rows = lab.scenarios
+    .filter((l) => l.verdict !== 'skipped' || real.get(l.id)?.verdict !== 'skipped')
+    .map((l) => {
+      const r = real.get(l.id);
+      const skipped = (r?.skippedFixes ?? []).map((f) => ` (fix ${f.fix} skipped)`).join('');
+      const time = (s?: { durationMs: number; verdict: string }) =>
+        s && s.verdict !== 'skipped' ? `${(s.durationMs / 1000).toFixed(1)} s` : '-';
+      return `| ${l.id} | ${l.verdict} | ${r?.verdict ?? '-'}${skipped} | ${time(l)} | ${time(r)} |`;
+    });
+  return [
+    '| scenario | lab (netns) | real (local) | lab time | real time |',
+    '|---|---|---|---|---|',
+    ...rows,
+    '',
+  ].join('\n');
+}
+
 const byId = (r: Report) => new Map(r.scenarios.map((s) => [s.id, s]));
 const phases = (s: Report['scenarios'][number]) => s.phases.map((p) => `${p.variant ?? ''}/${p.name}: ${p.status}`);
 
 describe.skipIf(skip)(
   `scenarios on a real v1.20.2 cluster give the lab's verdicts${skip ? ` (skipped: ${skip})` : ''}`,
   () => {
-    let dir = '';
+    // both runs' JSON reports and a Markdown table of their verdicts stay here for whoever reads the run
+    const dir = join(import.meta.dirname, '../../reports/test-real');
     let lab: Report;
     let local: Report;
     let before: Record<string, string>;
 
     beforeAll(async () => {
-      dir = await mkdtemp(join(tmpdir(), 'netrepro-real-'));
+      await mkdir(dir, { recursive: true });
       before = await hostSnapshot();
       lab = await netrepro(dir, 'netns');
       local = await netrepro(dir, 'local');
-    }, 2_400_000); // a hang guard, not a budget: 17 clusters one after another take 8-25 min with the machine and its load
+    }, 3_600_000); // a hang guard, not a budget: 21 scenarios' clusters one after another take 10-30 min with the machine and its load
     afterAll(async () => {
-      await rm(dir, { recursive: true, force: true });
+      if (lab && local) await writeFile(join(dir, 'verdicts.md'), verdictTable(lab, local));
     });
 
     it('runs what it can stand for, and skips the rest up front with the reason', () => {
