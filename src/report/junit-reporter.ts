@@ -8,7 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import { lineFinder } from '../model/load-scenario.ts';
 import { writeReport } from './write-report.ts';
-import type { CheckResult, ProbeResult, RunResult, ScenarioResult } from '../engine/run/results.ts';
+import type { CheckResult, PhaseResult, ProbeResult, RunResult, ScenarioResult } from '../engine/run/results.ts';
 import type { ReportContext } from './report-context.ts';
 import type { Reporter } from './reporter.ts';
 
@@ -80,7 +80,20 @@ function phasePath(phase: { name: string; variant: string }, fixes: readonly str
   return ['fixes', Math.max(0, fixes.indexOf(phase.variant))];
 }
 
+/** Where a scenario's cases are: its file, the line of a path in it, and its fix variants in file order. */
+interface CaseSite {
+  file: string | undefined;
+  fixes: readonly string[];
+  lines: Lines;
+}
+
 function cases(s: ScenarioResult, file: string | undefined, fixes: readonly string[], lines: Lines): Case[] {
+  const site: CaseSite = { file, fixes, lines };
+  return [...scenarioCases(s, site), ...s.phases.flatMap((phase) => phaseCases(s.id, phase, site))];
+}
+
+/** A skipped or errored scenario, and each fix variant the provider could not run. */
+function scenarioCases(s: ScenarioResult, { file, fixes, lines }: CaseSite): Case[] {
   const out: Case[] = [];
   if (s.verdict === 'skipped')
     out.push({
@@ -114,58 +127,62 @@ function cases(s: ScenarioResult, file: string | undefined, fixes: readonly stri
       line: lines(['fixes', Math.max(0, fixes.indexOf(fix))]),
       skipped: reason,
     });
-  for (const phase of s.phases) {
-    const classname = `${s.id}.${phase.variant}`;
-    const at = phasePath(phase, fixes);
-    if (phase.status === 'errored' && phase.error) {
-      // a step that failed or did not prove it fired: nothing after it in the phase was judged
-      const steps = phase.steps.map(
-        (st) =>
-          `$ ${st.on}: ${st.argv.join(' ')} (exit ${st.exit ?? '?'})${st.evidence ? ` -> ${st.evidence}` : ''}${st.output ? `\n  ${st.output.trim().split('\n').slice(-5).join('\n  ')}` : ''}`,
-      );
-      out.push({
-        classname,
-        name: `${phase.name}: steps`,
-        ms: phase.durationMs,
-        file,
-        line: lines([...at, 'steps']),
-        error: {
-          message: phase.error.message,
-          type: phase.error.code,
-          body: [phase.error.message, ...(phase.error.hint ? [`hint: ${phase.error.hint}`] : []), ...steps],
-        },
-      });
-    }
-    for (const p of phase.probes) {
-      out.push({
-        classname,
-        name: `${phase.name}: ${p.id} expects ${p.expected}`,
-        ms: p.durationMs,
-        file,
-        line: lines([...at, 'expect', p.id]),
-        out: [p.summary],
-        failure: p.matched
-          ? undefined
-          : { message: p.mismatch ?? 'expectation did not hold', type: 'probe', body: probeBody(p) },
-      });
-    }
-    for (const [i, c] of phase.checks.entries()) {
-      out.push({
-        classname,
-        name: `${phase.name}: check ${c.id} ${c.reported ? 'reports' : 'expects'} ${c.expected}`,
-        ms: 0,
-        file,
-        line: lines([...at, 'checks', i]),
-        out: [...(c.reported ? [c.observed] : []), ...c.evidence],
-        failure: c.matched
-          ? undefined
-          : {
-              message: `check ${c.id} on ${c.on}: expected ${c.expected}, observed ${c.observed}`,
-              type: 'check',
-              body: checkBody(c),
-            },
-      });
-    }
+  return out;
+}
+
+/** A phase's steps when one errored, then a case per probe expectation and per check. */
+function phaseCases(id: string, phase: PhaseResult, { file, fixes, lines }: CaseSite): Case[] {
+  const out: Case[] = [];
+  const classname = `${id}.${phase.variant}`;
+  const at = phasePath(phase, fixes);
+  if (phase.status === 'errored' && phase.error) {
+    // a step that failed or did not prove it fired: nothing after it in the phase was judged
+    const steps = phase.steps.map(
+      (st) =>
+        `$ ${st.on}: ${st.argv.join(' ')} (exit ${st.exit ?? '?'})${st.evidence ? ` -> ${st.evidence}` : ''}${st.output ? `\n  ${st.output.trim().split('\n').slice(-5).join('\n  ')}` : ''}`,
+    );
+    out.push({
+      classname,
+      name: `${phase.name}: steps`,
+      ms: phase.durationMs,
+      file,
+      line: lines([...at, 'steps']),
+      error: {
+        message: phase.error.message,
+        type: phase.error.code,
+        body: [phase.error.message, ...(phase.error.hint ? [`hint: ${phase.error.hint}`] : []), ...steps],
+      },
+    });
+  }
+  for (const p of phase.probes) {
+    out.push({
+      classname,
+      name: `${phase.name}: ${p.id} expects ${p.expected}`,
+      ms: p.durationMs,
+      file,
+      line: lines([...at, 'expect', p.id]),
+      out: [p.summary],
+      failure: p.matched
+        ? undefined
+        : { message: p.mismatch ?? 'expectation did not hold', type: 'probe', body: probeBody(p) },
+    });
+  }
+  for (const [i, c] of phase.checks.entries()) {
+    out.push({
+      classname,
+      name: `${phase.name}: check ${c.id} ${c.reported ? 'reports' : 'expects'} ${c.expected}`,
+      ms: 0,
+      file,
+      line: lines([...at, 'checks', i]),
+      out: [...(c.reported ? [c.observed] : []), ...c.evidence],
+      failure: c.matched
+        ? undefined
+        : {
+            message: `check ${c.id} on ${c.on}: expected ${c.expected}, observed ${c.observed}`,
+            type: 'check',
+            body: checkBody(c),
+          },
+    });
   }
   return out;
 }
