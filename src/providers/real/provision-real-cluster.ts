@@ -23,6 +23,8 @@ export const clusterName = (run: RunContext) => `${run.prefix}cluster`;
 export interface RealProviderDeps {
   /** The Kubernetes API; tests inject a recorder instead of a server. */
   kubeApi?: (access: KubeAccess) => KubeApi;
+  /** How long a node component may take to be Ready after a start or reboot (default 180 s; tests make it short). */
+  readyTimeoutMs?: number;
 }
 
 export interface StoodUp {

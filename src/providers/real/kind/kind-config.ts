@@ -2,6 +2,9 @@
 // control plane), no default CNI (the scenario's shape is installed instead), the scenario's pod CIDR.
 import { stringify } from 'yaml';
 
+/** kind's docker network (kind's KIND_EXPERIMENTAL_DOCKER_NETWORK can rename it; netrepro never sets that). */
+export const KIND_NETWORK = 'kind';
+
 export interface KindConfigInput {
   name: string;
   nodeCount: number;

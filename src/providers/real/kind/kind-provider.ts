@@ -4,7 +4,7 @@
 //   flannel: CNI plugins per node, kubectl apply <pinned manifest>
 //   cilium:  helm install cilium --version <pinned>, then the hold affinity on kube-proxy's and Cilium's
 //            DaemonSets (so a reboot can start them in order)
-//   hosts:   containers on kind's network (kind-hosts.ts)
+//   hosts:   containers on kind's network (docker-hosts.ts)
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { TopologySpec } from '../../../model/scenario-schema.ts';
@@ -25,13 +25,9 @@ import {
 import type { RealClusterOptions, ResolvedRealOptions } from '../real-options.ts';
 import { RealProvider } from '../real-provider.ts';
 import { prepareRunDir } from '../run-dir.ts';
-import { makeHoldable } from '../component-daemonsets.ts';
-import { clusterComponents } from '../cluster-components.ts';
-import { NodeComponents } from '../node-components.ts';
-import { workloadBack } from '../workload-back.ts';
-import { kindConfig, kindNodeNames } from './kind-config.ts';
-import { KindCluster } from './kind-cluster.ts';
-import { startKindHosts } from './kind-hosts.ts';
+import { ContainerNodeCluster } from '../container-node-cluster.ts';
+import { equipContainerNodes } from '../equip-container-nodes.ts';
+import { KIND_NETWORK, kindConfig, kindNodeNames } from './kind-config.ts';
 
 export class KindProvider extends RealProvider<'kind'> implements ClusterProvider {
   constructor(
@@ -59,7 +55,7 @@ export class KindProvider extends RealProvider<'kind'> implements ClusterProvide
         contextName: (r) => `kind-${clusterName(r)}`,
         standUp: (input) => this.standUp(input),
         kubeApi: this.deps.kubeApi,
-        makeCluster: (nodeNames, run) => new KindCluster(nodeNames, run),
+        makeCluster: (nodeNames, run) => new ContainerNodeCluster(nodeNames, run),
       },
       topology,
       run,
@@ -117,38 +113,24 @@ export class KindProvider extends RealProvider<'kind'> implements ClusterProvide
       });
     }
     await waitNodesReady(kubectl);
-    const kind = cluster as KindCluster;
-    const components = clusterComponents(topology, cni);
-    const holdable = cni === 'cilium' && components.length > 1 ? components : [];
-    await makeHoldable(kubectl, holdable);
-    for (const host of await startKindHosts({ topology, run, cluster, ...this.options })) {
-      kind.hosts.set(host.name, host.target);
-      kind.addresses.set(`host/${host.name}`, host.ip);
-    }
-    const kubeApi = api(access);
-    const k8sVersion = (await kubeApi.listNodes())[0]?.kubeletVersion ?? this.options.k8sVersion;
-    kind.components = new NodeComponents({
+    await equipContainerNodes({
+      topology,
+      cni,
+      run,
+      cluster: cluster as ContainerNodeCluster,
       kubectl,
-      nodes: new Map(
-        topology.nodes.map((n, i) => [
-          n.name,
-          { target: nodeTarget(containers[i]!)(`node/${n.name}`), k8sName: containers[i]! },
-        ]),
-      ),
-      k8sVersion,
-      kubeProxyProfile: topology.kubeProxy,
-      services: topology.services.length > 0,
-      startOrder: components,
-      holdable: new Set(holdable),
+      api: api(access),
+      network: KIND_NETWORK,
+      options: this.options,
+      nodes: topology.nodes.map((n, i) => ({
+        target: nodeTarget(containers[i]!)(`node/${n.name}`),
+        k8sName: containers[i]!,
+      })),
       restartNode: async (container) => {
         assertOwnedName(container, run.prefix, 'node container');
         await runCommand(['docker', 'restart', container], { timeoutMs: 180_000, signal: run.signal });
       },
-      bootSysctls: new Map(topology.nodes.map((n) => [n.name, n.sysctls ?? {}])),
-      workloadSelector: `netrepro.io/run=${run.runId}`,
-      onWorkloadBack: (pods) => workloadBack({ pods, topology, cluster: kind, api: kubeApi }),
-      signal: run.signal,
-      log: run.log,
+      ...(this.deps.readyTimeoutMs ? { readyTimeoutMs: this.deps.readyTimeoutMs } : {}),
     });
     return { access, nodes: containers.map((c) => ({ name: c, target: nodeTarget(c) })) };
   }

@@ -1,33 +1,33 @@
-// Hosts outside the cluster on kind: containers on kind's docker network, beside the node containers, with
-// no route to the pod network (their default route is the network's gateway). A host is made like a pod: an
-// idle probe-image container owns its network namespace (commands on `host/NAME` run in it: curl, nslookup,
-// tcpdump), an idle agent container beside it runs the agent's commands, and each program it serves is one
-// more agent container there running the pod agent (mounted from this package), so it answers like a pod's
-// server does. All are named with the run prefix and labelled with the run, so teardown and `netrepro clean`
-// remove them as they remove the nodes.
-import type { TopologySpec } from '../../../model/scenario-schema.ts';
-import { HarnessError } from '../../../model/errors.ts';
-import { runCommand } from '../../../contract/command.ts';
-import type { RunContext, Target } from '../../../contract/provider.ts';
-import { agentProgramArgv } from '../../../contract/agent-program.ts';
-import { CliNodeTarget, dockerNode } from '../cli-node-target.ts';
-import { AGENT_SOURCE } from '../deploy-workload.ts';
-import type { RealCluster } from '../real-cluster.ts';
-import { AGENT_COMMAND } from '../workload-objects.ts';
+// Hosts outside the cluster where the nodes are docker containers (kind, minikube's docker driver): containers
+// on the cluster's docker network, beside the node containers, with no route to the pod network (their
+// default route is the network's gateway). A host is made like a pod: an idle probe-image container owns its
+// network namespace (commands on `host/NAME` run in it: curl, nslookup, tcpdump), an idle agent container
+// beside it runs the agent's commands, and each program it serves is one more agent container there running
+// the pod agent (mounted from this package), so it answers like a pod's server does. All are named with the
+// run prefix and labelled with the run, so teardown and `netrepro clean` remove them as they remove the nodes.
+import type { TopologySpec } from '../../model/scenario-schema.ts';
+import { HarnessError } from '../../model/errors.ts';
+import { runCommand } from '../../contract/command.ts';
+import type { RunContext, Target } from '../../contract/provider.ts';
+import { agentProgramArgv } from '../../contract/agent-program.ts';
+import { CliNodeTarget, dockerNode } from './cli-node-target.ts';
+import { AGENT_SOURCE } from './deploy-workload.ts';
+import type { RealCluster } from './real-cluster.ts';
+import { AGENT_COMMAND } from './workload-objects.ts';
 
-/** kind's docker network (kind's KIND_EXPERIMENTAL_DOCKER_NETWORK can rename it; netrepro never sets that). */
-export const KIND_NETWORK = 'kind';
 const READY_TIMEOUT_MS = 60_000;
 
-export interface KindHostsInput {
+export interface DockerHostsInput {
   topology: TopologySpec;
+  /** The docker network the cluster's node containers are on. */
+  network: string;
   run: RunContext;
   cluster: RealCluster;
   agentImage: string;
   probeImage: string;
 }
 
-export interface KindHost {
+export interface DockerHost {
   name: string;
   target: Target;
   ip: string;
@@ -36,21 +36,22 @@ export interface KindHost {
 export const hostContainer = (run: RunContext, host: string) => `${run.prefix}host-${host}`;
 
 /** Starts every host of the topology; each container's removal is registered before it is created. */
-export async function startKindHosts({
+export async function startDockerHosts({
   topology,
+  network,
   run,
   cluster,
   agentImage,
   probeImage,
-}: KindHostsInput): Promise<KindHost[]> {
-  const hosts: KindHost[] = [];
+}: DockerHostsInput): Promise<DockerHost[]> {
+  const hosts: DockerHost[] = [];
   for (const host of topology.hosts) {
     const name = hostContainer(run, host.name);
     const common = ['--label', `netrepro.io/run=${run.runId}`];
     const programs = host.serve ?? [];
     cluster.onDestroy(`host containers of ${host.name}`, () => removeContainers(run, host.name, programs.length));
     await runCommand(
-      ['docker', 'run', '-d', '--name', name, ...common, '--network', KIND_NETWORK, probeImage, 'sleep', 'infinity'],
+      ['docker', 'run', '-d', '--name', name, ...common, '--network', network, probeImage, 'sleep', 'infinity'],
       { timeoutMs: 300_000, signal: run.signal },
     );
     const besideIt = (container: string, argv: readonly string[]) =>
@@ -77,12 +78,12 @@ export async function startKindHosts({
       await waitReadyLine(`${name}-serve-${i}`, run.signal);
     }
     const inspect = await runCommand(
-      ['docker', 'inspect', '-f', `{{(index .NetworkSettings.Networks "${KIND_NETWORK}").IPAddress}}`, name],
+      ['docker', 'inspect', '-f', `{{(index .NetworkSettings.Networks "${network}").IPAddress}}`, name],
       { timeoutMs: 30_000, signal: run.signal },
     );
     const ip = inspect.stdout.trim();
     if (!/^\d+\.\d+\.\d+\.\d+$/.test(ip))
-      throw new HarnessError('LAB_FAILED', `host ${host.name}: no address on docker network ${KIND_NETWORK} (${ip})`);
+      throw new HarnessError('LAB_FAILED', `host ${host.name}: no address on docker network ${network} (${ip})`);
     const inHost = dockerNode(name, probeImage, run.runId);
     const wrap = (argv: readonly string[]) =>
       AGENT_COMMAND.every((word, i) => argv[i] === word)

@@ -1,12 +1,13 @@
-// A started kind cluster: the real-cluster layer's RealCluster plus what kind's node containers allow:
-// hosts outside the cluster (containers on kind's network, kind-hosts.ts), and starting a node component by
-// hand or rebooting a node (node-components.ts: the DaemonSet's pod replaced, `docker restart`).
-import { HarnessError } from '../../../model/errors.ts';
-import type { LabAction, Target } from '../../../contract/provider.ts';
-import type { NodeComponents } from '../node-components.ts';
-import { RealCluster } from '../real-cluster.ts';
+// A started cluster whose nodes are docker containers (kind, minikube's docker driver): the real-cluster
+// layer's RealCluster plus what such nodes allow: hosts outside the cluster (containers on the cluster's docker
+// network, docker-hosts.ts), and starting a node component by hand or rebooting a node (node-components.ts:
+// the DaemonSet's pod replaced, the node's container restarted).
+import { HarnessError } from '../../model/errors.ts';
+import type { LabAction, Target } from '../../contract/provider.ts';
+import type { NodeComponents } from './node-components.ts';
+import { RealCluster } from './real-cluster.ts';
 
-export class KindCluster extends RealCluster {
+export class ContainerNodeCluster extends RealCluster {
   readonly hosts = new Map<string, Target>();
   /** Set once the cluster's components are up. */
   components?: NodeComponents;
