@@ -12,6 +12,7 @@ import { holdAffinityPatch } from '../../src/providers/real/component-daemonsets
 import { KubeCli } from '../../src/providers/real/kube-cli.ts';
 import { KindProvider } from '../../src/providers/real/kind/kind-provider.ts';
 import { NodeComponents, type NodeComponentsInput } from '../../src/providers/real/node-components.ts';
+import { clientPod, ciliumPod, kubeProxyPod, nodePodsQuery, podList } from './component-pods.ts';
 import { fakeTools, recordingKubeApi, runContext, type Reply } from './fake-env.ts';
 
 const CP = 'nr-abc123-cluster-control-plane';
@@ -19,28 +20,6 @@ const CTX = 'kind-nr-abc123-cluster';
 const HOST = 'nr-abc123-host-docs';
 const METRICS = ['exec', '-i', CP, 'curl', '-fsS', 'http://127.0.0.1:10249/metrics'];
 const AGENT = packagePath('src/providers/netns/agent/pod-agent.mjs');
-
-interface PodFixture {
-  name: string;
-  uid: string;
-  containers: string[];
-  ready: boolean;
-  namespace?: string;
-  podIP?: string;
-}
-
-/** `kubectl get pods -o json` as the API server answers it. */
-const podList = (pods: PodFixture[]) =>
-  JSON.stringify({
-    items: pods.map((p) => ({
-      metadata: { namespace: p.namespace ?? 'kube-system', name: p.name, uid: p.uid },
-      status: {
-        ...(p.podIP ? { podIP: p.podIP } : {}),
-        conditions: [{ type: 'Ready', status: p.ready ? 'True' : 'False' }],
-        containerStatuses: p.containers.map((id) => ({ containerID: `containerd://${id}` })),
-      },
-    })),
-  });
 
 const cleanup: (() => void)[] = [];
 afterEach(() => {
@@ -61,41 +40,14 @@ function fakes(
   return f;
 }
 
-const pods = (selector: string, namespace = 'kube-system') => [
-  'get',
-  'pods',
-  ...(namespace === 'all' ? ['-A'] : ['-n', namespace]),
-  '-l',
-  selector,
-  '--field-selector',
-  `spec.nodeName=${CP}`,
-  '-o',
-  'json',
-];
+const pods = (selector: string, namespace?: string) => nodePodsQuery(CP, selector, namespace);
 const CILIUM_PODS = pods('k8s-app=cilium');
 const KUBE_PROXY_PODS = pods('k8s-app=kube-proxy');
 const WORKLOAD_PODS = pods('netrepro.io/run=abc123', 'all');
 
-const cilium = (containers: string[], ready = true): PodFixture => ({
-  name: 'cilium-x',
-  uid: 'u-cilium',
-  containers,
-  ready,
-});
-const kubeProxy = (uid: string, ready = true): PodFixture => ({
-  name: `kube-proxy-${uid}`,
-  uid,
-  containers: [`k-${uid}`],
-  ready,
-});
-const client = (containers: string[], podIP: string): PodFixture => ({
-  name: 'client',
-  uid: 'u-client',
-  namespace: 'nr-abc123-default',
-  containers,
-  ready: true,
-  podIP,
-});
+const cilium = ciliumPod;
+const kubeProxy = kubeProxyPod;
+const client = clientPod;
 
 describe('kind/cilium runs the FORWARD race', () => {
   it('provisions the hold affinity in start order, the docs host beside the nodes, and reboots node-a Cilium first', async () => {

@@ -10,13 +10,16 @@ import { realSupport } from './real-support.ts';
 export abstract class RealProvider<N extends 'kind' | 'minikube' | 'k3s'> {
   readonly options: ResolvedRealOptions;
   readonly capabilities: ReadonlySet<Capability>;
+  readonly lacksBecause?: Partial<Record<Capability, string>>;
 
   protected constructor(
     readonly name: N,
     options: RealClusterOptions | ResolvedRealOptions,
   ) {
     this.options = asResolved(options);
-    this.capabilities = realSupport(name, this.options).capabilities;
+    const support = realSupport(name, this.options);
+    this.capabilities = support.capabilities;
+    if (support.lacksBecause) this.lacksBecause = support.lacksBecause;
   }
 
   fit(topology: TopologySpec): Misfit | undefined {

@@ -1,6 +1,7 @@
 // What kind, minikube and k3s can do, declared without loading their libraries: commands in a node's
 // namespace (docker exec / minikube ssh), pods, and Service and endpoint changes through the API, waited for
-// in every node's kube-proxy rules (service-changes.ts). kind adds what its node containers allow (below).
+// in every node's kube-proxy rules (service-changes.ts). kind and minikube add what their node containers
+// allow (below); k3s runs kube-proxy inside its own process, so it has no component to start or hold.
 // None runs BPF programs from a private bpffs or has a fabric namespace or lab-name placeholders.
 import type { Capability } from '../../model/capabilities.ts';
 import type { Scenario } from '../../model/scenario-schema.ts';
@@ -16,11 +17,11 @@ export const REAL_CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>([
 ]);
 
 /**
- * kind also has hosts outside the cluster (containers on its docker network), starts a node component by
- * hand (its DaemonSet's pod replaced) and reboots a node (`docker restart` of its container, the components
- * held off and let back in order): node-components.ts, kind/kind-hosts.ts.
+ * kind and minikube (docker driver) also have hosts outside the cluster (containers on the cluster's docker
+ * network), start a node component by hand (its DaemonSet's pod replaced) and reboot a node (its container
+ * restarted, the components held off and let back in order): node-components.ts, docker-hosts.ts.
  */
-export const KIND_CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>([
+export const CONTAINER_NODE_CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>([
   ...REAL_CAPABILITIES,
   'external-hosts',
   'action/start',
@@ -33,9 +34,9 @@ export type RealProviderName = 'local' | 'kind' | 'minikube' | 'k3s';
 export function realSupport(name: Exclude<RealProviderName, 'local'>, options: ResolvedRealOptions): ProviderSupport {
   return {
     name,
-    capabilities: name === 'kind' ? KIND_CAPABILITIES : REAL_CAPABILITIES,
+    capabilities: name === 'k3s' ? REAL_CAPABILITIES : CONTAINER_NODE_CAPABILITIES,
     fit: (topology) => realMisfit(name, topology, options),
-    // only kind starts components and reboots nodes; the others skip such steps by their capabilities
-    ...(name === 'kind' ? { fitSteps: (scenario: Scenario) => fitComponentSteps(scenario, options.k8sVersion) } : {}),
+    // k3s skips such steps by its capabilities
+    ...(name === 'k3s' ? {} : { fitSteps: (scenario: Scenario) => fitComponentSteps(scenario, options.k8sVersion) }),
   };
 }

@@ -90,11 +90,10 @@ export function minikubeMisfit(topology: TopologySpec, cni: RealCni): { reason: 
       hint: 'run multi-node bridge scenarios with --provider kind',
     };
   }
-  const s = ciliumSettings(topology);
-  if (cni === 'cilium' && (s.kubeProxyReplacement || s.socketLB)) {
+  if (cni === 'cilium' && ciliumSettings(topology).kubeProxyReplacement) {
     return {
       reason:
-        'minikube --cni=cilium applies its own manifest and takes no cilium values (socketLB, kube-proxy replacement)',
+        "Cilium's kube-proxy replacement needs a cluster without kube-proxy; netrepro's minikube clusters run kubeadm's",
       hint: 'run it with --provider kind',
     };
   }
@@ -170,10 +169,10 @@ export function realMisfit(
 ): Misfit | undefined {
   const fit = fitCni(topology, options);
   if ('reason' in fit) return fit;
-  // kind starts them as containers on its network (kind/kind-hosts.ts)
-  if (provider !== 'kind' && topology.hosts.length > 0)
+  // kind and minikube start them as containers on the cluster's docker network (docker-hosts.ts)
+  if (provider === 'k3s' && topology.hosts.length > 0)
     return {
-      reason: `hosts outside the cluster exist in the netns lab, local and kind, not on ${provider}`,
+      reason: `hosts outside the cluster exist in the netns lab, local, kind and minikube, not on ${provider}`,
       hint: 'run it with --provider kind or netns',
     };
   const own = provider === 'k3s' ? k3sMisfit : provider === 'minikube' ? minikubeMisfit : () => undefined;
