@@ -65,7 +65,10 @@ function lacking(support: ProviderSupport, requirements: Requirement[]): Misfit 
   if (missing.size === 0) return undefined;
   const lacks = [...missing]
     .sort(([a], [b]) => rank(a) - rank(b))
-    .map(([c, by]) => `${capabilityMeaning(c)} (needed by ${by})`);
+    .map(([c, by]) => {
+      const because = support.lacksBecause?.[c];
+      return `${capabilityMeaning(c)} (needed by ${by})${because ? `: ${because}` : ''}`;
+    });
   const hint = missing.has('host-kernel')
     ? "such a setting needs nodes with a kernel of their own (a VM per node); every provider here shares the host's kernel, and netrepro never changes the host"
     : 'run it with --provider netns';

@@ -42,6 +42,8 @@ export interface ProviderSupport {
   fit(topology: TopologySpec): Misfit | undefined;
   /** A step it cannot perform as the file writes it, known from the file (a kube-proxy release to start). */
   fitSteps?(scenario: Scenario): Misfit | undefined;
+  /** Why it lacks a capability, where that is its own make-up rather than work not done: said in the skip reason. */
+  readonly lacksBecause?: Partial<Record<Capability, string>>;
 }
 
 export interface ClusterProvider extends ProviderSupport {

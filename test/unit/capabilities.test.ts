@@ -86,6 +86,11 @@ describe('providers declare what they can do', () => {
     const minikube = providerSupport(resolveRunConfig({ provider: 'minikube' }, {}));
     const race = loaded.find(({ scenario }) => scenario.id === 'cilium-kube-proxy-forward-race')!.scenario;
     expect(unsupported(minikube, race)).toBeUndefined();
+    // k3s says why it cannot: its kube-proxy is part of its own process
+    const k3s = providerSupport(resolveRunConfig({ provider: 'k3s' }, {}));
+    expect(unsupported(k3s, race)?.reason).toMatch(
+      /^k3s cannot reboot a node .*needed by fault, step 1 \(reboot\)\): k3s runs kube-proxy inside its own process, .*Cilium before kube-proxy cannot happen.*have hosts outside the cluster/,
+    );
   });
 
   it('netns declares every capability; the real providers commands in a node namespace and Service changes, kind and minikube also hosts, starts and reboots', () => {

@@ -28,6 +28,16 @@ export const CONTAINER_NODE_CAPABILITIES: ReadonlySet<Capability> = new Set<Capa
   'action/reboot',
 ]);
 
+/**
+ * k3s runs kube-proxy inside its server process, beside the kubelet, not as a DaemonSet: there is no pod to
+ * replace and nothing to hold off a restarting node, and kube-proxy is up before the kubelet starts any pod.
+ */
+export const K3S_LACKS_BECAUSE: Partial<Record<Capability, string>> = {
+  'action/reboot':
+    'k3s runs kube-proxy inside its own process, which also runs the kubelet, so after a restart kube-proxy is up before any pod (Cilium before kube-proxy cannot happen) and there is no kube-proxy DaemonSet to hold off the node',
+  'action/start': 'k3s runs kube-proxy inside its own process, not as a pod that can be started anew',
+};
+
 /** The providers that run real Kubernetes: `local` on this host from the one-time build, the others through their CLIs. */
 export type RealProviderName = 'local' | 'kind' | 'minikube' | 'k3s';
 
@@ -37,6 +47,8 @@ export function realSupport(name: Exclude<RealProviderName, 'local'>, options: R
     capabilities: name === 'k3s' ? REAL_CAPABILITIES : CONTAINER_NODE_CAPABILITIES,
     fit: (topology) => realMisfit(name, topology, options),
     // k3s skips such steps by its capabilities
-    ...(name === 'k3s' ? {} : { fitSteps: (scenario: Scenario) => fitComponentSteps(scenario, options.k8sVersion) }),
+    ...(name === 'k3s'
+      ? { lacksBecause: K3S_LACKS_BECAUSE }
+      : { fitSteps: (scenario: Scenario) => fitComponentSteps(scenario, options.k8sVersion) }),
   };
 }
