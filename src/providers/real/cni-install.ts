@@ -1,4 +1,4 @@
-// flannel and cilium installs on a cluster we created (kind, k3s); pinned versions from real-options.
+// flannel and cilium installs on a cluster we created (kind, minikube, k3s); pinned versions from real-options.
 import type { TopologySpec } from '../../model/scenario-schema.ts';
 import type { KubeCli } from './kube-cli.ts';
 
