@@ -90,6 +90,9 @@ function scenarioSection(s: ScenarioResult, provider: string, facts: ScenarioFac
     facts?.topology ? topologyPicture(facts.topology) : '',
     reproduce(s, provider, facts),
     s.skipReason ? `<div class="dim">${esc(s.skipReason)}</div>` : '',
+    ...(s.skippedFixes ?? []).map(
+      ({ fix, reason }) => `<div class="dim">fix ${esc(fix)} skipped: ${esc(reason)}</div>`,
+    ),
     s.error ? `<div class="bad">${esc(s.error.message)}</div>` : '',
     `<table><tr><th>fix variant</th><th>phase</th><th>verdict</th><th>probes</th><th>checks</th><th>captures</th></tr>${rows.join('')}</table>`,
     ...probes,
