@@ -54,10 +54,23 @@ async function netrepro(dir: string, provider: string): Promise<Report> {
   const json = join(dir, `${provider}.json`);
   // two at a time: each cluster waits on its components more than it computes (4 scenarios: 89 s against 128 s
   // one by one), and two clusters stay within ~1.6 GB
-  const argv = ['run', '--all', '--parallel', '2', '--provider', provider, '--profile', PROFILE, '--json', json];
-  await run('node', ['bin/netrepro.js', ...argv], {
-    maxBuffer: 64 << 20,
-  }).catch((e: { code?: number }) => {
+  await run(
+    'node',
+    [
+      'bin/netrepro.js',
+      'run',
+      '--all',
+      '--parallel',
+      '2',
+      '--provider',
+      provider,
+      '--profile',
+      PROFILE,
+      '--json',
+      json,
+    ],
+    { maxBuffer: 64 << 20 },
+  ).catch((e: { code?: number }) => {
     if (e.code !== 1) throw e; // 1: a scenario failed, which the comparison below reports
   });
   return JSON.parse(await readFile(json, 'utf8')) as Report;
