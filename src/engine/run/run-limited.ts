@@ -1,5 +1,7 @@
 // Runs work over items at most `limit` at a time, taking items in order; once `signal` aborts, no new
 // item starts (the ones under way finish their teardown).
+import { settleAll } from '../../contract/settle-all.ts';
+
 export async function runLimited<T>(
   items: readonly T[],
   limit: number,
@@ -13,5 +15,6 @@ export async function runLimited<T>(
       await work(items[i]!, i);
     }
   };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
+  // every worker settles before an error (an abort) is thrown: the others may still be tearing their labs down
+  await settleAll(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
 }

@@ -30,6 +30,7 @@ import { helperBinary, HELPERS } from '../namespaces/helper-build.ts';
 import { fastNeighbourFailure } from './neighbour-timing.ts';
 import { defaultGateway, FABRIC_GATEWAY, FABRIC_NET } from '../../dataplane/node-network.ts';
 import { awaitedLater } from '../../contract/awaited-later.ts';
+import { settleAll } from '../../contract/settle-all.ts';
 import { agentProgramArgv } from '../../contract/agent-program.ts';
 
 /** The network joining nodes and external hosts, inside the fabric namespace only (kind's docker network uses the same). */
@@ -196,13 +197,6 @@ async function chainHostPorts(steps: ProvisionSteps): Promise<void> {
   await steps.step('CNI chain after bridge: portmap for hostPorts', () =>
     steps.eachNode((n) => chainHostPortPods(lab, n)),
   );
-}
-
-/** Like Promise.all, but waits for every one to settle first: nothing may still be building while the lab is torn down. */
-async function settleAll(work: Promise<unknown>[]): Promise<void> {
-  const results = await Promise.allSettled(work);
-  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-  if (failed) throw failed.reason;
 }
 
 /** A node's sysctls: set before its pods exist (`early`), except per-device ones, which wait for eth0 (`late`). */

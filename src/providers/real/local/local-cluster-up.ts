@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { HarnessError } from '../../../model/errors.ts';
 import type { TopologySpec } from '../../../model/scenario-schema.ts';
 import { runCommand } from '../../../contract/command.ts';
+import { settleAll } from '../../../contract/settle-all.ts';
 import { killAll } from '../../namespaces/namespace-pids.ts';
 import { ipBatch, removeNamespaces } from '../../namespaces/namespace-batch.ts';
 import type { RunContext } from '../../../contract/provider.ts';
@@ -171,7 +172,7 @@ export async function bringUpLocalCluster(input: BringUpInput): Promise<LocalClu
   up.mark('namespaces wired');
   const pki = await startControlPlane(up);
   await writeFile(up.resolvConf, '');
-  await Promise.all(up.nodes.map((n) => bringUpNode(up, n)));
+  await settleAll(up.nodes.map((n) => bringUpNode(up, n)));
   await startHostPrograms(up);
   up.mark('cluster up');
   const { kubeconfig, context, socket, nodes, hosts, timings } = up;
@@ -358,7 +359,7 @@ async function wireNamespaces(up: LocalBringUp): Promise<void> {
     nodeIP: n.ip,
     vtepMac: vtepMac(i + 1),
   }));
-  await Promise.all([
+  await settleAll([
     ...nodes.map((_, i) => wireNode(up, i, flannel)),
     ...hosts.map((h) => ipBatch(h.netns, ['link set lo up', `addr add ${h.ip}/24 dev eth0`, 'link set eth0 up'])),
   ]);
@@ -554,7 +555,7 @@ async function startContainerd(up: LocalBringUp, n: LocalNode): Promise<void> {
 async function startHostPrograms(up: LocalBringUp): Promise<void> {
   const { topology, run } = up.input;
   const agent = topology.hosts.some((h) => (h.serve ?? []).length > 0) ? await helperBinary('pod-agent') : '';
-  await Promise.all(
+  await settleAll(
     topology.hosts.flatMap((h, i) =>
       (h.serve ?? []).map(async (program, j) => {
         const d = up.daemon({

@@ -3,6 +3,7 @@
 // pair, and one static bearer token every component and the harness use (authorization is AlwaysAllow:
 // a throwaway lab, reachable only from the run's own namespaces and a socket file).
 import { randomBytes } from 'node:crypto';
+import { settleAll } from '../../../contract/settle-all.ts';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runCommand } from '../../../contract/command.ts';
@@ -23,7 +24,7 @@ export async function makePki(dir: string, apiserverIPs: readonly string[]): Pro
   const p = (f: string) => join(dir, f);
   const openssl = (...args: string[]) => runCommand(['openssl', ...args]);
   const ecKey = (file: string) => openssl('ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', file);
-  await Promise.all([ecKey(p('ca.key')), ecKey(p('apiserver.key')), ecKey(p('sa.key'))]);
+  await settleAll([ecKey(p('ca.key')), ecKey(p('apiserver.key')), ecKey(p('sa.key'))]);
   await openssl(
     'req',
     '-x509',
