@@ -2,6 +2,7 @@
 // for the pods a reboot or a start by hand waits on (Cilium's agent, kube-proxy, the scenario's client), and
 // the query the waits send for a node's pods.
 
+import { holdAffinityPatch } from '../../src/providers/real/component-daemonsets.ts';
 export interface PodFixture {
   name: string;
   uid: string;
@@ -59,3 +60,9 @@ export const clientPod = (containers: string[], podIP: string): PodFixture => ({
   ready: true,
   podIP,
 });
+
+/** The commands that make a component's DaemonSet holdable off a node: its affinity patched, the rollout awaited. */
+export const holdPatchCommands = (kubectl: string, ds: string, component: 'kube-proxy' | 'cilium') => [
+  `${kubectl} -n kube-system patch daemonset ${ds} --type merge -p ${JSON.stringify(holdAffinityPatch(component))}`,
+  `${kubectl} -n kube-system rollout status daemonset/${ds} --timeout=300s`,
+];

@@ -8,11 +8,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadScenarioFile } from '../../src/model/load-scenario.ts';
 import { packagePath } from '../../src/model/package-root.ts';
 import { CliNodeTarget, dockerNode } from '../../src/providers/real/cli-node-target.ts';
-import { holdAffinityPatch } from '../../src/providers/real/component-daemonsets.ts';
 import { KubeCli } from '../../src/providers/real/kube-cli.ts';
 import { KindProvider } from '../../src/providers/real/kind/kind-provider.ts';
 import { NodeComponents, type NodeComponentsInput } from '../../src/providers/real/node-components.ts';
-import { clientPod, ciliumPod, kubeProxyPod, nodePodsQuery, podList } from './component-pods.ts';
+import { clientPod, ciliumPod, kubeProxyPod, nodePodsQuery, podList, holdPatchCommands } from './component-pods.ts';
 import { fakeTools, recordingKubeApi, runContext, type Reply } from './fake-env.ts';
 
 const CP = 'nr-abc123-cluster-control-plane';
@@ -96,10 +95,7 @@ describe('kind/cilium runs the FORWARD race', () => {
 
     const lines = f.lines().map((l) => l.replaceAll(work, 'WORK'));
     const kubectl = `kubectl --kubeconfig WORK/abc123/kubeconfig --context ${CTX}`;
-    const patch = (ds: string, component: 'kube-proxy' | 'cilium') => [
-      `${kubectl} -n kube-system patch daemonset ${ds} --type merge -p ${JSON.stringify(holdAffinityPatch(component))}`,
-      `${kubectl} -n kube-system rollout status daemonset/${ds} --timeout=300s`,
-    ];
+    const patch = (ds: string, component: 'kube-proxy' | 'cilium') => holdPatchCommands(kubectl, ds, component);
     expect(lines.slice(0, provisioned)).toEqual([
       expect.stringMatching(/^kind create cluster /),
       expect.stringMatching(

@@ -9,10 +9,9 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadScenarioFile } from '../../src/model/load-scenario.ts';
 import { packagePath } from '../../src/model/package-root.ts';
-import { holdAffinityPatch } from '../../src/providers/real/component-daemonsets.ts';
 import { controlPlaneAliasArgv, restartMinikubeNode } from '../../src/providers/real/minikube/minikube-reboot.ts';
 import { MinikubeProvider } from '../../src/providers/real/minikube/minikube-provider.ts';
-import { clientPod, ciliumPod, kubeProxyPod, nodePodsQuery, podList } from './component-pods.ts';
+import { clientPod, ciliumPod, kubeProxyPod, nodePodsQuery, podList, holdPatchCommands } from './component-pods.ts';
 import { fakeTools, kubeProxySave, recordingKubeApi, runContext, topology, type Reply } from './fake-env.ts';
 
 const P = 'nr-abc123-cluster';
@@ -124,10 +123,7 @@ describe('minikube/cilium runs the FORWARD race', () => {
 
     const lines = f.lines().map((l) => l.replaceAll(work, 'WORK'));
     const kubectl = `kubectl --kubeconfig WORK/abc123/kubeconfig --context ${P}`;
-    const patch = (ds: string, component: 'kube-proxy' | 'cilium') => [
-      `${kubectl} -n kube-system patch daemonset ${ds} --type merge -p ${JSON.stringify(holdAffinityPatch(component))}`,
-      `${kubectl} -n kube-system rollout status daemonset/${ds} --timeout=300s`,
-    ];
+    const patch = (ds: string, component: 'kube-proxy' | 'cilium') => holdPatchCommands(kubectl, ds, component);
     expect(lines.slice(0, provisioned)).toEqual([
       // no CNI from minikube, containerd as on kind; minikube waits for its API server alone
       `minikube start -p ${P} --driver=docker --nodes=1 --cni=false --container-runtime=containerd --kubernetes-version=v1.35.1 --extra-config=kubeadm.pod-network-cidr=10.244.0.0/16 --wait=apiserver`,
