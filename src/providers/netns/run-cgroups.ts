@@ -1,5 +1,6 @@
 // The cgroups a run's Cilium nodes put their pods in (socket-LB programs hook them), one directory per node
 // under the run's: removed with the lab, or by `netrepro clean` after a run that died.
+import { rmdirWhenEmpty } from '../namespaces/rmdir-when-empty.ts';
 import { readdir, readFile, rmdir } from 'node:fs/promises';
 import { killAll } from '../namespaces/namespace-pids.ts';
 
@@ -17,16 +18,4 @@ export async function removeRunCgroups(runId: string): Promise<void> {
   }
   await rmdir(runDir).catch(() => {});
   await rmdir(CGROUP_ROOT).catch(() => {});
-}
-
-/** A cgroup directory can only go once its killed processes have exited (EBUSY until then): retry for up to 2 s. */
-async function rmdirWhenEmpty(dir: string): Promise<void> {
-  for (let i = 0; i < 40; i++) {
-    const error = await rmdir(dir).then(
-      () => undefined,
-      (e: NodeJS.ErrnoException) => e,
-    );
-    if (!error || error.code === 'ENOENT' || error.code !== 'EBUSY') return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }

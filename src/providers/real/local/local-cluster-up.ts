@@ -15,6 +15,7 @@ import { HarnessError } from '../../../model/errors.ts';
 import type { TopologySpec } from '../../../model/scenario-schema.ts';
 import { runCommand } from '../../../contract/command.ts';
 import { settleAll } from '../../../contract/settle-all.ts';
+import { rmdirWhenEmpty } from '../../namespaces/rmdir-when-empty.ts';
 import { killAll } from '../../namespaces/namespace-pids.ts';
 import { ipBatch, removeNamespaces } from '../../namespaces/namespace-batch.ts';
 import type { RunContext } from '../../../contract/provider.ts';
@@ -131,16 +132,7 @@ export async function removeCgroupRoot(root: string): Promise<void> {
       const procs = await readFile(join(d, 'cgroup.procs'), 'utf8').catch(() => '');
       killAll(procs.split('\n').filter(Boolean).map(Number));
     }
-    for (const d of dirs.reverse()) {
-      for (let i = 0; i < 50; i++) {
-        const e = await rmdir(d).then(
-          () => undefined,
-          (err: NodeJS.ErrnoException) => err,
-        );
-        if (!e || e.code === 'ENOENT' || e.code !== 'EBUSY') break;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
+    for (const d of dirs.reverse()) await rmdirWhenEmpty(d, 5000);
   }
 }
 
