@@ -2,13 +2,15 @@
 // namespace (docker exec / minikube ssh), pods, and Service and endpoint changes through the API, waited for
 // in every node's kube-proxy rules (service-changes.ts). kind and minikube add what their node containers
 // allow (below); k3s runs kube-proxy inside its own process, so it has no component to start or hold.
-// None runs BPF programs from a private bpffs or has a fabric namespace or lab-name placeholders.
+// None runs BPF programs from a private bpffs or has a fabric namespace or lab-name placeholders; none attaches
+// a stale copy of Cilium's socket-LB program, for the reason in stale-sock-lb-gaps.ts.
 import type { Capability } from '../../model/capabilities.ts';
 import type { Scenario } from '../../model/scenario-schema.ts';
 import type { ProviderSupport } from '../../contract/provider.ts';
 import { fitComponentSteps } from './fit-component-steps.ts';
 import type { ResolvedRealOptions } from './real-options.ts';
 import { realMisfit } from './scenario-fit.ts';
+import { STALE_SOCK_LB_LACKS_BECAUSE } from './stale-sock-lb-gaps.ts';
 
 export const REAL_CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>([
   'node-exec',
@@ -46,9 +48,9 @@ export function realSupport(name: Exclude<RealProviderName, 'local'>, options: R
     name,
     capabilities: name === 'k3s' ? REAL_CAPABILITIES : CONTAINER_NODE_CAPABILITIES,
     fit: (topology) => realMisfit(name, topology, options),
+    lacksBecause:
+      name === 'k3s' ? { ...STALE_SOCK_LB_LACKS_BECAUSE, ...K3S_LACKS_BECAUSE } : STALE_SOCK_LB_LACKS_BECAUSE,
     // k3s skips such steps by its capabilities
-    ...(name === 'k3s'
-      ? { lacksBecause: K3S_LACKS_BECAUSE }
-      : { fitSteps: (scenario: Scenario) => fitComponentSteps(scenario, options.k8sVersion) }),
+    ...(name === 'k3s' ? {} : { fitSteps: (scenario: Scenario) => fitComponentSteps(scenario, options.k8sVersion) }),
   };
 }
