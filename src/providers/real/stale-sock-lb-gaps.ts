@@ -9,7 +9,7 @@
 import type { Capability } from '../../model/capabilities.ts';
 
 const STALE_PROGRAM =
-  "Cilium attaches its socket-LB programs through bpf_links pinned in /sys/fs/bpf/cilium/socketlb/links/cgroup on the cgroup root /run/cilium/cgroupv2, from a bpf_sock.o its agent compiles at start and loads with load-time constants (read at Cilium 1.19.1 and 1.20.0-dev); how a copy loaded by hand, with its own service map and without those constants, runs ahead of that link is not grounded at the pinned chart's 1.20.0, whose tag is not in the sources read here (docs/real-clusters.md, known gaps)";
+  "Cilium attaches its socket-LB programs through bpf_links on its cgroup root, from a bpf_sock.o its agent compiles at start and loads with load-time constants; how a copy loaded by hand, with its own service map, would run ahead of them is not grounded at the pinned chart's 1.20.0 (docs/real-clusters.md, known gaps)";
 
 /** The reason beside each socket-LB capability a real provider lacks. */
 export const STALE_SOCK_LB_LACKS_BECAUSE: Partial<Record<Capability, string>> = {
