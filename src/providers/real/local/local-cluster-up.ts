@@ -162,9 +162,11 @@ export async function bringUpLocalCluster(input: BringUpInput): Promise<LocalClu
   await writeOwnerFiles(up);
   await wireNamespaces(up);
   up.mark('namespaces wired');
-  const pki = await startControlPlane(up);
-  await writeFile(up.resolvConf, '');
-  await settleAll(up.nodes.map((n) => bringUpNode(up, n)));
+  // a node's runtime needs no API server: containerd starts and imports its images while the control plane comes up
+  const controlPlane = startControlPlane(up);
+  await settleAll([controlPlane, writeFile(up.resolvConf, ''), ...up.nodes.map((n) => startNodeRuntime(up, n))]);
+  const pki = await controlPlane;
+  await settleAll(up.nodes.map((n) => joinNode(up, n)));
   await startHostPrograms(up);
   up.mark('cluster up');
   const { kubeconfig, context, socket, nodes, hosts, timings } = up;
@@ -460,13 +462,17 @@ async function startControlPlane(up: LocalBringUp): Promise<LocalPki> {
   return pki;
 }
 
-/** A node: cgroup root, files, mount namespace, containerd with the images, kubelet, then kube-proxy. */
-async function bringUpNode(up: LocalBringUp, n: LocalNode): Promise<void> {
-  const { api } = up.input;
+/** A node's runtime: cgroup root, files, mount namespace, containerd with the images. */
+async function startNodeRuntime(up: LocalBringUp, n: LocalNode): Promise<void> {
   await prepareNodeFiles(up, n);
   await startMountHolder(up, n);
   await startContainerd(up, n);
   up.mark(`containerd on ${n.scenarioName} ready, images imported`);
+}
+
+/** A node joins the running control plane: kubelet, registered and Ready, then kube-proxy. */
+async function joinNode(up: LocalBringUp, n: LocalNode): Promise<void> {
+  const { api } = up.input;
   await up.startKubelet(n);
   await api.waitNodeRegistered(n.kubeName, 60_000);
   await api.setPodCIDR(n.kubeName, n.podCIDR);
