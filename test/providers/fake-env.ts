@@ -132,6 +132,7 @@ export function recordingKubeApi(nodes: ClusterNode[]): {
       metadata: { name, namespace },
       status: { podIP: `10.244.9.${++pod}` },
     }),
+    waitPodAddressed: async () => `10.244.8.${++pod}`,
     logs: async (p) => `ready ${p.container}\n`,
     exec: async (p, argv) => (
       api.execs.push({ pod: p, argv }), { argv, exitCode: 0, stdout: '', stderr: '', timedOut: false, durationMs: 0 }

@@ -63,7 +63,9 @@ export function clientKubeApi(access: KubeAccess): KubeApi {
       await core.patchNamespacedService({ name, namespace, body: patch }, mergePatch);
     },
     waitPodReady: (namespace, name, timeoutMs, ready = true) =>
-      waitPodReady(core, { namespace, name, timeoutMs, ready }),
+      waitPod(core, { namespace, name, timeoutMs, until: ready ? 'ready' : 'not-ready' }),
+    waitPodAddressed: async (namespace, name, timeoutMs) =>
+      (await waitPod(core, { namespace, name, timeoutMs, until: 'addressed' })).status!.podIP!,
     async logs(pod) {
       return core.readNamespacedPodLog({ name: pod.name, namespace: pod.namespace, container: pod.container });
     },
@@ -94,28 +96,37 @@ interface PodWait {
   namespace: string;
   name: string;
   timeoutMs: number;
-  /** true: Running with an address and Ready; false: every container started and the kubelet reporting it not Ready. */
-  ready: boolean;
+  /**
+   * ready: Running with an address and Ready; not-ready: every container started and the kubelet reporting it
+   * not Ready; addressed: its sandbox has an address, whatever its containers do.
+   */
+  until: 'ready' | 'not-ready' | 'addressed';
 }
 
-/** Polls the pod each second until it is as `ready` asks; throws with its phase and waiting reasons at the deadline. */
-async function waitPodReady(core: CoreV1Api, { namespace, name, timeoutMs, ready }: PodWait): Promise<V1Pod> {
+function podIs(pod: V1Pod, until: PodWait['until']): boolean {
+  const status = pod.status;
+  if (!status?.podIP) return false;
+  if (until === 'addressed') return true;
+  const isReady = status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+  const started = (status.containerStatuses ?? []).every((c) => c.state?.running);
+  return until === 'ready' ? isReady : started && !!status.containerStatuses?.length && !isReady;
+}
+
+/** Polls the pod every 250 ms until it is as `until` asks; throws with its phase and waiting reasons at the deadline. */
+async function waitPod(core: CoreV1Api, { namespace, name, timeoutMs, until }: PodWait): Promise<V1Pod> {
   const deadline = Date.now() + timeoutMs;
   let last: V1Pod | undefined;
   while (Date.now() < deadline) {
     last = await core.readNamespacedPod({ name, namespace });
-    const status = last.status;
-    const isReady = status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
-    const started = (status?.containerStatuses ?? []).every((c) => c.state?.running);
-    if (status?.podIP && (ready ? isReady : started && status.containerStatuses?.length && !isReady)) return last;
-    await sleep(1000);
+    if (podIs(last, until)) return last;
+    await sleep(250);
   }
   const waiting = (last?.status?.containerStatuses ?? []).flatMap((c) =>
     c.state?.waiting ? [`${c.name}: ${c.state.waiting.reason} ${c.state.waiting.message ?? ''}`.trim()] : [],
   );
   throw new HarnessError(
     'LAB_FAILED',
-    `pod ${namespace}/${name} not ${ready ? 'ready' : 'running'} after ${timeoutMs} ms (phase ${last?.status?.phase ?? 'unknown'}${waiting.length ? `; ${waiting.join('; ')}` : ''})`,
+    `pod ${namespace}/${name} not ${until === 'not-ready' ? 'running' : until} after ${timeoutMs} ms (phase ${last?.status?.phase ?? 'unknown'}${waiting.length ? `; ${waiting.join('; ')}` : ''})`,
     'images are pulled from Docker Hub on first use; check the node can pull them',
   );
 }

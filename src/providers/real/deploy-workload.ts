@@ -79,12 +79,13 @@ export async function deployWorkload({ api, cluster, topology, nodeMap, images, 
     return namespace;
   };
   if (images.ownCluster) {
-    // one pod at a time per node, so host-local hands out .2, .3, ... in the scenario's pod order, as in the
-    // netns lab (and `netrepro render`): the same pod IPs, hence the same KUBE-SEP chain names
+    // one pod at a time per node, each created once the one before has its address, so host-local hands out
+    // .2, .3, ... in the scenario's pod order, as in the netns lab (and `netrepro render`): the same pod IPs,
+    // hence the same KUBE-SEP chain names
     await Promise.all(
       [...new Set(topology.pods.map((p) => p.node))].map(async (node) => {
         for (const pod of topology.pods.filter((p) => p.node === node))
-          await api.waitPodReady(await create(pod), pod.name, READY_TIMEOUT_MS, !notReady.has(pod.name));
+          await api.waitPodAddressed(await create(pod), pod.name, READY_TIMEOUT_MS);
       }),
     );
   } else {
@@ -113,7 +114,7 @@ export async function waitForReadyLine(
   while (Date.now() < deadline) {
     logs = await api.logs({ namespace, name, container });
     if (/^ready /m.test(logs)) return;
-    await new Promise((r) => setTimeout(r, 500));
+    await new Promise((r) => setTimeout(r, 250));
   }
   throw new HarnessError(
     'LAB_FAILED',

@@ -34,6 +34,8 @@ export interface KubeApi {
    * started and the kubelet reporting it not Ready; returns it (status.podIP set).
    */
   waitPodReady(namespace: string, name: string, timeoutMs: number, ready?: boolean): Promise<V1Pod>;
+  /** Waits until the pod's sandbox has an address (its containers may still be starting); returns it. */
+  waitPodAddressed(namespace: string, name: string, timeoutMs: number): Promise<string>;
   logs(pod: PodRef): Promise<string>;
   exec(pod: PodRef, argv: readonly string[], options?: ExecOptions): Promise<ExecResult>;
   /** A long-running exec (tcpdump): lines as they come, stop() interrupts it in the container. */

@@ -32,6 +32,7 @@ export function kubeconfigFollowingApi(access: KubeAccess, load: (access: KubeAc
     patchPod: (namespace, name, patch) => current().patchPod(namespace, name, patch),
     patchService: (namespace, name, patch) => current().patchService(namespace, name, patch),
     waitPodReady: (namespace, name, timeoutMs, ready) => current().waitPodReady(namespace, name, timeoutMs, ready),
+    waitPodAddressed: (namespace, name, timeoutMs) => current().waitPodAddressed(namespace, name, timeoutMs),
     logs: (pod) => current().logs(pod),
     exec: (pod, argv, options) => current().exec(pod, argv, options),
     spawn: (pod, argv) => current().spawn(pod, argv),
