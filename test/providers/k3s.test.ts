@@ -64,6 +64,7 @@ describe('k3s provider', () => {
         name: 'nr-abc123-cluster',
         labels: { 'netrepro.io/run': 'abc123' },
         command: ['server', '--disable=traefik', '--cluster-cidr=10.244.0.0/16'],
+        network: 'bridge',
       },
     ]);
     expect(lines()).toEqual([
@@ -76,8 +77,8 @@ describe('k3s provider', () => {
     expect(api.pods.every((p) => p.spec!.nodeName === '3f2a9c1b7d4e')).toBe(true);
   }, 30_000);
 
-  it('cilium: no flannel, no network policy, then helm', async () => {
-    const t = topology({ cni: 'cilium', nodes: 1 });
+  it("cilium replacing kube-proxy: no flannel, no network policy, no kube-proxy of k3s's or netrepro's, then helm", async () => {
+    const t = topology({ cni: 'cilium', nodes: 1, startOrder: ['cilium'] });
     const { provider, started, lines } = setup(undefined, t);
     await (await provider.provision(t, runContext())).destroy();
     expect(started[0]!.command).toEqual([
@@ -86,14 +87,16 @@ describe('k3s provider', () => {
       '--cluster-cidr=10.244.0.0/16',
       '--flannel-backend=none',
       '--disable-network-policy',
+      '--disable-kube-proxy',
     ]);
     expect(lines()).toEqual([
       'helm install cilium cilium --repo https://helm.cilium.io --version 1.20.0 --namespace kube-system --set ipam.mode=kubernetes --set image.pullPolicy=IfNotPresent ' +
-        '--set operator.replicas=1 --set kubeProxyReplacement=false --set bpf.masquerade=true --set socketLB.enabled=false --set nodePort.enabled=true --set bpf.hostLegacyRouting=true --wait --timeout 10m ' +
+        '--set operator.replicas=1 --set kubeProxyReplacement=true --set bpf.masquerade=true --set socketLB.enabled=false ' +
+        // the API server on the node's loopback, where k3s's own kubeconfig has it
+        '--set k8sServiceHost=127.0.0.1 --set k8sServicePort=6443 --wait --timeout 10m ' +
         '--kubeconfig WORK/abc123/kubeconfig --kube-context nr-abc123-cluster',
       `kubectl ${KC} -n kube-system rollout status daemonset/cilium --timeout=300s`,
       `kubectl ${KC} wait --for=condition=Ready nodes --all --timeout=300s`,
-      'docker exec -i nr-abc123-cluster iptables-save',
     ]);
   }, 30_000);
 

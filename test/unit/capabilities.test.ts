@@ -15,7 +15,7 @@ import type { RunEvent } from '../../src/engine/run/results.ts';
 import { ALL_CAPABILITIES } from '../../src/model/capabilities.ts';
 import { loadScenarioFile } from '../../src/model/load-scenario.ts';
 import { literalAddress, scenarioRequirements } from '../../src/model/scenario-requirements.ts';
-import type { StepSpec } from '../../src/model/scenario-schema.ts';
+import type { Scenario, StepSpec } from '../../src/model/scenario-schema.ts';
 import { STEP_KINDS, stepRequires } from '../../src/model/steps/registry.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
@@ -86,7 +86,7 @@ describe('providers declare what they can do', () => {
     const minikube = providerSupport(resolveRunConfig({ provider: 'minikube' }, {}));
     const race = loaded.find(({ scenario }) => scenario.id === 'cilium-kube-proxy-forward-race')!.scenario;
     expect(unsupported(minikube, race)).toBeUndefined();
-    // k3s says why it cannot: its kube-proxy is part of its own process
+    // k3s's cilium shape runs upstream kube-proxy as a DaemonSet: the race runs there
     const k3s = providerSupport(resolveRunConfig({ provider: 'k3s' }, {}));
     // the socket-LB reason is every real provider's, beside k3s's own
     const staleSockLb = loaded.find(({ scenario }) => scenario.id === 'stale-sock-lb-udp-dns')!.scenario;
@@ -94,12 +94,31 @@ describe('providers declare what they can do', () => {
       expect(unsupported(support, staleSockLb)?.reason).toMatch(
         /cannot attach a BPF socket-LB program .*\(needed by fault, step 1 \(sock-lb-stale-program\)\): Cilium attaches .*bpf_sock\.o its agent compiles at start/,
       );
-    expect(unsupported(k3s, race)?.reason).toMatch(
-      /^k3s cannot reboot a node .*needed by fault, step 1 \(reboot\)\): k3s runs kube-proxy inside its own process, .*Cilium before kube-proxy cannot happen.*have hosts outside the cluster/,
+    expect(unsupported(k3s, race)).toBeUndefined();
+    expect(
+      unsupported(providerSupport(resolveRunConfig({ provider: 'k3s' }, { NETREPRO_CNI: 'cilium' })), race),
+    ).toBeUndefined();
+    // with flannel, k3s says why it cannot: kube-proxy and flannel are part of its own process
+    const k3sFlannel = providerSupport(resolveRunConfig({ provider: 'k3s' }, { NETREPRO_CNI: 'flannel' }));
+    expect(unsupported(k3sFlannel, race)?.reason).toMatch(
+      /^k3s cannot reboot a node .*needed by fault, step 1 \(reboot\)\): k3s runs kube-proxy and flannel inside its own process, .*no DaemonSet to hold off the node/,
+    );
+    expect(unsupported(k3sFlannel, staleSockLb)?.reason).toMatch(
+      /Cilium attaches .*bpf_sock\.o its agent compiles at start/,
+    );
+    // a run that selects no CNI runs a flannel scenario with k3s's own kube-proxy: its start step is refused
+    const flannelStart = {
+      ...race,
+      topology: { ...race.topology, cni: 'flannel' as const, startOrder: ['kube-proxy' as const, 'flannel' as const] },
+      fault: { ...race.fault, steps: [{ start: { node: 'node-a', component: 'kube-proxy' as const } }] },
+      fixes: race.fixes.filter((f) => f.name === 'be-liberal-alone-is-not-enough'),
+    } as Scenario;
+    expect(unsupported(k3s, flannelStart)?.reason).toMatch(
+      /^k3s cannot run this scenario: fault, step 1 \(start\): k3s runs kube-proxy and flannel inside its own process/,
     );
   });
 
-  it('netns declares every capability; the real providers commands in a node namespace and Service changes, kind and minikube also hosts, starts and reboots', () => {
+  it('netns declares every capability; the real providers commands in a node namespace and Service changes, kind, minikube and k3s also hosts, starts and reboots (k3s with its own kube-proxy and flannel: hosts only)', () => {
     expect([...providerSupport('netns').capabilities].sort()).toEqual([...ALL_CAPABILITIES].sort());
     for (const name of ['kind', 'minikube'])
       expect([...providerSupport(resolveRunConfig({ provider: name }, {})).capabilities]).toEqual([
@@ -110,11 +129,12 @@ describe('providers declare what they can do', () => {
         'action/start',
         'action/reboot',
       ]);
-    expect([...providerSupport(resolveRunConfig({ provider: 'k3s' }, {})).capabilities]).toEqual([
-      'node-exec',
-      'action/endpoint',
-      'action/service',
-    ]);
+    expect([
+      ...providerSupport(resolveRunConfig({ provider: 'k3s' }, { NETREPRO_CNI: 'cilium' })).capabilities,
+    ]).toEqual(['node-exec', 'action/endpoint', 'action/service', 'external-hosts', 'action/start', 'action/reboot']);
+    expect([
+      ...providerSupport(resolveRunConfig({ provider: 'k3s' }, { NETREPRO_CNI: 'flannel' })).capabilities,
+    ]).toEqual(['node-exec', 'action/endpoint', 'action/service', 'external-hosts']);
   });
 
   it("a node without a default route fits the lab, not kind's nodes (they keep their network's)", async () => {

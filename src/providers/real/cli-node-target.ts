@@ -21,16 +21,27 @@ export class CliNodeTarget implements Target {
 }
 
 /** Tools node images lack (kind and k3s ship no tcpdump; k3s no conntrack) run from the probe image. */
-const FROM_PROBE_IMAGE = new Set(['tcpdump', 'conntrack']);
+const FROM_PROBE_IMAGE: ReadonlySet<string> = new Set(['tcpdump', 'conntrack']);
+
+/**
+ * On k3s curl too (kube-proxy's metrics on the node's loopback): its image is k3s's own userland, which
+ * netrepro does not rely on for curl.
+ */
+export const K3S_FROM_PROBE_IMAGE: ReadonlySet<string> = new Set([...FROM_PROBE_IMAGE, 'curl']);
 
 /**
  * `docker exec -i <container> argv...`: argv reaches execve in the node unchanged. tcpdump and
- * conntrack instead run in a throwaway probe-image container in the node's network namespace,
- * with the directory of a `-w FILE` mounted, so a capture lands on the host like in the netns lab.
+ * conntrack (`fromProbeImage`) instead run in a throwaway probe-image container in the node's network
+ * namespace, with the directory of a `-w FILE` mounted, so a capture lands on the host like in the netns lab.
  */
-export function dockerNode(container: string, probeImage: string, runId: string) {
+export function dockerNode(
+  container: string,
+  probeImage: string,
+  runId: string,
+  fromProbeImage: ReadonlySet<string> = FROM_PROBE_IMAGE,
+) {
   return (argv: readonly string[]): string[] => {
-    if (!FROM_PROBE_IMAGE.has(argv[0] ?? '')) return ['docker', 'exec', '-i', container, ...argv];
+    if (!fromProbeImage.has(argv[0] ?? '')) return ['docker', 'exec', '-i', container, ...argv];
     const w = argv.indexOf('-w');
     const dir = w >= 0 && argv[w + 1] ? dirname(argv[w + 1]!) : undefined;
     return [

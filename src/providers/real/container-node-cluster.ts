@@ -1,4 +1,4 @@
-// A started cluster whose nodes are docker containers (kind, minikube's docker driver): the real-cluster
+// A started cluster whose nodes are docker containers (kind, minikube's docker driver, k3s): the real-cluster
 // layer's RealCluster plus what such nodes allow: hosts outside the cluster (containers on the cluster's docker
 // network, docker-hosts.ts), and starting a node component by hand or rebooting a node (node-components.ts:
 // the DaemonSet's pod replaced, the node's container restarted).

@@ -1,4 +1,4 @@
-// Hosts outside the cluster where the nodes are docker containers (kind, minikube's docker driver): containers
+// Hosts outside the cluster where the nodes are docker containers (kind, minikube's docker driver, k3s): containers
 // on the cluster's docker network, beside the node containers, with no route to the pod network (their
 // default route is the network's gateway). A host is made like a pod: an idle probe-image container owns its
 // network namespace (commands on `host/NAME` run in it: curl, nslookup, tcpdump), an idle agent container

@@ -1,7 +1,9 @@
-// What a cluster whose nodes are docker containers (kind, minikube's docker driver) gets once its CNI is up:
-// the hold affinity on the component DaemonSets a reboot may hold off (only on the cilium shape beside
-// kube-proxy, whose scenarios reboot), the topology's hosts as containers on the cluster's docker network, and
-// its node components, started by hand or brought up in order after a node's container restarts.
+// What a cluster whose nodes are docker containers (kind, minikube's docker driver, k3s's container) gets once
+// its CNI is up: the hold affinity on the component DaemonSets a reboot may hold off (only on the cilium shape
+// beside kube-proxy, whose scenarios reboot), the topology's hosts as containers on the cluster's docker
+// network, and its node components, started by hand or brought up in order after a node's container restarts.
+// A cluster whose components run inside one process (k3s with its own kube-proxy and flannel) gets the hosts
+// alone (addDockerHosts).
 import type { TopologySpec } from '../../model/scenario-schema.ts';
 import type { RunContext, Target } from '../../contract/provider.ts';
 import { clusterComponents } from './cluster-components.ts';
@@ -37,10 +39,7 @@ export async function equipContainerNodes(input: ContainerNodesInput): Promise<v
   const components = clusterComponents(topology, cni);
   const holdable = cni === 'cilium' && components.length > 1 ? components : [];
   await makeHoldable(kubectl, holdable);
-  for (const host of await startDockerHosts({ topology, run, cluster, network: input.network, ...options })) {
-    cluster.hosts.set(host.name, host.target);
-    cluster.addresses.set(`host/${host.name}`, host.ip);
-  }
+  await addDockerHosts(input);
   const k8sVersion = (await api.listNodes())[0]?.kubeletVersion ?? options.k8sVersion;
   cluster.components = new NodeComponents({
     kubectl,
@@ -58,4 +57,18 @@ export async function equipContainerNodes(input: ContainerNodesInput): Promise<v
     log: run.log,
     ...(input.readyTimeoutMs ? { readyTimeoutMs: input.readyTimeoutMs } : {}),
   });
+}
+
+/** The topology's hosts as containers on the cluster's docker network, reachable as `host/NAME`. */
+export async function addDockerHosts({
+  topology,
+  run,
+  cluster,
+  network,
+  options,
+}: Pick<ContainerNodesInput, 'topology' | 'run' | 'cluster' | 'network' | 'options'>): Promise<void> {
+  for (const host of await startDockerHosts({ topology, run, cluster, network, ...options })) {
+    cluster.hosts.set(host.name, host.target);
+    cluster.addresses.set(`host/${host.name}`, host.ip);
+  }
 }

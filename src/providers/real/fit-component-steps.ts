@@ -56,3 +56,22 @@ export function fitComponentSteps(scenario: Scenario, k8sVersion: string): Misfi
   }
   return undefined;
 }
+
+/**
+ * The scenario's first `start` or `reboot` step, refused with `why`, for a cluster whose node components run
+ * inside one process (no pod to start anew, nothing to hold off a restarting node).
+ */
+export function fitEmbeddedComponents(scenario: Scenario, why: string): Misfit | undefined {
+  const phases: [string, StepSpec[]][] = [
+    ['baseline', (scenario.baseline as { steps?: StepSpec[] }).steps ?? []],
+    ['fault', scenario.fault.steps ?? []],
+    ...scenario.fixes.map((fix): [string, StepSpec[]] => [`fix ${fix.name}`, fix.steps ?? []]),
+  ];
+  for (const [phase, steps] of phases)
+    for (const [i, step] of steps.entries()) {
+      const kind = 'start' in step && step.start ? 'start' : 'reboot' in step && step.reboot ? 'reboot' : undefined;
+      if (kind)
+        return { reason: `${phase}, step ${i + 1} (${kind}): ${why}`, hint: 'run it with --provider kind or minikube' };
+    }
+  return undefined;
+}

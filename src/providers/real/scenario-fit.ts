@@ -169,12 +169,6 @@ export function realMisfit(
 ): Misfit | undefined {
   const fit = fitCni(topology, options);
   if ('reason' in fit) return fit;
-  // kind and minikube start them as containers on the cluster's docker network (docker-hosts.ts)
-  if (provider === 'k3s' && topology.hosts.length > 0)
-    return {
-      reason: `hosts outside the cluster exist in the netns lab, local, kind and minikube, not on ${provider}`,
-      hint: 'run it with --provider kind or netns',
-    };
   const own = provider === 'k3s' ? k3sMisfit : provider === 'minikube' ? minikubeMisfit : () => undefined;
   return (
     fitKubeProxy(topology, options.k8sVersion) ??

@@ -9,6 +9,8 @@ export interface K3sStartInput {
   labels: Record<string, string>;
   /** k3s server arguments. */
   command: string[];
+  /** The docker network it joins (hosts outside the cluster join it too). */
+  network: string;
 }
 
 export interface StartedK3s {
@@ -27,6 +29,7 @@ export const startK3sWithTestcontainers: StartK3s = async (input) => {
     .withName(input.name)
     .withLabels(input.labels)
     .withCommand(input.command)
+    .withNetworkMode(input.network)
     .start();
   return { name: input.name, kubeconfig: started.getKubeConfig(), stop: async () => void (await started.stop()) };
 };
