@@ -100,7 +100,7 @@ function addRunCommand(program: Command): void {
     )
     .option(
       '--parallel <n>',
-      'scenarios run at once; above 1, each also runs its fix variants side by side (a lab per variant)',
+      'scenarios run at once; above 1, each also runs its fix variants side by side (a lab per variant); on a real cluster provider, at most N clusters at once, variants included',
       positiveInt,
       1,
     )

@@ -57,6 +57,12 @@ export interface ClusterProvider extends ProviderSupport {
   reap(options: { force: boolean }): Promise<string[]>;
   /** Runs whose owner is alive, which `reap` without force leaves alone, one line each (where the provider can tell). */
   liveRuns?(): Promise<string[]>;
+  /**
+   * Each lab is a whole cluster (a control plane and its daemons, ~0.8 GB, busy while it starts): `--parallel N`
+   * then bounds the run's labs to N, fix variants included. Without it, a scenario's fix variants also run
+   * side by side, as netns labs mostly wait on the wire.
+   */
+  readonly labsAreClusters?: boolean;
 }
 
 /** Node-level operations that are not a plain command: each provider maps them to its own means. */

@@ -1,7 +1,8 @@
 // Runs a set of scenarios, `parallel` at a time, and gathers the run result. With parallel > 1 a
-// scenario also runs its fix variants side by side, each in its own lab: a lab spends most of its
+// scenario also runs its fix variants side by side, each in its own lab: a netns lab spends most of its
 // time waiting on the wire (timeouts, series), so 2 scenarios of 4 variants keep 2 cores busier
-// than 2 labs would. parallel 1 runs everything one lab at a time (the mode to read a log in).
+// than 2 labs would. Where a lab is a whole cluster, `parallel` bounds the run's labs instead: the
+// variants share one pool of that size. parallel 1 runs everything one lab at a time (the mode to read a log in).
 import type { ClusterProvider } from '../../contract/provider.ts';
 import type { LoadedScenario } from '../../model/load-scenario.ts';
 import type { RunEvent, RunResult, ScenarioResult } from './results.ts';
@@ -26,8 +27,9 @@ export async function runSuite(scenarios: readonly LoadedScenario[], options: Su
   const results: ScenarioResult[] = new Array(scenarios.length);
   const parallel = options.parallel ?? 1;
   const stopStarting = new AbortController();
+  const clusters = options.provider.labsAreClusters ? new LabSlots(parallel) : undefined;
   await runLimited(scenarios, parallel, AbortSignal.any([options.signal, stopStarting.signal]), async (scenario, i) => {
-    const slots = new LabSlots(parallel > 1 ? scenario.scenario.fixes.length : 1);
+    const slots = clusters ?? new LabSlots(parallel > 1 ? scenario.scenario.fixes.length : 1);
     results[i] = await runScenario(scenario, { ...options, slots });
     if (options.failFast && (results[i].verdict === 'failed' || results[i].verdict === 'errored')) stopStarting.abort();
   });

@@ -11,6 +11,7 @@ export abstract class RealProvider<N extends 'kind' | 'minikube' | 'k3s'> {
   readonly options: ResolvedRealOptions;
   readonly capabilities: ReadonlySet<Capability>;
   readonly lacksBecause?: Partial<Record<Capability, string>>;
+  readonly labsAreClusters = true;
 
   protected constructor(
     readonly name: N,

@@ -37,6 +37,7 @@ const PROGRAMS: Record<string, string> = {
 };
 
 export class LocalProvider implements ClusterProvider {
+  readonly labsAreClusters = true;
   readonly name = 'local' as const;
   readonly capabilities = LOCAL_CAPABILITIES;
   readonly options: ResolvedRealOptions;
