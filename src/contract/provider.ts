@@ -69,6 +69,19 @@ export interface ClusterProvider extends ProviderSupport {
 export type { LabAction } from '../model/lab-action.ts';
 import type { LabAction } from '../model/lab-action.ts';
 
+/**
+ * Where a node's BPF SNAT table is read: each provider its own way (the lab's pinned map with bpftool, a real
+ * node's through its Cilium agent), each entry printed one a line as `cilium-dbg bpf nat list` prints it
+ * (src/dataplane/cilium-nat-list.ts), so one `snat` check reads the same on both.
+ */
+export interface SnatTable {
+  /** Where the command runs. */
+  target: Target;
+  argv: string[];
+  /** The command's output as entry lines in `cilium-dbg bpf nat list`'s format. */
+  entries(stdout: string): string[];
+}
+
 export interface StartedCluster extends AsyncDisposable {
   readonly nodeNames: readonly string[];
   node(name: string): Target;
@@ -89,6 +102,8 @@ export interface StartedCluster extends AsyncDisposable {
    * its provider declares (`path/KIND`) are ever asked for; any other throws HarnessError UNSUPPORTED.
    */
   path(ref: string): string;
+  /** A node's BPF SNAT table; asked for only where its provider declares `snat-table`, else throws UNSUPPORTED. */
+  snatTable?(node: string): SnatTable;
   /** Traces one probe's packets in the lab's namespaces (rule verdicts, drop reasons, conntrack); absent where a provider cannot. */
   startTrace?(flows: TraceFlows, signal?: AbortSignal): Promise<ProbeTraceSession>;
   /** Idempotent, reverse order, survives partial provisioning. */

@@ -31,7 +31,9 @@ export type Capability =
   /** A kernel setting the host keeps for every network namespace, set on one node: a node with a kernel of its own. */
   | 'host-kernel'
   /** Pods, Services and nodes get the addresses the scenario writes down, so a literal address in a check means them. */
-  | 'scenario-addresses';
+  | 'scenario-addresses'
+  /** A node's BPF SNAT table read and printed one entry a line, as `cilium-dbg bpf nat list` prints it (an `snat` check). */
+  | 'snat-table';
 
 /** Everything a provider can declare; `host-kernel` is left out: no provider here gives a node a kernel of its own. */
 export const ALL_CAPABILITIES: readonly Capability[] = [
@@ -41,6 +43,7 @@ export const ALL_CAPABILITIES: readonly Capability[] = [
   ...LAB_ACTION_KINDS.map((k) => `action/${k}` as const),
   ...PATH_KINDS.map((k) => `path/${k}` as const),
   'scenario-addresses',
+  'snat-table',
 ];
 
 const MEANING: Record<string, string> = {
@@ -62,6 +65,7 @@ const MEANING: Record<string, string> = {
   'host-kernel': "set a kernel setting the whole host shares on one node (its nodes share the host's kernel)",
   'scenario-addresses':
     'give pods, Services and nodes the addresses the scenario writes down (the cluster allocates its own, so a literal address there names nothing; write {pod/NAME}, {svc/NAME} or {node/NAME} in commands)',
+  'snat-table': "read a node's BPF SNAT table (Cilium's cilium_snat_v4_external)",
 };
 
 /** `kind cannot <meaning>`. */

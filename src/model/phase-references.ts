@@ -30,7 +30,10 @@ function checkPhase(check: ReferenceCheck, phase: PhaseSections, base: Path): vo
   for (const id of Object.keys(phase.expect))
     checkExpectation(check, phase.expect[id], { id, path: [...base, 'expect', id] });
   for (const [i, step] of phase.steps.entries()) checkStep(check, step, [...base, 'steps', i]);
-  for (const [i, c] of phase.checks.entries()) check.checkRef(c.on, [...base, 'checks', i, 'on']);
+  for (const [i, c] of phase.checks.entries()) {
+    check.checkRef(c.on, [...base, 'checks', i, 'on']);
+    if (c.snat) checkSnatFlow(check, c.snat, [...base, 'checks', i, 'snat']);
+  }
   check.add(
     ...duplicateIssues(
       phase.checks.map((c) => c.id),
@@ -38,6 +41,31 @@ function checkPhase(check: ReferenceCheck, phase: PhaseSections, base: Path): vo
       'id',
     ),
   );
+}
+
+/** An SNAT table is Cilium's (BPF masquerade), and the flow's ends exist; the client is a pod, whose flows are masqueraded. */
+function checkSnatFlow(
+  check: ReferenceCheck,
+  flow: NonNullable<Scenario['fault']['checks'][number]['snat']>,
+  path: Path,
+) {
+  const t = check.scenario.topology;
+  if (t.cni !== 'cilium' || !t.cilium.bpfMasquerade)
+    check.add({
+      path,
+      message: "a node's BPF SNAT table is Cilium's, filled by its BPF masquerade",
+      received: t.cni === 'cilium' ? 'cilium.bpfMasquerade: false' : `cni: ${t.cni}`,
+      expected: 'topology.cni: cilium with cilium.bpfMasquerade: true',
+    });
+  if (!flow.from.startsWith('pod/'))
+    check.add({
+      path: [...path, 'from'],
+      message: 'the client of a masqueraded flow is a pod',
+      received: flow.from,
+      expected: 'pod/NAME',
+    });
+  check.checkRef(flow.from, [...path, 'from']);
+  check.checkRef(flow.to, [...path, 'to']);
 }
 
 /** Where an expectation is written. */

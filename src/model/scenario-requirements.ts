@@ -42,8 +42,8 @@ export function scenarioRequirements(scenario: Scenario): Requirement[] {
       if ('sysctl' in step && step.sysctl) hostKernel(step.sysctl.name, `${name}, step ${i + 1} (sysctl)`);
     });
     for (const c of phase.checks ?? []) {
-      for (const capability of [...targetNeeds(c.on), ...placeholderNeeds(commandArgv(c.cmd))])
-        out.push({ capability, by: `${name}, check ${c.id}` });
+      const needs = c.snat ? ['snat-table' as const] : [...targetNeeds(c.on), ...placeholderNeeds(commandArgv(c.cmd!))];
+      for (const capability of needs) out.push({ capability, by: `${name}, check ${c.id}` });
       // a reported number decides nothing, so only asserting checks need the addresses to mean the same
       const literal = c.report ? undefined : literalAddress(c);
       if (literal) out.push({ capability: 'scenario-addresses', by: `${name}, check ${c.id} (${literal})` });

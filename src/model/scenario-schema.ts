@@ -353,13 +353,27 @@ const Range = z.union([
     })
     .strict(),
 ]);
+/** A flow whose entries a node's BPF SNAT table holds: read by each provider its own way (snat-table.ts). */
+export const SnatFlow = z
+  .object({
+    from: Ref.describe('the client: pod/NAME'),
+    to: Ref.describe('the server outside the pod network: host/NAME, node/NAME or pod/NAME'),
+    port: Port.describe("the server's port"),
+    protocol: z.enum(['tcp', 'udp']).default('tcp').describe("the flow's protocol"),
+  })
+  .strict()
+  .describe(
+    "the node's BPF SNAT table (Cilium's cilium_snat_v4_external): its reply entries of flows from `from` to `to`:`port`, one per connection, read before and after the probes; expect.delta bounds the entries the probes added (one present before does not count, so its expiry does not either)",
+  );
 export const Check = z
   .object({
     id: Name,
     on: TargetRef,
     cmd: z
       .union([z.string().min(1), z.array(z.string()).min(1)])
+      .optional()
       .describe('argv, or a string split on spaces with quotes; no shell'),
+    snat: SnatFlow.optional(),
     counter: z
       .string()
       .optional()
@@ -412,10 +426,26 @@ export const Check = z
     'a check has an `expect` bound, or `report: true` for a number that is only reported (not both)',
   )
   .refine(
+    (c) => (c.cmd === undefined) !== (c.snat === undefined),
+    "a check reads a command (`cmd`) or a node's SNAT table (`snat`), one of them",
+  )
+  .refine(
     (c) =>
-      c.counter
+      c.snat
+        ? c.counter === undefined &&
+          c.matches === undefined &&
+          !c.background &&
+          c.on.startsWith('node/') &&
+          (c.report || c.expect?.delta !== undefined)
+        : true,
+    'an snat check is on node/NAME with expect.delta (or `report: true`); no counter, matches or background',
+  )
+  .refine(
+    (c) =>
+      c.snat ||
+      (c.counter
         ? c.matches === undefined && (c.report || c.expect?.delta !== undefined)
-        : c.matches !== undefined && (c.report || c.expect?.count !== undefined),
+        : c.matches !== undefined && (c.report || c.expect?.count !== undefined)),
     'a check has counter + expect.delta, or matches + expect.count (with `report: true`, counter or matches alone)',
   )
   .refine((c) => !(c.background && c.counter), 'a background check counts `matches` lines; it has no counter');

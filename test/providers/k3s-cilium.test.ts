@@ -171,7 +171,7 @@ describe('k3s/cilium runs the FORWARD race', () => {
       `${kubectl} -n kube-system rollout status daemonset/kube-proxy --timeout=300s`,
       // the same chart and values as kind; the agent reaches the API server on the node's loopback
       'helm install cilium cilium --repo https://helm.cilium.io --version 1.20.0 --namespace kube-system --set ipam.mode=kubernetes --set image.pullPolicy=IfNotPresent ' +
-        '--set operator.replicas=1 --set kubeProxyReplacement=false --set bpf.masquerade=true --set socketLB.enabled=false --set nodePort.enabled=true --set bpf.hostLegacyRouting=true ' +
+        '--set operator.replicas=1 --set kubeProxyReplacement=false --set bpf.masquerade=true --set socketLB.enabled=false --set routingMode=native --set autoDirectNodeRoutes=true --set ipv4NativeRoutingCIDR=10.244.0.0/16 --set nodePort.enabled=true --set bpf.hostLegacyRouting=true ' +
         '--set k8sServiceHost=127.0.0.1 --set k8sServicePort=6443 --wait --timeout 10m --kubeconfig WORK/abc123/kubeconfig --kube-context nr-abc123-cluster',
       `${kubectl} -n kube-system rollout status daemonset/cilium --timeout=300s`,
       `${kubectl} wait --for=condition=Ready nodes --all --timeout=300s`,

@@ -91,7 +91,7 @@ describe('k3s provider', () => {
     ]);
     expect(lines()).toEqual([
       'helm install cilium cilium --repo https://helm.cilium.io --version 1.20.0 --namespace kube-system --set ipam.mode=kubernetes --set image.pullPolicy=IfNotPresent ' +
-        '--set operator.replicas=1 --set kubeProxyReplacement=true --set bpf.masquerade=true --set socketLB.enabled=false ' +
+        '--set operator.replicas=1 --set kubeProxyReplacement=true --set bpf.masquerade=true --set socketLB.enabled=false --set routingMode=native --set autoDirectNodeRoutes=true --set ipv4NativeRoutingCIDR=10.244.0.0/16 ' +
         // the API server on the node's loopback, where k3s's own kubeconfig has it
         '--set k8sServiceHost=127.0.0.1 --set k8sServicePort=6443 --wait --timeout 10m ' +
         '--kubeconfig WORK/abc123/kubeconfig --kube-context nr-abc123-cluster',

@@ -63,7 +63,7 @@ const EXPECTED: Record<string, string[]> = {
   cilium: [
     CREATE,
     'helm install cilium cilium --repo https://helm.cilium.io --version 1.20.0 --namespace kube-system --set ipam.mode=kubernetes --set image.pullPolicy=IfNotPresent ' +
-      '--set operator.replicas=1 --set kubeProxyReplacement=true --set bpf.masquerade=true --set socketLB.enabled=true --set k8sServiceHost=nr-abc123-cluster-control-plane --set k8sServicePort=6443 ' +
+      '--set operator.replicas=1 --set kubeProxyReplacement=true --set bpf.masquerade=true --set socketLB.enabled=true --set routingMode=native --set autoDirectNodeRoutes=true --set ipv4NativeRoutingCIDR=10.244.0.0/16 --set k8sServiceHost=nr-abc123-cluster-control-plane --set k8sServicePort=6443 ' +
       `--wait --timeout 10m --kubeconfig WORK/abc123/kubeconfig --kube-context kind-nr-abc123-cluster`,
     `kubectl ${KC} -n kube-system rollout status daemonset/cilium --timeout=300s`,
     READY,
@@ -108,7 +108,7 @@ describe('kind provider', () => {
     await (await provider.provision(t, runContext())).destroy();
     // the agent reaches the API server directly, so it comes up on a rebooted node before kube-proxy
     expect(lines()[1]).toContain(
-      '--set kubeProxyReplacement=false --set bpf.masquerade=true --set socketLB.enabled=false --set nodePort.enabled=true --set bpf.hostLegacyRouting=true --set k8sServiceHost=nr-abc123-cluster-control-plane --set k8sServicePort=6443 --wait',
+      '--set kubeProxyReplacement=false --set bpf.masquerade=true --set socketLB.enabled=false --set routingMode=native --set autoDirectNodeRoutes=true --set ipv4NativeRoutingCIDR=10.244.0.0/16 --set nodePort.enabled=true --set bpf.hostLegacyRouting=true --set k8sServiceHost=nr-abc123-cluster-control-plane --set k8sServicePort=6443 --wait',
     );
     expect(fakes!.calls()[0]!.config).toContain('kubeProxyMode: iptables');
   });

@@ -118,7 +118,7 @@ describe('providers declare what they can do', () => {
     );
   });
 
-  it('netns declares every capability; the real providers commands in a node namespace and Service changes, kind, minikube and k3s also hosts, starts and reboots (k3s with its own kube-proxy and flannel: hosts only)', () => {
+  it("netns declares every capability; the real providers commands in a node namespace and Service changes, kind, minikube and k3s also hosts, starts, reboots and a node's SNAT table (k3s with its own kube-proxy and flannel: hosts only)", () => {
     expect([...providerSupport('netns').capabilities].sort()).toEqual([...ALL_CAPABILITIES].sort());
     for (const name of ['kind', 'minikube'])
       expect([...providerSupport(resolveRunConfig({ provider: name }, {})).capabilities]).toEqual([
@@ -128,10 +128,19 @@ describe('providers declare what they can do', () => {
         'external-hosts',
         'action/start',
         'action/reboot',
+        'snat-table',
       ]);
     expect([
       ...providerSupport(resolveRunConfig({ provider: 'k3s' }, { NETREPRO_CNI: 'cilium' })).capabilities,
-    ]).toEqual(['node-exec', 'action/endpoint', 'action/service', 'external-hosts', 'action/start', 'action/reboot']);
+    ]).toEqual([
+      'node-exec',
+      'action/endpoint',
+      'action/service',
+      'external-hosts',
+      'action/start',
+      'action/reboot',
+      'snat-table',
+    ]);
     expect([
       ...providerSupport(resolveRunConfig({ provider: 'k3s' }, { NETREPRO_CNI: 'flannel' })).capabilities,
     ]).toEqual(['node-exec', 'action/endpoint', 'action/service', 'external-hosts']);

@@ -285,7 +285,7 @@ const isAbsence = (c: CheckSpec) => {
 };
 
 /** What a check reads, whatever its bound: the same command on the same machine, the same pattern. */
-const readsKey = (c: CheckSpec) => JSON.stringify([c.on, c.cmd, c.matches ?? c.counter]);
+const readsKey = (c: CheckSpec) => JSON.stringify([c.on, c.cmd ?? c.snat, c.matches ?? c.counter]);
 
 /** Every phase's checks by name, as the phases of any run (original or mutant) name them. */
 function phaseChecks(scenario: Scenario, phase: PhaseResult): readonly CheckSpec[] {
@@ -323,7 +323,7 @@ function absences(scenario: Scenario, phases: readonly PhaseResult[]): MutantRes
         )
         .map((c) => `${phase.variant}/${phase.name}: ${c.observed}`);
     });
-    const pattern = check.matches ?? check.counter;
+    const pattern = check.matches ?? check.counter ?? JSON.stringify(check.snat);
     return hit.length > 0
       ? mutant(
           scenario.id,

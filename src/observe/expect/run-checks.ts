@@ -5,6 +5,7 @@ import type { StartedCluster } from '../../contract/provider.ts';
 import type { CheckSpec } from '../../model/scenario-schema.ts';
 import type { Spawned } from '../../contract/command.ts';
 import { commandArgv, substitute } from '../../model/placeholders.ts';
+import { describeFlow, flowEntries } from './snat-flow.ts';
 
 export interface CheckResult {
   id: string;
@@ -69,6 +70,9 @@ export function printableStrings(lines: readonly string[], minLength = 4): strin
 /** A check's command output, or why there is none (it failed: a check cannot hold on a failed command). */
 type Output = { argv: string[]; text: string; failure?: string };
 
+/** An `snat` check's reading: the flow's reply entries in the node's table, or why it cannot be read. */
+type SnatReading = { argv: string[]; entries: { key: string; line: string }[] } | { argv: string[]; failure: string };
+
 const failureOf = (r: { exitCode: number | undefined; timedOut: boolean; stderr: string; stdout: string }) =>
   r.timedOut
     ? 'timed out'
@@ -78,6 +82,7 @@ const failureOf = (r: { exitCode: number | undefined; timedOut: boolean; stderr:
 
 export class PhaseChecks {
   private before = new Map<string, { value: number; line?: string } | { failure: string }>();
+  private snatBefore = new Map<string, SnatReading>();
   private running = new Map<string, { argv: string[]; process: Spawned }>();
 
   constructor(
@@ -93,7 +98,7 @@ export class PhaseChecks {
   private async outputs(checks: readonly CheckSpec[]): Promise<Map<CheckSpec, Output>> {
     const runs = new Map<string, Promise<Output>>();
     const byCheck = checks.map((check) => {
-      const argv = substitute(commandArgv(check.cmd), this.resolve);
+      const argv = substitute(commandArgv(check.cmd!), this.resolve);
       const key = JSON.stringify([check.on, argv]);
       if (!runs.has(key)) {
         const run = async () => this.cluster.target(check.on).exec(argv, { timeoutMs: 10_000, reject: false });
@@ -106,6 +111,65 @@ export class PhaseChecks {
     });
     await Promise.allSettled(runs.values()); // none left running if one fails
     return new Map(await Promise.all(byCheck.map(async ([check, out]) => [check, await out] as const)));
+  }
+
+  /** The flow's entries in the node's SNAT table, read the way its provider reads it. */
+  private async readSnat(check: CheckSpec): Promise<SnatReading> {
+    let argv: string[] = [];
+    try {
+      const table = this.cluster.snatTable?.(check.on.slice('node/'.length));
+      if (!table) return { argv, failure: "this cluster cannot read a node's SNAT table" };
+      argv = table.argv;
+      const r = await table.target.exec(argv, { timeoutMs: 10_000, reject: false });
+      const failure = failureOf(r);
+      if (failure) return { argv, failure: `command failed (${failure})` };
+      return { argv, entries: flowEntries(table.entries(r.stdout), check.snat!, this.resolve) };
+    } catch (e) {
+      return { argv, failure: (e as Error).message };
+    }
+  }
+
+  private readSnats(checks: readonly CheckSpec[]): Promise<[CheckSpec, SnatReading][]> {
+    return Promise.all(
+      checks.filter((c) => c.snat).map(async (c) => [c, await this.readSnat(c)] as [CheckSpec, SnatReading]),
+    );
+  }
+
+  /** An `snat` check: the entries of its flow that were not in the table before the probes. */
+  private snatResult(
+    check: CheckSpec,
+    after: SnatReading,
+    base: Omit<CheckResult, 'expected' | 'observed' | 'matched' | 'evidence'>,
+  ): CheckResult {
+    const range = check.expect?.delta;
+    const expected = `${describeFlow(check.snat!)} entries added ${range === undefined ? 'reported, not asserted' : describeRange(range)}`;
+    const before = this.snatBefore.get(check.id) ?? { argv: after.argv, failure: 'not read before the probes' };
+    if ('failure' in before || 'failure' in after) {
+      const why =
+        'failure' in before
+          ? `before the probes: ${before.failure}`
+          : `after the probes: ${(after as { failure: string }).failure}`;
+      return {
+        ...base,
+        argv: after.argv,
+        expected,
+        observed: `cannot be read ${why}`,
+        matched: false,
+        evidence: [],
+        unreadable: true,
+      };
+    }
+    const known = new Set(before.entries.map((e) => e.key));
+    const added = after.entries.filter((e) => !known.has(e.key));
+    return {
+      ...base,
+      argv: after.argv,
+      expected,
+      observed: `${added.length} added (${before.entries.length} -> ${after.entries.length} entries of the flow)`,
+      matched: range === undefined || inRange(added.length, range),
+      value: added.length,
+      evidence: added.map((e) => e.line).slice(0, 20),
+    };
   }
 
   /** A counter's value, or why it cannot be read. */
@@ -130,13 +194,14 @@ export class PhaseChecks {
       for (const check of this.checks) {
         if (check.background) {
           await readCounters();
-          const argv = substitute(commandArgv(check.cmd), this.resolve);
+          const argv = substitute(commandArgv(check.cmd!), this.resolve);
           const process = this.cluster.target(check.on).spawn(argv);
           this.running.set(check.id, { argv, process });
           if (check.ready) await process.waitFor(new RegExp(check.ready), 3000);
         } else if (check.counter) counters.push(check);
       }
       await readCounters();
+      for (const [check, reading] of await this.readSnats(this.checks)) this.snatBefore.set(check.id, reading);
     } catch (e) {
       await this.stopAll();
       throw e;
@@ -152,8 +217,14 @@ export class PhaseChecks {
     const results: CheckResult[] = [];
     const exits = new Map([...this.running.keys()].map((id, i) => [id, i]));
     const codes = await this.stopAll();
-    const read = await this.outputs(this.checks.filter((c) => !this.running.has(c.id)));
+    const read = await this.outputs(this.checks.filter((c) => !this.running.has(c.id) && !c.snat));
+    const snats = new Map(await this.readSnats(this.checks));
     for (const check of this.checks) {
+      if (check.snat) {
+        const base = { id: check.id, on: check.on, argv: [], ...(check.report ? { reported: true as const } : {}) };
+        results.push(this.snatResult(check, snats.get(check)!, base));
+        continue;
+      }
       const background = this.running.get(check.id);
       const code = background ? codes[exits.get(check.id)!] : undefined;
       const out: Output = background

@@ -6,13 +6,14 @@ import { rm, rmdir } from 'node:fs/promises';
 import { HarnessError } from '../../model/errors.ts';
 import type { TopologySpec } from '../../model/scenario-schema.ts';
 import type { CommandRunner, Spawned } from '../../contract/command.ts';
-import type { LabAction, StartedCluster, Target } from '../../contract/provider.ts';
+import type { LabAction, SnatTable, StartedCluster, Target } from '../../contract/provider.ts';
 import { TeardownStack } from '../../contract/teardown-stack.ts';
 import { STATE_ROOT, type LabNames } from '../namespaces/lab-names.ts';
 import { removeNamespaces } from '../namespaces/namespace-batch.ts';
 import { type LabInventory, NODE_AGENT_COMMAND, type ReadonlyLabInventory } from './lab-inventory.ts';
 import type { LabCommands } from './native-commands.ts';
 import { removeRunCgroups } from './run-cgroups.ts';
+import { LAB_SNAT_MAP, labNatEntries } from './lab-nat-entries.ts';
 import { NetnsTarget } from './netns-target.ts';
 import { PodSandboxes } from './pod-network.ts';
 import { LabTracer } from './trace/lab-tracer.ts';
@@ -214,6 +215,15 @@ export class NetnsLab implements StartedCluster {
       'UNSUPPORTED',
       `${ref}: node ${node} has no ${kind === 'cgroup' ? 'socket-LB cgroup' : 'bpffs'} in this CNI shape`,
     );
+  }
+
+  /** The node's pinned SNAT map, dumped in its bpffs holder's mount namespace. */
+  snatTable(node: string): SnatTable {
+    return {
+      target: this.node(node),
+      argv: ['bpftool', '--nomount', '-j', 'map', 'dump', 'pinned', `${this.path(`bpffs/${node}`)}/${LAB_SNAT_MAP}`],
+      entries: labNatEntries,
+    };
   }
 
   startTrace(flows: TraceFlows, signal?: AbortSignal): Promise<ProbeTraceSession> {

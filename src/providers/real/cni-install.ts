@@ -9,6 +9,8 @@ export interface CiliumSettings {
   socketLB: boolean;
   /** enable-endpoint-routes; only set when true, so the default install is unchanged */
   endpointRoutes: boolean;
+  /** Routed natively between the nodes and never masqueraded: the scenario's, as the lab's datapath takes it. */
+  nativeRoutingCIDR: string;
 }
 
 export function ciliumSettings(topology: TopologySpec): CiliumSettings {
@@ -17,6 +19,7 @@ export function ciliumSettings(topology: TopologySpec): CiliumSettings {
     bpfMasquerade: topology.cilium.bpfMasquerade,
     socketLB: topology.cilium.socketLB,
     endpointRoutes: topology.cilium.endpointRoutes,
+    nativeRoutingCIDR: topology.cilium.nativeRoutingCIDR ?? topology.clusterCIDR,
   };
 }
 
@@ -39,6 +42,11 @@ export function ciliumHelmArgs(chartVersion: string, settings: CiliumSettings, a
     kubeProxyReplacement: String(settings.kubeProxyReplacement),
     'bpf.masquerade': String(settings.bpfMasquerade),
     'socketLB.enabled': String(settings.socketLB),
+    // as in the lab: each node routes the others' pod CIDRs over the node network, not through a tunnel (the
+    // chart's default), so cross-node pod traffic passes the nodes' netfilter in both directions unencapsulated
+    routingMode: 'native',
+    autoDirectNodeRoutes: 'true',
+    ipv4NativeRoutingCIDR: settings.nativeRoutingCIDR,
   };
   if (settings.endpointRoutes) values['endpointRoutes.enabled'] = 'true';
   if (settings.bpfMasquerade && !settings.kubeProxyReplacement) {

@@ -3,7 +3,7 @@
 // network, docker-hosts.ts), and starting a node component by hand or rebooting a node (node-components.ts:
 // the DaemonSet's pod replaced, the node's container restarted).
 import { HarnessError } from '../../model/errors.ts';
-import type { LabAction, Target } from '../../contract/provider.ts';
+import type { LabAction, SnatTable, Target } from '../../contract/provider.ts';
 import type { NodeComponents } from './node-components.ts';
 import { RealCluster } from './real-cluster.ts';
 
@@ -11,6 +11,8 @@ export class ContainerNodeCluster extends RealCluster {
   readonly hosts = new Map<string, Target>();
   /** Set once the cluster's components are up. */
   components?: NodeComponents;
+  /** A node's BPF SNAT table by scenario node name: set on the cilium shape, read through the node's agent. */
+  snatTables?: (node: string) => SnatTable;
 
   override target(ref: string): Target {
     if (ref.startsWith('host/')) {
@@ -19,6 +21,16 @@ export class ContainerNodeCluster extends RealCluster {
       return host;
     }
     return super.target(ref);
+  }
+
+  snatTable(node: string): SnatTable {
+    if (!this.snatTables)
+      throw new HarnessError(
+        'UNSUPPORTED',
+        `node ${node} runs no Cilium: it has no BPF SNAT table`,
+        'a cilium scenario',
+      );
+    return this.snatTables(node);
   }
 
   override async perform(action: LabAction): Promise<void> {

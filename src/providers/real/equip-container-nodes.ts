@@ -1,11 +1,12 @@
 // What a cluster whose nodes are docker containers (kind, minikube's docker driver, k3s's container) gets once
 // its CNI is up: the hold affinity on the component DaemonSets a reboot may hold off (only on the cilium shape
 // beside kube-proxy, whose scenarios reboot), the topology's hosts as containers on the cluster's docker
-// network, and its node components, started by hand or brought up in order after a node's container restarts.
-// A cluster whose components run inside one process (k3s with its own kube-proxy and flannel) gets the hosts
-// alone (addDockerHosts).
+// network, its node components, started by hand or brought up in order after a node's container restarts, and
+// on the cilium shape each node's BPF SNAT table, read through its agent. A cluster whose components run inside
+// one process (k3s with its own kube-proxy and flannel) gets the hosts alone (addDockerHosts).
 import type { TopologySpec } from '../../model/scenario-schema.ts';
 import type { RunContext, Target } from '../../contract/provider.ts';
+import { ciliumSnatTable } from './cilium-snat-table.ts';
 import { clusterComponents } from './cluster-components.ts';
 import { makeHoldable } from './component-daemonsets.ts';
 import type { ContainerNodeCluster } from './container-node-cluster.ts';
@@ -40,6 +41,8 @@ export async function equipContainerNodes(input: ContainerNodesInput): Promise<v
   const holdable = cni === 'cilium' && components.length > 1 ? components : [];
   await makeHoldable(kubectl, holdable);
   await addDockerHosts(input);
+  const k8sNames = new Map(topology.nodes.map((n, i) => [n.name, input.nodes[i]!.k8sName]));
+  if (cni === 'cilium') cluster.snatTables = (node) => ciliumSnatTable(kubectl, k8sNames.get(node) ?? node, run.signal);
   const k8sVersion = (await api.listNodes())[0]?.kubeletVersion ?? options.k8sVersion;
   cluster.components = new NodeComponents({
     kubectl,

@@ -22,13 +22,15 @@ export const REAL_CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>([
 /**
  * kind, minikube (docker driver) and k3s also have hosts outside the cluster (containers on the cluster's docker
  * network), start a node component by hand (its DaemonSet's pod replaced) and reboot a node (its container
- * restarted, the components held off and let back in order): node-components.ts, docker-hosts.ts.
+ * restarted, the components held off and let back in order): node-components.ts, docker-hosts.ts; and read a
+ * node's BPF SNAT table through its Cilium agent (cilium-snat-table.ts; an snat check is on cilium scenarios only).
  */
 export const CONTAINER_NODE_CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>([
   ...REAL_CAPABILITIES,
   'external-hosts',
   'action/start',
   'action/reboot',
+  'snat-table',
 ]);
 
 /** k3s with its own kube-proxy and flannel (every shape but cilium): hosts, no components to start or hold. */

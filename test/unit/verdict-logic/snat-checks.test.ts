@@ -1,0 +1,130 @@
+// An `snat` check (PhaseChecks over a provider's SNAT table): the flow's reply entries the probes added, in
+// `cilium-dbg bpf nat list`'s format. It fails where the flow was not SNATed: no entry, only another client's,
+// only the original tuple, or only entries that were there before the probes.
+import { describe, expect, it } from 'vitest';
+import type { ExecResult } from '../../../src/contract/command.ts';
+import type { StartedCluster, Target } from '../../../src/contract/provider.ts';
+import type { CheckSpec } from '../../../src/model/scenario-schema.ts';
+import { PhaseChecks } from '../../../src/observe/expect/run-checks.ts';
+
+const REPLY = (clientPort: number, client = '10.244.1.2') =>
+  `TCP IN 172.18.0.100:80 -> 172.18.0.2:${clientPort} XLATE_DST ${client}:${clientPort} Created=2sec ago NeedsCT=1`;
+const ORIGINAL = (clientPort: number) =>
+  `TCP OUT 10.244.1.2:${clientPort} -> 172.18.0.100:80 XLATE_SRC 172.18.0.2:${clientPort} Created=2sec ago NeedsCT=1`;
+
+const snat = (c: Partial<CheckSpec> = {}) =>
+  ({
+    id: 'snat-flows',
+    on: 'node/node-a',
+    snat: { from: 'pod/client', to: 'host/docs', port: 80, protocol: 'tcp' },
+    expect: { delta: 1 },
+    sum: false,
+    background: false,
+    absentIsZero: false,
+    control: true,
+    ...c,
+  }) as CheckSpec;
+
+const ADDRESSES: Record<string, string> = { 'pod/client': '10.244.1.2', 'host/docs': '172.18.0.100' };
+
+/** The table read before the probes, then after them; `failure` makes the reading fail. */
+async function judge(before: string[], after: string[], check = snat(), failure?: Partial<ExecResult>) {
+  const calls: string[] = [];
+  let reads = 0;
+  const target: Target = {
+    ref: 'node/node-a',
+    async exec(argv) {
+      calls.push(argv.join(' '));
+      const lines = reads++ === 0 ? before : after;
+      return {
+        argv,
+        exitCode: 0,
+        stdout: `${lines.join('\n')}\n`,
+        stderr: '',
+        timedOut: false,
+        durationMs: 1,
+        ...failure,
+      };
+    },
+    spawn: () => {
+      throw new Error('no background command');
+    },
+  };
+  const cluster = {
+    snatTable: (node: string) => ({
+      target,
+      argv: ['bpftool', 'map', 'dump', node],
+      entries: (out: string) => out.split('\n'),
+    }),
+  } as unknown as StartedCluster;
+  const phase = new PhaseChecks([check], cluster, (ref) => ADDRESSES[ref] ?? ref);
+  await phase.start();
+  const [result] = await phase.finish();
+  return { result: result!, calls };
+}
+
+describe('an snat check', () => {
+  it('counts the reply entries of the flow the probes added, read before and after them', async () => {
+    const { result, calls } = await judge(
+      [ORIGINAL(40000), REPLY(40000)],
+      [ORIGINAL(40000), REPLY(40000), ORIGINAL(40010), REPLY(40010)],
+    );
+    expect(calls).toEqual(['bpftool map dump node-a', 'bpftool map dump node-a']);
+    expect(result).toEqual({
+      id: 'snat-flows',
+      on: 'node/node-a',
+      argv: ['bpftool', 'map', 'dump', 'node-a'],
+      expected: 'TCP IN host/docs:80 -> * XLATE_DST pod/client:* entries added = 1',
+      observed: '1 added (1 -> 2 entries of the flow)',
+      matched: true,
+      value: 1,
+      evidence: [REPLY(40010)],
+    });
+  });
+
+  it('fails when the probes added no entry of the flow (the flow was not SNATed)', async () => {
+    const { result } = await judge([REPLY(40000)], [REPLY(40000)]);
+    expect(result).toMatchObject({ matched: false, value: 0, observed: '0 added (1 -> 1 entries of the flow)' });
+  });
+
+  it("fails on another client's entry, an original tuple alone, another port or protocol", async () => {
+    const others = [
+      REPLY(40020, '10.244.1.9'),
+      ORIGINAL(40030),
+      REPLY(40040).replace('172.18.0.100:80', '172.18.0.100:8080'),
+      REPLY(40050).replace(/^TCP/, 'UDP'),
+    ];
+    const { result } = await judge([], others);
+    expect(result).toMatchObject({ matched: false, value: 0 });
+  });
+
+  it('does not count an entry that was there before, nor lose one when an older entry expires', async () => {
+    const { result } = await judge([REPLY(40000), REPLY(40001)], [REPLY(40001), REPLY(40002)]);
+    expect(result).toMatchObject({ matched: true, value: 1, evidence: [REPLY(40002)] });
+  });
+
+  it('an entry whose age alone changed is the same entry', async () => {
+    const { result } = await judge([REPLY(40000)], [REPLY(40000).replace('2sec ago', '9sec ago')]);
+    expect(result).toMatchObject({ matched: false, value: 0 });
+  });
+
+  it('is unreadable when the table cannot be read, or the cluster has none', async () => {
+    const failed = await judge([], [], snat(), { exitCode: 1, stderr: 'Unable to open map' });
+    expect(failed.result).toMatchObject({
+      matched: false,
+      unreadable: true,
+      observed: 'cannot be read before the probes: command failed (exit 1: Unable to open map)',
+    });
+    const phase = new PhaseChecks([snat()], {} as StartedCluster, (ref) => ref);
+    await phase.start();
+    expect((await phase.finish())[0]).toMatchObject({
+      unreadable: true,
+      observed: "cannot be read before the probes: this cluster cannot read a node's SNAT table",
+    });
+  });
+
+  it('a reported number holds whatever it is', async () => {
+    const { result } = await judge([], [], snat({ expect: undefined, report: true }));
+    expect(result).toMatchObject({ matched: true, value: 0, reported: true });
+  });
+});
