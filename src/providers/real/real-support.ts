@@ -9,6 +9,7 @@ import type { Capability } from '../../model/capabilities.ts';
 import type { Scenario } from '../../model/scenario-schema.ts';
 import type { ProviderSupport } from '../../contract/provider.ts';
 import { fitComponentSteps, fitEmbeddedComponents } from './fit-component-steps.ts';
+import { fitServiceSteps } from './fit-service-steps.ts';
 import type { ResolvedRealOptions } from './real-options.ts';
 import { fitCni, realMisfit } from './scenario-fit.ts';
 import { STALE_SOCK_LB_LACKS_BECAUSE } from './stale-sock-lb-gaps.ts';
@@ -63,6 +64,7 @@ export function realSupport(name: Exclude<RealProviderName, 'local'>, options: R
     capabilities: embedded ? K3S_EMBEDDED_CAPABILITIES : CONTAINER_NODE_CAPABILITIES,
     fit: (topology) => realMisfit(name, topology, options),
     fitSteps: (scenario: Scenario) =>
+      fitServiceSteps(scenario, options.k8sVersion, name) ??
       (name === 'k3s' ? k3sEmbeddedSteps(scenario, options) : undefined) ??
       fitComponentSteps(scenario, options.k8sVersion),
     lacksBecause: embedded ? { ...STALE_SOCK_LB_LACKS_BECAUSE, ...K3S_EMBEDDED_BECAUSE } : STALE_SOCK_LB_LACKS_BECAUSE,

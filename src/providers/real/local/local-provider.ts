@@ -4,7 +4,7 @@
 // the pod agent in pods, node commands, steps and checks); what it adds is in local-cluster-up.ts
 // (bring-up) and local-cluster.ts (fabric, hosts, paths, Service and endpoint changes).
 import { access, constants } from 'node:fs/promises';
-import type { TopologySpec } from '../../../model/scenario-schema.ts';
+import type { Scenario, TopologySpec } from '../../../model/scenario-schema.ts';
 import type { Availability, ClusterProvider, Misfit, RunContext, StartedCluster } from '../../../contract/provider.ts';
 import { applyOps } from '../../../dataplane/iptables-ops.ts';
 import { flannelStart } from '../../../dataplane/node-components.ts';
@@ -17,7 +17,8 @@ import type { LocalApi } from './local-api.ts';
 import { bringUpLocalCluster, type LocalClusterHandle, type LocalNode } from './local-cluster-up.ts';
 import { LocalCluster, NamespaceTarget } from './local-cluster.ts';
 import { localNames } from './local-names.ts';
-import { LOCAL_CAPABILITIES, localMisfit } from './local-support.ts';
+import { LOCAL_CAPABILITIES, LOCAL_K8S_VERSION, localMisfit } from './local-support.ts';
+import { fitServiceSteps } from '../fit-service-steps.ts';
 
 /** The agent inside the pod image (its native build, src/providers/netns/agent/pod-agent.c, static). */
 export const LOCAL_AGENT_COMMAND = ['/netrepro/pod-agent'] as const;
@@ -51,6 +52,10 @@ export class LocalProvider implements ClusterProvider {
 
   fit(topology: TopologySpec): Misfit | undefined {
     return localMisfit(topology, this.options);
+  }
+
+  fitSteps(scenario: Scenario): Misfit | undefined {
+    return fitServiceSteps(scenario, LOCAL_K8S_VERSION, 'local');
   }
 
   async detect(): Promise<Availability> {

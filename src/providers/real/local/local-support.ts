@@ -8,6 +8,7 @@ import type { Capability } from '../../../model/capabilities.ts';
 import type { TopologySpec } from '../../../model/scenario-schema.ts';
 import type { Misfit, ProviderSupport } from '../../../contract/provider.ts';
 import type { ResolvedRealOptions } from '../real-options.ts';
+import { fitServiceSteps } from '../fit-service-steps.ts';
 import { fitEndpointConditions, fitKubeProxy, fitNodePorts, fitNodeSetup } from '../scenario-fit.ts';
 
 /** The release of Debian bookworm's `kubernetes` source package (1.20.5+really1.20.2). */
@@ -50,5 +51,10 @@ export function localMisfit(topology: TopologySpec, options: Pick<ResolvedRealOp
 }
 
 export function localSupport(options: Pick<ResolvedRealOptions, 'cni'>): ProviderSupport {
-  return { name: 'local', capabilities: LOCAL_CAPABILITIES, fit: (topology) => localMisfit(topology, options) };
+  return {
+    name: 'local',
+    capabilities: LOCAL_CAPABILITIES,
+    fit: (topology) => localMisfit(topology, options),
+    fitSteps: (scenario) => fitServiceSteps(scenario, LOCAL_K8S_VERSION, 'local'),
+  };
 }
