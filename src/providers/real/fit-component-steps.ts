@@ -6,6 +6,7 @@
 // - `reboot` restarts the node's machine: the sysctls of the topology are set again, but one a step set
 //   earlier is gone, where the lab's reboot (its rules and conntrack emptied) keeps it.
 import type { Misfit } from '../../contract/provider.ts';
+import { placedSteps } from '../../model/placed-steps.ts';
 import type { Scenario } from '../../model/scenario-schema.ts';
 import type { StepSpec } from '../../model/steps/registry.ts';
 import { standInRefusal } from './kube-proxy-stand-in.ts';
@@ -62,16 +63,9 @@ export function fitComponentSteps(scenario: Scenario, k8sVersion: string): Misfi
  * inside one process (no pod to start anew, nothing to hold off a restarting node).
  */
 export function fitEmbeddedComponents(scenario: Scenario, why: string): Misfit | undefined {
-  const phases: [string, StepSpec[]][] = [
-    ['baseline', (scenario.baseline as { steps?: StepSpec[] }).steps ?? []],
-    ['fault', scenario.fault.steps ?? []],
-    ...scenario.fixes.map((fix): [string, StepSpec[]] => [`fix ${fix.name}`, fix.steps ?? []]),
-  ];
-  for (const [phase, steps] of phases)
-    for (const [i, step] of steps.entries()) {
-      const kind = 'start' in step && step.start ? 'start' : 'reboot' in step && step.reboot ? 'reboot' : undefined;
-      if (kind)
-        return { reason: `${phase}, step ${i + 1} (${kind}): ${why}`, hint: 'run it with --provider kind or minikube' };
-    }
+  for (const { where, step } of placedSteps(scenario)) {
+    const kind = 'start' in step && step.start ? 'start' : 'reboot' in step && step.reboot ? 'reboot' : undefined;
+    if (kind) return { reason: `${where} (${kind}): ${why}`, hint: 'run it with --provider kind or minikube' };
+  }
   return undefined;
 }

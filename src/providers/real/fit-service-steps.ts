@@ -3,8 +3,8 @@
 // baseline that already misread the cluster): an endpoint changes only through the label its Service selects
 // on (no readiness or termination set by hand), and internalTrafficPolicy is honoured from 1.22 on.
 import type { Misfit } from '../../contract/provider.ts';
+import { placedSteps } from '../../model/placed-steps.ts';
 import type { Scenario } from '../../model/scenario-schema.ts';
-import type { StepSpec } from '../../model/steps/registry.ts';
 import { kubeProxyLayout } from '../../dataplane/kube-proxy-layout.ts';
 import { releaseMinor } from './kube-proxy-stand-in.ts';
 
@@ -19,26 +19,19 @@ export function fitServiceSteps(scenario: Scenario, k8sVersion: string, provider
       reason: `service ${local.name} has internalTrafficPolicy Local, which kube-proxy honours from Kubernetes v1.22 on; the cluster runs ${k8sVersion}`,
       hint: HINT,
     };
-  const phases: [string, StepSpec[]][] = [
-    ['baseline', (scenario.baseline as { steps?: StepSpec[] }).steps ?? []],
-    ['fault', scenario.fault.steps ?? []],
-    ...scenario.fixes.map((f): [string, StepSpec[]] => [`fix ${f.name}`, f.steps ?? []]),
-  ];
-  for (const [phase, steps] of phases)
-    for (const [i, step] of steps.entries()) {
-      const where = `${phase}, step ${i + 1}`;
-      if ('endpoint' in step && step.endpoint) {
-        const e = step.endpoint;
-        if (e.op === 'set' || e.ready === false || e.terminating)
-          return {
-            reason: `${where} (endpoint ${e.op}${e.ready === false ? ' ready=false' : ''}${e.terminating ? ' terminating' : ''}): ${provider} changes endpoints by the pod's label only (no readiness or termination by hand)`,
-            hint: HINT,
-          };
-      } else if ('service' in step && step.service?.internalTrafficPolicy !== undefined && !honoursItp)
+  for (const { where, step } of placedSteps(scenario)) {
+    if ('endpoint' in step && step.endpoint) {
+      const e = step.endpoint;
+      if (e.op === 'set' || e.ready === false || e.terminating)
         return {
-          reason: `${where} (service): internalTrafficPolicy is honoured from Kubernetes v1.22 on; the cluster runs ${k8sVersion}`,
+          reason: `${where} (endpoint ${e.op}${e.ready === false ? ' ready=false' : ''}${e.terminating ? ' terminating' : ''}): ${provider} changes endpoints by the pod's label only (no readiness or termination by hand)`,
           hint: HINT,
         };
-    }
+    } else if ('service' in step && step.service?.internalTrafficPolicy !== undefined && !honoursItp)
+      return {
+        reason: `${where} (service): internalTrafficPolicy is honoured from Kubernetes v1.22 on; the cluster runs ${k8sVersion}`,
+        hint: HINT,
+      };
+  }
   return undefined;
 }
