@@ -1,10 +1,4 @@
-// The cross-node FORWARD race's `snat` check on kind/cilium, as recorded commands: the chart installed with native
-// routing (the lab's shape), and node-a's SNAT table read by `cilium-dbg bpf nat list` in the agent container of
-// node-a's cilium pod, its output in upstream's print format parsed into the flow's reply entries.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { StartedCluster } from '../../src/contract/provider.ts';
 import { loadScenarioFile } from '../../src/model/load-scenario.ts';
 import { packagePath } from '../../src/model/package-root.ts';
@@ -12,7 +6,7 @@ import { placeholderResolver } from '../../src/model/placeholders.ts';
 import { PhaseChecks } from '../../src/observe/expect/run-checks.ts';
 import { KindProvider } from '../../src/providers/real/kind/kind-provider.ts';
 import { ciliumPod, nodePodsQuery, podList } from './component-pods.ts';
-import { fakeTools, recordingKubeApi, runContext } from './fake-env.ts';
+import { recordedRun, recordingKubeApi, runContext } from './fake-env.ts';
 
 const CP = 'nr-abc123-cluster-control-plane';
 const WORKER = 'nr-abc123-cluster-worker';
@@ -52,10 +46,7 @@ const table = (phase: 'before' | 'after') =>
     '',
   ].join('\n');
 
-const cleanup: (() => void)[] = [];
-afterEach(() => {
-  for (const undo of cleanup.splice(0)) undo();
-});
+const { workDir, tools } = recordedRun(CTX);
 
 async function provisionCrossNode(work: string) {
   const { scenario } = await loadScenarioFile(packagePath('scenarios/cilium-forward-race-cross-node.yaml'));
@@ -72,18 +63,16 @@ async function provisionCrossNode(work: string) {
 
 describe('the snat check on kind/cilium', () => {
   it('installs Cilium with native routing over the scenario clusterCIDR, then reads node-a through its agent', async () => {
-    const work = mkdtempSync(join(tmpdir(), 'netrepro-kind-work-'));
-    cleanup.push(() => rmSync(work, { recursive: true, force: true }));
+    const work = workDir('netrepro-kind-work-');
     const kubeconfig = `${work}/abc123/kubeconfig`;
     const kc = (args: string[]) => ['--kubeconfig', kubeconfig, '--context', CTX, ...args];
-    const f = fakeTools([
+    const f = tools([
       { tool: 'docker', args: ['logs'], stdout: 'ready http 80\n' },
       { tool: 'docker', args: ['inspect'], stdout: '172.18.0.9\n' },
       { tool: 'kubectl', args: kc(CILIUM_PODS), stdout: podList([cilium()]) },
       { tool: 'kubectl', args: kc(NAT_LIST), stdout: table('before'), once: true },
       { tool: 'kubectl', args: kc(NAT_LIST), stdout: table('after'), once: true },
     ]);
-    cleanup.push(() => f.restore());
     const { scenario, cluster } = await provisionCrossNode(work);
     (cluster as unknown as { addresses: Map<string, string> }).addresses.set('pod/client', '10.244.0.5');
     const helm = f.lines().find((l) => l.startsWith('helm install cilium '));
@@ -120,15 +109,13 @@ describe('the snat check on kind/cilium', () => {
   });
 
   it('is unreadable, not zero, when node-a has no cilium pod', async () => {
-    const work = mkdtempSync(join(tmpdir(), 'netrepro-kind-work-'));
-    cleanup.push(() => rmSync(work, { recursive: true, force: true }));
+    const work = workDir('netrepro-kind-work-');
     const kubeconfig = `${work}/abc123/kubeconfig`;
-    const f = fakeTools([
+    tools([
       { tool: 'docker', args: ['logs'], stdout: 'ready http 80\n' },
       { tool: 'docker', args: ['inspect'], stdout: '172.18.0.9\n' },
       { tool: 'kubectl', args: ['--kubeconfig', kubeconfig, '--context', CTX, ...CILIUM_PODS], stdout: podList([]) },
     ]);
-    cleanup.push(() => f.restore());
     const { scenario, cluster } = await provisionCrossNode(work);
     const checks = new PhaseChecks(
       scenario.baseline.checks.filter((c) => c.id === 'snat-flows'),

@@ -1,5 +1,6 @@
 // Test support for the real-cluster providers: the fake CLIs first (and alone) on PATH, their
 // recorded argv, and a KubeApi that records objects instead of talking to a server.
+import { afterEach } from 'vitest';
 import type { V1ConfigMap, V1Namespace, V1Pod, V1Service } from '@kubernetes/client-node';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -214,3 +215,41 @@ export function kubeProxySave(t: TopologySpec, node: string, { version = '1.35',
 /** The address the recording API gives a pod of `t` (pods become ready in topology order). */
 export const recordedPodIP = (t: TopologySpec, pod: string) =>
   `10.244.9.${t.pods.findIndex((p) => p.name === pod) + 1}`;
+
+/**
+ * Per test file, for the real providers' recorded-command tests: temporary work directories and fake CLIs,
+ * removed after each test. `fakes` keys kubectl replies by what follows `--kubeconfig K --context CONTEXT`.
+ */
+export function recordedRun(context: string) {
+  const cleanup: (() => void)[] = [];
+  afterEach(() => {
+    for (const undo of cleanup.splice(0)) undo();
+  });
+  const tools = (replies: Reply[]) => {
+    const f = fakeTools(replies);
+    cleanup.push(() => f.restore());
+    return f;
+  };
+  return {
+    tools,
+    workDir(prefix = 'netrepro-work-'): string {
+      const work = mkdtempSync(join(tmpdir(), prefix));
+      cleanup.push(() => rmSync(work, { recursive: true, force: true }));
+      return work;
+    },
+    fakes(
+      kubeconfig: string,
+      kubectl: { args: string[]; stdout?: string; exitCode?: number; once?: boolean }[],
+      other: Reply[] = [],
+    ) {
+      return tools([
+        ...kubectl.map((r) => ({
+          tool: 'kubectl',
+          ...r,
+          args: ['--kubeconfig', kubeconfig, '--context', context, ...r.args],
+        })),
+        ...other,
+      ]);
+    },
+  };
+}

@@ -5,10 +5,9 @@
 // starts the components in the scenario's order, a component started by hand, and their refusals, all as
 // recorded commands.
 import type { V1ClusterRoleBinding, V1ConfigMap, V1DaemonSet } from '@kubernetes/client-node';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { loadScenarioFile } from '../../src/model/load-scenario.ts';
 import { packagePath } from '../../src/model/package-root.ts';
@@ -18,7 +17,7 @@ import { kubeProxyManifest, upstreamRelease } from '../../src/providers/real/k3s
 import { K3sProvider } from '../../src/providers/real/k3s/k3s-provider.ts';
 import { restartK3sNode, withServerPort } from '../../src/providers/real/k3s/k3s-reboot.ts';
 import { clientPod, ciliumPod, kubeProxyPod, nodePodsQuery, podList, holdPatchCommands } from './component-pods.ts';
-import { fakeTools, recordingKubeApi, runContext, type Reply } from './fake-env.ts';
+import { recordedRun, recordingKubeApi, runContext, type Reply } from './fake-env.ts';
 
 const C = 'nr-abc123-cluster';
 /** The k3s node's name: the container's hostname, not its name. */
@@ -47,30 +46,16 @@ users:
 kind: Config
 `;
 
-const cleanup: (() => void)[] = [];
-afterEach(() => {
-  for (const undo of cleanup.splice(0)) undo();
-});
+const { workDir, fakes, tools } = recordedRun(C);
 
-function workDir() {
-  const work = mkdtempSync(join(tmpdir(), 'netrepro-k3s-work-'));
-  cleanup.push(() => rmSync(work, { recursive: true, force: true }));
-  return work;
-}
-
-/** The fakes, with kubectl replies keyed by what follows `--kubeconfig K --context C`. */
-function fakes(
-  kubeconfig: string,
-  kubectl: { args: string[]; stdout?: string; exitCode?: number; once?: boolean }[],
-  other: Reply[] = [],
-) {
-  const f = fakeTools([
-    ...kubectl.map((r) => ({ tool: 'kubectl', ...r, args: ['--kubeconfig', kubeconfig, '--context', C, ...r.args] })),
-    ...other,
-  ]);
-  cleanup.push(() => f.restore());
-  return f;
-}
+/** The race scenario's host outside the cluster, started on docker's default network and its address read. */
+const HOST_STARTED = [
+  `docker run -d --name ${HOST} --label netrepro.io/run=abc123 --network bridge nicolaka/netshoot:v0.13 sleep infinity`,
+  `docker run -d --name ${HOST}-agent --label netrepro.io/run=abc123 --network container:${HOST} -v ${AGENT}:/netrepro/pod-agent.mjs:ro node:20-alpine sleep infinity`,
+  `docker run -d --name ${HOST}-serve-0 --label netrepro.io/run=abc123 --network container:${HOST} -v ${AGENT}:/netrepro/pod-agent.mjs:ro node:20-alpine node /netrepro/pod-agent.mjs http --port=80 --name=docs`,
+  `docker logs ${HOST}-serve-0`,
+  `docker inspect -f {{(index .NetworkSettings.Networks "bridge").IPAddress}} ${HOST}`,
+];
 
 /** The host of the race scenario starts, and its address on docker's default network is known. */
 const hostReplies: Reply[] = [
@@ -178,11 +163,7 @@ describe('k3s/cilium runs the FORWARD race', () => {
       // kube-proxy first, then Cilium: Cilium's jump ends up on top, as startOrder [kube-proxy, cilium] has it
       ...patch('kube-proxy', 'kube-proxy'),
       ...patch('cilium', 'cilium'),
-      `docker run -d --name ${HOST} --label netrepro.io/run=abc123 --network bridge nicolaka/netshoot:v0.13 sleep infinity`,
-      `docker run -d --name ${HOST}-agent --label netrepro.io/run=abc123 --network container:${HOST} -v ${AGENT}:/netrepro/pod-agent.mjs:ro node:20-alpine sleep infinity`,
-      `docker run -d --name ${HOST}-serve-0 --label netrepro.io/run=abc123 --network container:${HOST} -v ${AGENT}:/netrepro/pod-agent.mjs:ro node:20-alpine node /netrepro/pod-agent.mjs http --port=80 --name=docs`,
-      `docker logs ${HOST}-serve-0`,
-      `docker inspect -f {{(index .NetworkSettings.Networks "bridge").IPAddress}} ${HOST}`,
+      ...HOST_STARTED,
       `docker exec -i ${C} iptables-save`,
     ]);
     const get = (args: string[]) => `${kubectl} ${args.join(' ')}`;
@@ -268,11 +249,7 @@ describe('k3s/cilium runs the FORWARD race', () => {
     const kubectl = `kubectl --kubeconfig ${work}/abc123/kubeconfig --context ${C}`;
     expect(f.lines()).toEqual([
       `${kubectl} wait --for=condition=Ready nodes --all --timeout=300s`,
-      `docker run -d --name ${HOST} --label netrepro.io/run=abc123 --network bridge nicolaka/netshoot:v0.13 sleep infinity`,
-      `docker run -d --name ${HOST}-agent --label netrepro.io/run=abc123 --network container:${HOST} -v ${AGENT}:/netrepro/pod-agent.mjs:ro node:20-alpine sleep infinity`,
-      `docker run -d --name ${HOST}-serve-0 --label netrepro.io/run=abc123 --network container:${HOST} -v ${AGENT}:/netrepro/pod-agent.mjs:ro node:20-alpine node /netrepro/pod-agent.mjs http --port=80 --name=docs`,
-      `docker logs ${HOST}-serve-0`,
-      `docker inspect -f {{(index .NetworkSettings.Networks "bridge").IPAddress}} ${HOST}`,
+      ...HOST_STARTED,
       `docker exec -i ${C} iptables-save`,
     ]);
     const at = f.lines().length;
@@ -350,8 +327,7 @@ describe("a k3s node's reboot", () => {
   it('fails clearly when docker publishes no port for the API server', async () => {
     const work = workDir();
     const kubeconfig = join(work, 'kubeconfig');
-    const f = fakeTools([{ tool: 'docker', args: ['port'], exitCode: 1, stderr: 'no public port 6443/tcp published' }]);
-    cleanup.push(() => f.restore());
+    const f = tools([{ tool: 'docker', args: ['port'], exitCode: 1, stderr: 'no public port 6443/tcp published' }]);
     const error = await restartK3sNode({ container: C, kubeconfig, run: runContext(), portTimeoutMs: 1200 })().catch(
       (e: Error) => e,
     );
@@ -370,8 +346,7 @@ describe("a k3s node's reboot", () => {
   });
 
   it("refuses a container that is not the run's own", async () => {
-    const f = fakeTools([]);
-    cleanup.push(() => f.restore());
+    const f = tools([]);
     await expect(
       restartK3sNode({ container: 'k3s-server', kubeconfig: '/tmp/kc', run: runContext() })(),
     ).rejects.toMatchObject({ code: 'ENVIRONMENT' });

@@ -1,10 +1,4 @@
-// kind running the Cilium FORWARD race: the hold affinity on kube-proxy's and Cilium's DaemonSets, a host
-// outside the cluster as containers on kind's network, a reboot that starts the components in the scenario's
-// order, a component started by hand, and their refusals and failures, all as recorded commands.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadScenarioFile } from '../../src/model/load-scenario.ts';
 import { packagePath } from '../../src/model/package-root.ts';
 import { CliNodeTarget, dockerNode } from '../../src/providers/real/cli-node-target.ts';
@@ -12,7 +6,7 @@ import { KubeCli } from '../../src/providers/real/kube-cli.ts';
 import { KindProvider } from '../../src/providers/real/kind/kind-provider.ts';
 import { NodeComponents, type NodeComponentsInput } from '../../src/providers/real/node-components.ts';
 import { clientPod, ciliumPod, kubeProxyPod, nodePodsQuery, podList, holdPatchCommands } from './component-pods.ts';
-import { fakeTools, recordingKubeApi, runContext, type Reply } from './fake-env.ts';
+import { recordedRun, recordingKubeApi, runContext, type Reply } from './fake-env.ts';
 
 const CP = 'nr-abc123-cluster-control-plane';
 const CTX = 'kind-nr-abc123-cluster';
@@ -20,24 +14,7 @@ const HOST = 'nr-abc123-host-docs';
 const METRICS = ['exec', '-i', CP, 'curl', '-fsS', 'http://127.0.0.1:10249/metrics'];
 const AGENT = packagePath('src/providers/netns/agent/pod-agent.mjs');
 
-const cleanup: (() => void)[] = [];
-afterEach(() => {
-  for (const undo of cleanup.splice(0)) undo();
-});
-
-/** The fakes, with kubectl replies keyed by what follows `--kubeconfig K --context C`. */
-function fakes(
-  kubeconfig: string,
-  kubectl: { args: string[]; stdout?: string; exitCode?: number; once?: boolean }[],
-  other: Reply[] = [],
-) {
-  const f = fakeTools([
-    ...kubectl.map((r) => ({ tool: 'kubectl', ...r, args: ['--kubeconfig', kubeconfig, '--context', CTX, ...r.args] })),
-    ...other,
-  ]);
-  cleanup.push(() => f.restore());
-  return f;
-}
+const { workDir, fakes } = recordedRun(CTX);
 
 const pods = (selector: string, namespace?: string) => nodePodsQuery(CP, selector, namespace);
 const CILIUM_PODS = pods('k8s-app=cilium');
@@ -50,8 +27,7 @@ const client = clientPod;
 
 describe('kind/cilium runs the FORWARD race', () => {
   it('provisions the hold affinity in start order, the docs host beside the nodes, and reboots node-a Cilium first', async () => {
-    const work = mkdtempSync(join(tmpdir(), 'netrepro-kind-work-'));
-    cleanup.push(() => rmSync(work, { recursive: true, force: true }));
+    const work = workDir('netrepro-kind-work-');
     const kc = `${work}/abc123/kubeconfig`;
     const f = fakes(
       kc,
@@ -142,8 +118,7 @@ describe('kind/cilium runs the FORWARD race', () => {
   });
 
   it('runs the agent on a host in its agent container, other commands in the host itself', async () => {
-    const work = mkdtempSync(join(tmpdir(), 'netrepro-kind-work-'));
-    cleanup.push(() => rmSync(work, { recursive: true, force: true }));
+    const work = workDir('netrepro-kind-work-');
     const f = fakes(
       `${work}/abc123/kubeconfig`,
       [],
@@ -171,8 +146,7 @@ describe('kind/cilium runs the FORWARD race', () => {
   });
 
   it('removes the host containers made so far when a server of the host cannot start, then the cluster', async () => {
-    const work = mkdtempSync(join(tmpdir(), 'netrepro-kind-work-'));
-    cleanup.push(() => rmSync(work, { recursive: true, force: true }));
+    const work = workDir('netrepro-kind-work-');
     const f = fakes(
       `${work}/abc123/kubeconfig`,
       [],

@@ -1,18 +1,10 @@
-// minikube (docker driver) running the Cilium FORWARD race through the shared real layer: Cilium from the pinned
-// chart on a cluster minikube gave no CNI, the hold affinity on kube-proxy's and Cilium's DaemonSets, a host
-// outside the cluster as containers on the profile's docker network, a reboot (`docker restart` plus what
-// minikube's start does for a booting node) that starts the components in the scenario's order, a component
-// started by hand, and their refusals and failures, all as recorded commands.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadScenarioFile } from '../../src/model/load-scenario.ts';
 import { packagePath } from '../../src/model/package-root.ts';
 import { controlPlaneAliasArgv, restartMinikubeNode } from '../../src/providers/real/minikube/minikube-reboot.ts';
 import { MinikubeProvider } from '../../src/providers/real/minikube/minikube-provider.ts';
 import { clientPod, ciliumPod, kubeProxyPod, nodePodsQuery, podList, holdPatchCommands } from './component-pods.ts';
-import { fakeTools, kubeProxySave, recordingKubeApi, runContext, topology, type Reply } from './fake-env.ts';
+import { recordedRun, kubeProxySave, recordingKubeApi, runContext, topology, type Reply } from './fake-env.ts';
 
 const P = 'nr-abc123-cluster';
 const HOST = 'nr-abc123-host-docs';
@@ -38,30 +30,7 @@ const BE_LIBERAL = [
   'net.netfilter.nf_conntrack_tcp_be_liberal',
 ];
 
-const cleanup: (() => void)[] = [];
-afterEach(() => {
-  for (const undo of cleanup.splice(0)) undo();
-});
-
-function workDir() {
-  const work = mkdtempSync(join(tmpdir(), 'netrepro-minikube-work-'));
-  cleanup.push(() => rmSync(work, { recursive: true, force: true }));
-  return work;
-}
-
-/** The fakes, with kubectl replies keyed by what follows `--kubeconfig K --context P`. */
-function fakes(
-  kubeconfig: string,
-  kubectl: { args: string[]; stdout?: string; exitCode?: number; once?: boolean }[],
-  other: Reply[] = [],
-) {
-  const f = fakeTools([
-    ...kubectl.map((r) => ({ tool: 'kubectl', ...r, args: ['--kubeconfig', kubeconfig, '--context', P, ...r.args] })),
-    ...other,
-  ]);
-  cleanup.push(() => f.restore());
-  return f;
-}
+const { workDir, fakes, tools } = recordedRun(P);
 
 /** The host of the race scenario starts, and its address on the profile's network is known. */
 const hostReplies: Reply[] = [
@@ -306,11 +275,10 @@ describe('minikube/cilium runs the FORWARD race', () => {
 
 describe("a minikube node's reboot", () => {
   it('brings a worker back without touching the kubeconfig: its API server port does not move', async () => {
-    const f = fakeTools([
+    const f = tools([
       { ...BOOTED, args: ['exec', `${P}-m02`, 'systemctl', 'is-system-running'] },
       { tool: 'docker', args: INSPECT_P, stdout: '192.168.49.2\n' },
     ]);
-    cleanup.push(() => f.restore());
     await restartMinikubeNode({ profile: P, kubeconfig: '/tmp/kc', run: runContext() })(`${P}-m02`);
     expect(f.lines()).toEqual([
       `docker restart ${P}-m02`,
@@ -322,8 +290,7 @@ describe("a minikube node's reboot", () => {
   });
 
   it("refuses a container that is not the run's own", async () => {
-    const f = fakeTools([]);
-    cleanup.push(() => f.restore());
+    const f = tools([]);
     await expect(
       restartMinikubeNode({ profile: P, kubeconfig: '/tmp/kc', run: runContext() })('minikube'),
     ).rejects.toMatchObject({ code: 'ENVIRONMENT' });
