@@ -8,7 +8,7 @@
 #     stamps/    one file per finished phase; a phase with a stamp is skipped
 # Nothing fetched or built lands in the repository. Run it niced: `nice -n 10 scripts/build-kubernetes.sh`
 # (npm run build:kubernetes does). Needs root (apt-get) on Debian 12 bookworm.
-# Options: --print-dir (print the cache directory and stop).
+# Options: --print-dir (print the cache directory and stop); --with NAME (also build cmd/NAME, e.g. kubeadm).
 set -euo pipefail
 
 repo="$(cd "$(dirname "$0")/.." && pwd)"
@@ -21,7 +21,8 @@ trap 'say "error: line $LINENO: $BASH_COMMAND failed (exit $?)"' ERR
 # 1. Debian packages. The deb-src entry is a file of its own next to the distribution's, with the
 # same URIs and keyring, so apt-get source can fetch the source package.
 need_pkgs=(golang-1.19-go golang-github-modern-go-reflect2-dev etcd-server containerd runc
-  containernetworking-plugins busybox-static dpkg-dev gcc libc6-dev openssl iptables conntrack util-linux)
+  containernetworking-plugins busybox-static dpkg-dev gcc libc6-dev openssl iptables conntrack util-linux
+  curl dnsutils tcpdump iproute2)
 src_list=/etc/apt/sources.list.d/netrepro-deb-src.sources
 missing=()
 for p in "${need_pkgs[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p"); done
@@ -54,11 +55,18 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
+extra=()
+args=("$@")
+for i in "${!args[@]}"; do [ "${args[$i]}" = --with ] && extra+=("${args[$((i + 1))]:-}"); done
+
 version="$(apt-cache showsrc kubernetes | awk '/^Version:/ {print $2}' | sort -V | tail -1)"
 [ -n "$version" ] || die "apt-cache showsrc kubernetes found no source package (is the deb-src entry there?)"
 dir="$cache_root/$version"
 if [ "${1:-}" = "--print-dir" ]; then echo "$dir"; exit 0; fi
 mkdir -p "$dir/stamps" "$dir/bin" "$dir/images"
+# one build of a version at a time (two runs sharing the machine wait for each other)
+exec 9>"$dir/.lock"
+flock 9
 stamp() { [ -e "$dir/stamps/$1" ]; }
 done_() { date -u +%FT%TZ > "$dir/stamps/$1"; }
 say "Kubernetes source package $version -> $dir"
@@ -129,14 +137,18 @@ for p in client-go/pkg/version component-base/version; do
   ldflags+=" -X $pkg/vendor/k8s.io/$p.gitMinor=$(echo "$upstream" | cut -d. -f2) -X $pkg/vendor/k8s.io/$p.gitTreeState=clean"
   ldflags+=" -X $pkg/vendor/k8s.io/$p.gitCommit=${commit:-unknown} -X $pkg/vendor/k8s.io/$p.buildDate=1970-01-01T00:00:00Z"
 done
-for cmd in kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl; do
+for cmd in kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl "${extra[@]}"; do
   stamp "bin-$cmd" && [ -x "$dir/bin/$cmd" ] && continue
   t0=$(date +%s)
   say "go build $cmd (minutes; Go 1.19, GOPATH mode, CGO_ENABLED=0)"
   nice -n 10 go build -o "$dir/bin/$cmd.tmp" -ldflags "$ldflags" "$pkg/cmd/$cmd"
   mv "$dir/bin/$cmd.tmp" "$dir/bin/$cmd"
   done_ "bin-$cmd"
-  v="$( { [ "$cmd" = kubectl ] && "$dir/bin/$cmd" version --client --short || "$dir/bin/$cmd" --version; } 2>/dev/null | head -1)"
+  case "$cmd" in
+    kubectl) v="$("$dir/bin/$cmd" version --client --short 2>/dev/null | head -1)" ;;
+    kubeadm) v="$("$dir/bin/$cmd" version -o short 2>/dev/null | head -1)" ;;
+    *) v="$("$dir/bin/$cmd" --version 2>/dev/null | head -1)" ;;
+  esac
   say "built $cmd in $(( $(date +%s) - t0 )) s ($v)"
 done
 
