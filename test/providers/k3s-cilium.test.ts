@@ -12,7 +12,7 @@ import { parse, parseAllDocuments } from 'yaml';
 import { loadScenarioFile } from '../../src/model/load-scenario.ts';
 import { packagePath } from '../../src/model/package-root.ts';
 import { COMPONENT_DAEMONSETS } from '../../src/providers/real/containers/component-daemonsets.ts';
-import type { K3sStartInput } from '../../src/providers/real/containers/k3s/k3s-container.ts';
+import type { K3sStartInput } from '../../src/providers/real/containers/k3s/k3s-create.ts';
 import { kubeProxyManifest, upstreamRelease } from '../../src/providers/real/containers/k3s/k3s-kube-proxy.ts';
 import { K3sProvider } from '../../src/providers/real/containers/k3s/k3s-provider.ts';
 import { restartK3sNode, withServerPort } from '../../src/providers/real/containers/k3s/k3s-reboot.ts';

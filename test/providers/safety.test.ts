@@ -4,7 +4,7 @@ import { KindProvider } from '../../src/providers/real/containers/kind/kind-prov
 import { assertOwnedName } from '../../src/providers/real/common/context-guard.ts';
 import { detectTools } from '../../src/providers/real/containers/cli-tools.ts';
 import { KubeCli } from '../../src/providers/real/common/kube-cli.ts';
-import { provisionRealCluster } from '../../src/providers/real/common/provision-real-cluster.ts';
+import { provisionRealCluster } from '../../src/providers/real/common/provision-steps.ts';
 import { resolveRealOptions } from '../../src/providers/real/common/real-options.ts';
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -9,7 +9,7 @@ import type { Availability, ClusterProvider, Misfit, RunContext, StartedCluster 
 import { applyOps } from '../../../dataplane/iptables-ops.ts';
 import { flannelStart } from '../../../dataplane/node-components.ts';
 import { findOnPath } from '../../../contract/find-on-path.ts';
-import { provisionRealCluster, type RealProviderDeps } from '../common/provision-real-cluster.ts';
+import { provisionRealCluster, type RealProviderDeps } from '../common/provision-steps.ts';
 import { asResolved, type RealClusterOptions, type ResolvedRealOptions } from '../common/real-options.ts';
 import { cleanLocalLeftovers } from './clean-local-leftovers.ts';
 import { findLocalBuild, cacheRoot } from './local-build.ts';

@@ -23,11 +23,11 @@ import {
   type RealProviderDeps,
   type StandUpInput,
   type StoodUp,
-} from '../../common/provision-real-cluster.ts';
+} from '../../common/provision-steps.ts';
 import type { RealClusterOptions, RealCni, ResolvedRealOptions } from '../../common/real-options.ts';
-import { RealProvider } from '../real-provider.ts';
+import { RealProvider } from '../container-provider.ts';
 import { prepareRunDir } from '../../common/run-dir.ts';
-import { startK3sWithTestcontainers, type StartK3s } from './k3s-container.ts';
+import { startK3sWithTestcontainers, type StartK3s } from './k3s-create.ts';
 import { deployKubeProxy, K3S_LOCAL_API, upstreamRelease } from './k3s-kube-proxy.ts';
 import { restartK3sNode } from './k3s-reboot.ts';
 

@@ -21,9 +21,9 @@ import {
   type RealProviderDeps,
   type StandUpInput,
   type StoodUp,
-} from '../../common/provision-real-cluster.ts';
+} from '../../common/provision-steps.ts';
 import type { RealClusterOptions, ResolvedRealOptions } from '../../common/real-options.ts';
-import { RealProvider } from '../real-provider.ts';
+import { RealProvider } from '../container-provider.ts';
 import { prepareRunDir } from '../../common/run-dir.ts';
 import { ContainerNodeCluster } from '../container-node-cluster.ts';
 import { equipContainerNodes } from '../equip-container-nodes.ts';

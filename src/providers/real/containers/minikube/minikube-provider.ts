@@ -22,9 +22,9 @@ import {
   type RealProviderDeps,
   type StandUpInput,
   type StoodUp,
-} from '../../common/provision-real-cluster.ts';
+} from '../../common/provision-steps.ts';
 import type { RealClusterOptions, RealCni, ResolvedRealOptions } from '../../common/real-options.ts';
-import { RealProvider } from '../real-provider.ts';
+import { RealProvider } from '../container-provider.ts';
 import { prepareRunDir } from '../../common/run-dir.ts';
 import { restartMinikubeNode } from './minikube-reboot.ts';
 

@@ -3,9 +3,9 @@
 import type { Capability } from '../../../model/capabilities.ts';
 import type { Scenario, TopologySpec } from '../../../model/scenario-schema.ts';
 import type { Misfit } from '../../../contract/provider.ts';
-import { reapReal } from './clean-real-leftovers.ts';
+import { reapReal } from './reap-leftovers.ts';
 import { asResolved, type RealClusterOptions, type ResolvedRealOptions } from '../common/real-options.ts';
-import { realSupport } from './real-support.ts';
+import { realSupport } from './container-support.ts';
 
 export abstract class RealProvider<N extends 'kind' | 'minikube' | 'k3s'> {
   readonly options: ResolvedRealOptions;

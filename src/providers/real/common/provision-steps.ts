@@ -13,7 +13,7 @@ import { ServiceChanges } from './service-changes.ts';
 import type { RealCni, ResolvedRealOptions } from './real-options.ts';
 import { fitCni, realMisfit } from './scenario-fit.ts';
 import { UnsupportedScenarioError } from './unsupported.ts';
-import type { RealProviderName } from '../containers/real-support.ts';
+import type { RealProviderName } from '../containers/container-support.ts';
 import type { WorkloadImages } from './workload-objects.ts';
 import type { Misfit } from '../../../contract/provider.ts';
 
