@@ -10,10 +10,9 @@ import type { KubeApi } from './kube-api.ts';
 import { KubeCli, type KubeAccess } from './kube-cli.ts';
 import { RealCluster } from './real-cluster.ts';
 import { ServiceChanges } from './service-changes.ts';
-import type { RealCni, ResolvedRealOptions } from './real-options.ts';
+import type { RealCni, RealProviderName, ResolvedRealOptions } from './real-options.ts';
 import { fitCni, realMisfit } from './scenario-fit.ts';
 import { UnsupportedScenarioError } from './unsupported.ts';
-import type { RealProviderName } from '../containers/container-support.ts';
 import type { WorkloadImages } from './workload-objects.ts';
 import type { Misfit } from '../../../contract/provider.ts';
 

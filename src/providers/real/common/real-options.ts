@@ -117,3 +117,6 @@ export function resolveRealOptions(
 export function asResolved(options: RealClusterOptions | ResolvedRealOptions): ResolvedRealOptions {
   return 'flannelManifest' in options ? options : resolveRealOptions(options);
 }
+
+/** The providers that run real Kubernetes: `local` on this host from the one-time build, the others through their CLIs. */
+export type RealProviderName = 'local' | 'kind' | 'minikube' | 'k3s';

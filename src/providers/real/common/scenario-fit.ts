@@ -3,7 +3,7 @@
 import { kubeProxyLayout } from '../../../dataplane/kube-proxy-layout.ts';
 import type { TopologySpec } from '../../../model/scenario-schema.ts';
 import type { Misfit } from '../../../contract/provider.ts';
-import { ciliumSettings } from '../containers/cni-install.ts';
+import { ciliumSettings } from './cilium-settings.ts';
 import { standInRefusal } from './kube-proxy-stand-in.ts';
 import { REAL_CNIS, type RealCni, type ResolvedRealOptions } from './real-options.ts';
 

@@ -8,7 +8,7 @@ import type { TopologySpec } from '../../../model/scenario-schema.ts';
 import { DEFAULT_AFFINITY_SECONDS, endpointLabel } from '../../../contract/kube-objects.ts';
 import type { LabAction, Target } from '../../../contract/provider.ts';
 import { kubeProxyLayout } from '../../../dataplane/kube-proxy-layout.ts';
-import { ciliumSettings } from '../containers/cni-install.ts';
+import { ciliumSettings } from './cilium-settings.ts';
 import type { KubeApi } from './kube-api.ts';
 import type { RealCni } from './real-options.ts';
 import {

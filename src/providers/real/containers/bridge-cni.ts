@@ -3,14 +3,9 @@
 // kind node images carry only some reference plugins, so the pinned release is fetched into each node.
 import type { Target } from '../../../contract/provider.ts';
 import type { ClusterNode } from '../common/kube-api.ts';
-import { bridgeConflist, type BridgeConflistOptions } from '../../../dataplane/bridge-conflist.ts';
+import { bridgeConflistText } from '../../../dataplane/bridge-conflist.ts';
 
 export const BRIDGE_CONFLIST = '/etc/cni/net.d/10-netrepro-bridge.conflist';
-
-/** The conflist file's text (src/dataplane/bridge-conflist.ts: the one the netns lab calls too). */
-export function bridgeConflistText(podCIDR: string, o: BridgeConflistOptions = {}): string {
-  return `${JSON.stringify(bridgeConflist(podCIDR, o), null, 2)}\n`;
-}
 
 /** Reference plugins (bridge, host-local, loopback, portmap) from the pinned release, into /opt/cni/bin. */
 export async function installCniPlugins(node: Target, pluginsUrl: string): Promise<void> {

@@ -3,7 +3,7 @@
 // after it). kube-proxy runs unless Cilium replaces it.
 import type { NodeComponentName } from '../../../model/lab-action.ts';
 import type { TopologySpec } from '../../../model/scenario-schema.ts';
-import { ciliumSettings } from './cni-install.ts';
+import { ciliumSettings } from '../common/cilium-settings.ts';
 import type { RealCni } from '../common/real-options.ts';
 
 export function clusterComponents(topology: TopologySpec, cni: RealCni): NodeComponentName[] {

@@ -1,27 +1,6 @@
 // flannel and cilium installs on a cluster we created (kind, minikube, k3s); pinned versions from real-options.
-import type { TopologySpec } from '../../../model/scenario-schema.ts';
+import type { CiliumSettings } from '../common/cilium-settings.ts';
 import type { KubeCli } from '../common/kube-cli.ts';
-
-/** The scenario's cilium options as helm values; without kube-proxy in startOrder, cilium replaces it. */
-export interface CiliumSettings {
-  kubeProxyReplacement: boolean;
-  bpfMasquerade: boolean;
-  socketLB: boolean;
-  /** enable-endpoint-routes; only set when true, so the default install is unchanged */
-  endpointRoutes: boolean;
-  /** Routed natively between the nodes and never masqueraded: the scenario's, as the lab's datapath takes it. */
-  nativeRoutingCIDR: string;
-}
-
-export function ciliumSettings(topology: TopologySpec): CiliumSettings {
-  return {
-    kubeProxyReplacement: !topology.startOrder.includes('kube-proxy'),
-    bpfMasquerade: topology.cilium.bpfMasquerade,
-    socketLB: topology.cilium.socketLB,
-    endpointRoutes: topology.cilium.endpointRoutes,
-    nativeRoutingCIDR: topology.cilium.nativeRoutingCIDR ?? topology.clusterCIDR,
-  };
-}
 
 export interface ApiServerAddress {
   host: string;

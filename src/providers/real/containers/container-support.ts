@@ -10,7 +10,7 @@ import type { Scenario } from '../../../model/scenario-schema.ts';
 import type { ProviderSupport } from '../../../contract/provider.ts';
 import { fitComponentSteps, fitEmbeddedComponents } from './fit-component-steps.ts';
 import { fitServiceSteps } from '../common/fit-service-steps.ts';
-import type { ResolvedRealOptions } from '../common/real-options.ts';
+import type { RealProviderName, ResolvedRealOptions } from '../common/real-options.ts';
 import { fitCni, realMisfit } from '../common/scenario-fit.ts';
 import { STALE_SOCK_LB_LACKS_BECAUSE } from './stale-sock-lb-gaps.ts';
 
@@ -52,9 +52,6 @@ export const K3S_EMBEDDED_BECAUSE: Partial<Record<Capability, string>> = {
   'action/start':
     'k3s runs kube-proxy and flannel inside its own process, not as pods that can be started anew (its cilium shape runs kube-proxy as a DaemonSet: NETREPRO_CNI=cilium)',
 };
-
-/** The providers that run real Kubernetes: `local` on this host from the one-time build, the others through their CLIs. */
-export type RealProviderName = 'local' | 'kind' | 'minikube' | 'k3s';
 
 export function realSupport(name: Exclude<RealProviderName, 'local'>, options: ResolvedRealOptions): ProviderSupport {
   // a run that selects no CNI declares what the cilium shape can do; a flannel scenario's steps are refused below

@@ -12,7 +12,8 @@ import { runCommand } from '../../../../contract/command.ts';
 import type { Availability, ClusterProvider, RunContext, StartedCluster } from '../../../../contract/provider.ts';
 import { configureBridge, installCniPlugins } from '../bridge-cni.ts';
 import { CliNodeTarget, dockerNode } from '../cli-node-target.ts';
-import { ciliumSettings, installCilium, installFlannel, waitNodesReady } from '../cni-install.ts';
+import { ciliumSettings } from '../../common/cilium-settings.ts';
+import { installCilium, installFlannel, waitNodesReady } from '../cni-install.ts';
 import { detectTools, requireHelm, type ToolName } from '../cli-tools.ts';
 import { assertOwnedName } from '../../common/context-guard.ts';
 import {
