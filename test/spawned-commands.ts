@@ -41,7 +41,8 @@ const RUNNERS = new Set([
 export const PASS_THROUGH: Record<string, string> = {
   'src/contract/command.ts': 'the one process runner: argv comes from its callers',
   'src/contract/namespace-entry.ts': "puts nsenter (and sh, to join a cgroup) in front of its caller's argv",
-  'src/providers/real/cli-node-target.ts': "puts docker exec / docker run / minikube ssh in front of its caller's argv",
+  'src/providers/real/containers/cli-node-target.ts':
+    "puts docker exec / docker run / minikube ssh in front of its caller's argv",
 };
 
 const SOURCE = /\.(ts|mts|cts|js|mjs|cjs)$/;

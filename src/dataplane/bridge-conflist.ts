@@ -48,3 +48,8 @@ export function bridgeConflist(podCIDR: string, o: BridgeConflistOptions = {}): 
     plugins: (o.chain ?? DEFAULT_CNI_CHAIN).map(plugin),
   };
 }
+
+/** The conflist as a file in /etc/cni/net.d holds it (real clusters write it there). */
+export function bridgeConflistText(podCIDR: string, o: BridgeConflistOptions = {}): string {
+  return `${JSON.stringify(bridgeConflist(podCIDR, o), null, 2)}\n`;
+}

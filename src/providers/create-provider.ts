@@ -6,9 +6,9 @@
 import { HarnessError } from '../model/errors.ts';
 import { PROVIDER_NAMES } from '../contract/provider-names.ts';
 import type { ClusterProvider } from '../contract/provider.ts';
-import type { KubeApi } from './real/kube-api.ts';
-import type { KubeAccess } from './real/kube-cli.ts';
-import { importOptional, requireInstalled } from './real/optional-module.ts';
+import type { KubeApi } from './real/common/kube-api.ts';
+import type { KubeAccess } from './real/common/kube-cli.ts';
+import { importOptional, requireInstalled } from './real/common/optional-module.ts';
 import { configOf, providerSupport } from './provider-support-of.ts';
 import type { RunConfig } from './run-config.ts';
 
@@ -33,21 +33,19 @@ export async function createProvider(config: RunConfig | string, deps: ProviderD
       ).LocalProvider(c.real, deps);
     case 'kind':
       requireInstalled('the kind provider', ['@kubernetes/client-node']);
-      return new (await importOptional('the kind provider', () => import('./real/kind/kind-provider.ts'))).KindProvider(
-        c.real,
-        deps,
-      );
+      return new (
+        await importOptional('the kind provider', () => import('./real/containers/kind/kind-provider.ts'))
+      ).KindProvider(c.real, deps);
     case 'minikube':
       requireInstalled('the minikube provider', ['@kubernetes/client-node']);
       return new (
-        await importOptional('the minikube provider', () => import('./real/minikube/minikube-provider.ts'))
+        await importOptional('the minikube provider', () => import('./real/containers/minikube/minikube-provider.ts'))
       ).MinikubeProvider(c.real, deps);
     case 'k3s':
       requireInstalled('the k3s provider', ['@kubernetes/client-node', '@testcontainers/k3s']);
-      return new (await importOptional('the k3s provider', () => import('./real/k3s/k3s-provider.ts'))).K3sProvider(
-        c.real,
-        deps,
-      );
+      return new (
+        await importOptional('the k3s provider', () => import('./real/containers/k3s/k3s-provider.ts'))
+      ).K3sProvider(c.real, deps);
   }
   throw new HarnessError('USAGE', `unknown provider ${String(c.provider)}`, `one of: ${PROVIDER_NAMES.join(', ')}`);
 }

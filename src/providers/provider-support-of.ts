@@ -3,7 +3,7 @@
 import type { ProviderSupport } from '../contract/provider.ts';
 import { NETNS_SUPPORT } from './netns/netns-support.ts';
 import { localSupport } from './real/local/local-support.ts';
-import { realSupport } from './real/real-support.ts';
+import { realSupport } from './real/containers/container-support.ts';
 import { resolveRunConfig, type RunConfig } from './run-config.ts';
 
 export const configOf = (config: RunConfig | string): RunConfig =>

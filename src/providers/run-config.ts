@@ -4,7 +4,7 @@ import { HarnessError } from '../model/errors.ts';
 import type { Profile } from '../model/profile.ts';
 import { PROVIDER_NAMES } from '../contract/provider-names.ts';
 import type { ProviderName } from '../contract/provider.ts';
-import { resolveRealOptions, type RealClusterOptions, type ResolvedRealOptions } from './real/real-options.ts';
+import { resolveRealOptions, type RealClusterOptions, type ResolvedRealOptions } from './real/common/real-options.ts';
 
 export interface RunConfig {
   readonly provider: ProviderName;

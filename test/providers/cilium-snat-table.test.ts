@@ -4,7 +4,7 @@ import { loadScenarioFile } from '../../src/model/load-scenario.ts';
 import { packagePath } from '../../src/model/package-root.ts';
 import { placeholderResolver } from '../../src/model/placeholders.ts';
 import { PhaseChecks } from '../../src/observe/expect/run-checks.ts';
-import { KindProvider } from '../../src/providers/real/kind/kind-provider.ts';
+import { KindProvider } from '../../src/providers/real/containers/kind/kind-provider.ts';
 import { ciliumPod, nodePodsQuery, podList } from './component-pods.ts';
 import { recordedRun, recordingKubeApi, runContext } from './fake-env.ts';
 

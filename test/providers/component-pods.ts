@@ -2,7 +2,7 @@
 // for the pods a reboot or a start by hand waits on (Cilium's agent, kube-proxy, the scenario's client), and
 // the query the waits send for a node's pods.
 
-import { holdAffinityPatch } from '../../src/providers/real/component-daemonsets.ts';
+import { holdAffinityPatch } from '../../src/providers/real/containers/component-daemonsets.ts';
 export interface PodFixture {
   name: string;
   uid: string;

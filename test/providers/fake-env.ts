@@ -6,8 +6,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ClusterNode, KubeApi, PodRef } from '../../src/providers/real/kube-api.ts';
-import type { KubeAccess } from '../../src/providers/real/kube-cli.ts';
+import type { ClusterNode, KubeApi, PodRef } from '../../src/providers/real/common/kube-api.ts';
+import type { KubeAccess } from '../../src/providers/real/common/kube-cli.ts';
 import type { RunContext } from '../../src/contract/provider.ts';
 import { Topology, type TopologySpec } from '../../src/model/scenario-schema.ts';
 import { endpointSliceObject, serviceObject } from '../../src/contract/kube-objects.ts';

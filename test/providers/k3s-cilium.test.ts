@@ -11,11 +11,11 @@ import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { loadScenarioFile } from '../../src/model/load-scenario.ts';
 import { packagePath } from '../../src/model/package-root.ts';
-import { COMPONENT_DAEMONSETS } from '../../src/providers/real/component-daemonsets.ts';
-import type { K3sStartInput } from '../../src/providers/real/k3s/k3s-container.ts';
-import { kubeProxyManifest, upstreamRelease } from '../../src/providers/real/k3s/k3s-kube-proxy.ts';
-import { K3sProvider } from '../../src/providers/real/k3s/k3s-provider.ts';
-import { restartK3sNode, withServerPort } from '../../src/providers/real/k3s/k3s-reboot.ts';
+import { COMPONENT_DAEMONSETS } from '../../src/providers/real/containers/component-daemonsets.ts';
+import type { K3sStartInput } from '../../src/providers/real/containers/k3s/k3s-create.ts';
+import { kubeProxyManifest, upstreamRelease } from '../../src/providers/real/containers/k3s/k3s-kube-proxy.ts';
+import { K3sProvider } from '../../src/providers/real/containers/k3s/k3s-provider.ts';
+import { restartK3sNode, withServerPort } from '../../src/providers/real/containers/k3s/k3s-reboot.ts';
 import { clientPod, ciliumPod, kubeProxyPod, nodePodsQuery, podList, holdPatchCommands } from './component-pods.ts';
 import { recordedRun, recordingKubeApi, runContext, type Reply } from './fake-env.ts';
 

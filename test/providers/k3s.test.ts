@@ -1,8 +1,8 @@
 // k3s provider contract: server arguments per CNI shape, helm for cilium, context renamed, misfits.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { K3sStartInput } from '../../src/providers/real/k3s/k3s-container.ts';
-import { cleanK3sLeftovers } from '../../src/providers/real/k3s/clean-k3s-leftovers.ts';
-import { K3sProvider } from '../../src/providers/real/k3s/k3s-provider.ts';
+import type { K3sStartInput } from '../../src/providers/real/containers/k3s/k3s-create.ts';
+import { cleanK3sLeftovers } from '../../src/providers/real/containers/k3s/clean-k3s-leftovers.ts';
+import { K3sProvider } from '../../src/providers/real/containers/k3s/k3s-provider.ts';
 import type { TopologySpec } from '../../src/model/scenario-schema.ts';
 import { fakeTools, kubeProxySave, recordingKubeApi, runContext, topology } from './fake-env.ts';
 

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { loadScenarioFile } from '../../src/model/load-scenario.ts';
 import { packagePath } from '../../src/model/package-root.ts';
-import { CliNodeTarget, dockerNode } from '../../src/providers/real/cli-node-target.ts';
-import { KubeCli } from '../../src/providers/real/kube-cli.ts';
-import { KindProvider } from '../../src/providers/real/kind/kind-provider.ts';
-import { NodeComponents, type NodeComponentsInput } from '../../src/providers/real/node-components.ts';
+import { CliNodeTarget, dockerNode } from '../../src/providers/real/containers/cli-node-target.ts';
+import { KubeCli } from '../../src/providers/real/common/kube-cli.ts';
+import { KindProvider } from '../../src/providers/real/containers/kind/kind-provider.ts';
+import { NodeComponents, type NodeComponentsInput } from '../../src/providers/real/containers/node-components.ts';
 import { clientPod, ciliumPod, kubeProxyPod, nodePodsQuery, podList, holdPatchCommands } from './component-pods.ts';
 import { recordedRun, recordingKubeApi, runContext, type Reply } from './fake-env.ts';
 

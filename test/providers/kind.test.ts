@@ -1,9 +1,9 @@
 // kind provider contract: the exact commands per CNI shape, the objects it creates, rollback, clean.
 import type { V1Pod } from '@kubernetes/client-node';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { cleanKindLeftovers } from '../../src/providers/real/kind/clean-kind-leftovers.ts';
-import { kindConfig } from '../../src/providers/real/kind/kind-config.ts';
-import { KindProvider } from '../../src/providers/real/kind/kind-provider.ts';
+import { cleanKindLeftovers } from '../../src/providers/real/containers/kind/clean-kind-leftovers.ts';
+import { kindConfig } from '../../src/providers/real/containers/kind/kind-config.ts';
+import { KindProvider } from '../../src/providers/real/containers/kind/kind-provider.ts';
 import type { TopologySpec } from '../../src/model/scenario-schema.ts';
 import {
   fakeTools,

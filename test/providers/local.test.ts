@@ -6,9 +6,9 @@ import { localMisfit, localSupport, LOCAL_CAPABILITIES } from '../../src/provide
 import { localBridgeConflist } from '../../src/providers/real/local/local-cluster-up.ts';
 import { upstreamVersion } from '../../src/providers/real/local/local-build.ts';
 import { providerSupport } from '../../src/providers/create-provider.ts';
-import { NEVER_READY, podObject, serviceObjects } from '../../src/providers/real/workload-objects.ts';
-import { realMisfit } from '../../src/providers/real/scenario-fit.ts';
-import { resolveRealOptions } from '../../src/providers/real/real-options.ts';
+import { NEVER_READY, podObject, serviceObjects } from '../../src/providers/real/common/workload-objects.ts';
+import { realMisfit } from '../../src/providers/real/common/scenario-fit.ts';
+import { resolveRealOptions } from '../../src/providers/real/common/real-options.ts';
 import { topology } from './fake-env.ts';
 import { bridgeConflist } from '../../src/dataplane/bridge-conflist.ts';
 import { LocalCluster } from '../../src/providers/real/local/local-cluster.ts';

@@ -1,8 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { loadScenarioFile } from '../../src/model/load-scenario.ts';
 import { packagePath } from '../../src/model/package-root.ts';
-import { controlPlaneAliasArgv, restartMinikubeNode } from '../../src/providers/real/minikube/minikube-reboot.ts';
-import { MinikubeProvider } from '../../src/providers/real/minikube/minikube-provider.ts';
+import {
+  controlPlaneAliasArgv,
+  restartMinikubeNode,
+} from '../../src/providers/real/containers/minikube/minikube-reboot.ts';
+import { MinikubeProvider } from '../../src/providers/real/containers/minikube/minikube-provider.ts';
 import { clientPod, ciliumPod, kubeProxyPod, nodePodsQuery, podList, holdPatchCommands } from './component-pods.ts';
 import { recordedRun, kubeProxySave, recordingKubeApi, runContext, topology, type Reply } from './fake-env.ts';
 

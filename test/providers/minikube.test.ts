@@ -1,8 +1,8 @@
 // minikube provider contract: the exact commands per CNI shape, misfits as skips, node exec, clean.
 import { afterEach, describe, expect, it } from 'vitest';
-import { cleanMinikubeLeftovers } from '../../src/providers/real/minikube/clean-minikube-leftovers.ts';
-import { MinikubeProvider } from '../../src/providers/real/minikube/minikube-provider.ts';
-import { UnsupportedScenarioError } from '../../src/providers/real/unsupported.ts';
+import { cleanMinikubeLeftovers } from '../../src/providers/real/containers/minikube/clean-minikube-leftovers.ts';
+import { MinikubeProvider } from '../../src/providers/real/containers/minikube/minikube-provider.ts';
+import { UnsupportedScenarioError } from '../../src/providers/real/common/unsupported.ts';
 import type { TopologySpec } from '../../src/model/scenario-schema.ts';
 import { fakeTools, kubeProxySave, recordingKubeApi, runContext, topology, type Reply } from './fake-env.ts';
 

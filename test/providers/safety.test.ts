@@ -1,11 +1,11 @@
 // Fault injection changes node kernels: nothing outside what the run created is touched unless allowed.
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
-import { KindProvider } from '../../src/providers/real/kind/kind-provider.ts';
-import { assertOwnedName } from '../../src/providers/real/context-guard.ts';
-import { detectTools } from '../../src/providers/real/cli-tools.ts';
-import { KubeCli } from '../../src/providers/real/kube-cli.ts';
-import { provisionRealCluster } from '../../src/providers/real/provision-real-cluster.ts';
-import { resolveRealOptions } from '../../src/providers/real/real-options.ts';
+import { KindProvider } from '../../src/providers/real/containers/kind/kind-provider.ts';
+import { assertOwnedName } from '../../src/providers/real/common/context-guard.ts';
+import { detectTools } from '../../src/providers/real/containers/cli-tools.ts';
+import { KubeCli } from '../../src/providers/real/common/kube-cli.ts';
+import { provisionRealCluster } from '../../src/providers/real/common/provision-steps.ts';
+import { resolveRealOptions } from '../../src/providers/real/common/real-options.ts';
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -5,9 +5,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LabAction } from '../../src/contract/provider.ts';
 import type { TopologySpec } from '../../src/model/scenario-schema.ts';
-import { K3sProvider } from '../../src/providers/real/k3s/k3s-provider.ts';
-import { KindProvider } from '../../src/providers/real/kind/kind-provider.ts';
-import { MinikubeProvider } from '../../src/providers/real/minikube/minikube-provider.ts';
+import { K3sProvider } from '../../src/providers/real/containers/k3s/k3s-provider.ts';
+import { KindProvider } from '../../src/providers/real/containers/kind/kind-provider.ts';
+import { MinikubeProvider } from '../../src/providers/real/containers/minikube/minikube-provider.ts';
 import { fakeTools, kubeProxySave, recordingKubeApi, runContext, topology, type Reply } from './fake-env.ts';
 
 type Provider = 'kind' | 'minikube' | 'k3s';

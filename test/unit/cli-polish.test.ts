@@ -13,7 +13,7 @@ import { selectScenarios } from '../../src/model/find-scenarios.ts';
 import { loadScenarioFile, parseScenario } from '../../src/model/load-scenario.ts';
 import { nearest } from '../../src/model/nearest.ts';
 import { PACKAGE_ROOT } from '../../src/model/package-root.ts';
-import { importOptional, requireInstalled } from '../../src/providers/real/optional-module.ts';
+import { importOptional, requireInstalled } from '../../src/providers/real/common/optional-module.ts';
 import { tempDir } from '../lab-support.ts';
 
 const cli = (args: string[], env: Record<string, string> = {}) =>

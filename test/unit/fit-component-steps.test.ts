@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { loadScenarioFile } from '../../src/model/load-scenario.ts';
 import { packagePath } from '../../src/model/package-root.ts';
 import type { Scenario } from '../../src/model/scenario-schema.ts';
-import { fitComponentSteps } from '../../src/providers/real/fit-component-steps.ts';
+import { fitComponentSteps } from '../../src/providers/real/containers/fit-component-steps.ts';
 
 const load = async (id: string) => (await loadScenarioFile(packagePath(`scenarios/${id}.yaml`))).scenario;
 

@@ -2,7 +2,7 @@
 // readiness or termination set by hand, skip the scenario before any cluster is built.
 import { expect, it } from 'vitest';
 import { loadScenarioFile } from '../../src/model/load-scenario.ts';
-import { fitServiceSteps } from '../../src/providers/real/fit-service-steps.ts';
+import { fitServiceSteps } from '../../src/providers/real/common/fit-service-steps.ts';
 
 const load = async (file: string) => (await loadScenarioFile(file)).scenario;
 

@@ -2,8 +2,8 @@
 // newer release where only the DROP could differ (no Services) and it does not with the node's be_liberal.
 import { describe, expect, it } from 'vitest';
 import { Topology, type TopologySpec } from '../../src/model/scenario-schema.ts';
-import { standInRefusal } from '../../src/providers/real/kube-proxy-stand-in.ts';
-import { fitKubeProxy } from '../../src/providers/real/scenario-fit.ts';
+import { standInRefusal } from '../../src/providers/real/common/kube-proxy-stand-in.ts';
+import { fitKubeProxy } from '../../src/providers/real/common/scenario-fit.ts';
 
 const plain = { beLiberal: false, services: false };
 

@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { KubeApi } from '../../src/providers/real/kube-api.ts';
-import { kubeconfigFollowingApi } from '../../src/providers/real/kubeconfig-following-api.ts';
+import type { KubeApi } from '../../src/providers/real/common/kube-api.ts';
+import { kubeconfigFollowingApi } from '../../src/providers/real/containers/kubeconfig-following-api.ts';
 
 const dirs: string[] = [];
 afterEach(() => {

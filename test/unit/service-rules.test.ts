@@ -15,7 +15,7 @@ import {
   showsAffinity,
   showsLocalExternalPolicy,
   type NodeRules,
-} from '../../src/providers/real/service-rules.ts';
+} from '../../src/providers/real/common/service-rules.ts';
 
 const pods = new Map([
   ['a', { ip: '10.244.1.3', node: 'n1' }],

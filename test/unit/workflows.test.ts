@@ -5,7 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { PINNED } from '../../src/providers/real/real-options.ts';
+import { PINNED } from '../../src/providers/real/common/real-options.ts';
 
 const DIR = new URL('../../.github/workflows', import.meta.url).pathname;
 const files = readdirSync(DIR).filter((f) => /\.ya?ml$/.test(f));

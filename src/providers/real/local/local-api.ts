@@ -3,8 +3,8 @@
 import { CoreV1Api, type V1Node } from '@kubernetes/client-node';
 import { get, type RequestOptions } from 'node:https';
 import { HarnessError } from '../../../model/errors.ts';
-import { loadKubeConfig, mergePatch } from '../client-kube-api.ts';
-import type { KubeAccess } from '../kube-cli.ts';
+import { loadKubeConfig, mergePatch } from '../common/client-kube-api.ts';
+import type { KubeAccess } from '../common/kube-cli.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -19,7 +19,7 @@ import { rmdirWhenEmpty } from '../../namespaces/rmdir-when-empty.ts';
 import { killAll } from '../../namespaces/namespace-pids.ts';
 import { ipBatch, removeNamespaces } from '../../namespaces/namespace-batch.ts';
 import type { RunContext } from '../../../contract/provider.ts';
-import { bridgeConflistText } from '../bridge-cni.ts';
+import { bridgeConflistText } from '../../../dataplane/bridge-conflist.ts';
 import { Daemon } from './local-daemon.ts';
 import type { LocalBuild } from './local-build.ts';
 import { LOCAL_STATE_ROOT, type LocalNames } from './local-names.ts';

@@ -7,7 +7,7 @@ import type { TopologySpec } from '../../../model/scenario-schema.ts';
 import { runCommand, spawnCommand, type ExecOptions, type SpawnOptions } from '../../../contract/command.ts';
 import type { Target } from '../../../contract/provider.ts';
 import { HELPERS } from '../../namespaces/helper-build.ts';
-import { RealCluster } from '../real-cluster.ts';
+import { RealCluster } from '../common/real-cluster.ts';
 
 /** Commands in one of the run's network namespaces (the host's files, as the netns lab runs them). */
 export class NamespaceTarget implements Target {

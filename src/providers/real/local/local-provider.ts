@@ -9,8 +9,8 @@ import type { Availability, ClusterProvider, Misfit, RunContext, StartedCluster 
 import { applyOps } from '../../../dataplane/iptables-ops.ts';
 import { flannelStart } from '../../../dataplane/node-components.ts';
 import { findOnPath } from '../../../contract/find-on-path.ts';
-import { provisionRealCluster, type RealProviderDeps } from '../provision-real-cluster.ts';
-import { asResolved, type RealClusterOptions, type ResolvedRealOptions } from '../real-options.ts';
+import { provisionRealCluster, type RealProviderDeps } from '../common/provision-steps.ts';
+import { asResolved, type RealClusterOptions, type ResolvedRealOptions } from '../common/real-options.ts';
 import { cleanLocalLeftovers } from './clean-local-leftovers.ts';
 import { findLocalBuild, cacheRoot } from './local-build.ts';
 import type { LocalApi } from './local-api.ts';
@@ -18,7 +18,7 @@ import { bringUpLocalCluster, type LocalClusterHandle, type LocalNode } from './
 import { LocalCluster, NamespaceTarget } from './local-cluster.ts';
 import { localNames } from './local-names.ts';
 import { LOCAL_CAPABILITIES, LOCAL_K8S_VERSION, localMisfit } from './local-support.ts';
-import { fitServiceSteps } from '../fit-service-steps.ts';
+import { fitServiceSteps } from '../common/fit-service-steps.ts';
 
 /** The agent inside the pod image (its native build, src/providers/netns/agent/pod-agent.c, static). */
 export const LOCAL_AGENT_COMMAND = ['/netrepro/pod-agent'] as const;

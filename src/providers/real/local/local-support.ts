@@ -7,9 +7,9 @@
 import type { Capability } from '../../../model/capabilities.ts';
 import type { TopologySpec } from '../../../model/scenario-schema.ts';
 import type { Misfit, ProviderSupport } from '../../../contract/provider.ts';
-import type { ResolvedRealOptions } from '../real-options.ts';
-import { fitServiceSteps } from '../fit-service-steps.ts';
-import { fitEndpointConditions, fitKubeProxy, fitNodePorts, fitNodeSetup } from '../scenario-fit.ts';
+import type { ResolvedRealOptions } from '../common/real-options.ts';
+import { fitServiceSteps } from '../common/fit-service-steps.ts';
+import { fitEndpointConditions, fitKubeProxy, fitNodePorts, fitNodeSetup } from '../common/scenario-fit.ts';
 
 /** The release of Debian bookworm's `kubernetes` source package (1.20.5+really1.20.2). */
 export const LOCAL_K8S_VERSION = 'v1.20.2';

@@ -1,0 +1,122 @@
+// Real-cluster settings: in as the user shape (options object, then NETREPRO_* env), out fully
+// resolved with pinned defaults. The only module of the real providers that reads process.env,
+// so a candidate version is one variable away: NETREPRO_K8S_VERSION=v1.33.1 node bin/netrepro.js run ...
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { HarnessError } from '../../../model/errors.ts';
+import type { Profile } from '../../../model/profile.ts';
+
+export const REAL_CNIS = ['bridge', 'flannel', 'cilium'] as const;
+export type RealCni = (typeof REAL_CNIS)[number];
+
+/**
+ * Versions every run uses unless told otherwise, in one place: the defaults, the install hints and the
+ * real-cluster workflow (a unit test holds .github/workflows/real-clusters.yml to them).
+ */
+export const PINNED = {
+  // the newest release all three run: minikube 1.38.1 supports Kubernetes up to v1.35.1
+  k8sVersion: 'v1.35.1',
+  kindVersion: 'v0.32.0',
+  minikubeVersion: '1.38.1',
+  helmVersion: 'v3.21.4',
+  ciliumChartVersion: '1.20.0',
+  flannelVersion: 'v0.26.4',
+  cniPluginsVersion: 'v1.6.2',
+  // probe pods: curl, nslookup, tcpdump, ip; agent containers: node for src/providers/netns/agent/pod-agent.mjs
+  probeImage: 'nicolaka/netshoot:v0.13',
+  agentImage: 'node:20-alpine',
+} as const;
+
+export interface RealClusterOptions {
+  k8sVersion?: string;
+  kindNodeImage?: string;
+  k3sImage?: string;
+  ciliumChartVersion?: string;
+  flannelVersion?: string;
+  cniPluginsVersion?: string;
+  probeImage?: string;
+  agentImage?: string;
+  /** Run only scenarios of this CNI shape; the others are skipped with the reason. */
+  cni?: RealCni;
+  /** Kube contexts this run may touch although it did not create them. */
+  allowContexts?: string[];
+  /** Where run kubeconfigs go (never ~/.kube/config). */
+  workDir?: string;
+}
+
+export interface ResolvedRealOptions {
+  k8sVersion: string;
+  kindNodeImage: string;
+  k3sImage: string;
+  ciliumChartVersion: string;
+  flannelManifest: string;
+  cniPluginsUrl: string;
+  probeImage: string;
+  agentImage: string;
+  cni: RealCni | undefined;
+  allowContexts: string[];
+  workDir: string;
+}
+
+const VERSION = /^v\d+\.\d+\.\d+$/;
+
+/**
+ * Options first, then the profile's `real` versions, then NETREPRO_* variables, then the pinned defaults.
+ * A profile wins over the environment: the gate compares two profiles, and an ambient variable must not
+ * make both sides run the same release (node images follow the profile's Kubernetes version too).
+ */
+export function resolveRealOptions(
+  input: RealClusterOptions = {},
+  env: NodeJS.ProcessEnv = process.env,
+  profile?: Profile['real'],
+): ResolvedRealOptions {
+  const pick = (value: string | undefined, name: string) => value ?? (env[name] || undefined);
+  const fromProfile = (value: string | undefined, name: string) =>
+    value ?? (profile?.kubernetesVersion ? undefined : env[name] || undefined);
+  const k8sVersion =
+    input.k8sVersion ?? profile?.kubernetesVersion ?? pick(undefined, 'NETREPRO_K8S_VERSION') ?? PINNED.k8sVersion;
+  if (!VERSION.test(k8sVersion))
+    throw new HarnessError(
+      'USAGE',
+      `Kubernetes version ${k8sVersion} is not vMAJOR.MINOR.PATCH`,
+      'e.g. NETREPRO_K8S_VERSION=v1.35.1',
+    );
+  const cni = pick(input.cni, 'NETREPRO_CNI');
+  if (cni !== undefined && !(REAL_CNIS as readonly string[]).includes(cni)) {
+    throw new HarnessError('USAGE', `unknown CNI ${cni}`, `NETREPRO_CNI is one of: ${REAL_CNIS.join(', ')}`);
+  }
+  const flannelVersion =
+    input.flannelVersion ?? profile?.flannel ?? pick(undefined, 'NETREPRO_FLANNEL_VERSION') ?? PINNED.flannelVersion;
+  const cniPluginsVersion = pick(input.cniPluginsVersion, 'NETREPRO_CNI_PLUGINS_VERSION') ?? PINNED.cniPluginsVersion;
+  const arch = process.arch === 'arm64' ? 'arm64' : 'amd64';
+  return {
+    k8sVersion,
+    kindNodeImage: fromProfile(input.kindNodeImage, 'NETREPRO_KIND_NODE_IMAGE') ?? `kindest/node:${k8sVersion}`,
+    k3sImage: fromProfile(input.k3sImage, 'NETREPRO_K3S_IMAGE') ?? `rancher/k3s:${k8sVersion}-k3s1`,
+    ciliumChartVersion:
+      input.ciliumChartVersion ??
+      profile?.ciliumChart ??
+      pick(undefined, 'NETREPRO_CILIUM_VERSION') ??
+      PINNED.ciliumChartVersion,
+    flannelManifest: `https://github.com/flannel-io/flannel/releases/download/${flannelVersion}/kube-flannel.yml`,
+    cniPluginsUrl: `https://github.com/containernetworking/plugins/releases/download/${cniPluginsVersion}/cni-plugins-linux-${arch}-${cniPluginsVersion}.tgz`,
+    probeImage: pick(input.probeImage, 'NETREPRO_PROBE_IMAGE') ?? PINNED.probeImage,
+    agentImage: pick(input.agentImage, 'NETREPRO_AGENT_IMAGE') ?? PINNED.agentImage,
+    cni: cni as RealCni | undefined,
+    allowContexts:
+      input.allowContexts ??
+      (env.NETREPRO_ALLOW_CONTEXT ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    workDir: input.workDir ?? env.NETREPRO_WORK_DIR ?? join(tmpdir(), 'netrepro'),
+  };
+}
+
+/** Already resolved options pass through; the user shape is resolved (with the environment). */
+export function asResolved(options: RealClusterOptions | ResolvedRealOptions): ResolvedRealOptions {
+  return 'flannelManifest' in options ? options : resolveRealOptions(options);
+}
+
+/** The providers that run real Kubernetes: `local` on this host from the one-time build, the others through their CLIs. */
+export type RealProviderName = 'local' | 'kind' | 'minikube' | 'k3s';

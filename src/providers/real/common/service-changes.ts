@@ -1,0 +1,291 @@
+// The `endpoint` and `service` steps on a real cluster, the same for every real provider: the change goes
+// through the API (an endpoint is the pod's label its Service selects on, a Service change a JSON merge patch
+// of its spec), then the step waits until every node's kube-proxy has written it (wait-rules.ts). Where
+// kube-proxy's rules are not what translates Services (Cilium without kube-proxy, or its socket LB in pods),
+// nothing on a node shows when a change took effect, so the step is refused before anything is sent.
+import { HarnessError } from '../../../model/errors.ts';
+import type { TopologySpec } from '../../../model/scenario-schema.ts';
+import { DEFAULT_AFFINITY_SECONDS, endpointLabel } from '../../../contract/kube-objects.ts';
+import type { LabAction, Target } from '../../../contract/provider.ts';
+import { kubeProxyLayout } from '../../../dataplane/kube-proxy-layout.ts';
+import { ciliumSettings } from './cilium-settings.ts';
+import type { KubeApi } from './kube-api.ts';
+import type { RealCni } from './real-options.ts';
+import {
+  clusterIPEndpoints,
+  clusterIPRules,
+  nodePortRules,
+  showsAffinity,
+  showsLocalExternalPolicy,
+  type NodeRules,
+  type ServiceRef,
+} from './service-rules.ts';
+import { waitRules } from './wait-rules.ts';
+import { clusterNamespace, podNamespaces } from './workload-objects.ts';
+
+type EndpointAction = Extract<LabAction, { kind: 'endpoint' }>;
+type ServiceAction = Extract<LabAction, { kind: 'service' }>;
+type Port = TopologySpec['services'][number]['ports'][number];
+
+/** The service step's fields sent to the API server; any other is refused, never dropped. */
+const SERVICE_FIELDS = new Set([
+  'kind',
+  'name',
+  'type',
+  'ports',
+  'nodePorts',
+  'externalTrafficPolicy',
+  'internalTrafficPolicy',
+  'sessionAffinity',
+  'sessionAffinityConfig',
+]);
+
+/** A Service as the topology and the steps so far left it. */
+interface ServiceState {
+  ref: ServiceRef;
+  type: 'ClusterIP' | 'NodePort';
+  externalTrafficPolicy: 'Cluster' | 'Local';
+  internalTrafficPolicy: 'Cluster' | 'Local';
+  /** ClientIP affinity's timeout in seconds; undefined without affinity. */
+  affinitySeconds?: number;
+  ports: Port[];
+  /** The pods whose endpoints are ready. */
+  ready: Set<string>;
+}
+
+/**
+ * Why kube-proxy's rules do not show when a Service change reached the pods' datapath on a cluster with this
+ * CNI, or undefined when they do.
+ */
+function unwatchableReason(topology: TopologySpec, cni: RealCni): string | undefined {
+  if (cni !== 'cilium') return undefined;
+  const cilium = ciliumSettings(topology);
+  if (cilium.kubeProxyReplacement)
+    return 'Cilium replaces kube-proxy on this cluster (startOrder has no kube-proxy), so no node has kube-proxy rules that show when a Service or endpoint change took effect';
+  if (cilium.socketLB)
+    return "Cilium's socket LB translates Services inside the pods, so kube-proxy's rules do not show when a Service or endpoint change reached it";
+  return undefined;
+}
+
+export interface ServiceChangesInput {
+  /** The provider's name, for refusals. */
+  provider: string;
+  api: KubeApi;
+  topology: TopologySpec;
+  /** What the cluster's namespaces are prefixed with ('' on a cluster of the run's own). */
+  prefix: string;
+  /** Scenario node name to its target. */
+  nodes: ReadonlyMap<string, Target>;
+  podIP(pod: string): string;
+  /** The nodes' kubelet version: kube-proxy's release, whose layout says whether internalTrafficPolicy is honoured. */
+  kubeletVersion?: string;
+  cni: RealCni;
+  signal: AbortSignal;
+}
+
+export class ServiceChanges {
+  private readonly services = new Map<string, ServiceState>();
+  /** Why the steps cannot be waited on here (they are refused), or undefined. */
+  private readonly unwatchable: string | undefined;
+
+  constructor(private readonly input: ServiceChangesInput) {
+    this.unwatchable = unwatchableReason(input.topology, input.cni);
+    for (const svc of input.topology.services)
+      this.services.set(svc.name, {
+        ref: { namespace: clusterNamespace(input.prefix, svc.namespace), name: svc.name },
+        type: svc.type,
+        externalTrafficPolicy: svc.externalTrafficPolicy,
+        internalTrafficPolicy: svc.internalTrafficPolicy,
+        affinitySeconds:
+          svc.sessionAffinity === 'ClientIP'
+            ? (svc.sessionAffinityConfig?.clientIP.timeoutSeconds ?? DEFAULT_AFFINITY_SECONDS)
+            : undefined,
+        ports: svc.ports,
+        ready: new Set(svc.endpoints.filter((e) => e.ready).map((e) => e.pod)),
+      });
+  }
+
+  perform(action: EndpointAction | ServiceAction): Promise<void> {
+    return action.kind === 'endpoint' ? this.changeEndpoint(action) : this.changeService(action);
+  }
+
+  /**
+   * Pods Ready is not kube-proxy synced: the EndpointSlices reach each kube-proxy a moment later. Waits until
+   * every node's rules DNAT to every ready endpoint of every Service (the state the scenario's baseline starts from).
+   */
+  async waitEndpointsSynced(): Promise<void> {
+    // without kube-proxy there are no rules to wait for; beside Cilium's socket LB, kube-proxy's rules still are
+    if (this.input.cni === 'cilium' && ciliumSettings(this.input.topology).kubeProxyReplacement) return;
+    const states = [...this.services.values()];
+    await this.wait('kube-proxy writing every endpoint of every Service', (rules, node) =>
+      states.every((s) =>
+        [...s.ready]
+          .filter((pod) => this.visible(s, pod, node))
+          .every((pod) =>
+            s.ports.every((p) => clusterIPEndpoints(rules, s.ref, p).has(`${this.input.podIP(pod)}:${p.targetPort}`)),
+          ),
+      ),
+    );
+  }
+
+  private service(name: string): ServiceState {
+    const svc = this.services.get(name);
+    if (!svc) throw new HarnessError('LAB_FAILED', `no service ${name} in this cluster`);
+    if (this.unwatchable)
+      throw new HarnessError(
+        'UNSUPPORTED',
+        `${this.input.provider} cannot wait for a change of service ${name}: ${this.unwatchable}`,
+        'run it with --provider netns, or with kube-proxy in startOrder and cilium.socketLB off',
+      );
+    return svc;
+  }
+
+  /** An endpoint added or removed is the pod's label that the Service selects on; the EndpointSlice controller and kube-proxy do the rest. */
+  private async changeEndpoint(a: EndpointAction): Promise<void> {
+    const svc = this.service(a.service);
+    if (a.op === 'set' || a.ready === false || a.terminating)
+      throw new HarnessError(
+        'UNSUPPORTED',
+        `endpoint ${a.op}${a.ready === false ? ' ready=false' : ''}${a.terminating ? ' terminating' : ''}: ${this.input.provider} changes endpoints by the pod's label only (no readiness or termination by hand)`,
+        'run it with --provider netns',
+      );
+    const ip = this.input.podIP(a.pod);
+    const namespace = clusterNamespace(this.input.prefix, podNamespaces(this.input.topology).get(a.pod) ?? 'default');
+    await this.input.api.patchPod(namespace, a.pod, {
+      metadata: { labels: { [endpointLabel(a.service)]: a.op === 'add' ? 'true' : null } },
+    });
+    if (a.op === 'add') svc.ready.add(a.pod);
+    else svc.ready.delete(a.pod);
+    await this.wait(
+      `kube-proxy ${a.op === 'add' ? 'writing' : 'removing'} ${svc.ref.namespace}/${svc.ref.name}'s endpoint ${ip} (pod ${a.pod})`,
+      (rules, node) =>
+        a.op === 'add'
+          ? !this.visible(svc, a.pod, node) ||
+            svc.ports.every((p) => clusterIPEndpoints(rules, svc.ref, p).has(`${ip}:${p.targetPort}`))
+          : svc.ports.every((p) => ![...clusterIPEndpoints(rules, svc.ref, p)].some((e) => e.startsWith(`${ip}:`))),
+    );
+  }
+
+  /**
+   * A Service's type, ports, nodePorts, traffic policies or session affinity patched, then waits for every node's
+   * rules to show it. A merge patch replaces the port list whole (a strategic one would merge two protocols on
+   * one port number into one entry).
+   */
+  private async changeService(a: ServiceAction): Promise<void> {
+    const svc = this.service(a.name);
+    const unknown = Object.keys(a).filter((k) => !SERVICE_FIELDS.has(k));
+    if (unknown.length > 0)
+      throw new HarnessError(
+        'UNSUPPORTED',
+        `${this.input.provider} cannot change a Service's ${unknown.join(', ')}`,
+        'run it with --provider netns',
+      );
+    if (a.internalTrafficPolicy !== undefined && !this.layout().internalTrafficPolicy)
+      throw new HarnessError(
+        'UNSUPPORTED',
+        `internalTrafficPolicy is honoured from Kubernetes v1.22 on; this cluster runs ${this.input.kubeletVersion}`,
+        'run it with --provider netns',
+      );
+    const spec: Record<string, unknown> = {};
+    if (a.type) spec.type = a.type;
+    if (a.externalTrafficPolicy) spec.externalTrafficPolicy = a.externalTrafficPolicy;
+    if (a.internalTrafficPolicy) spec.internalTrafficPolicy = a.internalTrafficPolicy;
+    const type = a.type ?? svc.type;
+    const before = svc.ports;
+    // a ClusterIP Service has no nodePorts; one made a NodePort again gets new ones unless the step names them
+    const ports = (a.ports ?? before).map((p, i): Port => {
+      const { nodePort: _previous, ...rest } = p;
+      const nodePort = a.nodePorts?.[i] ?? p.nodePort;
+      return nodePort && type === 'NodePort' ? { ...rest, nodePort } : rest;
+    });
+    if (a.ports || a.nodePorts)
+      spec.ports = ports.map((p) => ({
+        name: p.name,
+        port: p.port,
+        targetPort: p.targetPort,
+        protocol: p.protocol,
+        ...(p.nodePort ? { nodePort: p.nodePort } : {}),
+      }));
+    const affinity = a.sessionAffinity !== undefined || a.sessionAffinityConfig !== undefined;
+    // ClientIP without a config gets the API server's default timeout; a config alone changes the timeout
+    const affinitySeconds = !affinity
+      ? svc.affinitySeconds
+      : a.sessionAffinity === 'None'
+        ? undefined
+        : (a.sessionAffinityConfig?.clientIP.timeoutSeconds ?? DEFAULT_AFFINITY_SECONDS);
+    if (a.sessionAffinity) spec.sessionAffinity = a.sessionAffinity;
+    if (affinity)
+      spec.sessionAffinityConfig =
+        affinitySeconds === undefined ? null : { clientIP: { timeoutSeconds: affinitySeconds } };
+    await this.input.api.patchService(svc.ref.namespace, svc.ref.name, { spec });
+
+    svc.type = type;
+    svc.externalTrafficPolicy = a.externalTrafficPolicy ?? svc.externalTrafficPolicy;
+    svc.internalTrafficPolicy = a.internalTrafficPolicy ?? svc.internalTrafficPolicy;
+    svc.affinitySeconds = affinitySeconds;
+    svc.ports = ports;
+    const gone = before.filter(
+      (p) => !ports.some((q) => q.name === p.name && q.port === p.port && q.protocol === p.protocol),
+    );
+    await this.wait(`kube-proxy writing ${svc.ref.namespace}/${svc.ref.name}'s new spec`, (rules, node) =>
+      this.specShown(a, svc, gone, rules, node),
+    );
+  }
+
+  /** Whether `node`'s rules show every field the step changed (`gone`: the ports it removed). */
+  private specShown(a: ServiceAction, svc: ServiceState, gone: Port[], rules: NodeRules, node: string): boolean {
+    const { ref, ports } = svc;
+    const nodePort = svc.type === 'NodePort';
+    const written = (found: string[]) => found.length > 0;
+    return [
+      !(a.type || a.nodePorts || a.ports) ||
+        ports.every((p) => written(nodePortRules(rules, ref, p, nodePort ? p.nodePort : undefined)) === nodePort),
+      !a.ports ||
+        (ports.every((p) => written(clusterIPRules(rules, ref, p))) &&
+          !gone.some((p) => written(clusterIPRules(rules, ref, p)))),
+      // the external chains are written only while the Service has an endpoint
+      !a.externalTrafficPolicy ||
+        !nodePort ||
+        svc.ready.size === 0 ||
+        showsLocalExternalPolicy(rules, ref) === (svc.externalTrafficPolicy === 'Local'),
+      // affinity is written on the chains to endpoints, so only on a node that leads to some
+      !(a.sessionAffinity || a.sessionAffinityConfig) ||
+        ![...svc.ready].some((pod) => this.visible(svc, pod, node)) ||
+        ports.every((p) => showsAffinity(rules, ref, p, svc.affinitySeconds) === (svc.affinitySeconds !== undefined)),
+      !a.internalTrafficPolicy || ports.every((p) => this.policyShown(rules, svc, p, node)),
+    ].every(Boolean);
+  }
+
+  /** internalTrafficPolicy on one node: Local reaches this node's ready endpoints and no other, Cluster every ready one. */
+  private policyShown(rules: NodeRules, svc: ServiceState, port: Port, node: string): boolean {
+    const shown = clusterIPEndpoints(rules, svc.ref, port);
+    const endpoint = (pod: string) => `${this.input.podIP(pod)}:${port.targetPort}`;
+    const local = [...svc.ready].filter((pod) => this.nodeOf(pod) === node).map(endpoint);
+    if (svc.internalTrafficPolicy === 'Cluster') return [...svc.ready].every((pod) => shown.has(endpoint(pod)));
+    return shown.size === local.length && local.every((e) => shown.has(e));
+  }
+
+  /** Whether `node`'s ClusterIP rules lead to the pod's endpoint: with internalTrafficPolicy Local honoured, only its own node's do. */
+  private visible(svc: ServiceState, pod: string, node: string): boolean {
+    return svc.internalTrafficPolicy !== 'Local' || !this.layout().internalTrafficPolicy || this.nodeOf(pod) === node;
+  }
+
+  private nodeOf(pod: string): string | undefined {
+    return this.input.topology.pods.find((p) => p.name === pod)?.node;
+  }
+
+  /** kube-proxy's layout from the nodes' release (kubelet and kube-proxy come from one release on these clusters). */
+  private layout() {
+    const minor = /^v1\.(\d+)\./.exec(this.input.kubeletVersion ?? '')?.[1];
+    if (!minor)
+      throw new HarnessError(
+        'LAB_FAILED',
+        `the nodes report kubelet version ${this.input.kubeletVersion ?? '(none)'}, so kube-proxy's release is unknown`,
+      );
+    return kubeProxyLayout(`1.${minor}`);
+  }
+
+  private wait(what: string, done: (rules: NodeRules, node: string) => boolean): Promise<void> {
+    return waitRules(this.input.nodes, what, done, this.input.signal);
+  }
+}
