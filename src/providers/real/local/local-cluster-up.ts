@@ -20,7 +20,7 @@ import { killAll } from '../../namespaces/namespace-pids.ts';
 import { ipBatch, removeNamespaces } from '../../namespaces/namespace-batch.ts';
 import type { RunContext } from '../../../contract/provider.ts';
 import { bridgeConflistText } from '../../../dataplane/bridge-conflist.ts';
-import { Daemon } from './local-daemon.ts';
+import { Daemon } from '../common/daemon.ts';
 import type { LocalBuild } from './local-build.ts';
 import { LOCAL_STATE_ROOT, type LocalNames } from './local-names.ts';
 import { kubeconfigYaml, makePki, type LocalPki } from './local-pki.ts';
@@ -442,7 +442,7 @@ async function startControlPlane(up: LocalBringUp): Promise<LocalPki> {
     name: 'api-forwarder',
     argv: [
       process.execPath,
-      packagePath('src/providers/real/local/api-forwarder.mjs'),
+      packagePath('src/providers/real/common/api-forwarder.mjs'),
       up.socket,
       APISERVER_IP,
       '6443',

@@ -1,6 +1,7 @@
-// The long-running processes of a `local` cluster (etcd, the control plane, each node's containerd, kubelet
-// and kube-proxy): started in the run's namespaces, their output in a log file of the run's state directory
-// (not in this process's memory), readiness read from a line they print, stopped by signal.
+// A long-running process a real cluster starts itself (the `local` cluster's etcd, control plane, containerd,
+// kubelet and kube-proxy; a private Docker engine; the API forwarders): started in the run's namespaces, its
+// output in a log file of the run's state directory (not in this process's memory), readiness read from a
+// line it prints, stopped by signal.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { open } from 'node:fs/promises';

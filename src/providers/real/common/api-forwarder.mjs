@@ -1,5 +1,6 @@
-// Runs inside the `local` cluster's fabric namespace: a unix socket (a file, reachable from the harness in
-// the root namespace without any address there) forwarded to the API server's address in the namespace.
+// Runs inside a namespace of the run where the API server's address is (the `local` cluster's fabric, a
+// private Docker engine's network): a unix socket (a file, reachable from the harness in the root namespace
+// without any address there) forwarded to that address.
 // Usage: node api-forwarder.mjs SOCKET HOST PORT. Prints `ready SOCKET` once listening.
 import { createConnection, createServer } from 'node:net';
 import { rmSync } from 'node:fs';
