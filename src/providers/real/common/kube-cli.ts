@@ -8,10 +8,15 @@ export interface KubeAccess {
   kubeconfig: string;
   context: string;
   /**
-   * A unix socket that carries the connection to the API server (the `local` provider's server listens
-   * only inside the run's namespaces; a forwarder there serves this socket). kubectl is not used then.
+   * A unix socket that carries the Kubernetes client's connections to the API server, whose address is only
+   * inside the run's namespaces (the `local` cluster's fabric, a private Docker engine's network): a forwarder
+   * there serves it.
    */
   socket?: string;
+  /** argv prefix that runs kubectl and helm where the kubeconfig's server address is reachable (nsenter). */
+  enter?: readonly string[];
+  /** The kubectl to run (default: kubectl on PATH). */
+  kubectl?: string;
 }
 
 export class KubeCli {
@@ -22,8 +27,17 @@ export class KubeCli {
 
   async kubectl(args: readonly string[], options?: ExecOptions): Promise<ExecResult> {
     assertContextAllowed(this.access.context, this.guard);
+    const kubectl = this.access.kubectl ?? 'kubectl';
     return runCommand(
-      ['kubectl', '--kubeconfig', this.access.kubeconfig, '--context', this.access.context, ...args],
+      [
+        ...(this.access.enter ?? []),
+        kubectl,
+        '--kubeconfig',
+        this.access.kubeconfig,
+        '--context',
+        this.access.context,
+        ...args,
+      ],
       options,
     );
   }
@@ -31,7 +45,15 @@ export class KubeCli {
   async helm(args: readonly string[], options?: ExecOptions): Promise<ExecResult> {
     assertContextAllowed(this.access.context, this.guard);
     return runCommand(
-      ['helm', ...args, '--kubeconfig', this.access.kubeconfig, '--kube-context', this.access.context],
+      [
+        ...(this.access.enter ?? []),
+        'helm',
+        ...args,
+        '--kubeconfig',
+        this.access.kubeconfig,
+        '--kube-context',
+        this.access.context,
+      ],
       options,
     );
   }

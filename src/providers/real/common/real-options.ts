@@ -42,7 +42,12 @@ export interface RealClusterOptions {
   allowContexts?: string[];
   /** Where run kubeconfigs go (never ~/.kube/config). */
   workDir?: string;
+  /** kind's Docker engine: the host's, one of the cluster's own from the kind build, or (auto) the host's where it has one. */
+  kindEngine?: KindEngine;
 }
+
+export const KIND_ENGINES = ['auto', 'host', 'private'] as const;
+export type KindEngine = (typeof KIND_ENGINES)[number];
 
 export interface ResolvedRealOptions {
   k8sVersion: string;
@@ -56,6 +61,7 @@ export interface ResolvedRealOptions {
   cni: RealCni | undefined;
   allowContexts: string[];
   workDir: string;
+  kindEngine: KindEngine;
 }
 
 const VERSION = /^v\d+\.\d+\.\d+$/;
@@ -85,6 +91,14 @@ export function resolveRealOptions(
   if (cni !== undefined && !(REAL_CNIS as readonly string[]).includes(cni)) {
     throw new HarnessError('USAGE', `unknown CNI ${cni}`, `NETREPRO_CNI is one of: ${REAL_CNIS.join(', ')}`);
   }
+  // a DOCKER_HOST the user set names the engine to use
+  const kindEngine = pick(input.kindEngine, 'NETREPRO_KIND_ENGINE') ?? (env.DOCKER_HOST ? 'host' : 'auto');
+  if (!(KIND_ENGINES as readonly string[]).includes(kindEngine))
+    throw new HarnessError(
+      'USAGE',
+      `unknown kind engine ${kindEngine}`,
+      `NETREPRO_KIND_ENGINE is one of: ${KIND_ENGINES.join(', ')}`,
+    );
   const flannelVersion =
     input.flannelVersion ?? profile?.flannel ?? pick(undefined, 'NETREPRO_FLANNEL_VERSION') ?? PINNED.flannelVersion;
   const cniPluginsVersion = pick(input.cniPluginsVersion, 'NETREPRO_CNI_PLUGINS_VERSION') ?? PINNED.cniPluginsVersion;
@@ -110,6 +124,7 @@ export function resolveRealOptions(
         .map((s) => s.trim())
         .filter(Boolean),
     workDir: input.workDir ?? env.NETREPRO_WORK_DIR ?? join(tmpdir(), 'netrepro'),
+    kindEngine: kindEngine as KindEngine,
   };
 }
 

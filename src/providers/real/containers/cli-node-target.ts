@@ -4,6 +4,7 @@ import { runCommand, spawnCommand, type ExecOptions, type SpawnOptions } from '.
 import type { Target } from '../../../contract/provider.ts';
 import { dirname } from 'node:path';
 import { pasteable } from '../../../model/errors.ts';
+import { HOST_DOCKER } from './docker-engine.ts';
 
 export class CliNodeTarget implements Target {
   constructor(
@@ -39,13 +40,14 @@ export function dockerNode(
   probeImage: string,
   runId: string,
   fromProbeImage: ReadonlySet<string> = FROM_PROBE_IMAGE,
+  docker: readonly string[] = HOST_DOCKER.docker,
 ) {
   return (argv: readonly string[]): string[] => {
-    if (!fromProbeImage.has(argv[0] ?? '')) return ['docker', 'exec', '-i', container, ...argv];
+    if (!fromProbeImage.has(argv[0] ?? '')) return [...docker, 'exec', '-i', container, ...argv];
     const w = argv.indexOf('-w');
     const dir = w >= 0 && argv[w + 1] ? dirname(argv[w + 1]!) : undefined;
     return [
-      'docker',
+      ...docker,
       'run',
       '--rm',
       '-i',

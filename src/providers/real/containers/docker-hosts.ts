@@ -14,6 +14,7 @@ import { CliNodeTarget, dockerNode } from './cli-node-target.ts';
 import { AGENT_SOURCE } from '../common/deploy-workload.ts';
 import type { RealCluster } from '../common/real-cluster.ts';
 import { AGENT_COMMAND } from '../common/workload-objects.ts';
+import { HOST_DOCKER } from './docker-engine.ts';
 
 const READY_TIMEOUT_MS = 60_000;
 
@@ -25,6 +26,10 @@ export interface DockerHostsInput {
   cluster: RealCluster;
   agentImage: string;
   probeImage: string;
+  /** The agent as a program of the agent image (a pod image with the native agent); default: pod-agent.mjs, mounted. */
+  agentCommand?: readonly string[];
+  /** The engine the cluster's node containers run on. */
+  docker?: readonly string[];
 }
 
 export interface DockerHost {
@@ -43,21 +48,27 @@ export async function startDockerHosts({
   cluster,
   agentImage,
   probeImage,
+  agentCommand,
+  docker = HOST_DOCKER.docker,
 }: DockerHostsInput): Promise<DockerHost[]> {
   const hosts: DockerHost[] = [];
+  const agent = agentCommand ?? AGENT_COMMAND;
+  const agentMount = agentCommand ? [] : ['-v', `${AGENT_SOURCE}:${AGENT_COMMAND[1]}:ro`];
   for (const host of topology.hosts) {
     const name = hostContainer(run, host.name);
     const common = ['--label', `netrepro.io/run=${run.runId}`];
     const programs = host.serve ?? [];
-    cluster.onDestroy(`host containers of ${host.name}`, () => removeContainers(run, host.name, programs.length));
+    cluster.onDestroy(`host containers of ${host.name}`, () =>
+      removeContainers(docker, run, host.name, programs.length),
+    );
     await runCommand(
-      ['docker', 'run', '-d', '--name', name, ...common, '--network', network, probeImage, 'sleep', 'infinity'],
+      [...docker, 'run', '-d', '--name', name, ...common, '--network', network, probeImage, 'sleep', 'infinity'],
       { timeoutMs: 300_000, signal: run.signal },
     );
     const besideIt = (container: string, argv: readonly string[]) =>
       runCommand(
         [
-          'docker',
+          ...docker,
           'run',
           '-d',
           '--name',
@@ -65,8 +76,7 @@ export async function startDockerHosts({
           ...common,
           '--network',
           `container:${name}`,
-          '-v',
-          `${AGENT_SOURCE}:${AGENT_COMMAND[1]}:ro`,
+          ...agentMount,
           agentImage,
           ...argv,
         ],
@@ -74,39 +84,37 @@ export async function startDockerHosts({
       );
     await besideIt(`${name}-agent`, ['sleep', 'infinity']);
     for (const [i, program] of programs.entries()) {
-      await besideIt(`${name}-serve-${i}`, agentProgramArgv(AGENT_COMMAND, program, host.name, []));
-      await waitReadyLine(`${name}-serve-${i}`, run.signal);
+      await besideIt(`${name}-serve-${i}`, agentProgramArgv(agent, program, host.name, []));
+      await waitReadyLine(docker, `${name}-serve-${i}`, run.signal);
     }
     const inspect = await runCommand(
-      ['docker', 'inspect', '-f', `{{(index .NetworkSettings.Networks "${network}").IPAddress}}`, name],
+      [...docker, 'inspect', '-f', `{{(index .NetworkSettings.Networks "${network}").IPAddress}}`, name],
       { timeoutMs: 30_000, signal: run.signal },
     );
     const ip = inspect.stdout.trim();
     if (!/^\d+\.\d+\.\d+\.\d+$/.test(ip))
       throw new HarnessError('LAB_FAILED', `host ${host.name}: no address on docker network ${network} (${ip})`);
-    const inHost = dockerNode(name, probeImage, run.runId);
+    const inHost = dockerNode(name, probeImage, run.runId, undefined, docker);
     const wrap = (argv: readonly string[]) =>
-      AGENT_COMMAND.every((word, i) => argv[i] === word)
-        ? ['docker', 'exec', '-i', `${name}-agent`, ...argv]
-        : inHost(argv);
+      agent.every((word, i) => argv[i] === word) ? [...docker, 'exec', '-i', `${name}-agent`, ...argv] : inHost(argv);
     hosts.push({ name: host.name, ip, target: new CliNodeTarget(`host/${host.name}`, wrap) });
   }
   return hosts;
 }
 
-function removeContainers(run: RunContext, host: string, programs: number) {
+function removeContainers(docker: readonly string[], run: RunContext, host: string, programs: number) {
   const name = hostContainer(run, host);
   const beside = [...Array.from({ length: programs }, (_, i) => `${name}-serve-${i}`), `${name}-agent`];
   // `rm -f` of containers never created (a half-made host) fails for those alone
-  return runCommand(['docker', 'rm', '-f', ...beside, name], { timeoutMs: 60_000, reject: false });
+  return runCommand([...docker, 'rm', '-f', ...beside, name], { timeoutMs: 60_000, reject: false });
 }
 
 /** The agent prints `ready <program> <port>` once it listens. */
-async function waitReadyLine(container: string, signal: AbortSignal): Promise<void> {
+async function waitReadyLine(docker: readonly string[], container: string, signal: AbortSignal): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS;
   let logs = '';
   for (;;) {
-    const got = await runCommand(['docker', 'logs', container], { timeoutMs: 30_000, reject: false, signal });
+    const got = await runCommand([...docker, 'logs', container], { timeoutMs: 30_000, reject: false, signal });
     logs = got.stdout + got.stderr;
     if (/^ready /m.test(got.stdout)) return;
     if (Date.now() > deadline)

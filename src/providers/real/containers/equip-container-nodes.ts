@@ -26,7 +26,9 @@ export interface ContainerNodesInput {
   api: KubeApi;
   /** The docker network the node containers are on: the hosts join it. */
   network: string;
-  options: Pick<ResolvedRealOptions, 'agentImage' | 'probeImage' | 'k8sVersion'>;
+  options: Pick<ResolvedRealOptions, 'agentImage' | 'probeImage' | 'k8sVersion'> & { agentCommand?: readonly string[] };
+  /** The engine the node containers run on (default: the host's). */
+  docker?: readonly string[];
   /** In scenario node order: how to exec on the node, and its Kubernetes node name (its container's name too). */
   nodes: readonly { target: Target; k8sName: string }[];
   /** Restarts the node's container; the provider adds what its nodes need to come back (minikube: its kubelet). */
@@ -69,8 +71,10 @@ export async function addDockerHosts({
   cluster,
   network,
   options,
-}: Pick<ContainerNodesInput, 'topology' | 'run' | 'cluster' | 'network' | 'options'>): Promise<void> {
-  for (const host of await startDockerHosts({ topology, run, cluster, network, ...options })) {
+  docker,
+}: Pick<ContainerNodesInput, 'topology' | 'run' | 'cluster' | 'network' | 'options' | 'docker'>): Promise<void> {
+  const hosts = await startDockerHosts({ topology, run, cluster, network, ...options, ...(docker ? { docker } : {}) });
+  for (const host of hosts) {
     cluster.hosts.set(host.name, host.target);
     cluster.addresses.set(`host/${host.name}`, host.ip);
   }

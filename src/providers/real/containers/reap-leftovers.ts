@@ -7,7 +7,8 @@ import { onPath } from './cli-tools.ts';
 import { ownerAlive } from '../common/run-dir.ts';
 
 const CLEANERS = {
-  kind: { tool: 'kind', clean: cleanKindLeftovers },
+  // kind clusters with the kind on PATH, and private engines, which need none
+  kind: { tool: undefined, clean: cleanKindLeftovers },
   minikube: { tool: 'minikube', clean: cleanMinikubeLeftovers },
   // k3s containers and every provider's tcpdump/conntrack helper containers: by their docker label
   k3s: { tool: 'docker', clean: cleanK3sLeftovers },
@@ -18,6 +19,6 @@ export async function reapReal(
   { force, workDir }: { force: boolean; workDir: string },
 ): Promise<string[]> {
   const { tool, clean } = CLEANERS[provider];
-  if (!(await onPath(tool))) return [];
+  if (tool && !(await onPath(tool))) return [];
   return clean(async (runId) => force || !(await ownerAlive(workDir, runId)));
 }

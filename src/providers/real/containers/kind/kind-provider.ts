@@ -9,7 +9,13 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { TopologySpec } from '../../../../model/scenario-schema.ts';
 import { runCommand } from '../../../../contract/command.ts';
-import type { Availability, ClusterProvider, RunContext, StartedCluster } from '../../../../contract/provider.ts';
+import type {
+  Availability,
+  ClusterProvider,
+  Misfit,
+  RunContext,
+  StartedCluster,
+} from '../../../../contract/provider.ts';
 import { configureBridge, installCniPlugins } from '../bridge-cni.ts';
 import { CliNodeTarget, dockerNode } from '../cli-node-target.ts';
 import { ciliumSettings } from '../../common/cilium-settings.ts';
@@ -29,16 +35,40 @@ import { prepareRunDir } from '../../common/run-dir.ts';
 import { ContainerNodeCluster } from '../container-node-cluster.ts';
 import { equipContainerNodes } from '../equip-container-nodes.ts';
 import { KIND_NETWORK, kindConfig, kindNodeNames } from './kind-config.ts';
+import { KIND_BUILD_HINT } from './kind-build.ts';
+import { type KindMode, kindMode, kindRuntime, privateImages, privateMisfit } from './kind-engine.ts';
 
 export class KindProvider extends RealProvider<'kind'> implements ClusterProvider {
+  private readonly mode: KindMode;
+
   constructor(
     options: RealClusterOptions | ResolvedRealOptions = {},
     private readonly deps: RealProviderDeps = {},
   ) {
     super('kind', options);
+    this.mode = kindMode(this.options);
   }
 
-  detect(): Promise<Availability> {
+  override fit(topology: TopologySpec): Misfit | undefined {
+    if (this.mode.engine === 'private' && this.mode.build) {
+      const misfit = privateMisfit(this.mode.build, topology, this.options);
+      if (misfit) return misfit;
+    }
+    return super.fit(topology);
+  }
+
+  async detect(): Promise<Availability> {
+    if (this.mode.engine === 'private') {
+      if (!this.mode.build)
+        return { ok: false, reason: 'kind: no Docker on this host and no kind build', hint: KIND_BUILD_HINT };
+      if (process.getuid?.() !== 0)
+        return {
+          ok: false,
+          reason: 'kind on its own Docker engine needs root (network and mount namespaces)',
+          hint: 'run as root',
+        };
+      return { ok: true };
+    }
     const tools: ToolName[] = [
       'docker',
       'kind',
@@ -57,6 +87,7 @@ export class KindProvider extends RealProvider<'kind'> implements ClusterProvide
         standUp: (input) => this.standUp(input),
         kubeApi: this.deps.kubeApi,
         makeCluster: (nodeNames, run) => new ContainerNodeCluster(nodeNames, run),
+        ...(this.mode.engine === 'private' && this.mode.build ? { images: privateImages(this.mode.build) } : {}),
       },
       topology,
       run,
@@ -71,32 +102,50 @@ export class KindProvider extends RealProvider<'kind'> implements ClusterProvide
     const configFile = join(dir, 'kind-config.yaml');
     const settings = ciliumSettings(topology);
     if (cni === 'cilium') await requireHelm('kind');
+    const runtime = await kindRuntime(this.mode, this.options, run, cluster);
+    const { docker } = runtime.engine;
+    const kind = (args: string[], timeoutMs: number) =>
+      runCommand([...runtime.engine.enter, runtime.kind, ...args], { timeoutMs, env: { ...runtime.engine.env } });
     await writeFile(
       configFile,
       kindConfig({
         name,
         nodeCount: topology.nodes.length,
-        image: this.options.kindNodeImage,
+        image: runtime.nodeImage,
         podSubnet: topology.clusterCIDR,
         kubeProxyMode: cni === 'cilium' && settings.kubeProxyReplacement ? 'none' : 'iptables',
       }),
     );
     // registered before the create: a half-created cluster is deleted too
     cluster.onDestroy(`kind cluster ${name}`, () =>
-      runCommand(['kind', 'delete', 'cluster', '--name', name, '--kubeconfig', kubeconfig], { timeoutMs: 180_000 }),
+      kind(['delete', 'cluster', '--name', name, '--kubeconfig', kubeconfig], 180_000),
     );
-    run.log(`kind create cluster ${name} (${topology.nodes.length} nodes, ${this.options.kindNodeImage}, cni ${cni})`);
+    run.log(`kind create cluster ${name} (${topology.nodes.length} nodes, ${runtime.nodeImage}, cni ${cni})`);
+    const created = Date.now();
     await runCommand(
-      ['kind', 'create', 'cluster', '--name', name, '--config', configFile, '--kubeconfig', kubeconfig],
-      { timeoutMs: 600_000, signal: run.signal },
+      [
+        ...runtime.engine.enter,
+        runtime.kind,
+        'create',
+        'cluster',
+        '--name',
+        name,
+        '--config',
+        configFile,
+        '--kubeconfig',
+        kubeconfig,
+      ],
+      { timeoutMs: 600_000, signal: run.signal, env: { ...runtime.engine.env } },
     );
+    run.log(`kind create cluster ${name}: ${Date.now() - created} ms`);
 
-    const access = { kubeconfig, context: `kind-${name}` };
+    const access = await runtime.access(kubeconfig, `kind-${name}`);
     const kubectl = cli(access);
     const containers = kindNodeNames(name, topology.nodes.length);
+    const probeImage = runtime.images?.probeImage ?? this.options.probeImage;
     const nodeTarget = (container: string) => {
       assertOwnedName(container, run.prefix, 'node container');
-      return (ref: string) => new CliNodeTarget(ref, dockerNode(container, this.options.probeImage, run.runId));
+      return (ref: string) => new CliNodeTarget(ref, dockerNode(container, probeImage, run.runId, undefined, docker));
     };
     if (cni === 'bridge' || cni === 'flannel') {
       for (const c of containers) await installCniPlugins(nodeTarget(c)(`node/${c}`), this.options.cniPluginsUrl);
@@ -122,14 +171,15 @@ export class KindProvider extends RealProvider<'kind'> implements ClusterProvide
       kubectl,
       api: api(access),
       network: KIND_NETWORK,
-      options: this.options,
+      options: { ...this.options, ...runtime.images },
+      docker,
       nodes: topology.nodes.map((n, i) => ({
         target: nodeTarget(containers[i]!)(`node/${n.name}`),
         k8sName: containers[i]!,
       })),
       restartNode: async (container) => {
         assertOwnedName(container, run.prefix, 'node container');
-        await runCommand(['docker', 'restart', container], { timeoutMs: 180_000, signal: run.signal });
+        await runCommand([...docker, 'restart', container], { timeoutMs: 180_000, signal: run.signal });
       },
       ...(this.deps.readyTimeoutMs ? { readyTimeoutMs: this.deps.readyTimeoutMs } : {}),
     });
