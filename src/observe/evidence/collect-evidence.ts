@@ -1,5 +1,6 @@
 // Evidence per phase and node: a packet capture spanning the phase, then snapshots of the rules,
 // conntrack and routing state, collected concurrently and written under the report directory.
+import { CAPTURE_READY_MS } from '../capture-ready.ts';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Spawned } from '../../contract/command.ts';
@@ -84,7 +85,7 @@ export async function startPhaseCapture(
         ]);
       captures.push({ node, process });
     }
-    await Promise.all(captures.map((c) => c.process.waitFor(/listening on/, 3000)));
+    await Promise.all(captures.map((c) => c.process.waitFor(/listening on/, CAPTURE_READY_MS)));
   } catch (e) {
     await Promise.allSettled(captures.map((c) => c.process.stop('SIGKILL')));
     throw e;

@@ -1,5 +1,6 @@
 // Watches the probing pod's own interface while a probe runs, so the probe can name what the
 // client really saw (a SYN-ACK from an address it never contacted, its own RST) instead of a bare timeout.
+import { CAPTURE_READY_MS } from '../capture-ready.ts';
 import type { Spawned } from '../../contract/command.ts';
 import type { Target } from '../../contract/provider.ts';
 
@@ -171,7 +172,7 @@ export class PacketWatch {
     const process = target.spawn(['tcpdump', '-i', iface, '-nn', '-l', '--immediate-mode', '-p', ...filter]);
     const watch = new PacketWatch(process);
     try {
-      await process.waitFor(/listening on/, 3000);
+      await process.waitFor(/listening on/, CAPTURE_READY_MS);
     } catch (e) {
       await process.stop('SIGKILL');
       throw e;

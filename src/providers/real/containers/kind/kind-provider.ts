@@ -33,6 +33,7 @@ import type { RealClusterOptions, ResolvedRealOptions } from '../../common/real-
 import { RealProvider } from '../container-provider.ts';
 import { prepareRunDir } from '../../common/run-dir.ts';
 import { ContainerNodeCluster } from '../container-node-cluster.ts';
+import { agentCommandOf } from '../../common/workload-objects.ts';
 import { equipContainerNodes } from '../equip-container-nodes.ts';
 import { KIND_NETWORK, kindConfig, kindNodeNames } from './kind-config.ts';
 import { KIND_BUILD_HINT } from './kind-build.ts';
@@ -79,6 +80,7 @@ export class KindProvider extends RealProvider<'kind'> implements ClusterProvide
   }
 
   provision(topology: TopologySpec, run: RunContext): Promise<StartedCluster> {
+    const images = this.mode.engine === 'private' && this.mode.build ? privateImages(this.mode.build) : undefined;
     return provisionRealCluster(
       {
         name: 'kind',
@@ -86,8 +88,8 @@ export class KindProvider extends RealProvider<'kind'> implements ClusterProvide
         contextName: (r) => `kind-${clusterName(r)}`,
         standUp: (input) => this.standUp(input),
         kubeApi: this.deps.kubeApi,
-        makeCluster: (nodeNames, run) => new ContainerNodeCluster(nodeNames, run),
-        ...(this.mode.engine === 'private' && this.mode.build ? { images: privateImages(this.mode.build) } : {}),
+        makeCluster: (nodeNames, run) => new ContainerNodeCluster(nodeNames, run, images && agentCommandOf(images)),
+        ...(images ? { images } : {}),
       },
       topology,
       run,
