@@ -27,7 +27,7 @@ import { cleanLocalLeftovers } from './clean-local-leftovers.ts';
 import { findLocalBuild, cacheRoot } from './local-build.ts';
 import type { LocalApi } from './local-api.ts';
 import { bringUpLocalCluster, type LocalClusterHandle, type LocalNode } from './local-cluster-up.ts';
-import { LocalCluster, NamespaceTarget } from './local-cluster.ts';
+import { LocalCluster, namespaceTarget } from './local-cluster.ts';
 import { localNames } from './local-names.ts';
 import { LOCAL_CAPABILITIES, LOCAL_K8S_VERSION, localMisfit } from './local-support.ts';
 import { fitServiceSteps } from '../common/fit-service-steps.ts';
@@ -128,7 +128,7 @@ export class LocalProvider implements ClusterProvider {
       const api = kube.api({ kubeconfig: up.kubeconfig, context: up.context, socket: up.socket });
       const nodes = up.nodes.map((n) => ({
         name: n.kubeName,
-        target: (ref: string) => new NamespaceTarget(ref, n.netns),
+        target: (ref: string) => namespaceTarget(ref, n.netns),
       }));
       const nodeMap = await adoptNodes(cluster, topology, nodes);
       const listed = await readNodeAddresses(cluster, api, nodeMap);
@@ -185,10 +185,10 @@ class BringUpApi {
 
 /** The fabric, each node's port on it, and the hosts with their addresses, as the bring-up made them. */
 function adoptFabricAndHosts(local: LocalCluster, up: LocalClusterHandle, fabricNetns: string): void {
-  local.fabric = new NamespaceTarget('fabric', fabricNetns);
+  local.fabric = namespaceTarget('fabric', fabricNetns);
   for (const [i, n] of up.nodes.entries()) local.fabricPorts.set(n.scenarioName, `n${i}`);
   for (const h of up.hosts) {
-    local.hosts.set(h.name, new NamespaceTarget(`host/${h.name}`, h.netns));
+    local.hosts.set(h.name, namespaceTarget(`host/${h.name}`, h.netns));
     local.addresses.set(`host/${h.name}`, h.ip);
   }
 }
@@ -197,7 +197,7 @@ function adoptFabricAndHosts(local: LocalCluster, up: LocalClusterHandle, fabric
 async function startFlannelRules(nodes: LocalNode[], clusterCIDR: string): Promise<void> {
   await Promise.all(
     nodes.map((n) =>
-      applyOps(new NamespaceTarget(`node/${n.scenarioName}`, n.netns), flannelStart(n.podCIDR, clusterCIDR)),
+      applyOps(namespaceTarget(`node/${n.scenarioName}`, n.netns), flannelStart(n.podCIDR, clusterCIDR)),
     ),
   );
 }
