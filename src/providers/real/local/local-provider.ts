@@ -1,7 +1,7 @@
 // `local`: real Kubernetes v1.20.2 on this host, built once from Debian's `kubernetes` source package
 // (`npm run build:kubernetes`), its nodes network namespaces of the run. It goes through the same
-// real-cluster layer as kind, minikube and k3s (src/providers/real/: the workload through the Kubernetes API,
-// the pod agent in pods, node commands, steps and checks); what it adds is in local-cluster-up.ts
+// real-cluster layer as kind, minikube and k3s (src/providers/real/common/: the provisioning steps, the workload
+// through the Kubernetes API, the pod agent in pods, steps and checks); what it adds is in local-cluster-up.ts
 // (bring-up) and local-cluster.ts (fabric, hosts, paths, Service and endpoint changes).
 import { access, constants } from 'node:fs/promises';
 import { HarnessError } from '../../../model/errors.ts';
