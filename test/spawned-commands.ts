@@ -43,6 +43,11 @@ export const PASS_THROUGH: Record<string, string> = {
   'src/contract/namespace-entry.ts': "puts nsenter (and sh, to join a cgroup) in front of its caller's argv",
   'src/providers/real/containers/cli-node-target.ts':
     "puts docker exec / docker run / minikube ssh in front of its caller's argv",
+  'src/providers/real/containers/docker-hosts.ts':
+    "runs the cluster engine's docker CLI (the host's, or a private engine's with -H): docker run, exec, inspect, logs, rm",
+  'src/providers/real/containers/private-docker.ts': "runs its engine's own docker CLI: docker load, ps, rm",
+  'src/providers/real/containers/kind/kind-create.ts':
+    "runs kind (the host's or the kind build's) where its engine publishes ports: kind create, kind delete",
 };
 
 const SOURCE = /\.(ts|mts|cts|js|mjs|cjs)$/;

@@ -1,6 +1,6 @@
 // Chooses a provider by its run configuration. Never falls back to another one: detect() says why one
 // cannot run. Real-cluster providers are loaded only when asked for, and the Kubernetes client (more
-// start-up than the whole netns lab) only once one provisions a cluster (provision-real-cluster.ts):
+// start-up than the whole netns lab) only once one provisions a cluster (real/common/provision-steps.ts):
 // a run its detect() refuses, or whose every scenario it skips, never loads it. What a provider can do
 // (providerSupport) is known without loading it.
 import { HarnessError } from '../model/errors.ts';

@@ -58,8 +58,11 @@ export function fakeTools(replies: Reply[] = [], pathDir = FAKES) {
     PATH: process.env.PATH,
     LOG: process.env.NETREPRO_FAKE_LOG,
     REPLIES: process.env.NETREPRO_FAKE_REPLIES,
+    KIND_ENGINE: process.env.NETREPRO_KIND_ENGINE,
   };
   process.env.PATH = pathDir;
+  // the fakes stand for the host's Docker, also where a kind build on this machine would pick its own engine
+  process.env.NETREPRO_KIND_ENGINE = 'host';
   process.env.NETREPRO_FAKE_LOG = log;
   process.env.NETREPRO_FAKE_REPLIES = join(dir, 'replies');
   const calls = (): Recorded[] =>
@@ -89,6 +92,7 @@ export function fakeTools(replies: Reply[] = [], pathDir = FAKES) {
       put('PATH', saved.PATH);
       put('NETREPRO_FAKE_LOG', saved.LOG);
       put('NETREPRO_FAKE_REPLIES', saved.REPLIES);
+      put('NETREPRO_KIND_ENGINE', saved.KIND_ENGINE);
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -25,7 +25,8 @@ async function gateOn(provider: 'kind' | 'minikube', baseline: Profile, candidat
   const result = await runGate([loaded], baseline, candidate, {
     signal: new AbortController().signal,
     provider: async (profile) => {
-      const config = resolveRunConfig({ provider, profile }, { NETREPRO_WORK_DIR: work });
+      // the fakes stand for the host's Docker (a kind build on this machine would pick its own engine)
+      const config = resolveRunConfig({ provider, profile }, { NETREPRO_WORK_DIR: work, NETREPRO_KIND_ENGINE: 'host' });
       configs.push(`${profile.name}: ${config.real.k8sVersion} ${config.real.kindNodeImage}`);
       const { api, factory } = recordingKubeApi([{ name: 'n', internalIP: '172.18.0.2', podCIDR: '10.244.1.0/24' }]);
       const createNamespace = api.createNamespace;

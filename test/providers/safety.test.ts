@@ -4,12 +4,13 @@ import { KindProvider } from '../../src/providers/real/containers/kind/kind-prov
 import { assertOwnedName } from '../../src/providers/real/common/context-guard.ts';
 import { detectTools } from '../../src/providers/real/containers/cli-tools.ts';
 import { KubeCli } from '../../src/providers/real/common/kube-cli.ts';
-import { provisionRealCluster } from '../../src/providers/real/common/provision-steps.ts';
+import { destroyAfterFailure, guardedKube } from '../../src/providers/real/common/provision-steps.ts';
+import { RealCluster } from '../../src/providers/real/common/real-cluster.ts';
 import { resolveRealOptions } from '../../src/providers/real/common/real-options.ts';
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FAKES, fakeTools, recordingKubeApi, runContext, topology } from './fake-env.ts';
+import { FAKES, fakeTools, recordingKubeApi, runContext } from './fake-env.ts';
 
 let fakes: ReturnType<typeof fakeTools> | undefined;
 afterEach(() => fakes?.restore());
@@ -41,20 +42,20 @@ describe('context allowlist', () => {
     fakes = fakeTools();
     const { factory, api } = recordingKubeApi([]);
     const torn: string[] = [];
-    const spec = {
-      name: 'kind' as const,
-      options: resolveRealOptions({ workDir: fakes.dir }),
-      misfit: () => undefined,
-      contextName: () => 'kind-nr-abc123-cluster',
-      kubeApi: factory,
-      standUp: async ({ cluster }: { cluster: { onDestroy(w: string, a: () => Promise<unknown>): void } }) => {
+    const run = runContext();
+    const kube = guardedKube('kind-nr-abc123-cluster', resolveRealOptions({ workDir: fakes.dir }), factory);
+    const cluster = new RealCluster([], run);
+    const provisioned = (async () => {
+      try {
         cluster.onDestroy('cluster', async () => torn.push('cluster'));
-        return { access: { kubeconfig: 'k', context: 'docker-desktop' }, nodes: [] };
-      },
-    };
-    await expect(provisionRealCluster(spec, topology({ cni: 'bridge', nodes: 1 }), runContext())).rejects.toThrow(
-      /refusing to touch kube context "docker-desktop"/,
-    );
+        kube.api({ kubeconfig: 'k', context: 'docker-desktop' });
+      } catch (e) {
+        await destroyAfterFailure(cluster, run);
+        throw e;
+      }
+    })();
+    await expect(provisioned).rejects.toThrow(/refusing to touch kube context "docker-desktop"/);
+    expect(() => kube.cli({ kubeconfig: 'k', context: 'docker-desktop' })).toThrow(/refusing to touch kube context/);
     expect(torn).toEqual(['cluster']);
     expect(api.accesses).toEqual([]);
   });

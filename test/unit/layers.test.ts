@@ -5,13 +5,14 @@
 //                     the teardown stack, the capability check, Kubernetes objects)
 //   2 src/dataplane   what a node's dataplane is made of, by release: kube-proxy's and Cilium's rules,
 //                     flannel's entries, the iptables model, the render of a node (shared by providers and `render`)
-//   3 src/providers   netns, real (kind, minikube, k3s), the factory and run configuration
+//   3 src/providers   netns, real (local; kind, minikube, k3s), the factory and run configuration
 //   4 src/observe     probes, expectations and checks, evidence, traces and diagnosis
 //   5 src/engine      running scenarios (run/), the gate, mutation testing
 //   6 src/report      reporters
 //   7 src/cli         the command line and its commands; src/index.ts, the library entry
-// Layers 4-6 see providers only through the contract; one provider never imports another's folder
-// (real/kind, real/minikube and real/k3s share real/). No file imports itself back through others.
+// Layers 4-6 see providers only through the contract. Within src/providers each folder says who may import it
+// (PROVIDER_SCOPES): a provider's folder only itself, shared code only the providers it serves, so shared code
+// never reaches into a provider and no provider into its sibling. No file imports itself back through others.
 import { readFileSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
 import { execFileSync } from 'node:child_process';
@@ -41,13 +42,35 @@ export function layerOf(file: string): { rank: number; name: string } {
 }
 
 /**
- * The provider folder a file belongs to (netns, real), or undefined for the factory and for what providers
- * share (namespaces/: the machinery of nodes that are network namespaces, used by netns and real/local).
+ * The folders of src/providers and who may import each (the longest folder holding the imported file counts):
+ * a provider's own folder only itself; real/containers/ (what kind, minikube and k3s share) only them; real/common/
+ * (what every real provider shares, `local` included) only real/. namespaces/ (the machinery of nodes that are
+ * network namespaces, used by netns and real/local) is open to every provider. The factory and run configuration
+ * (src/providers/*.ts) may import any of them.
  */
-const providerOf = (file: string) => {
-  const folder = /^src\/providers\/([^/]+)\//.exec(file)?.[1];
-  return folder === 'namespaces' ? undefined : folder;
-};
+export const PROVIDER_SCOPES: readonly [folder: string, importers: string, what: string][] = [
+  ['src/providers/netns/', 'src/providers/netns/', "the netns provider's folder"],
+  ['src/providers/real/local/', 'src/providers/real/local/', "the local provider's folder"],
+  ['src/providers/real/containers/kind/', 'src/providers/real/containers/kind/', "the kind provider's folder"],
+  [
+    'src/providers/real/containers/minikube/',
+    'src/providers/real/containers/minikube/',
+    "the minikube provider's folder",
+  ],
+  ['src/providers/real/containers/k3s/', 'src/providers/real/containers/k3s/', "the k3s provider's folder"],
+  ['src/providers/real/containers/', 'src/providers/real/containers/', 'what the container-node providers share'],
+  ['src/providers/real/common/', 'src/providers/real/', 'what the real providers share'],
+];
+
+/** Why `from` may not import `to` inside src/providers, or undefined. */
+function providerScopeViolation(from: string, to: string): string | undefined {
+  if (/^src\/providers\/[^/]+\.ts$/.test(from)) return undefined;
+  const scope = PROVIDER_SCOPES.filter(([folder]) => to.startsWith(folder)).sort(
+    (a, b) => b[0].length - a[0].length,
+  )[0];
+  if (!scope || from.startsWith(scope[1])) return undefined;
+  return `${from} imports ${to}, inside ${scope[2]} (only ${scope[1]} imports it): move what both need to a folder both may import, or go through src/providers/create-provider.ts`;
+}
 
 /** Relative imports of a TypeScript source, static and dynamic, type-only ones included. */
 export function importsOf(file: string, source: string): string[] {
@@ -75,10 +98,9 @@ export function layerViolations(g: Map<string, string[]>): string[] {
         out.push(
           `${from} (${a.name}) imports the concrete provider ${to}; use the contract in src/contract/provider.ts`,
         );
-      else if (providerOf(to) && providerOf(from) !== providerOf(to) && !/^src\/providers\/[^/]+\.ts$/.test(from)) {
-        out.push(
-          `${from} imports ${to}, inside another provider's folder: move what both need below src/providers, or go through src/providers/create-provider.ts`,
-        );
+      else {
+        const scope = providerScopeViolation(from, to);
+        if (scope) out.push(scope);
       }
     }
   }
@@ -119,12 +141,29 @@ describe('layers', () => {
       ['src/engine/run/b.ts', ['src/model/a.ts']],
       ['src/report/c.ts', ['src/providers/netns/netns-lab.ts']],
       ['src/providers/netns/netns-lab.ts', []],
-      ['src/providers/real/fit.ts', ['src/providers/netns/netns-lab.ts']],
+      ['src/providers/real/common/fit.ts', ['src/providers/netns/netns-lab.ts', 'src/providers/real/local/x.ts']],
+      ['src/providers/real/local/x.ts', ['src/providers/real/containers/c.ts']],
+      ['src/providers/real/containers/c.ts', ['src/providers/real/containers/kind/k.ts']],
+      ['src/providers/real/containers/kind/k.ts', ['src/providers/real/containers/k3s/k.ts']],
+      ['src/providers/real/containers/k3s/k.ts', []],
+      ['src/providers/real/local/y.ts', ['src/providers/real/common/fit.ts', 'src/providers/namespaces/n.ts']],
+      [
+        'src/providers/real/containers/minikube/m.ts',
+        ['src/providers/real/containers/c.ts', 'src/providers/real/common/fit.ts'],
+      ],
+      [
+        'src/providers/create-provider.ts',
+        ['src/providers/real/containers/kind/k.ts', 'src/providers/real/local/x.ts'],
+      ],
     ]);
     expect(layerViolations(bad)).toEqual([
       'src/model/a.ts (model) imports src/engine/run/b.ts (engine), a higher layer',
       'src/report/c.ts (report) imports the concrete provider src/providers/netns/netns-lab.ts; use the contract in src/contract/provider.ts',
-      "src/providers/real/fit.ts imports src/providers/netns/netns-lab.ts, inside another provider's folder: move what both need below src/providers, or go through src/providers/create-provider.ts",
+      "src/providers/real/common/fit.ts imports src/providers/netns/netns-lab.ts, inside the netns provider's folder (only src/providers/netns/ imports it): move what both need to a folder both may import, or go through src/providers/create-provider.ts",
+      "src/providers/real/common/fit.ts imports src/providers/real/local/x.ts, inside the local provider's folder (only src/providers/real/local/ imports it): move what both need to a folder both may import, or go through src/providers/create-provider.ts",
+      'src/providers/real/local/x.ts imports src/providers/real/containers/c.ts, inside what the container-node providers share (only src/providers/real/containers/ imports it): move what both need to a folder both may import, or go through src/providers/create-provider.ts',
+      "src/providers/real/containers/c.ts imports src/providers/real/containers/kind/k.ts, inside the kind provider's folder (only src/providers/real/containers/kind/ imports it): move what both need to a folder both may import, or go through src/providers/create-provider.ts",
+      "src/providers/real/containers/kind/k.ts imports src/providers/real/containers/k3s/k.ts, inside the k3s provider's folder (only src/providers/real/containers/k3s/ imports it): move what both need to a folder both may import, or go through src/providers/create-provider.ts",
     ]);
     expect(cycles(bad)).toEqual(['src/model/a.ts -> src/engine/run/b.ts -> src/model/a.ts']);
   });

@@ -14,7 +14,7 @@ import { type LabInventory, NODE_AGENT_COMMAND, type ReadonlyLabInventory } from
 import type { LabCommands } from './native-commands.ts';
 import { removeRunCgroups } from './run-cgroups.ts';
 import { LAB_SNAT_MAP, labNatEntries } from './lab-nat-entries.ts';
-import { NetnsTarget } from './netns-target.ts';
+import { NetnsTarget } from '../namespaces/netns-target.ts';
 import { PodSandboxes } from './pod-network.ts';
 import { LabTracer } from './trace/lab-tracer.ts';
 import type { ProbeTraceSession, TraceFlows } from '../../model/trace-events.ts';

@@ -5,7 +5,7 @@ import type { Target } from '../../../contract/provider.ts';
 import type { TopologySpec } from '../../../model/scenario-schema.ts';
 import type { LabNames } from '../../namespaces/lab-names.ts';
 import type { ReadonlyLabInventory } from '../lab-inventory.ts';
-import type { NetnsTarget } from '../netns-target.ts';
+import type { NetnsTarget } from '../../namespaces/netns-target.ts';
 
 export interface TracedLab {
   readonly names: LabNames;

@@ -13,8 +13,8 @@ export interface KubeAccess {
    * there serves it.
    */
   socket?: string;
-  /** argv prefix that runs kubectl and helm where the kubeconfig's server address is reachable (nsenter). */
-  enter?: readonly string[];
+  /** The network namespace (a path) where the kubeconfig's server address is reachable: kubectl and helm run there. */
+  netns?: string;
   /** The kubectl to run (default: kubectl on PATH). */
   kubectl?: string;
 }
@@ -27,34 +27,14 @@ export class KubeCli {
 
   async kubectl(args: readonly string[], options?: ExecOptions): Promise<ExecResult> {
     assertContextAllowed(this.access.context, this.guard);
-    const kubectl = this.access.kubectl ?? 'kubectl';
-    return runCommand(
-      [
-        ...(this.access.enter ?? []),
-        kubectl,
-        '--kubeconfig',
-        this.access.kubeconfig,
-        '--context',
-        this.access.context,
-        ...args,
-      ],
-      options,
-    );
+    const argv = ['kubectl', '--kubeconfig', this.access.kubeconfig, '--context', this.access.context, ...args];
+    if (this.access.kubectl) argv[0] = this.access.kubectl;
+    return runCommand(this.access.netns ? ['nsenter', `--net=${this.access.netns}`, ...argv] : argv, options);
   }
 
   async helm(args: readonly string[], options?: ExecOptions): Promise<ExecResult> {
     assertContextAllowed(this.access.context, this.guard);
-    return runCommand(
-      [
-        ...(this.access.enter ?? []),
-        'helm',
-        ...args,
-        '--kubeconfig',
-        this.access.kubeconfig,
-        '--kube-context',
-        this.access.context,
-      ],
-      options,
-    );
+    const argv = ['helm', ...args, '--kubeconfig', this.access.kubeconfig, '--kube-context', this.access.context];
+    return runCommand(this.access.netns ? ['nsenter', `--net=${this.access.netns}`, ...argv] : argv, options);
   }
 }

@@ -5,7 +5,7 @@
 // on the cilium shape each node's BPF SNAT table, read through its agent. A cluster whose components run inside
 // one process (k3s with its own kube-proxy and flannel) gets the hosts alone (addDockerHosts).
 import type { TopologySpec } from '../../../model/scenario-schema.ts';
-import type { RunContext, Target } from '../../../contract/provider.ts';
+import type { RunContext } from '../../../contract/provider.ts';
 import { ciliumSnatTable } from './cilium-snat-table.ts';
 import { clusterComponents } from './cluster-components.ts';
 import { makeHoldable } from './component-daemonsets.ts';
@@ -14,6 +14,7 @@ import { startDockerHosts } from './docker-hosts.ts';
 import type { KubeApi } from '../common/kube-api.ts';
 import type { KubeCli } from '../common/kube-cli.ts';
 import { NodeComponents } from './node-components.ts';
+import type { ClusterNodeHandle } from '../common/provision-steps.ts';
 import type { RealCni, ResolvedRealOptions } from '../common/real-options.ts';
 import { workloadBack } from './workload-back.ts';
 
@@ -29,8 +30,8 @@ export interface ContainerNodesInput {
   options: Pick<ResolvedRealOptions, 'agentImage' | 'probeImage' | 'k8sVersion'> & { agentCommand?: readonly string[] };
   /** The engine the node containers run on (default: the host's). */
   docker?: readonly string[];
-  /** In scenario node order: how to exec on the node, and its Kubernetes node name (its container's name too). */
-  nodes: readonly { target: Target; k8sName: string }[];
+  /** In scenario node order: the Kubernetes node name (its container's name too) and how to exec on it. */
+  nodes: readonly ClusterNodeHandle[];
   /** Restarts the node's container; the provider adds what its nodes need to come back (minikube: its kubelet). */
   restartNode(k8sName: string): Promise<void>;
   /** How long a component may take to be Ready (default: node-components.ts's). */
@@ -43,12 +44,16 @@ export async function equipContainerNodes(input: ContainerNodesInput): Promise<v
   const holdable = cni === 'cilium' && components.length > 1 ? components : [];
   await makeHoldable(kubectl, holdable);
   await addDockerHosts(input);
-  const k8sNames = new Map(topology.nodes.map((n, i) => [n.name, input.nodes[i]!.k8sName]));
+  const nodes = topology.nodes.map((n, i) => {
+    const node = input.nodes[i]!;
+    return { target: node.target(`node/${n.name}`), k8sName: node.name };
+  });
+  const k8sNames = new Map(topology.nodes.map((n, i) => [n.name, nodes[i]!.k8sName]));
   if (cni === 'cilium') cluster.snatTables = (node) => ciliumSnatTable(kubectl, k8sNames.get(node) ?? node, run.signal);
   const k8sVersion = (await api.listNodes())[0]?.kubeletVersion ?? options.k8sVersion;
   cluster.components = new NodeComponents({
     kubectl,
-    nodes: new Map(topology.nodes.map((n, i) => [n.name, input.nodes[i]!])),
+    nodes: new Map(topology.nodes.map((n, i) => [n.name, nodes[i]!])),
     k8sVersion,
     kubeProxyProfile: topology.kubeProxy,
     services: topology.services.length > 0,

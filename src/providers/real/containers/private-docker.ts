@@ -28,6 +28,8 @@ export interface PrivateDockerInput {
 
 export interface PrivateDocker extends DockerEngine {
   readonly stateDir: string;
+  /** Its network namespace's path. */
+  readonly netns: string;
   stop(): Promise<void>;
 }
 
@@ -54,6 +56,7 @@ export async function startPrivateDocker(input: PrivateDockerInput): Promise<Pri
       PATH: `${join(dockerRoot, 'usr/bin')}:${process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin'}`,
     },
     enter: ['nsenter', `--net=${join(NETNS_DIR, name)}`],
+    netns: join(NETNS_DIR, name),
     stop: () => stopPrivateDocker(name, stateDir, dockerCli, daemon),
   };
   let daemon: Daemon | undefined;

@@ -4,26 +4,14 @@
 // programs in the pod image.
 import { HarnessError } from '../../../model/errors.ts';
 import type { TopologySpec } from '../../../model/scenario-schema.ts';
-import { runCommand, spawnCommand, type ExecOptions, type SpawnOptions } from '../../../contract/command.ts';
 import type { Target } from '../../../contract/provider.ts';
 import { HELPERS } from '../../namespaces/helper-build.ts';
+import { NETNS_DIR } from '../../namespaces/lab-names.ts';
+import { NetnsTarget } from '../../namespaces/netns-target.ts';
 import { RealCluster } from '../common/real-cluster.ts';
 
-/** Commands in one of the run's network namespaces (the host's files, as the netns lab runs them). */
-export class NamespaceTarget implements Target {
-  constructor(
-    readonly ref: string,
-    private readonly netns: string,
-  ) {}
-
-  exec(argv: readonly string[], options?: ExecOptions) {
-    return runCommand(argv, { ...options, enter: { net: `/run/netns/${this.netns}` } }, this.ref);
-  }
-
-  spawn(argv: readonly string[], options?: SpawnOptions) {
-    return spawnCommand(argv, { ...options, enter: { net: `/run/netns/${this.netns}` } });
-  }
-}
+/** Commands in one of the run's network namespaces, by its name (the host's files, as the netns lab runs them). */
+export const namespaceTarget = (ref: string, netns: string): Target => new NetnsTarget(ref, `${NETNS_DIR}/${netns}`);
 
 /** Where the pod image holds the helper programs (scripts/build-kubernetes-images.sh): `{bin/NAME}` runs in a pod. */
 const POD_HELPER_DIR = '/netrepro';

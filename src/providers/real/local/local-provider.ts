@@ -1,21 +1,33 @@
 // `local`: real Kubernetes v1.20.2 on this host, built once from Debian's `kubernetes` source package
 // (`npm run build:kubernetes`), its nodes network namespaces of the run. It goes through the same
-// real-cluster layer as kind, minikube and k3s (src/providers/real/: the workload through the Kubernetes API,
-// the pod agent in pods, node commands, steps and checks); what it adds is in local-cluster-up.ts
+// real-cluster layer as kind, minikube and k3s (src/providers/real/common/: the provisioning steps, the workload
+// through the Kubernetes API, the pod agent in pods, steps and checks); what it adds is in local-cluster-up.ts
 // (bring-up) and local-cluster.ts (fabric, hosts, paths, Service and endpoint changes).
 import { access, constants } from 'node:fs/promises';
+import { HarnessError } from '../../../model/errors.ts';
 import type { Scenario, TopologySpec } from '../../../model/scenario-schema.ts';
 import type { Availability, ClusterProvider, Misfit, RunContext, StartedCluster } from '../../../contract/provider.ts';
 import { applyOps } from '../../../dataplane/iptables-ops.ts';
 import { flannelStart } from '../../../dataplane/node-components.ts';
 import { findOnPath } from '../../../contract/find-on-path.ts';
-import { provisionRealCluster, type RealProviderDeps } from '../common/provision-steps.ts';
+import {
+  adoptNodes,
+  assertFits,
+  clusterCni,
+  defaultKubeApi,
+  destroyAfterFailure,
+  guardedKube,
+  readNodeAddresses,
+  scenarioNodeNames,
+  startWorkload,
+  type RealProviderDeps,
+} from '../common/provision-steps.ts';
 import { asResolved, type RealClusterOptions, type ResolvedRealOptions } from '../common/real-options.ts';
 import { cleanLocalLeftovers } from './clean-local-leftovers.ts';
 import { findLocalBuild, cacheRoot } from './local-build.ts';
 import type { LocalApi } from './local-api.ts';
 import { bringUpLocalCluster, type LocalClusterHandle, type LocalNode } from './local-cluster-up.ts';
-import { LocalCluster, NamespaceTarget } from './local-cluster.ts';
+import { LocalCluster, namespaceTarget } from './local-cluster.ts';
 import { localNames } from './local-names.ts';
 import { LOCAL_CAPABILITIES, LOCAL_K8S_VERSION, localMisfit } from './local-support.ts';
 import { fitServiceSteps } from '../common/fit-service-steps.ts';
@@ -93,76 +105,90 @@ export class LocalProvider implements ClusterProvider {
   async provision(topology: TopologySpec, run: RunContext): Promise<StartedCluster> {
     const build = findLocalBuild();
     if (!build) throw new Error('no Kubernetes build (npm run build:kubernetes)');
+    assertFits('local', this.fit(topology));
+    const cni = clusterCni(topology, this.options);
     const names = localNames(run.runId);
-    let cluster: LocalCluster | undefined;
-    let api: LocalApi | undefined;
-    const started = await provisionRealCluster(
-      {
-        name: 'local',
-        options: this.options,
-        contextName: () => `${names.prefix}cluster`,
-        misfit: (t) => localMisfit(t, this.options),
-        images: {
-          probeImage: build.images.podRef,
-          agentImage: build.images.podRef,
-          agentCommand: LOCAL_AGENT_COMMAND,
-          pullPolicy: 'Never',
-          ownCluster: true,
-        },
-        makeCluster: (nodeNames, r) => (cluster = new LocalCluster(nodeNames, r, LOCAL_AGENT_COMMAND)),
-        kubeApi: this.deps.kubeApi,
-        standUp: async ({ topology: t, cluster: c }) => {
-          const up = await bringUpLocalCluster({
-            build,
-            names,
-            topology: t,
-            run,
-            onDestroy: (what, action) => c.onDestroy(what, action),
-            api: {
-              ready: async (kubeconfig, socket, timeoutMs) => {
-                // the Kubernetes client, loaded once a cluster is up to talk to
-                const { localApi } = await import('./local-api.ts');
-                api = localApi({ kubeconfig, context: `${names.prefix}cluster`, socket }, run.signal);
-                await api.ready(timeoutMs);
-              },
-              waitNodeRegistered: (n, ms) => api!.waitNodeRegistered(n, ms),
-              setPodCIDR: (n, cidr) => api!.setPodCIDR(n, cidr),
-              nodeReady: (n, ms) => api!.nodeReady(n, ms),
-            },
-          });
-          adoptFabricAndHosts(c as LocalCluster, up, names.fabric);
-          if (t.cni === 'flannel') await startFlannelRules(up.nodes, t.clusterCIDR);
-          run.log(
-            `local cluster up in ${((up.timings['cluster up'] ?? 0) / 1000).toFixed(1)} s (${up.nodes.length} nodes, Kubernetes ${build.kubernetesVersion})`,
-          );
-          return {
-            access: { kubeconfig: up.kubeconfig, context: up.context, socket: up.socket },
-            nodes: up.nodes.map((n) => ({
-              name: n.kubeName,
-              target: (ref: string) => new NamespaceTarget(ref, n.netns),
-            })),
-          };
-        },
-      },
-      topology,
-      run,
-    );
+    const context = `${names.prefix}cluster`;
+    const kube = guardedKube(context, this.options, await defaultKubeApi(this.deps));
+    const cluster = new LocalCluster(scenarioNodeNames(topology), run, LOCAL_AGENT_COMMAND);
     try {
-      await cluster!.resolveVeths(topology);
+      const up = await bringUpLocalCluster({
+        build,
+        names,
+        topology,
+        run,
+        onDestroy: (what, action) => cluster.onDestroy(what, action),
+        api: new BringUpApi(context, run.signal),
+      });
+      adoptFabricAndHosts(cluster, up, names.fabric);
+      if (topology.cni === 'flannel') await startFlannelRules(up.nodes, topology.clusterCIDR);
+      run.log(
+        `local cluster up in ${((up.timings['cluster up'] ?? 0) / 1000).toFixed(1)} s (${up.nodes.length} nodes, Kubernetes ${build.kubernetesVersion})`,
+      );
+      const api = kube.api({ kubeconfig: up.kubeconfig, context: up.context, socket: up.socket });
+      const nodes = up.nodes.map((n) => ({
+        name: n.kubeName,
+        target: (ref: string) => namespaceTarget(ref, n.netns),
+      }));
+      const nodeMap = await adoptNodes(cluster, topology, nodes);
+      const listed = await readNodeAddresses(cluster, api, nodeMap);
+      const images = {
+        probeImage: build.images.podRef,
+        agentImage: build.images.podRef,
+        agentCommand: LOCAL_AGENT_COMMAND,
+        pullPolicy: 'Never',
+        ownCluster: true,
+      } as const;
+      await startWorkload({ provider: 'local', api, cluster, topology, nodeMap, images, run, cni, listed });
+      await cluster.resolveVeths(topology);
+      return cluster;
     } catch (e) {
-      await started.destroy().catch(() => {});
+      await destroyAfterFailure(cluster, run);
       throw e;
     }
-    return started;
+  }
+}
+
+/** The API calls the bring-up makes, on a client connected once the API server answers on the run's socket. */
+class BringUpApi {
+  private api?: LocalApi;
+
+  constructor(
+    private readonly context: string,
+    private readonly signal: AbortSignal | undefined,
+  ) {}
+
+  async ready(kubeconfig: string, socket: string, timeoutMs: number): Promise<void> {
+    // the Kubernetes client, loaded once a cluster is up to talk to
+    const { localApi } = await import('./local-api.ts');
+    this.api = localApi({ kubeconfig, context: this.context, socket }, this.signal);
+    await this.api.ready(timeoutMs);
+  }
+
+  waitNodeRegistered(name: string, timeoutMs: number): Promise<void> {
+    return this.connected().waitNodeRegistered(name, timeoutMs);
+  }
+
+  setPodCIDR(name: string, cidr: string): Promise<void> {
+    return this.connected().setPodCIDR(name, cidr);
+  }
+
+  nodeReady(name: string, timeoutMs: number): Promise<void> {
+    return this.connected().nodeReady(name, timeoutMs);
+  }
+
+  private connected(): LocalApi {
+    if (!this.api) throw new HarnessError('LAB_FAILED', 'the local API server was asked before it answered');
+    return this.api;
   }
 }
 
 /** The fabric, each node's port on it, and the hosts with their addresses, as the bring-up made them. */
 function adoptFabricAndHosts(local: LocalCluster, up: LocalClusterHandle, fabricNetns: string): void {
-  local.fabric = new NamespaceTarget('fabric', fabricNetns);
+  local.fabric = namespaceTarget('fabric', fabricNetns);
   for (const [i, n] of up.nodes.entries()) local.fabricPorts.set(n.scenarioName, `n${i}`);
   for (const h of up.hosts) {
-    local.hosts.set(h.name, new NamespaceTarget(`host/${h.name}`, h.netns));
+    local.hosts.set(h.name, namespaceTarget(`host/${h.name}`, h.netns));
     local.addresses.set(`host/${h.name}`, h.ip);
   }
 }
@@ -171,7 +197,7 @@ function adoptFabricAndHosts(local: LocalCluster, up: LocalClusterHandle, fabric
 async function startFlannelRules(nodes: LocalNode[], clusterCIDR: string): Promise<void> {
   await Promise.all(
     nodes.map((n) =>
-      applyOps(new NamespaceTarget(`node/${n.scenarioName}`, n.netns), flannelStart(n.podCIDR, clusterCIDR)),
+      applyOps(namespaceTarget(`node/${n.scenarioName}`, n.netns), flannelStart(n.podCIDR, clusterCIDR)),
     ),
   );
 }

@@ -39,3 +39,6 @@ export function kindNodeNames(name: string, nodeCount: number): string[] {
     i === 0 ? `${name}-control-plane` : i === 1 ? `${name}-worker` : `${name}-worker${i}`,
   );
 }
+
+/** The kube context `kind create cluster` writes for a cluster. */
+export const kindContext = (name: string) => `kind-${name}`;

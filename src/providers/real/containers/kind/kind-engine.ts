@@ -68,6 +68,8 @@ export interface KindRuntime {
   kubectl: string;
   /** Pods' images when not the options' (the private build's). */
   images?: WorkloadImages;
+  /** The image of the tcpdump/conntrack helpers beside a node and of the hosts. */
+  probeImage: string;
   nodeImage: string;
   /** The cluster's API access once `kind create` wrote the kubeconfig. */
   access(kubeconfig: string, context: string): Promise<KubeAccess>;
@@ -85,6 +87,7 @@ export async function kindRuntime(
       engine: HOST_DOCKER,
       kind: 'kind',
       kubectl: 'kubectl',
+      probeImage: options.probeImage,
       nodeImage: options.kindNodeImage,
       access: async (kubeconfig, context) => ({ kubeconfig, context }),
     };
@@ -108,6 +111,7 @@ export async function kindRuntime(
     kind: build.kind,
     kubectl: build.kubectl,
     images: privateImages(build),
+    probeImage: build.podImage.ref,
     nodeImage: build.nodeImage.ref,
     access: async (kubeconfig, context) => {
       const socket = join(engine.stateDir, 'apiserver.sock');
@@ -126,7 +130,7 @@ export async function kindRuntime(
       );
       cluster.onDestroy('api forwarder', () => forwarder.stop());
       await forwarder.waitForLine(/^ready /, 10_000, run.signal);
-      return { kubeconfig, context, socket, enter: engine.enter, kubectl: build.kubectl };
+      return { kubeconfig, context, socket, netns: engine.netns, kubectl: build.kubectl };
     },
   };
 }

@@ -1,14 +1,7 @@
-// kind: a Kubernetes-in-Docker cluster per scenario lab, the scenario's CNI shape installed on it.
-//   kind create cluster --name nr-<run>-cluster --config <generated> --kubeconfig <run dir>/kubeconfig
-//   bridge:  CNI plugins + conflist per node (docker exec), routes between nodes
-//   flannel: CNI plugins per node, kubectl apply <pinned manifest>
-//   cilium:  helm install cilium --version <pinned>, then the hold affinity on kube-proxy's and Cilium's
-//            DaemonSets (so a reboot can start them in order)
-//   hosts:   containers on kind's network (docker-hosts.ts)
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+// kind: a Kubernetes-in-Docker cluster per scenario lab, the scenario's CNI shape installed on it (kind-create.ts),
+// then what container nodes get (equip-container-nodes.ts): on cilium the hold affinity on kube-proxy's and
+// Cilium's DaemonSets (so a reboot can start them in order), the hosts as containers on kind's network.
 import type { TopologySpec } from '../../../../model/scenario-schema.ts';
-import { runCommand } from '../../../../contract/command.ts';
 import type {
   Availability,
   ClusterProvider,
@@ -16,175 +9,117 @@ import type {
   RunContext,
   StartedCluster,
 } from '../../../../contract/provider.ts';
-import { configureBridge, installCniPlugins } from '../bridge-cni.ts';
-import { CliNodeTarget, dockerNode } from '../cli-node-target.ts';
-import { ciliumSettings } from '../../common/cilium-settings.ts';
-import { installCilium, installFlannel, waitNodesReady } from '../cni-install.ts';
-import { detectTools, requireHelm, type ToolName } from '../cli-tools.ts';
-import { assertOwnedName } from '../../common/context-guard.ts';
+import { agentCommandOf } from '../../common/workload-objects.ts';
 import {
+  adoptNodes,
+  assertFits,
+  clusterCni,
   clusterName,
-  provisionRealCluster,
+  defaultKubeApi,
+  destroyAfterFailure,
+  guardedKube,
+  readNodeAddresses,
+  scenarioNodeNames,
+  startWorkload,
   type RealProviderDeps,
-  type StandUpInput,
-  type StoodUp,
 } from '../../common/provision-steps.ts';
 import type { RealClusterOptions, ResolvedRealOptions } from '../../common/real-options.ts';
-import { RealProvider } from '../container-provider.ts';
-import { prepareRunDir } from '../../common/run-dir.ts';
+import { waitNodesReady } from '../cni-install.ts';
 import { ContainerNodeCluster } from '../container-node-cluster.ts';
-import { agentCommandOf } from '../../common/workload-objects.ts';
+import { ContainerProvider } from '../container-provider.ts';
 import { equipContainerNodes } from '../equip-container-nodes.ts';
-import { KIND_NETWORK, kindConfig, kindNodeNames } from './kind-config.ts';
+import { removableRuns } from '../reap-leftovers.ts';
+import { cleanKindLeftovers } from './clean-kind-leftovers.ts';
+import { KIND_NETWORK, kindContext } from './kind-config.ts';
+import { createKindCluster, installKindCni } from './kind-create.ts';
+import { restartKindNode } from './kind-reboot.ts';
 import { KIND_BUILD_HINT } from './kind-build.ts';
 import { type KindMode, kindMode, kindRuntime, privateImages, privateMisfit } from './kind-engine.ts';
 
-export class KindProvider extends RealProvider<'kind'> implements ClusterProvider {
+export class KindProvider extends ContainerProvider<'kind'> implements ClusterProvider {
   private readonly mode: KindMode;
 
   constructor(
     options: RealClusterOptions | ResolvedRealOptions = {},
     private readonly deps: RealProviderDeps = {},
   ) {
-    super('kind', options);
+    super('kind', options, ['docker', 'kind', 'kubectl']);
     this.mode = kindMode(this.options);
   }
 
+  override async detect(): Promise<Availability> {
+    if (this.mode.engine === 'host') return super.detect();
+    if (!this.mode.build)
+      return { ok: false, reason: 'kind: no Docker on this host and no kind build', hint: KIND_BUILD_HINT };
+    if (process.getuid?.() !== 0)
+      return {
+        ok: false,
+        reason: 'kind on a Docker engine of its own needs root (it runs in network and mount namespaces of the run)',
+        hint: 'run as root, or point DOCKER_HOST at a Docker engine',
+      };
+    return { ok: true };
+  }
+
   override fit(topology: TopologySpec): Misfit | undefined {
-    if (this.mode.engine === 'private' && this.mode.build) {
-      const misfit = privateMisfit(this.mode.build, topology, this.options);
-      if (misfit) return misfit;
-    }
-    return super.fit(topology);
+    const own = this.mode.engine === 'private' && this.mode.build;
+    return (own && privateMisfit(own, topology, this.options)) || super.fit(topology);
   }
 
-  async detect(): Promise<Availability> {
-    if (this.mode.engine === 'private') {
-      if (!this.mode.build)
-        return { ok: false, reason: 'kind: no Docker on this host and no kind build', hint: KIND_BUILD_HINT };
-      if (process.getuid?.() !== 0)
-        return {
-          ok: false,
-          reason: 'kind on its own Docker engine needs root (network and mount namespaces)',
-          hint: 'run as root',
-        };
-      return { ok: true };
-    }
-    const tools: ToolName[] = [
-      'docker',
-      'kind',
-      'kubectl',
-      ...(this.options.cni === 'cilium' ? (['helm'] as const) : []),
-    ];
-    return detectTools('kind', tools);
-  }
-
-  provision(topology: TopologySpec, run: RunContext): Promise<StartedCluster> {
+  async provision(topology: TopologySpec, run: RunContext): Promise<StartedCluster> {
+    assertFits('kind', this.fit(topology));
+    const cni = clusterCni(topology, this.options);
+    const kube = guardedKube(kindContext(clusterName(run)), this.options, await defaultKubeApi(this.deps));
     const images = this.mode.engine === 'private' && this.mode.build ? privateImages(this.mode.build) : undefined;
-    return provisionRealCluster(
-      {
-        name: 'kind',
+    const cluster = new ContainerNodeCluster(scenarioNodeNames(topology), run, images && agentCommandOf(images));
+    try {
+      const runtime = await kindRuntime(this.mode, this.options, run, cluster);
+      const { access, nodes } = await createKindCluster({
+        topology,
+        cni,
+        run,
+        cluster,
         options: this.options,
-        contextName: (r) => `kind-${clusterName(r)}`,
-        standUp: (input) => this.standUp(input),
-        kubeApi: this.deps.kubeApi,
-        makeCluster: (nodeNames, run) => new ContainerNodeCluster(nodeNames, run, images && agentCommandOf(images)),
-        ...(images ? { images } : {}),
-      },
-      topology,
-      run,
-    );
+        runtime,
+      });
+      const kubectl = kube.cli(access);
+      const api = kube.api(access);
+      await installKindCni({ topology, cni, kubectl, api, nodes, options: this.options, runtime, run });
+      await waitNodesReady(kubectl);
+      await equipContainerNodes({
+        topology,
+        cni,
+        run,
+        cluster,
+        kubectl,
+        api,
+        network: KIND_NETWORK,
+        options: { ...this.options, ...runtime.images },
+        docker: runtime.engine.docker,
+        nodes,
+        restartNode: restartKindNode(run, runtime.engine.docker),
+        ...(this.deps.readyTimeoutMs ? { readyTimeoutMs: this.deps.readyTimeoutMs } : {}),
+      });
+      const nodeMap = await adoptNodes(cluster, topology, nodes);
+      const listed = await readNodeAddresses(cluster, api, nodeMap);
+      await startWorkload({
+        provider: 'kind',
+        api,
+        cluster,
+        topology,
+        nodeMap,
+        images: runtime.images ?? this.options,
+        run,
+        cni,
+        listed,
+      });
+      return cluster;
+    } catch (e) {
+      await destroyAfterFailure(cluster, run);
+      throw e;
+    }
   }
 
-  private async standUp(input: StandUpInput): Promise<StoodUp> {
-    const { topology, cni, run, cluster, cli, api } = input;
-    const name = clusterName(run);
-    const dir = await prepareRunDir(this.options.workDir, run, cluster);
-    const kubeconfig = join(dir, 'kubeconfig');
-    const configFile = join(dir, 'kind-config.yaml');
-    const settings = ciliumSettings(topology);
-    if (cni === 'cilium') await requireHelm('kind');
-    const runtime = await kindRuntime(this.mode, this.options, run, cluster);
-    const { docker } = runtime.engine;
-    const kind = (args: string[], timeoutMs: number) =>
-      runCommand([...runtime.engine.enter, runtime.kind, ...args], { timeoutMs, env: { ...runtime.engine.env } });
-    await writeFile(
-      configFile,
-      kindConfig({
-        name,
-        nodeCount: topology.nodes.length,
-        image: runtime.nodeImage,
-        podSubnet: topology.clusterCIDR,
-        kubeProxyMode: cni === 'cilium' && settings.kubeProxyReplacement ? 'none' : 'iptables',
-      }),
-    );
-    // registered before the create: a half-created cluster is deleted too
-    cluster.onDestroy(`kind cluster ${name}`, () =>
-      kind(['delete', 'cluster', '--name', name, '--kubeconfig', kubeconfig], 180_000),
-    );
-    run.log(`kind create cluster ${name} (${topology.nodes.length} nodes, ${runtime.nodeImage}, cni ${cni})`);
-    const created = Date.now();
-    await runCommand(
-      [
-        ...runtime.engine.enter,
-        runtime.kind,
-        'create',
-        'cluster',
-        '--name',
-        name,
-        '--config',
-        configFile,
-        '--kubeconfig',
-        kubeconfig,
-      ],
-      { timeoutMs: 600_000, signal: run.signal, env: { ...runtime.engine.env } },
-    );
-    run.log(`kind create cluster ${name}: ${Date.now() - created} ms`);
-
-    const access = await runtime.access(kubeconfig, `kind-${name}`);
-    const kubectl = cli(access);
-    const containers = kindNodeNames(name, topology.nodes.length);
-    const probeImage = runtime.images?.probeImage ?? this.options.probeImage;
-    const nodeTarget = (container: string) => {
-      assertOwnedName(container, run.prefix, 'node container');
-      return (ref: string) => new CliNodeTarget(ref, dockerNode(container, probeImage, run.runId, undefined, docker));
-    };
-    if (cni === 'bridge' || cni === 'flannel') {
-      for (const c of containers) await installCniPlugins(nodeTarget(c)(`node/${c}`), this.options.cniPluginsUrl);
-    }
-    if (cni === 'bridge') {
-      const nodes = await api(access).listNodes();
-      for (const node of nodes) await configureBridge(nodeTarget(node.name)(`node/${node.name}`), node, nodes);
-    } else if (cni === 'flannel') {
-      await installFlannel(kubectl, this.options.flannelManifest);
-    } else {
-      await installCilium(kubectl, this.options.ciliumChartVersion, settings, {
-        host: containers[0]!,
-        port: 6443,
-        besideKubeProxy: true,
-      });
-    }
-    await waitNodesReady(kubectl);
-    await equipContainerNodes({
-      topology,
-      cni,
-      run,
-      cluster: cluster as ContainerNodeCluster,
-      kubectl,
-      api: api(access),
-      network: KIND_NETWORK,
-      options: { ...this.options, ...runtime.images },
-      docker,
-      nodes: topology.nodes.map((n, i) => ({
-        target: nodeTarget(containers[i]!)(`node/${n.name}`),
-        k8sName: containers[i]!,
-      })),
-      restartNode: async (container) => {
-        assertOwnedName(container, run.prefix, 'node container');
-        await runCommand([...docker, 'restart', container], { timeoutMs: 180_000, signal: run.signal });
-      },
-      ...(this.deps.readyTimeoutMs ? { readyTimeoutMs: this.deps.readyTimeoutMs } : {}),
-    });
-    return { access, nodes: containers.map((c) => ({ name: c, target: nodeTarget(c) })) };
+  reap({ force }: { force: boolean }): Promise<string[]> {
+    return cleanKindLeftovers(removableRuns(this.options.workDir, force));
   }
 }

@@ -1,4 +1,4 @@
-// minikube profiles named with a run prefix whose run is over (see clean-real-leftovers.ts), then the containers
+// minikube profiles named with a run prefix whose run is over (see reap-leftovers.ts), then the containers
 // such runs started beside them (hosts outside the cluster, labelled with their run).
 import { runCommand } from '../../../../contract/command.ts';
 import { RUN_PREFIX } from '../../../../contract/run-id.ts';
