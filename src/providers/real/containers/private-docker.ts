@@ -4,6 +4,7 @@
 // in the host's namespaces: the host's routes, iptables chains, ip_forward and mounts stay as they were.
 // Its published ports (kind's API server port) are on that namespace's loopback, so what talks to them runs
 // with `enter` (nsenter into the namespace) or through a socket file forwarded there.
+import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runCommand } from '../../../contract/command.ts';
@@ -20,8 +21,8 @@ export interface PrivateDockerInput {
   name: string;
   /** Debian's docker.io unpacked (usr/bin/docker, usr/sbin/dockerd). */
   dockerRoot: string;
-  /** Images loaded before the engine is handed out (docker-archive tarballs). */
-  images: readonly string[];
+  /** A data root with the cluster's images loaded (the kind build's), which the engine starts from a copy of. */
+  dataTemplate: string;
   signal?: AbortSignal;
   log(line: string): void;
 }
@@ -61,6 +62,7 @@ export async function startPrivateDocker(input: PrivateDockerInput): Promise<Pri
   };
   let daemon: Daemon | undefined;
   try {
+    await copyDataRoot(input.dataTemplate, join(stateDir, 'data'));
     await runCommand(['ip', 'netns', 'add', name]);
     await runCommand(['ip', '-n', name, 'link', 'set', 'lo', 'up']);
     const missing = await missingCapabilities();
@@ -86,12 +88,33 @@ export async function startPrivateDocker(input: PrivateDockerInput): Promise<Pri
       join(stateDir, 'dockerd.log'),
     );
     await daemon.waitForLine(/API listen on /, 60_000, input.signal);
-    for (const image of input.images)
-      await runCommand([...engine.docker, 'load', '-q', '-i', image], { timeoutMs: 600_000, signal: input.signal });
     return engine;
   } catch (e) {
     await stopPrivateDocker(name, stateDir, dockerCli, daemon).catch(() => {});
     throw e;
+  }
+}
+
+/**
+ * A copy of a data root whose image layers' files are hard links: no container writes them (overlayfs copies a
+ * file up before changing it), while the databases and metadata beside them, which dockerd writes in place, are
+ * copies of the engine's own.
+ */
+async function copyDataRoot(template: string, data: string): Promise<void> {
+  await mkdir(join(data, 'overlay2'), { recursive: true });
+  for (const entry of await readdir(template)) {
+    if (entry !== 'overlay2') await runCommand(['cp', '-a', join(template, entry), join(data, entry)]);
+  }
+  for (const layer of await readdir(join(template, 'overlay2'))) {
+    const from = join(template, 'overlay2', layer);
+    const to = join(data, 'overlay2', layer);
+    if (!existsSync(join(from, 'diff'))) {
+      await runCommand(['cp', '-a', from, to]); // overlay2/l: the layers' short names
+      continue;
+    }
+    await mkdir(to);
+    for (const part of await readdir(from))
+      await runCommand(['cp', part === 'diff' ? '-al' : '-a', join(from, part), join(to, part)]);
   }
 }
 

@@ -15,6 +15,8 @@ export interface KindBuild {
   kubectl: string;
   /** Debian's docker.io unpacked. */
   dockerRoot: string;
+  /** A Docker data root with the node and pod images loaded. */
+  dockerData: string;
   nodeImage: { tar: string; ref: string };
   podImage: { tar: string; ref: string };
 }
@@ -33,7 +35,7 @@ export function findKindBuild(env: NodeJS.ProcessEnv = process.env): KindBuild |
     : [];
   for (const name of builds) {
     const dir = join(root, name);
-    if (!existsSync(join(dir, 'complete'))) continue;
+    if (!existsSync(join(dir, 'complete')) || !existsSync(join(dir, 'docker-data'))) continue;
     const nodeRef = readFileSync(join(dir, 'node.ref'), 'utf8').trim();
     return {
       dir,
@@ -41,6 +43,7 @@ export function findKindBuild(env: NodeJS.ProcessEnv = process.env): KindBuild |
       kind: join(dir, 'bin', 'kind'),
       kubectl: join(dir, 'bin', 'kubectl'),
       dockerRoot: join(dir, 'docker'),
+      dockerData: join(dir, 'docker-data'),
       nodeImage: { tar: join(dir, 'node.tar'), ref: nodeRef },
       podImage: { tar: join(dir, 'images', 'pod.tar'), ref: readFileSync(join(dir, 'pod.ref'), 'utf8').trim() },
     };

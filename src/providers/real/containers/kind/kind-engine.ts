@@ -100,7 +100,7 @@ export async function kindRuntime(
   const engine = await startPrivateDocker({
     name,
     dockerRoot: build.dockerRoot,
-    images: [build.nodeImage.tar, build.podImage.tar],
+    dataTemplate: build.dockerData,
     signal: run.signal,
     log: run.log,
   });
