@@ -113,7 +113,11 @@ export async function installKindCni({
     for (const n of nodes) await installCniPlugins(n.target(`node/${n.name}`), options.cniPluginsUrl);
   }
   if (cni === 'bridge') {
-    const listed = await api.listNodes();
+    let listed = await api.listNodes(); // TEMP
+    for (let i = 0; i < 240 && listed.some((n) => !n.podCIDR); i++) {
+      await new Promise((r) => setTimeout(r, 250));
+      listed = await api.listNodes();
+    }
     for (const node of listed)
       await configureBridge(kindNode(node.name, runtime, run).target(`node/${node.name}`), node, listed);
   } else if (cni === 'flannel') {
@@ -125,4 +129,14 @@ export async function installKindCni({
       besideKubeProxy: true,
     });
   }
+}
+
+/** The bridge shape on one node again: its conflist and its routes to the other nodes' podCIDRs. */
+export async function restoreKindBridge(
+  container: string,
+  { api, runtime, run }: { api: KubeApi; runtime: KindRuntime; run: RunContext },
+): Promise<void> {
+  const listed = await api.listNodes();
+  const self = listed.find((n) => n.name === container);
+  if (self) await configureBridge(kindNode(container, runtime, run).target(`node/${container}`), self, listed);
 }

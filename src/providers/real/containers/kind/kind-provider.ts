@@ -31,7 +31,7 @@ import { equipContainerNodes } from '../equip-container-nodes.ts';
 import { removableRuns } from '../reap-leftovers.ts';
 import { cleanKindLeftovers } from './clean-kind-leftovers.ts';
 import { KIND_NETWORK, kindContext } from './kind-config.ts';
-import { createKindCluster, installKindCni } from './kind-create.ts';
+import { createKindCluster, installKindCni, restoreKindBridge } from './kind-create.ts';
 import { restartKindNode } from './kind-reboot.ts';
 import { KIND_BUILD_HINT } from './kind-build.ts';
 import { type KindMode, kindMode, kindRuntime, privateImages, privateMisfit } from './kind-engine.ts';
@@ -96,7 +96,11 @@ export class KindProvider extends ContainerProvider<'kind'> implements ClusterPr
         options: { ...this.options, ...runtime.images },
         docker: runtime.engine.docker,
         nodes,
-        restartNode: restartKindNode(run, runtime.engine.docker),
+        restartNode: restartKindNode(
+          run,
+          runtime.engine.docker,
+          cni === 'bridge' ? (c) => restoreKindBridge(c, { api, runtime, run }) : undefined,
+        ),
         ...(this.deps.readyTimeoutMs ? { readyTimeoutMs: this.deps.readyTimeoutMs } : {}),
       });
       const nodeMap = await adoptNodes(cluster, topology, nodes);
