@@ -1,8 +1,9 @@
 // The `bridge` CNI shape on a real cluster, as the netns lab has it: a cni0 bridge per node with
 // host-local IPAM on the node's podCIDR, and plain routes to the other nodes' podCIDRs.
 // kind node images carry only some reference plugins, so the pinned release is fetched into each node.
+import { HarnessError } from '../../../model/errors.ts';
 import type { Target } from '../../../contract/provider.ts';
-import type { ClusterNode } from '../common/kube-api.ts';
+import type { ClusterNode, KubeApi } from '../common/kube-api.ts';
 import { bridgeConflistText } from '../../../dataplane/bridge-conflist.ts';
 
 export const BRIDGE_CONFLIST = '/etc/cni/net.d/10-netrepro-bridge.conflist';
@@ -38,4 +39,32 @@ export async function configureBridge(node: Target, self: ClusterNode, all: read
 function requireCidr(node: ClusterNode): string {
   if (!node.podCIDR) throw new Error(`node ${node.name} has no spec.podCIDR (is --allocate-node-cidrs on?)`);
   return node.podCIDR;
+}
+
+/**
+ * The Nodes once each has a podCIDR: kube-controller-manager allocates them after the cluster's create returns
+ * (kind), and the bridge shape is configured from them. Polls the API; a timeout names the nodes without one.
+ */
+export async function nodesWithPodCIDRs(
+  api: Pick<KubeApi, 'listNodes'>,
+  {
+    timeoutMs = 120_000,
+    intervalMs = 250,
+    signal,
+  }: { timeoutMs?: number; intervalMs?: number; signal?: AbortSignal } = {},
+): Promise<ClusterNode[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const nodes = await api.listNodes();
+    const without = nodes.filter((n) => !n.podCIDR).map((n) => n.name);
+    if (nodes.length > 0 && without.length === 0) return nodes;
+    if (signal?.aborted) throw new HarnessError('ABORTED', "aborted while waiting for the nodes' podCIDRs");
+    if (Date.now() > deadline)
+      throw new HarnessError(
+        'LAB_FAILED',
+        `no podCIDR allocated to ${without.join(', ') || 'any node'} within ${timeoutMs} ms`,
+        'kube-controller-manager allocates them (--allocate-node-cidrs with the cluster CIDR): see its log',
+      );
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
 }

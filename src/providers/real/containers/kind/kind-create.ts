@@ -17,7 +17,7 @@ import { clusterName, type ClusterNodeHandle } from '../../common/provision-step
 import type { RealCluster } from '../../common/real-cluster.ts';
 import type { RealCni, ResolvedRealOptions } from '../../common/real-options.ts';
 import { prepareRunDir } from '../../common/run-dir.ts';
-import { configureBridge, installCniPlugins } from '../bridge-cni.ts';
+import { configureBridge, installCniPlugins, nodesWithPodCIDRs } from '../bridge-cni.ts';
 import { CliNodeTarget, dockerNode } from '../cli-node-target.ts';
 import { requireHelm } from '../cli-tools.ts';
 import { installCilium, installFlannel } from '../cni-install.ts';
@@ -113,11 +113,7 @@ export async function installKindCni({
     for (const n of nodes) await installCniPlugins(n.target(`node/${n.name}`), options.cniPluginsUrl);
   }
   if (cni === 'bridge') {
-    let listed = await api.listNodes(); // TEMP
-    for (let i = 0; i < 240 && listed.some((n) => !n.podCIDR); i++) {
-      await new Promise((r) => setTimeout(r, 250));
-      listed = await api.listNodes();
-    }
+    const listed = await nodesWithPodCIDRs(api, { signal: run.signal });
     for (const node of listed)
       await configureBridge(kindNode(node.name, runtime, run).target(`node/${node.name}`), node, listed);
   } else if (cni === 'flannel') {
