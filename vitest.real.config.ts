@@ -1,8 +1,9 @@
 import { defineConfig } from 'vitest/config';
 
-// `npm run test:real`: the `local` provider's real Kubernetes cluster (needs root and the one-time build,
-// `npm run build:kubernetes`, which test:real runs first). Not part of `npm test`. One file at a time:
-// each cluster takes ~0.7-1 GB and most of a core while it starts.
+// `npm run test:real`: the `local` provider's real Kubernetes cluster and real kind on a Docker engine of its own
+// (need root and the one-time builds, `npm run build:kubernetes` and `npm run build:kind`, which test:real runs
+// first). Not part of `npm test`. One file at a time: each cluster takes ~0.7-1 GB and most of a core while it
+// starts.
 export default defineConfig({
   test: {
     globalSetup: ['test/build-cli.ts'],
