@@ -25,7 +25,10 @@ const NODES = [
 const KC = '--kubeconfig WORK/abc123/kubeconfig --context kind-nr-abc123-cluster';
 const PLUGINS =
   'https://github.com/containernetworking/plugins/releases/download/v1.6.2/cni-plugins-linux-amd64-v1.6.2.tgz';
+const SHIPPED =
+  'test -x /opt/cni/bin/bridge && test -x /opt/cni/bin/host-local && test -x /opt/cni/bin/loopback && test -x /opt/cni/bin/portmap';
 const plugins = (node: string) => [
+  `docker exec -i ${node} sh -c ${SHIPPED}`,
   `docker exec -i ${node} mkdir -p /opt/cni/bin /etc/cni/net.d`,
   `docker exec -i ${node} curl -fsSL --retry 3 -o /tmp/netrepro-cni-plugins.tgz ${PLUGINS}`,
   `docker exec -i ${node} tar -C /opt/cni/bin -xzf /tmp/netrepro-cni-plugins.tgz ./bridge ./host-local ./loopback ./portmap`,
@@ -82,6 +85,13 @@ const synced = (t: TopologySpec): Reply[] =>
     stdout: kubeProxySave(t, n.name),
   }));
 
+/** kindest/node images ship no bridge plugin: the check fails and the plugins are fetched. */
+const NOT_SHIPPED: Reply[] = [CP, W1].map((node) => ({
+  tool: 'docker',
+  args: ['exec', '-i', node, 'sh'],
+  exitCode: 1,
+}));
+
 function setup(replies: Reply[] = [], t?: TopologySpec) {
   fakes = fakeTools([...replies, ...(t ? synced(t) : [])]);
   const work = `${fakes.dir}/work`;
@@ -95,12 +105,22 @@ describe('kind provider', () => {
   for (const cni of ['bridge', 'flannel', 'cilium']) {
     it(`provisions and destroys the ${cni} shape with exactly these commands`, async () => {
       const t = topology({ cni, nodes: 2, cilium: { bpfMasquerade: true, socketLB: true }, startOrder: ['cilium'] });
-      const { provider, lines } = setup([], t);
+      const { provider, lines } = setup(NOT_SHIPPED, t);
       const cluster = await provider.provision(t, runContext());
       await cluster.destroy();
       expect(lines()).toEqual(EXPECTED[cni]);
     });
   }
+
+  it("keeps the CNI plugins a node image ships (the kind build's), fetching nothing", async () => {
+    const t = topology({ cni: 'bridge', nodes: 2 });
+    const { provider, lines } = setup([], t);
+    const logs: string[] = [];
+    await (await provider.provision(t, { ...runContext(), log: (l: string) => logs.push(l) })).destroy();
+    expect(lines().filter((l) => / (curl|tar|mkdir) /.test(l))).toEqual([]);
+    expect(lines()).toContain(`docker exec -i ${CP} sh -c ${SHIPPED}`);
+    expect(logs).toContain(`node/${CP}: CNI plugins bridge, host-local, loopback, portmap shipped in the node image`);
+  });
 
   it('keeps kube-proxy when the scenario starts it, and maps the cilium options to helm values', async () => {
     const t = topology({ cni: 'cilium', nodes: 1 });

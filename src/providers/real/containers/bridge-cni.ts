@@ -1,6 +1,7 @@
 // The `bridge` CNI shape on a real cluster, as the netns lab has it: a cni0 bridge per node with
 // host-local IPAM on the node's podCIDR, and plain routes to the other nodes' podCIDRs.
-// kind node images carry only some reference plugins, so the pinned release is fetched into each node.
+// kindest/node images carry only some reference plugins, so the pinned release is fetched into each node; the
+// kind build's node image ships all four.
 import { HarnessError } from '../../../model/errors.ts';
 import type { Target } from '../../../contract/provider.ts';
 import type { ClusterNode, KubeApi } from '../common/kube-api.ts';
@@ -8,8 +9,18 @@ import { bridgeConflistText } from '../../../dataplane/bridge-conflist.ts';
 
 export const BRIDGE_CONFLIST = '/etc/cni/net.d/10-netrepro-bridge.conflist';
 
-/** Reference plugins (bridge, host-local, loopback, portmap) from the pinned release, into /opt/cni/bin. */
-export async function installCniPlugins(node: Target, pluginsUrl: string): Promise<void> {
+const PLUGINS = ['bridge', 'host-local', 'loopback', 'portmap'] as const;
+
+/**
+ * Reference plugins (bridge, host-local, loopback, portmap) in /opt/cni/bin: kept where the node image ships them
+ * (the kind build's does), else fetched from the pinned release into the node, saying so.
+ */
+export async function installCniPlugins(node: Target, pluginsUrl: string, log: (line: string) => void): Promise<void> {
+  const shipped = await node.exec(['sh', '-c', PLUGINS.map((p) => `test -x /opt/cni/bin/${p}`).join(' && ')], {
+    reject: false,
+  });
+  if (shipped.exitCode === 0) return log(`${node.ref}: CNI plugins ${PLUGINS.join(', ')} shipped in the node image`);
+  log(`${node.ref}: fetching the CNI plugins from ${pluginsUrl}`);
   await node.exec(['mkdir', '-p', '/opt/cni/bin', '/etc/cni/net.d']);
   await node.exec(['curl', '-fsSL', '--retry', '3', '-o', '/tmp/netrepro-cni-plugins.tgz', pluginsUrl], {
     timeoutMs: 120_000,

@@ -110,7 +110,7 @@ export async function installKindCni({
   run,
 }: KindCniInput): Promise<void> {
   if (cni === 'bridge' || cni === 'flannel') {
-    for (const n of nodes) await installCniPlugins(n.target(`node/${n.name}`), options.cniPluginsUrl);
+    for (const n of nodes) await installCniPlugins(n.target(`node/${n.name}`), options.cniPluginsUrl, run.log);
   }
   if (cni === 'bridge') {
     const listed = await nodesWithPodCIDRs(api, { signal: run.signal });
