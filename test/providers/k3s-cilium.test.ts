@@ -24,7 +24,7 @@ const C = 'nr-abc123-cluster';
 const NODE = '3f2a9c1b7d4e';
 const HOST = 'nr-abc123-host-docs';
 const AGENT = packagePath('src/providers/netns/agent/pod-agent.mjs');
-const PROBE = `docker run --rm -i --label netrepro.io/run=abc123 --network container:${C} --cap-add NET_ADMIN --cap-add NET_RAW nicolaka/netshoot:v0.13`;
+const PROBE = `docker run --rm -i --label netrepro.io/run=abc123 --network container:${C} --cap-add NET_ADMIN --cap-add NET_RAW`;
 const METRICS = ['run', '--rm', '-i', '--label', 'netrepro.io/run=abc123', '--network', `container:${C}`];
 const SYNCED = 'kubeproxy_sync_proxy_rules_last_timestamp_seconds 9.9e+09\n';
 const CILIUM_PODS = nodePodsQuery(NODE, 'k8s-app=cilium');
@@ -50,9 +50,9 @@ const { workDir, fakes, tools } = recordedRun(C);
 
 /** The race scenario's host outside the cluster, started on docker's default network and its address read. */
 const HOST_STARTED = [
-  `docker run -d --name ${HOST} --label netrepro.io/run=abc123 --network bridge nicolaka/netshoot:v0.13 sleep infinity`,
-  `docker run -d --name ${HOST}-agent --label netrepro.io/run=abc123 --network container:${HOST} -v ${AGENT}:/netrepro/pod-agent.mjs:ro node:20-alpine sleep infinity`,
-  `docker run -d --name ${HOST}-serve-0 --label netrepro.io/run=abc123 --network container:${HOST} -v ${AGENT}:/netrepro/pod-agent.mjs:ro node:20-alpine node /netrepro/pod-agent.mjs http --port=80 --name=docs`,
+  `docker run -d --name ${HOST} --label netrepro.io/run=abc123 --network bridge --entrypoint sleep nicolaka/netshoot:v0.13 infinity`,
+  `docker run -d --name ${HOST}-agent --label netrepro.io/run=abc123 --network container:${HOST} -v ${AGENT}:/netrepro/pod-agent.mjs:ro --entrypoint sleep node:20-alpine infinity`,
+  `docker run -d --name ${HOST}-serve-0 --label netrepro.io/run=abc123 --network container:${HOST} -v ${AGENT}:/netrepro/pod-agent.mjs:ro --entrypoint node node:20-alpine /netrepro/pod-agent.mjs http --port=80 --name=docs`,
   `docker logs ${HOST}-serve-0`,
   `docker inspect -f {{(index .NetworkSettings.Networks "bridge").IPAddress}} ${HOST}`,
 ];
@@ -182,7 +182,7 @@ describe('k3s/cilium runs the FORWARD race', () => {
       `${kubectl} label node ${NODE} --overwrite netrepro.io/hold-kube-proxy-`,
       get(KUBE_PROXY_PODS),
       // kube-proxy synced its rules since the restart (curl from the probe image, in the node's namespace)
-      `${PROBE} curl -fsS http://127.0.0.1:10249/metrics`,
+      `${PROBE} --entrypoint curl nicolaka/netshoot:v0.13 -fsS http://127.0.0.1:10249/metrics`,
       `${kubectl} wait --for=condition=Ready node/${NODE} --timeout=180s`,
       get(WORKLOAD_PODS),
       `docker exec -i ${C} iptables-save`,
@@ -215,7 +215,7 @@ describe('k3s/cilium runs the FORWARD race', () => {
       `${kubectl} ${KUBE_PROXY_PODS.join(' ')}`,
       `${kubectl} -n kube-system delete pod kube-proxy-old --wait=true --timeout=120s`,
       `${kubectl} ${KUBE_PROXY_PODS.join(' ')}`,
-      `${PROBE} curl -fsS http://127.0.0.1:10249/metrics`,
+      `${PROBE} --entrypoint curl nicolaka/netshoot:v0.13 -fsS http://127.0.0.1:10249/metrics`,
     ]);
     // a release the cluster's kube-proxy cannot stand for is refused before anything changes
     const at = f.lines().length;

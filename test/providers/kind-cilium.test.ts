@@ -82,9 +82,9 @@ describe('kind/cilium runs the FORWARD race', () => {
       // kube-proxy first, then Cilium: Cilium's jump ends up on top, as startOrder [kube-proxy, cilium] has it
       ...patch('kube-proxy', 'kube-proxy'),
       ...patch('cilium', 'cilium'),
-      `docker run -d --name ${HOST} --label netrepro.io/run=abc123 --network kind nicolaka/netshoot:v0.13 sleep infinity`,
-      `docker run -d --name ${HOST}-agent --label netrepro.io/run=abc123 --network container:${HOST} -v ${AGENT}:/netrepro/pod-agent.mjs:ro node:20-alpine sleep infinity`,
-      `docker run -d --name ${HOST}-serve-0 --label netrepro.io/run=abc123 --network container:${HOST} -v ${AGENT}:/netrepro/pod-agent.mjs:ro node:20-alpine node /netrepro/pod-agent.mjs http --port=80 --name=docs`,
+      `docker run -d --name ${HOST} --label netrepro.io/run=abc123 --network kind --entrypoint sleep nicolaka/netshoot:v0.13 infinity`,
+      `docker run -d --name ${HOST}-agent --label netrepro.io/run=abc123 --network container:${HOST} -v ${AGENT}:/netrepro/pod-agent.mjs:ro --entrypoint sleep node:20-alpine infinity`,
+      `docker run -d --name ${HOST}-serve-0 --label netrepro.io/run=abc123 --network container:${HOST} -v ${AGENT}:/netrepro/pod-agent.mjs:ro --entrypoint node node:20-alpine /netrepro/pod-agent.mjs http --port=80 --name=docs`,
       `docker logs ${HOST}-serve-0`,
       `docker inspect -f {{(index .NetworkSettings.Networks "kind").IPAddress}} ${HOST}`,
       `docker exec -i ${CP} iptables-save`,
@@ -141,7 +141,7 @@ describe('kind/cilium runs the FORWARD race', () => {
     expect(lines.slice(-3)).toEqual([
       `docker exec -i ${HOST}-agent node /netrepro/pod-agent.mjs dns-query --server=10.96.0.10`,
       `docker exec -i ${HOST} curl -sS http://172.18.0.2/`,
-      `docker run --rm -i --label netrepro.io/run=abc123 --network container:${HOST} --cap-add NET_ADMIN --cap-add NET_RAW nicolaka/netshoot:v0.13 tcpdump -i eth0`,
+      `docker run --rm -i --label netrepro.io/run=abc123 --network container:${HOST} --cap-add NET_ADMIN --cap-add NET_RAW --entrypoint tcpdump nicolaka/netshoot:v0.13 -i eth0`,
     ]);
   });
 

@@ -316,7 +316,7 @@ describe('a two-node bridge cluster, provisioned once for these tests', () => {
     ]);
     expect(recorded.linesBeforeDestroy.slice(-2)).toEqual([
       `docker exec -i ${CP} sysctl -w net.bridge.bridge-nf-call-iptables=0`,
-      `docker run --rm -i --label netrepro.io/run=abc123 --network container:${W1} --cap-add NET_ADMIN --cap-add NET_RAW nicolaka/netshoot:v0.13 conntrack -L`,
+      `docker run --rm -i --label netrepro.io/run=abc123 --network container:${W1} --cap-add NET_ADMIN --cap-add NET_RAW --entrypoint conntrack nicolaka/netshoot:v0.13 -L`,
     ]);
   });
 });

@@ -108,9 +108,9 @@ describe('minikube/cilium runs the FORWARD race', () => {
       // kube-proxy first, then Cilium: Cilium's jump ends up on top, as startOrder [kube-proxy, cilium] has it
       ...patch('kube-proxy', 'kube-proxy'),
       ...patch('cilium', 'cilium'),
-      `docker run -d --name ${HOST} --label netrepro.io/run=abc123 --network ${P} nicolaka/netshoot:v0.13 sleep infinity`,
-      `docker run -d --name ${HOST}-agent --label netrepro.io/run=abc123 --network container:${HOST} -v ${AGENT}:/netrepro/pod-agent.mjs:ro node:20-alpine sleep infinity`,
-      `docker run -d --name ${HOST}-serve-0 --label netrepro.io/run=abc123 --network container:${HOST} -v ${AGENT}:/netrepro/pod-agent.mjs:ro node:20-alpine node /netrepro/pod-agent.mjs http --port=80 --name=docs`,
+      `docker run -d --name ${HOST} --label netrepro.io/run=abc123 --network ${P} --entrypoint sleep nicolaka/netshoot:v0.13 infinity`,
+      `docker run -d --name ${HOST}-agent --label netrepro.io/run=abc123 --network container:${HOST} -v ${AGENT}:/netrepro/pod-agent.mjs:ro --entrypoint sleep node:20-alpine infinity`,
+      `docker run -d --name ${HOST}-serve-0 --label netrepro.io/run=abc123 --network container:${HOST} -v ${AGENT}:/netrepro/pod-agent.mjs:ro --entrypoint node node:20-alpine /netrepro/pod-agent.mjs http --port=80 --name=docs`,
       `docker logs ${HOST}-serve-0`,
       `docker inspect -f {{(index .NetworkSettings.Networks "${P}").IPAddress}} ${HOST}`,
       `${SSH} iptables-save`,

@@ -74,7 +74,7 @@ describe('minikube provider', () => {
     await cluster.node('node-b').exec(['sh', '-c', "echo 'x y'"]);
     await cluster.node('node-a').exec(['tcpdump', '-i', 'any', '-w', '/tmp/r/node-a/capture.pcap']);
     expect(lines().at(-1)).toBe(
-      `docker run --rm -i --label netrepro.io/run=abc123 --network container:${P} --cap-add NET_ADMIN --cap-add NET_RAW -v /tmp/r/node-a:/tmp/r/node-a nicolaka/netshoot:v0.13 tcpdump -i any -w /tmp/r/node-a/capture.pcap`,
+      `docker run --rm -i --label netrepro.io/run=abc123 --network container:${P} --cap-add NET_ADMIN --cap-add NET_RAW -v /tmp/r/node-a:/tmp/r/node-a --entrypoint tcpdump nicolaka/netshoot:v0.13 -i any -w /tmp/r/node-a/capture.pcap`,
     );
     expect(fakes!.calls().at(-2)!.argv).toEqual([
       'ssh',

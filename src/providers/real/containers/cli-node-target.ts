@@ -60,8 +60,11 @@ export function dockerNode(
       '--cap-add',
       'NET_RAW',
       ...(dir ? ['-v', `${dir}:${dir}`] : []),
+      // the tool is the entrypoint: an image may have one of its own (the project's pod image sleeps)
+      '--entrypoint',
+      argv[0]!,
       probeImage,
-      ...argv,
+      ...argv.slice(1),
     ];
   };
 }

@@ -62,7 +62,17 @@ export async function startDockerHosts({
       removeContainers(docker, run, host.name, programs.length),
     );
     await runCommand(
-      [...docker, 'run', '-d', '--name', name, ...common, '--network', network, probeImage, 'sleep', 'infinity'],
+      [
+        ...docker,
+        'run',
+        '-d',
+        '--name',
+        name,
+        ...common,
+        '--network',
+        network,
+        ...entry(['sleep', 'infinity'], probeImage),
+      ],
       { timeoutMs: 300_000, signal: run.signal },
     );
     const besideIt = (container: string, argv: readonly string[]) =>
@@ -77,8 +87,7 @@ export async function startDockerHosts({
           '--network',
           `container:${name}`,
           ...agentMount,
-          agentImage,
-          ...argv,
+          ...entry(argv, agentImage),
         ],
         { timeoutMs: 300_000, signal: run.signal },
       );
@@ -125,3 +134,6 @@ async function waitReadyLine(docker: readonly string[], container: string, signa
     await new Promise((r) => setTimeout(r, 500));
   }
 }
+
+/** `--entrypoint PROGRAM IMAGE ARGS`: the program runs whatever entrypoint the image has (the project's pod image sleeps). */
+const entry = (argv: readonly string[], image: string) => ['--entrypoint', argv[0]!, image, ...argv.slice(1)];
