@@ -12,10 +12,12 @@ import type { ExampleCommand } from './example-command.ts';
 
 /** Conditions a marker may name (`<!-- example CONDITION: ... -->`) and the environment each stands for. */
 const CONDITIONS: Record<string, (env: NodeJS.ProcessEnv, scratch: string) => void> = {
-  // a PATH holding only node: what a machine without the real-cluster tools looks like to every provider
+  // a PATH holding only node and an empty build cache: what a machine without the real-cluster tools (nor a kind
+  // build, with which kind would run on a Docker engine of its own) looks like to every provider
   'without docker, kind or kubectl on PATH': (env, scratch) => {
     symlinkSync(process.execPath, join(scratch, 'node'));
     env.PATH = scratch;
+    env.NETREPRO_CACHE = scratch;
   },
 };
 

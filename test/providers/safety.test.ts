@@ -87,7 +87,7 @@ describe('detect', () => {
       ok: false,
       reason:
         'kind needs: the Docker daemon is not reachable (`docker info`: Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?); kind is not on PATH; kubectl is not on PATH',
-      hint: 'start Docker (e.g. `sudo systemctl start docker`) or point DOCKER_HOST at a running engine; install kind v0.32.0: https://kind.sigs.k8s.io/docs/user/quick-start/#installation; install kubectl v1.35: https://kubernetes.io/docs/tasks/tools/#kubectl',
+      hint: "start Docker (e.g. `sudo systemctl start docker`) or point DOCKER_HOST at a running engine; install kind v0.32.0: https://kind.sigs.k8s.io/docs/user/quick-start/#installation; install kubectl v1.35: https://kubernetes.io/docs/tasks/tools/#kubectl; or, without Docker: npm run build:kind (needs kind's source at the pinned tag: NETREPRO_KIND_SRC=DIR, see docs/kind-build.md)",
     });
   });
 

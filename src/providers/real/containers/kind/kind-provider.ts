@@ -48,7 +48,11 @@ export class KindProvider extends ContainerProvider<'kind'> implements ClusterPr
   }
 
   override async detect(): Promise<Availability> {
-    if (this.mode.engine === 'host') return super.detect();
+    if (this.mode.engine === 'host') {
+      const host = await super.detect();
+      // a host without Docker can still run kind, on an engine of each cluster's own
+      return host.ok ? host : { ...host, hint: `${host.hint}; or, without Docker: ${KIND_BUILD_HINT}` };
+    }
     if (!this.mode.build)
       return { ok: false, reason: 'kind: no Docker on this host and no kind build', hint: KIND_BUILD_HINT };
     if (process.getuid?.() !== 0)
