@@ -13,7 +13,15 @@ export const ENV_KNOBS: readonly (readonly [name: string, meaning: string])[] = 
   ['NETREPRO_CNI', 'real providers: run only scenarios of this CNI (bridge, flannel, cilium)'],
   ['NETREPRO_CILIUM_VERSION', 'Cilium Helm chart version'],
   ['NETREPRO_FLANNEL_VERSION', 'flannel release (its kube-flannel.yml)'],
-  ['NETREPRO_CNI_PLUGINS_VERSION', 'containernetworking/plugins release'],
+  [
+    'NETREPRO_CNI_PLUGINS_VERSION',
+    'containernetworking/plugins release (another than the pinned one needs its sha256)',
+  ],
+  [
+    'NETREPRO_CNI_PLUGINS_URL',
+    'CNI plugins tarball fetched into nodes that lack the plugins (file:// is a path in the node); needs its sha256',
+  ],
+  ['NETREPRO_CNI_PLUGINS_SHA256', 'sha256 of that tarball, checked in the node before unpacking'],
   ['NETREPRO_KIND_NODE_IMAGE', 'kind node image (default kindest/node:<k8s version>)'],
   ['NETREPRO_K3S_IMAGE', 'k3s image (default rancher/k3s:<k8s version>-k3s1)'],
   ['NETREPRO_PROBE_IMAGE', 'image of probe pods on real clusters'],

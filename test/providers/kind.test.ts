@@ -4,6 +4,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { cleanKindLeftovers } from '../../src/providers/real/kind/clean-kind-leftovers.ts';
 import { kindConfig } from '../../src/providers/real/kind/kind-config.ts';
 import { KindProvider } from '../../src/providers/real/kind/kind-provider.ts';
+import { PINNED, resolveRealOptions } from '../../src/providers/real/real-options.ts';
 import type { TopologySpec } from '../../src/model/scenario-schema.ts';
 import {
   fakeTools,
@@ -23,12 +24,27 @@ const NODES = [
   { name: W1, internalIP: '172.18.0.3', podCIDR: '10.244.1.0/24' },
 ];
 const KC = '--kubeconfig WORK/abc123/kubeconfig --context kind-nr-abc123-cluster';
-const PLUGINS =
-  'https://github.com/containernetworking/plugins/releases/download/v1.6.2/cni-plugins-linux-amd64-v1.6.2.tgz';
+const ARCH = process.arch === 'arm64' ? 'arm64' : 'amd64';
+const PLUGINS = `https://github.com/containernetworking/plugins/releases/download/v1.6.2/cni-plugins-linux-${ARCH}-v1.6.2.tgz`;
+const PLUGINS_SHA256: string = PINNED.cniPluginsSha256[ARCH];
+const HAS_PLUGINS =
+  'test -x /opt/cni/bin/bridge -a -x /opt/cni/bin/host-local -a -x /opt/cni/bin/loopback -a -x /opt/cni/bin/portmap';
+// the fake node has every plugin (its `test` exits 0): nothing is fetched
 const plugins = (node: string) => [
   `docker exec -i ${node} mkdir -p /opt/cni/bin /etc/cni/net.d`,
-  `docker exec -i ${node} curl -fsSL --retry 3 -o /tmp/netrepro-cni-plugins.tgz ${PLUGINS}`,
+  `docker exec -i ${node} ${HAS_PLUGINS}`,
+];
+/** A node without the plugins: the tarball fetched, its sha256 read in the node, then unpacked. */
+const fetched = (node: string, url = PLUGINS) => [
+  `docker exec -i ${node} mkdir -p /opt/cni/bin /etc/cni/net.d`,
+  `docker exec -i ${node} ${HAS_PLUGINS}`,
+  `docker exec -i ${node} curl -fsSL --retry 3 -o /tmp/netrepro-cni-plugins.tgz ${url}`,
+  `docker exec -i ${node} sha256sum /tmp/netrepro-cni-plugins.tgz`,
   `docker exec -i ${node} tar -C /opt/cni/bin -xzf /tmp/netrepro-cni-plugins.tgz ./bridge ./host-local ./loopback ./portmap`,
+];
+const noPlugins = (node: string, sum = PLUGINS_SHA256): Reply[] => [
+  { tool: 'docker', args: ['exec', '-i', node, 'test'], exitCode: 1 },
+  { tool: 'docker', args: ['exec', '-i', node, 'sha256sum'], stdout: `${sum}  /tmp/netrepro-cni-plugins.tgz\n` },
 ];
 const CREATE =
   'kind create cluster --name nr-abc123-cluster --config WORK/abc123/kind-config.yaml --kubeconfig WORK/abc123/kubeconfig';
@@ -82,11 +98,11 @@ const synced = (t: TopologySpec): Reply[] =>
     stdout: kubeProxySave(t, n.name),
   }));
 
-function setup(replies: Reply[] = [], t?: TopologySpec) {
+function setup(replies: Reply[] = [], t?: TopologySpec, env: NodeJS.ProcessEnv = {}) {
   fakes = fakeTools([...replies, ...(t ? synced(t) : [])]);
   const work = `${fakes.dir}/work`;
   const { api, factory } = recordingKubeApi(NODES);
-  const provider = new KindProvider({ workDir: work }, { kubeApi: factory });
+  const provider = new KindProvider(resolveRealOptions({ workDir: work }, env), { kubeApi: factory });
   const lines = () => fakes!.lines().map((l) => l.replaceAll(work, 'WORK'));
   return { api, provider, lines, fakes };
 }
@@ -173,6 +189,48 @@ describe('kind provider', () => {
       'docker ps -a --filter label=netrepro.io/run --format {{.ID}}\t{{.Names}}\t{{.Label "netrepro.io/run"}}',
       'docker rm -f c1',
     ]);
+  });
+
+  it('fetches the plugins into a node without them, checks the sha256 in the node, and names the URL on the run log', async () => {
+    const t = topology({ cni: 'bridge', nodes: 2 });
+    const { provider, lines } = setup(noPlugins(W1), t);
+    const run = runContext();
+    await (await provider.provision(t, run)).destroy();
+    expect(lines().slice(1, 8)).toEqual([...plugins(CP), ...fetched(W1)]);
+    expect(run.lines).toContain(
+      `node/${CP}: CNI plugins bridge, host-local, loopback, portmap already in /opt/cni/bin; nothing fetched`,
+    );
+    expect(run.lines).toContain(`node/${W1}: fetching CNI plugins from ${PLUGINS}`);
+  });
+
+  it('fetches from NETREPRO_CNI_PLUGINS_URL with NETREPRO_CNI_PLUGINS_SHA256 (flannel installs the plugins too)', async () => {
+    const t = topology({ cni: 'flannel', nodes: 2 });
+    const sum = 'ab'.repeat(32);
+    const url = 'file:///srv/cni-plugins.tgz';
+    const env = { NETREPRO_CNI_PLUGINS_URL: url, NETREPRO_CNI_PLUGINS_SHA256: sum };
+    const { provider, lines } = setup([...noPlugins(CP, sum), ...noPlugins(W1, sum)], t, env);
+    await (await provider.provision(t, runContext())).destroy();
+    expect(lines().slice(1, 11)).toEqual([...fetched(CP, url), ...fetched(W1, url)]);
+  });
+
+  it('refuses a tarball whose sha256 differs, before unpacking it, and deletes the cluster', async () => {
+    const t = topology({ cni: 'bridge', nodes: 1 });
+    const { provider, lines } = setup(noPlugins(CP, '00'.repeat(32)), t);
+    await expect(provider.provision(t, runContext())).rejects.toThrow(
+      `the CNI plugins tarball from ${PLUGINS} has sha256 ${'00'.repeat(32)}, expected ${PLUGINS_SHA256}`,
+    );
+    expect(lines()).toEqual([CREATE, ...fetched(CP).slice(0, -1), DELETE]);
+  });
+
+  it('refuses a plugins URL or version of its own without a checksum, and a checksum that is not one', () => {
+    expect(() => resolveRealOptions({}, { NETREPRO_CNI_PLUGINS_URL: 'file:///srv/p.tgz' })).toThrow(
+      /no checksum for the CNI plugins tarball file:\/\/\/srv\/p\.tgz/,
+    );
+    expect(() => resolveRealOptions({ cniPluginsVersion: 'v1.7.1' }, {})).toThrow(/no checksum/);
+    expect(() =>
+      resolveRealOptions({}, { NETREPRO_CNI_PLUGINS_URL: 'file:///srv/p.tgz', NETREPRO_CNI_PLUGINS_SHA256: 'abc' }),
+    ).toThrow(/is not a sha256/);
+    expect(resolveRealOptions({}, {}).cniPlugins).toEqual({ url: PLUGINS, sha256: PLUGINS_SHA256 });
   });
 
   it('hands kind the generated config', async () => {

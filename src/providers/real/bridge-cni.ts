@@ -1,7 +1,9 @@
 // The `bridge` CNI shape on a real cluster, as the netns lab has it: a cni0 bridge per node with
 // host-local IPAM on the node's podCIDR, and plain routes to the other nodes' podCIDRs.
-// kind node images carry only some reference plugins, so the pinned release is fetched into each node.
+// kind node images carry only some reference plugins: a node without all four gets them from a checked tarball.
 import type { Target } from '../../contract/provider.ts';
+import { HarnessError } from '../../model/errors.ts';
+import type { CniPluginsSource } from './real-options.ts';
 import type { ClusterNode } from './kube-api.ts';
 import { bridgeConflist, type BridgeConflistOptions } from '../../dataplane/bridge-conflist.ts';
 
@@ -12,23 +14,36 @@ export function bridgeConflistText(podCIDR: string, o: BridgeConflistOptions = {
   return `${JSON.stringify(bridgeConflist(podCIDR, o), null, 2)}\n`;
 }
 
-/** Reference plugins (bridge, host-local, loopback, portmap) from the pinned release, into /opt/cni/bin. */
-export async function installCniPlugins(node: Target, pluginsUrl: string): Promise<void> {
-  await node.exec(['mkdir', '-p', '/opt/cni/bin', '/etc/cni/net.d']);
-  await node.exec(['curl', '-fsSL', '--retry', '3', '-o', '/tmp/netrepro-cni-plugins.tgz', pluginsUrl], {
-    timeoutMs: 120_000,
-  });
-  await node.exec([
-    'tar',
-    '-C',
-    '/opt/cni/bin',
-    '-xzf',
-    '/tmp/netrepro-cni-plugins.tgz',
-    './bridge',
-    './host-local',
-    './loopback',
-    './portmap',
-  ]);
+/** The reference plugins the bridge shape (and flannel, which delegates to bridge) calls. */
+export const CNI_PLUGINS = ['bridge', 'host-local', 'loopback', 'portmap'] as const;
+const PLUGINS_DIR = '/opt/cni/bin';
+const TARBALL = '/tmp/netrepro-cni-plugins.tgz';
+
+/**
+ * The reference plugins in /opt/cni/bin: kept when the node has all four (the node image netrepro builds
+ * ships them), else fetched from `source` and unpacked only once its sha256, computed in the node, matches.
+ */
+export async function installCniPlugins(
+  node: Target,
+  source: CniPluginsSource,
+  log: (line: string) => void,
+): Promise<void> {
+  await node.exec(['mkdir', '-p', PLUGINS_DIR, '/etc/cni/net.d']);
+  const executable = CNI_PLUGINS.flatMap((p, i) => [...(i ? ['-a'] : []), '-x', `${PLUGINS_DIR}/${p}`]);
+  if ((await node.exec(['test', ...executable], { reject: false })).exitCode === 0) {
+    log(`${node.ref}: CNI plugins ${CNI_PLUGINS.join(', ')} already in ${PLUGINS_DIR}; nothing fetched`);
+    return;
+  }
+  log(`${node.ref}: fetching CNI plugins from ${source.url}`);
+  await node.exec(['curl', '-fsSL', '--retry', '3', '-o', TARBALL, source.url], { timeoutMs: 120_000 });
+  const sum = (await node.exec(['sha256sum', TARBALL])).stdout.trim().split(/\s+/)[0];
+  if (sum !== source.sha256)
+    throw new HarnessError(
+      'LAB_FAILED',
+      `${node.ref}: the CNI plugins tarball from ${source.url} has sha256 ${sum || '(none)'}, expected ${source.sha256}`,
+      'NETREPRO_CNI_PLUGINS_SHA256 names the checksum of the tarball NETREPRO_CNI_PLUGINS_URL points at',
+    );
+  await node.exec(['tar', '-C', PLUGINS_DIR, '-xzf', TARBALL, ...CNI_PLUGINS.map((p) => `./${p}`)]);
 }
 
 /** Writes the conflist for `self` and routes to every other node's podCIDR. */

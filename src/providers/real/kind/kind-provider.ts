@@ -98,7 +98,7 @@ export class KindProvider extends RealProvider<'kind'> implements ClusterProvide
       return (ref: string) => new CliNodeTarget(ref, dockerNode(container, this.options.probeImage, run.runId));
     };
     if (cni === 'bridge' || cni === 'flannel') {
-      for (const c of containers) await installCniPlugins(nodeTarget(c)(`node/${c}`), this.options.cniPluginsUrl);
+      for (const c of containers) await installCniPlugins(nodeTarget(c)(`node/${c}`), this.options.cniPlugins, run.log);
     }
     if (cni === 'bridge') {
       const nodes = await api(access).listNodes();
