@@ -5,6 +5,7 @@ import { cleanKindLeftovers } from '../../src/providers/real/kind/clean-kind-lef
 import { kindConfig } from '../../src/providers/real/kind/kind-config.ts';
 import { KindProvider } from '../../src/providers/real/kind/kind-provider.ts';
 import { PINNED, resolveRealOptions } from '../../src/providers/real/real-options.ts';
+import { waitPodCidrs } from '../../src/providers/real/bridge-cni.ts';
 import type { TopologySpec } from '../../src/model/scenario-schema.ts';
 import {
   fakeTools,
@@ -233,6 +234,21 @@ describe('kind provider', () => {
     expect(resolveRealOptions({}, {}).cniPlugins).toEqual({ url: PLUGINS, sha256: PLUGINS_SHA256 });
   });
 
+  it("configures the bridge once kube-controller-manager allocated every node's podCIDR, polling the API until then", async () => {
+    const t = topology({ cni: 'bridge', nodes: 2 });
+    const { api, lines } = setup([], t);
+    let listed = 0;
+    // right after kind create: the worker has no podCIDR yet, for two reads
+    api.listNodes = async () => (++listed <= 2 ? [NODES[0]!, { ...NODES[1]!, podCIDR: undefined }] : NODES);
+    const kind = new KindProvider(resolveRealOptions({ workDir: `${fakes!.dir}/work` }, {}), {
+      kubeApi: () => api,
+      podCidrWait: { intervalMs: 5 },
+    });
+    await (await kind.provision(t, runContext())).destroy();
+    expect(listed).toBeGreaterThanOrEqual(3);
+    expect(lines()).toContain(`docker exec -i ${CP} ip route replace 10.244.1.0/24 via 172.18.0.3`);
+  });
+
   it('hands kind the generated config', async () => {
     const t = topology({ cni: 'flannel', nodes: 2 });
     const { provider, fakes: f } = setup([], t);
@@ -246,6 +262,34 @@ describe('kind provider', () => {
         kubeProxyMode: 'iptables',
       }),
     );
+  });
+});
+
+describe('waitPodCidrs', () => {
+  const signal = new AbortController().signal;
+
+  it('names the nodes without a podCIDR when the time is up', async () => {
+    const api = { listNodes: async () => [NODES[0]!, { ...NODES[1]!, podCIDR: undefined }] };
+    await expect(waitPodCidrs(api, signal, { timeoutMs: 30, intervalMs: 5 })).rejects.toThrow(
+      `node ${W1} got no spec.podCIDR within 0.03 s`,
+    );
+  });
+
+  it('stops at once when the run is aborted', async () => {
+    const abort = new AbortController();
+    let listed = 0;
+    const api = {
+      listNodes: async () => {
+        if (++listed === 2) abort.abort();
+        return [{ ...NODES[0]!, podCIDR: undefined }];
+      },
+    };
+    const started = Date.now();
+    await expect(waitPodCidrs(api, abort.signal, { timeoutMs: 60_000, intervalMs: 10 })).rejects.toMatchObject({
+      code: 'ABORTED',
+    });
+    expect(listed).toBe(2);
+    expect(Date.now() - started).toBeLessThan(5_000);
   });
 });
 

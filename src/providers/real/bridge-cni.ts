@@ -4,7 +4,7 @@
 import type { Target } from '../../contract/provider.ts';
 import { HarnessError } from '../../model/errors.ts';
 import type { CniPluginsSource } from './real-options.ts';
-import type { ClusterNode } from './kube-api.ts';
+import type { ClusterNode, KubeApi } from './kube-api.ts';
 import { bridgeConflist, type BridgeConflistOptions } from '../../dataplane/bridge-conflist.ts';
 
 export const BRIDGE_CONFLIST = '/etc/cni/net.d/10-netrepro-bridge.conflist';
@@ -44,6 +44,50 @@ export async function installCniPlugins(
       'NETREPRO_CNI_PLUGINS_SHA256 names the checksum of the tarball NETREPRO_CNI_PLUGINS_URL points at',
     );
   await node.exec(['tar', '-C', PLUGINS_DIR, '-xzf', TARBALL, ...CNI_PLUGINS.map((p) => `./${p}`)]);
+}
+
+export interface PodCidrWait {
+  timeoutMs?: number;
+  intervalMs?: number;
+}
+
+/**
+ * The cluster's Nodes once every one has a spec.podCIDR: kube-controller-manager allocates them a moment after
+ * the Nodes register, which may be after the cluster's create command returned. Polls the API until then, at
+ * most `timeoutMs`; LAB_FAILED names the nodes still without one, ABORTED when the run is.
+ */
+export async function waitPodCidrs(
+  api: Pick<KubeApi, 'listNodes'>,
+  signal: AbortSignal,
+  { timeoutMs = 60_000, intervalMs = 250 }: PodCidrWait = {},
+): Promise<ClusterNode[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (signal.aborted) throw new HarnessError('ABORTED', "aborted while waiting for the nodes' podCIDRs");
+    const nodes = await api.listNodes();
+    const without = nodes.filter((n) => !n.podCIDR).map((n) => n.name);
+    if (nodes.length > 0 && without.length === 0) return nodes;
+    if (Date.now() >= deadline)
+      throw new HarnessError(
+        'LAB_FAILED',
+        `${without.length > 0 ? `node ${without.join(', ')} got no spec.podCIDR` : 'the cluster listed no node'} within ${timeoutMs / 1000} s`,
+        "kube-controller-manager allocates podCIDRs with --allocate-node-cidrs and a --cluster-cidr the nodes' ranges fit in",
+      );
+    await pause(Math.min(intervalMs, Math.max(0, deadline - Date.now())), signal);
+  }
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
 }
 
 /** Writes the conflist for `self` and routes to every other node's podCIDR. */

@@ -5,6 +5,7 @@
 import type { TopologySpec } from '../../model/scenario-schema.ts';
 import type { RunContext, StartedCluster, Target } from '../../contract/provider.ts';
 import { assertContextAllowed } from './context-guard.ts';
+import type { PodCidrWait } from './bridge-cni.ts';
 import { deployWorkload, namespacePrefix } from './deploy-workload.ts';
 import type { KubeApi } from './kube-api.ts';
 import { KubeCli, type KubeAccess } from './kube-cli.ts';
@@ -25,6 +26,8 @@ export interface RealProviderDeps {
   kubeApi?: (access: KubeAccess) => KubeApi;
   /** How long a node component may take to be Ready after a start or reboot (default 180 s; tests make it short). */
   readyTimeoutMs?: number;
+  /** How long and how often the bridge shape polls for the nodes' podCIDRs (tests make it short). */
+  podCidrWait?: PodCidrWait;
 }
 
 export interface StoodUp {

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { TopologySpec } from '../../../model/scenario-schema.ts';
 import { runCommand } from '../../../contract/command.ts';
 import type { Availability, ClusterProvider, RunContext, StartedCluster } from '../../../contract/provider.ts';
-import { configureBridge, installCniPlugins } from '../bridge-cni.ts';
+import { configureBridge, installCniPlugins, waitPodCidrs } from '../bridge-cni.ts';
 import { CliNodeTarget, dockerNode } from '../cli-node-target.ts';
 import { ciliumSettings, installCilium, installFlannel, waitNodesReady } from '../cni-install.ts';
 import { detectTools, requireHelm, type ToolName } from '../cli-tools.ts';
@@ -101,7 +101,7 @@ export class KindProvider extends RealProvider<'kind'> implements ClusterProvide
       for (const c of containers) await installCniPlugins(nodeTarget(c)(`node/${c}`), this.options.cniPlugins, run.log);
     }
     if (cni === 'bridge') {
-      const nodes = await api(access).listNodes();
+      const nodes = await waitPodCidrs(api(access), run.signal, this.deps.podCidrWait);
       for (const node of nodes) await configureBridge(nodeTarget(node.name)(`node/${node.name}`), node, nodes);
     } else if (cni === 'flannel') {
       await installFlannel(kubectl, this.options.flannelManifest);
