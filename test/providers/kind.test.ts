@@ -249,6 +249,16 @@ describe('kind provider', () => {
     expect(lines()).toContain(`docker exec -i ${CP} ip route replace 10.244.1.0/24 via 172.18.0.3`);
   });
 
+  it('{ns/NAME} resolves to the namespace the run created, with its prefix', async () => {
+    const t = topology({ cni: 'bridge', nodes: 1 });
+    const { api, provider } = setup([], t);
+    const cluster = await provider.provision(t, runContext());
+    expect(['default', 'kube-system'].map((ns) => cluster.namespace(ns))).toEqual(
+      api.namespaces.map((n) => n.metadata!.name),
+    );
+    await cluster.destroy();
+  });
+
   it('hands kind the generated config', async () => {
     const t = topology({ cni: 'flannel', nodes: 2 });
     const { provider, fakes: f } = setup([], t);

@@ -106,6 +106,7 @@ export async function provisionRealCluster(
       if (scenarioName) cluster.addresses.set(`node/${scenarioName}`, n.internalIP);
     }
     const images = spec.images ?? spec.options;
+    cluster.namespacePrefix = namespacePrefix(images, run);
     await deployWorkload({ api, cluster, topology, nodeMap, images, run });
     cluster.services = new ServiceChanges({
       provider: spec.name,
