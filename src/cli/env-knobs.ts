@@ -4,7 +4,7 @@
 export const ENV_KNOBS: readonly (readonly [name: string, meaning: string])[] = [
   [
     'NETREPRO_CACHE',
-    'local provider: where the one-time Kubernetes build is found (default ~/.cache/netrepro; npm run build:kubernetes)',
+    'local and kind: where the one-time Kubernetes and kind builds are found (default ~/.cache/netrepro; npm run build:kubernetes, build:kind)',
   ],
   [
     'NETREPRO_K8S_VERSION',
@@ -13,8 +13,21 @@ export const ENV_KNOBS: readonly (readonly [name: string, meaning: string])[] = 
   ['NETREPRO_CNI', 'real providers: run only scenarios of this CNI (bridge, flannel, cilium)'],
   ['NETREPRO_CILIUM_VERSION', 'Cilium Helm chart version'],
   ['NETREPRO_FLANNEL_VERSION', 'flannel release (its kube-flannel.yml)'],
-  ['NETREPRO_CNI_PLUGINS_VERSION', 'containernetworking/plugins release'],
+  [
+    'NETREPRO_CNI_PLUGINS_VERSION',
+    'containernetworking/plugins release (another than the pinned one needs its sha256)',
+  ],
+  [
+    'NETREPRO_CNI_PLUGINS_URL',
+    'CNI plugins tarball fetched into nodes that lack the plugins (file:// is a path in the node); needs its sha256',
+  ],
+  ['NETREPRO_CNI_PLUGINS_SHA256', 'sha256 of that tarball, checked in the node before unpacking'],
   ['NETREPRO_KIND_NODE_IMAGE', 'kind node image (default kindest/node:<k8s version>)'],
+  [
+    'NETREPRO_KIND_ENGINE',
+    "kind's Docker engine: host, private (one per cluster from npm run build:kind), auto (the host's where it has one)",
+  ],
+  ['NETREPRO_KIND_SRC', "npm run build:kind: a tree of kind's source at the pinned tag (copied into the cache once)"],
   ['NETREPRO_K3S_IMAGE', 'k3s image (default rancher/k3s:<k8s version>-k3s1)'],
   ['NETREPRO_PROBE_IMAGE', 'image of probe pods on real clusters'],
   ['NETREPRO_AGENT_IMAGE', 'image that runs the pod agent on real clusters'],

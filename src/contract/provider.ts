@@ -89,6 +89,11 @@ export interface StartedCluster extends AsyncDisposable {
   /** pod/x, svc/y, node/z -> IPv4 address. */
   address(ref: string): string;
   /**
+   * A scenario namespace as this cluster names it (`{ns/NAME}`): the lab's and a cluster of the run's own as
+   * written, a shared cluster's with the run prefix. Every provider resolves it.
+   */
+  namespace(name: string): string;
+  /**
    * argv prefix that runs our pod agent inside a pod: src/providers/netns/agent/pod-agent.mjs, or (netns lab)
    * its native twin pod-agent.c, with the same subcommands, arguments and output.
    */

@@ -1,4 +1,5 @@
 // The reference checks of a scenario's phases: what each phase's expectations, steps and checks name.
+import { namespacePlaceholders } from './placeholders.ts';
 import { probeKindOf } from './probes/registry.ts';
 import { duplicateIssues, type ReferenceCheck } from './reference-check.ts';
 import type { Scenario } from './scenario-schema.ts';
@@ -30,6 +31,8 @@ function checkPhase(check: ReferenceCheck, phase: PhaseSections, base: Path): vo
   for (const id of Object.keys(phase.expect))
     checkExpectation(check, phase.expect[id], { id, path: [...base, 'expect', id] });
   for (const [i, step] of phase.steps.entries()) checkStep(check, step, [...base, 'steps', i]);
+  checkNamespaces(check, phase.steps, [...base, 'steps']);
+  checkNamespaces(check, phase.checks, [...base, 'checks']);
   for (const [i, c] of phase.checks.entries()) {
     check.checkRef(c.on, [...base, 'checks', i, 'on']);
     if (c.snat) checkSnatFlow(check, c.snat, [...base, 'checks', i, 'snat']);
@@ -41,6 +44,22 @@ function checkPhase(check: ReferenceCheck, phase: PhaseSections, base: Path): vo
       'id',
     ),
   );
+}
+
+/** Every `{ns/NAME}` in the strings of `value` (a command, a pattern) names a namespace of the topology. */
+function checkNamespaces(check: ReferenceCheck, value: unknown, path: Path): void {
+  if (typeof value === 'string') {
+    for (const name of namespacePlaceholders(value))
+      if (!check.namespaces.has(name))
+        check.add({
+          path,
+          message: `unknown namespace in {ns/${name}}`,
+          received: name,
+          expected: `one of: ${[...check.namespaces].join(', ')}`,
+        });
+  } else if (value && typeof value === 'object')
+    for (const [k, v] of Object.entries(value))
+      checkNamespaces(check, v, [...path, Array.isArray(value) ? Number(k) : k]);
 }
 
 /** An SNAT table is Cilium's (BPF masquerade), and the flow's ends exist; the client is a pod, whose flows are masqueraded. */

@@ -1,18 +1,38 @@
 // Commands in scenario files: argv (a string is split on spaces, honouring quotes; never a shell) with
-// placeholders resolved per lab.
+// placeholders resolved per lab. Check patterns (and a step's `expect.prints`) take them too, as regex text.
 //   {pod/web} {svc/x} {node/x} {host/x}  addresses
+//   {ns/default}                         the namespace as the cluster names it (a real cluster's is the run's own)
 //   {cgroup/NODE} {bpffs/NODE}           lab paths of a node's pod cgroup and bpffs pin directory
 //   {veth/POD}                           the pod's host-side interface
 //   {port/NODE}                          the node's port on the fabric
 //   {bin/NAME}                           a helper program built at set-up
-const PLACEHOLDER = /\{((?:pod|svc|node|host|cgroup|bpffs|veth|port|bin)\/[a-z][a-z0-9-]*)\}/g;
+const PLACEHOLDER = /\{((?:pod|svc|node|host|ns|cgroup|bpffs|veth|port|bin)\/[a-z][a-z0-9-]*)\}/g;
 
-/** How a placeholder resolves on a cluster: addresses for pod/svc/node/host, lab names for the rest. */
+/** How a placeholder resolves on a cluster: addresses for pod/svc/node/host, namespaces for ns, lab names for the rest. */
 export function placeholderResolver(cluster: {
   address(ref: string): string;
+  namespace(name: string): string;
   path(ref: string): string;
 }): (ref: string) => string {
-  return (ref) => (/^(pod|svc|node|host)\//.test(ref) ? cluster.address(ref) : cluster.path(ref));
+  return (ref) =>
+    /^(pod|svc|node|host)\//.test(ref)
+      ? cluster.address(ref)
+      : ref.startsWith('ns/')
+        ? cluster.namespace(ref.slice('ns/'.length))
+        : cluster.path(ref);
+}
+
+/** The namespaces the `{ns/NAME}` placeholders in `text` name. */
+export function namespacePlaceholders(text: string): string[] {
+  return [...text.matchAll(PLACEHOLDER)]
+    .map((m) => m[1]!)
+    .filter((r) => r.startsWith('ns/'))
+    .map((r) => r.slice(3));
+}
+
+/** A regular expression's text with its placeholders resolved as literal text (an address's dots match only dots). */
+export function substitutePattern(pattern: string, resolve: (ref: string) => string): string {
+  return pattern.replace(PLACEHOLDER, (_, ref: string) => resolve(ref).replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
 }
 
 export function substitute(argv: readonly string[], resolve: (ref: string) => string): string[] {

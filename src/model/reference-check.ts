@@ -21,6 +21,8 @@ export class ReferenceCheck {
   readonly probeIds: Set<string>;
   /** The ids of probes with `repeat`: only those can be judged by count, rate, otherwise or sameBackend. */
   readonly repeatedProbes: Set<string>;
+  /** The namespaces the topology's Services and pods live in: what `{ns/NAME}` can name. */
+  readonly namespaces: Set<string>;
 
   constructor(readonly scenario: Scenario) {
     const t = scenario.topology;
@@ -32,6 +34,9 @@ export class ReferenceCheck {
     };
     this.probeIds = new Set(scenario.probes.map((p) => p.id));
     this.repeatedProbes = new Set(scenario.probes.filter((p) => p.repeat !== undefined).map((p) => p.id));
+    // a pod backing no Service lives where all the Services are when they share one namespace, else in default
+    const shared = new Set(t.services.map((v) => v.namespace));
+    this.namespaces = shared.size === 1 ? shared : new Set([...shared, 'default']);
   }
 
   add(...issues: ReferenceIssue[]): void {

@@ -42,7 +42,11 @@ export function scenarioRequirements(scenario: Scenario): Requirement[] {
       if ('sysctl' in step && step.sysctl) hostKernel(step.sysctl.name, `${name}, step ${i + 1} (sysctl)`);
     });
     for (const c of phase.checks ?? []) {
-      const needs = c.snat ? ['snat-table' as const] : [...targetNeeds(c.on), ...placeholderNeeds(commandArgv(c.cmd!))];
+      // patterns take placeholders too; {ns/NAME} needs nothing: every provider names its namespaces
+      const patterns = [c.counter, c.matches, c.ready].filter((p) => p !== undefined);
+      const needs = c.snat
+        ? ['snat-table' as const]
+        : [...targetNeeds(c.on), ...placeholderNeeds([...commandArgv(c.cmd!), ...patterns])];
       for (const capability of needs) out.push({ capability, by: `${name}, check ${c.id}` });
       // a reported number decides nothing, so only asserting checks need the addresses to mean the same
       const literal = c.report ? undefined : literalAddress(c);

@@ -372,12 +372,16 @@ export const Check = z
     cmd: z
       .union([z.string().min(1), z.array(z.string()).min(1)])
       .optional()
-      .describe('argv, or a string split on spaces with quotes; no shell'),
+      .describe(
+        'argv, or a string split on spaces with quotes; no shell; placeholders such as {pod/web} or {ns/default} resolved',
+      ),
     snat: SnatFlow.optional(),
     counter: z
       .string()
       .optional()
-      .describe("regex whose first group is a number, read before and after the phase's probes"),
+      .describe(
+        "regex whose first group is a number, read before and after the phase's probes ({ns/default} and other placeholders resolved as literal text)",
+      ),
     sum: z
       .boolean()
       .default(false)
@@ -397,8 +401,15 @@ export const Check = z
     ready: z
       .string()
       .optional()
-      .describe('background: regex of the output line that says the command is listening (e.g. "listening on")'),
-    matches: z.string().optional().describe('regex counted over the output lines after the probes'),
+      .describe(
+        'background: regex of the output line that says the command is listening (e.g. "listening on") ({ns/default} and other placeholders resolved as literal text)',
+      ),
+    matches: z
+      .string()
+      .optional()
+      .describe(
+        'regex counted over the output lines after the probes ({ns/default} and other placeholders resolved as literal text)',
+      ),
     expect: z
       .object({
         delta: Range.optional().describe('counter change over the probes'),

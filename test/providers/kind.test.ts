@@ -4,6 +4,8 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { cleanKindLeftovers } from '../../src/providers/real/containers/kind/clean-kind-leftovers.ts';
 import { kindConfig } from '../../src/providers/real/containers/kind/kind-config.ts';
 import { KindProvider } from '../../src/providers/real/containers/kind/kind-provider.ts';
+import { PINNED, resolveRealOptions } from '../../src/providers/real/common/real-options.ts';
+import { waitPodCidrs } from '../../src/providers/real/containers/bridge-cni.ts';
 import type { TopologySpec } from '../../src/model/scenario-schema.ts';
 import {
   fakeTools,
@@ -23,15 +25,27 @@ const NODES = [
   { name: W1, internalIP: '172.18.0.3', podCIDR: '10.244.1.0/24' },
 ];
 const KC = '--kubeconfig WORK/abc123/kubeconfig --context kind-nr-abc123-cluster';
-const PLUGINS =
-  'https://github.com/containernetworking/plugins/releases/download/v1.6.2/cni-plugins-linux-amd64-v1.6.2.tgz';
-const SHIPPED =
-  'test -x /opt/cni/bin/bridge && test -x /opt/cni/bin/host-local && test -x /opt/cni/bin/loopback && test -x /opt/cni/bin/portmap';
+const ARCH = process.arch === 'arm64' ? 'arm64' : 'amd64';
+const PLUGINS = `https://github.com/containernetworking/plugins/releases/download/v1.6.2/cni-plugins-linux-${ARCH}-v1.6.2.tgz`;
+const PLUGINS_SHA256: string = PINNED.cniPluginsSha256[ARCH];
+const HAS_PLUGINS =
+  'test -x /opt/cni/bin/bridge -a -x /opt/cni/bin/host-local -a -x /opt/cni/bin/loopback -a -x /opt/cni/bin/portmap';
+// the fake node has every plugin (its `test` exits 0): nothing is fetched
 const plugins = (node: string) => [
-  `docker exec -i ${node} sh -c ${SHIPPED}`,
   `docker exec -i ${node} mkdir -p /opt/cni/bin /etc/cni/net.d`,
-  `docker exec -i ${node} curl -fsSL --retry 3 -o /tmp/netrepro-cni-plugins.tgz ${PLUGINS}`,
+  `docker exec -i ${node} ${HAS_PLUGINS}`,
+];
+/** A node without the plugins: the tarball fetched, its sha256 read in the node, then unpacked. */
+const fetched = (node: string, url = PLUGINS) => [
+  `docker exec -i ${node} mkdir -p /opt/cni/bin /etc/cni/net.d`,
+  `docker exec -i ${node} ${HAS_PLUGINS}`,
+  `docker exec -i ${node} curl -fsSL --retry 3 -o /tmp/netrepro-cni-plugins.tgz ${url}`,
+  `docker exec -i ${node} sha256sum /tmp/netrepro-cni-plugins.tgz`,
   `docker exec -i ${node} tar -C /opt/cni/bin -xzf /tmp/netrepro-cni-plugins.tgz ./bridge ./host-local ./loopback ./portmap`,
+];
+const noPlugins = (node: string, sum = PLUGINS_SHA256): Reply[] => [
+  { tool: 'docker', args: ['exec', '-i', node, 'test'], exitCode: 1 },
+  { tool: 'docker', args: ['exec', '-i', node, 'sha256sum'], stdout: `${sum}  /tmp/netrepro-cni-plugins.tgz\n` },
 ];
 const CREATE =
   'kind create cluster --name nr-abc123-cluster --config WORK/abc123/kind-config.yaml --kubeconfig WORK/abc123/kubeconfig';
@@ -85,18 +99,13 @@ const synced = (t: TopologySpec): Reply[] =>
     stdout: kubeProxySave(t, n.name),
   }));
 
-/** kindest/node images ship no bridge plugin: the check fails and the plugins are fetched. */
-const NOT_SHIPPED: Reply[] = [CP, W1].map((node) => ({
-  tool: 'docker',
-  args: ['exec', '-i', node, 'sh'],
-  exitCode: 1,
-}));
-
-function setup(replies: Reply[] = [], t?: TopologySpec) {
+function setup(replies: Reply[] = [], t?: TopologySpec, env: NodeJS.ProcessEnv = {}) {
   fakes = fakeTools([...replies, ...(t ? synced(t) : [])]);
   const work = `${fakes.dir}/work`;
   const { api, factory } = recordingKubeApi(NODES);
-  const provider = new KindProvider({ workDir: work }, { kubeApi: factory });
+  // the fakes stand for the host's Docker (a kind build on this machine would pick its own engine)
+  const options = resolveRealOptions({ workDir: work }, { NETREPRO_KIND_ENGINE: 'host', ...env });
+  const provider = new KindProvider(options, { kubeApi: factory });
   const lines = () => fakes!.lines().map((l) => l.replaceAll(work, 'WORK'));
   return { api, provider, lines, fakes };
 }
@@ -105,22 +114,12 @@ describe('kind provider', () => {
   for (const cni of ['bridge', 'flannel', 'cilium']) {
     it(`provisions and destroys the ${cni} shape with exactly these commands`, async () => {
       const t = topology({ cni, nodes: 2, cilium: { bpfMasquerade: true, socketLB: true }, startOrder: ['cilium'] });
-      const { provider, lines } = setup(NOT_SHIPPED, t);
+      const { provider, lines } = setup([], t);
       const cluster = await provider.provision(t, runContext());
       await cluster.destroy();
       expect(lines()).toEqual(EXPECTED[cni]);
     });
   }
-
-  it("keeps the CNI plugins a node image ships (the kind build's), fetching nothing", async () => {
-    const t = topology({ cni: 'bridge', nodes: 2 });
-    const { provider, lines } = setup([], t);
-    const logs: string[] = [];
-    await (await provider.provision(t, { ...runContext(), log: (l: string) => logs.push(l) })).destroy();
-    expect(lines().filter((l) => / (curl|tar|mkdir) /.test(l))).toEqual([]);
-    expect(lines()).toContain(`docker exec -i ${CP} sh -c ${SHIPPED}`);
-    expect(logs).toContain(`node/${CP}: CNI plugins bridge, host-local, loopback, portmap shipped in the node image`);
-  });
 
   it('keeps kube-proxy when the scenario starts it, and maps the cilium options to helm values', async () => {
     const t = topology({ cni: 'cilium', nodes: 1 });
@@ -195,6 +194,76 @@ describe('kind provider', () => {
     ]);
   });
 
+  it('fetches the plugins into a node without them, checks the sha256 in the node, and names the URL on the run log', async () => {
+    const t = topology({ cni: 'bridge', nodes: 2 });
+    const { provider, lines } = setup(noPlugins(W1), t);
+    const run = runContext();
+    await (await provider.provision(t, run)).destroy();
+    expect(lines().slice(1, 8)).toEqual([...plugins(CP), ...fetched(W1)]);
+    expect(run.lines).toContain(
+      `node/${CP}: CNI plugins bridge, host-local, loopback, portmap already in /opt/cni/bin; nothing fetched`,
+    );
+    expect(run.lines).toContain(`node/${W1}: fetching CNI plugins from ${PLUGINS}`);
+  });
+
+  it('fetches from NETREPRO_CNI_PLUGINS_URL with NETREPRO_CNI_PLUGINS_SHA256 (flannel installs the plugins too)', async () => {
+    const t = topology({ cni: 'flannel', nodes: 2 });
+    const sum = 'ab'.repeat(32);
+    const url = 'file:///srv/cni-plugins.tgz';
+    const env = { NETREPRO_CNI_PLUGINS_URL: url, NETREPRO_CNI_PLUGINS_SHA256: sum };
+    const { provider, lines } = setup([...noPlugins(CP, sum), ...noPlugins(W1, sum)], t, env);
+    await (await provider.provision(t, runContext())).destroy();
+    expect(lines().slice(1, 11)).toEqual([...fetched(CP, url), ...fetched(W1, url)]);
+  });
+
+  it('refuses a tarball whose sha256 differs, before unpacking it, and deletes the cluster', async () => {
+    const t = topology({ cni: 'bridge', nodes: 1 });
+    const { provider, lines } = setup(noPlugins(CP, '00'.repeat(32)), t);
+    await expect(provider.provision(t, runContext())).rejects.toThrow(
+      `the CNI plugins tarball from ${PLUGINS} has sha256 ${'00'.repeat(32)}, expected ${PLUGINS_SHA256}`,
+    );
+    expect(lines()).toEqual([CREATE, ...fetched(CP).slice(0, -1), DELETE]);
+  });
+
+  it('refuses a plugins URL or version of its own without a checksum, and a checksum that is not one', () => {
+    expect(() => resolveRealOptions({}, { NETREPRO_CNI_PLUGINS_URL: 'file:///srv/p.tgz' })).toThrow(
+      /no checksum for the CNI plugins tarball file:\/\/\/srv\/p\.tgz/,
+    );
+    expect(() => resolveRealOptions({ cniPluginsVersion: 'v1.7.1' }, {})).toThrow(/no checksum/);
+    expect(() =>
+      resolveRealOptions({}, { NETREPRO_CNI_PLUGINS_URL: 'file:///srv/p.tgz', NETREPRO_CNI_PLUGINS_SHA256: 'abc' }),
+    ).toThrow(/is not a sha256/);
+    expect(resolveRealOptions({}, {}).cniPlugins).toEqual({ url: PLUGINS, sha256: PLUGINS_SHA256 });
+  });
+
+  it("configures the bridge once kube-controller-manager allocated every node's podCIDR, polling the API until then", async () => {
+    const t = topology({ cni: 'bridge', nodes: 2 });
+    const { api, lines } = setup([], t);
+    let listed = 0;
+    // right after kind create: the worker has no podCIDR yet, for two reads
+    api.listNodes = async () => (++listed <= 2 ? [NODES[0]!, { ...NODES[1]!, podCIDR: undefined }] : NODES);
+    const kind = new KindProvider(
+      resolveRealOptions({ workDir: `${fakes!.dir}/work` }, { NETREPRO_KIND_ENGINE: 'host' }),
+      {
+        kubeApi: () => api,
+        podCidrWait: { intervalMs: 5 },
+      },
+    );
+    await (await kind.provision(t, runContext())).destroy();
+    expect(listed).toBeGreaterThanOrEqual(3);
+    expect(lines()).toContain(`docker exec -i ${CP} ip route replace 10.244.1.0/24 via 172.18.0.3`);
+  });
+
+  it('{ns/NAME} resolves to the namespace the run created, with its prefix', async () => {
+    const t = topology({ cni: 'bridge', nodes: 1 });
+    const { api, provider } = setup([], t);
+    const cluster = await provider.provision(t, runContext());
+    expect(['default', 'kube-system'].map((ns) => cluster.namespace(ns))).toEqual(
+      api.namespaces.map((n) => n.metadata!.name),
+    );
+    await cluster.destroy();
+  });
+
   it('hands kind the generated config', async () => {
     const t = topology({ cni: 'flannel', nodes: 2 });
     const { provider, fakes: f } = setup([], t);
@@ -208,6 +277,34 @@ describe('kind provider', () => {
         kubeProxyMode: 'iptables',
       }),
     );
+  });
+});
+
+describe('waitPodCidrs', () => {
+  const signal = new AbortController().signal;
+
+  it('names the nodes without a podCIDR when the time is up', async () => {
+    const api = { listNodes: async () => [NODES[0]!, { ...NODES[1]!, podCIDR: undefined }] };
+    await expect(waitPodCidrs(api, signal, { timeoutMs: 30, intervalMs: 5 })).rejects.toThrow(
+      `node ${W1} got no spec.podCIDR within 0.03 s`,
+    );
+  });
+
+  it('stops at once when the run is aborted', async () => {
+    const abort = new AbortController();
+    let listed = 0;
+    const api = {
+      listNodes: async () => {
+        if (++listed === 2) abort.abort();
+        return [{ ...NODES[0]!, podCIDR: undefined }];
+      },
+    };
+    const started = Date.now();
+    await expect(waitPodCidrs(api, abort.signal, { timeoutMs: 60_000, intervalMs: 10 })).rejects.toMatchObject({
+      code: 'ABORTED',
+    });
+    expect(listed).toBe(2);
+    expect(Date.now() - started).toBeLessThan(5_000);
   });
 });
 

@@ -157,6 +157,12 @@ const cases: Case[] = [
     message: 'unknown pod (received ghost',
   },
   {
+    file: '61-unknown-namespace-placeholder.yaml',
+    line: 36,
+    field: 'fault.checks[0].counter',
+    message: 'unknown namespace in {ns/prod} (received prod, expected one of: default)',
+  },
+  {
     file: '41-cluster-ip-in-pod-cidr.yaml',
     line: 17,
     field: 'topology.services[0].clusterIP',

@@ -184,6 +184,30 @@ describe('providers declare what they can do', () => {
   });
 });
 
+describe('{ns/NAME}: every provider names its namespaces', () => {
+  it('a namespace placeholder in a check command or pattern needs nothing; a lab name in a pattern does', async () => {
+    const { scenario } = await loadScenarioFile(join(ROOT, 'scenarios/nodeport-local-policy-no-local-endpoint.yaml'));
+    const counter = JSON.stringify(scenario.fault.checks.map((c) => c.counter));
+    expect(counter).toContain('{ns/default}/web:http has no local endpoints');
+    const check = { ...scenario.fault.checks[0]!, cmd: 'iptables-save -t nat -c {ns/default}' };
+    const copy = { ...scenario, fault: { ...scenario.fault, checks: [check] } };
+    expect(
+      scenarioRequirements(copy)
+        .filter((n) => n.by.includes(check.id))
+        .map((n) => n.capability),
+    ).toEqual(['node-exec']);
+    const veth = { ...check, counter: '^\\[(\\d+):\\d+\\] .* -i {veth/web} ' };
+    expect(
+      scenarioRequirements({ ...scenario, fault: { ...scenario.fault, checks: [veth] } }).map((n) => n.capability),
+    ).toContain('path/veth');
+    for (const name of ['kind', 'minikube', 'k3s']) {
+      const support = providerSupport(resolveRunConfig({ provider: name }, {}));
+      expect(unsupported(support, copy)).toEqual(unsupported(support, scenario));
+    }
+    expect(unsupported(providerSupport(resolveRunConfig({ provider: 'kind' }, {})), copy)).toBeUndefined();
+  });
+});
+
 describe('kernel settings a node cannot have of its own', () => {
   it('a host-global sysctl (step or node setting) is refused by every provider, naming the knob, why, and what could run it', async () => {
     const { scenario } = await loadScenarioFile(join(ROOT, 'scenarios/conntrack-invalid-reset.yaml'));

@@ -48,6 +48,51 @@ describe('curl outcome classification', () => {
   });
 });
 
+describe("a node's capture: the probe is judged on its own connection only", () => {
+  // the control-plane node's host network: kubelet's connections to the API server on the same address
+  const node = '172.17.0.2';
+  const apiSyn = `12:00:00.000010 IP ${node}.51234 > ${node}.6443: Flags [S], seq 7, win 65495, length 0`;
+  const apiSynAck = `12:00:00.000011 IP ${node}.6443 > ${node}.51234: Flags [S.], seq 8, ack 8, win 65483, length 0`;
+  const probeSyn = (port: number) =>
+    `12:00:00.000020 IP ${node}.${port} > 10.96.0.20.80: Flags [S], seq 1, win 64240, length 0`;
+  const reject = `12:00:00.000021 IP ${node} > ${node}: ICMP 10.96.0.20 tcp port 80 unreachable, length 68`;
+  const refused = curl(7, 'curl: (7) Failed to connect to 10.96.0.20 port 80: Connection refused');
+  const orders: [string, (port: number) => string[]][] = [
+    ['before the probe', (port) => [apiSyn, apiSynAck, probeSyn(port), reject]],
+    ['between its SYN and the answer', (port) => [probeSyn(port), apiSyn, apiSynAck, reject]],
+  ];
+  for (const [where, lines] of orders) {
+    it(`another connection's handshake ${where} is no answer to the probe (its bound port)`, () => {
+      const c = classifyCurl({ ...refused, sourcePort: 20_000 }, packets(lines(20_000)), node, vip);
+      expect(c).toMatchObject({ outcome: 'refused', source: node });
+      expect(c.reason).toContain('ICMP port-unreachable');
+    });
+    it(`another connection's handshake ${where} is no answer to the probe (its first SYN to the destination)`, () => {
+      expect(classifyCurl(refused, packets(lines(40_000)), node, vip)).toMatchObject({ outcome: 'refused' });
+    });
+  }
+  it("an answered probe's source is its own SYN-ACK's, not the API server's before it", () => {
+    const seen = packets([
+      probeSyn(20_000),
+      apiSyn,
+      apiSynAck,
+      `12:00:00.000030 IP 10.96.0.20.80 > ${node}.20000: Flags [S.], seq 9, ack 2, win 65160, length 0`,
+    ]);
+    const c = classifyCurl({ ...curl(0, '', 200, 'web'), sourcePort: 20_000 }, seen, node, vip);
+    expect(c).toMatchObject({ outcome: 'ok', source: '10.96.0.20:80' });
+  });
+  it('a SYN-ACK that missed its reverse NAT still reaches the probe: it answers its port', () => {
+    const seen = packets([
+      probeSyn(20_000),
+      apiSyn,
+      apiSynAck,
+      `12:00:00.000030 IP 10.244.1.3.8080 > ${node}.20000: Flags [S.], seq 9, ack 2, win 65160, length 0`,
+    ]);
+    const c = classifyCurl({ ...curl(28, 'timed out'), sourcePort: 20_000 }, seen, node, vip);
+    expect(c).toMatchObject({ outcome: 'unexpected-source', source: '10.244.1.3:8080' });
+  });
+});
+
 describe('DNS agent classification', () => {
   const server = '10.96.0.10#53';
   it('a reply from the pod IP instead of the VIP is named exactly', () => {

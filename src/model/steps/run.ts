@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { placeholderNeeds, targetNeeds } from '../capabilities.ts';
 import { durationMs } from '../duration.ts';
-import { commandArgv, substitute } from '../placeholders.ts';
+import { commandArgv, substitute, substitutePattern } from '../placeholders.ts';
 import { Duration, TargetRef } from '../primitives.ts';
 import { defineStep } from './step-kind.ts';
 
@@ -15,7 +15,9 @@ const StepExpect = z
     prints: z
       .string()
       .optional()
-      .describe('regex a line of its output (stdout or stderr) must match: evidence that it did what it is for'),
+      .describe(
+        'regex a line of its output (stdout or stderr) must match: evidence that it did what it is for ({ns/default} and other placeholders resolved as literal text)',
+      ),
   })
   .strict();
 
@@ -49,7 +51,7 @@ export const runStep = defineStep({
       kind: 'command',
       on,
       argv: substitute(commandArgv(cmd), resolve),
-      expect,
+      expect: expect.prints === undefined ? expect : { ...expect, prints: substitutePattern(expect.prints, resolve) },
       timeoutMs: durationMs(timeout),
       ...(background ? { background: { leadMs: durationMs(lead) } } : {}),
     },

@@ -4,7 +4,7 @@
 import type { StartedCluster } from '../../contract/provider.ts';
 import type { CheckSpec } from '../../model/scenario-schema.ts';
 import type { Spawned } from '../../contract/command.ts';
-import { commandArgv, substitute } from '../../model/placeholders.ts';
+import { commandArgv, substitute, substitutePattern } from '../../model/placeholders.ts';
 import { describeFlow, flowEntries } from './snat-flow.ts';
 
 export interface CheckResult {
@@ -172,12 +172,18 @@ export class PhaseChecks {
     };
   }
 
+  /** A check's pattern with its placeholders resolved ({ns/default} is another name on a shared cluster). */
+  private pattern(pattern: string): string {
+    return substitutePattern(pattern, this.resolve);
+  }
+
   /** A counter's value, or why it cannot be read. */
   private counter(check: CheckSpec, out: Output): { value: number; line?: string } | { failure: string } {
     if (out.failure) return { failure: `command failed (${out.failure})` };
-    const read = readCounter(out.text, check.counter!, check.sum);
+    const pattern = this.pattern(check.counter!);
+    const read = readCounter(out.text, pattern, check.sum);
     if (read) return read;
-    return check.absentIsZero ? { value: 0 } : { failure: `no line matched /${check.counter}/` };
+    return check.absentIsZero ? { value: 0 } : { failure: `no line matched /${pattern}/` };
   }
 
   /**
@@ -197,7 +203,7 @@ export class PhaseChecks {
           const argv = substitute(commandArgv(check.cmd!), this.resolve);
           const process = this.cluster.target(check.on).spawn(argv);
           this.running.set(check.id, { argv, process });
-          if (check.ready) await process.waitFor(new RegExp(check.ready), 3000);
+          if (check.ready) await process.waitFor(new RegExp(this.pattern(check.ready)), 3000);
         } else if (check.counter) counters.push(check);
       }
       await readCounters();
@@ -269,7 +275,8 @@ export class PhaseChecks {
         });
       } else {
         const range = check.expect?.count;
-        const expected = `lines matching /${check.matches}/ ${range === undefined ? 'reported, not asserted' : describeRange(range)}`;
+        const matches = this.pattern(check.matches!);
+        const expected = `lines matching /${matches}/ ${range === undefined ? 'reported, not asserted' : describeRange(range)}`;
         if (out.failure) {
           results.push({
             ...base,
@@ -281,7 +288,7 @@ export class PhaseChecks {
           });
           continue;
         }
-        const re = new RegExp(check.matches!);
+        const re = new RegExp(matches);
         const lines = out.text.split('\n').filter((l) => re.test(l));
         results.push({
           ...base,

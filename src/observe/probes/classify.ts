@@ -18,6 +18,34 @@ export interface Classified {
   answers?: string[];
 }
 
+/**
+ * The packets of the probe's own connection, and ICMP errors (each judged by what it quotes): the connection
+ * of the client's source port, the one it bound, else that of its first SYN to `target`. A node's capture also
+ * holds the node's other connections (kubelet's to the API server, say), whose handshakes answer someone else.
+ * Without either, every packet (a connect() rewritten to another address sends no SYN to `target`).
+ */
+export function ownFlow(
+  packets: readonly Packet[],
+  client: string,
+  target: Endpoint,
+  sourcePort?: number,
+): readonly Packet[] {
+  const port =
+    sourcePort ??
+    packets.find(
+      (p) => p.proto === 'tcp' && p.src === client && p.flags === 'S' && p.dst === target.ip && p.dport === target.port,
+    )?.sport;
+  if (port === undefined) return packets;
+  return packets.filter(
+    (p) =>
+      p.proto === 'icmp' ||
+      (p.src === client && p.sport === port) ||
+      (p.dst === client && p.dport === port) ||
+      // translated on the way (a node masquerades its own connection): the port still tells it
+      (p.src !== client && p.dst !== client && (p.sport === port || p.dport === port)),
+  );
+}
+
 /** A reply to the client from somewhere it never sent to: the signature of a reply that missed its reverse NAT. */
 export function foreignReply(
   packets: readonly Packet[],
@@ -46,6 +74,8 @@ export interface CurlResult {
   connectSeconds?: number;
   /** The x-client-address header: where the server saw the request come from. */
   clientAddress?: string;
+  /** The source port the client bound (curl --local-port), which names its connection in the capture. */
+  sourcePort?: number;
 }
 
 /** Where the client's first SYN went: the URL's address, unless something rewrote connect(). */
@@ -149,6 +179,7 @@ export function classifyCurl(
   localErrno?: string,
 ): Classified {
   const { exitCode, stderr } = curl;
+  packets = ownFlow(packets, client, target, curl.sourcePort);
   if (exitCode === 0) {
     if (curl.httpCode >= 200 && curl.httpCode < 400) {
       const source = synAckSource(packets, client);

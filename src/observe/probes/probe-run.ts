@@ -5,7 +5,7 @@ import type { Observation } from '../../model/outcome.ts';
 import { probeClient, probeDestination } from '../../model/probes/registry.ts';
 import type { ProbeSpec } from '../../model/scenario-schema.ts';
 import { durationMs } from '../../model/duration.ts';
-import { foreignReply, type Classified, type Endpoint } from './classify.ts';
+import { foreignReply, ownFlow, type Classified, type Endpoint } from './classify.ts';
 import { type AheadWatches, watchInterface } from './ahead-watches.ts';
 import { capturedSince, PacketWatch, type Packet, type PacketView } from './packet-watch.ts';
 import type { DropWatch } from '../trace/drop-verdict.ts';
@@ -100,10 +100,10 @@ export async function startWatch(
  * Conclusive evidence ends the probe before its deadline: the client already RST a SYN-ACK from an
  * address it never contacted (TCP), or a DNS reply came from the wrong source (UDP).
  */
-export function earlyVerdict(watch: PacketView, run: ProbeRun): AbortController {
+export function earlyVerdict(watch: PacketView, run: ProbeRun, sourcePort?: number): AbortController {
   const early = new AbortController();
   watch.onPacket((seen) => {
-    const foreign = foreignReply(seen, run.client, run.endpoint);
+    const foreign = foreignReply(ownFlow(seen, run.client, run.endpoint, sourcePort), run.client, run.endpoint);
     if (foreign && (foreign.reply.proto === 'udp' || foreign.clientReset)) early.abort();
   });
   return early;

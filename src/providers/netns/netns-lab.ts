@@ -187,6 +187,11 @@ export class NetnsLab implements StartedCluster {
     return ip;
   }
 
+  /** The lab's kube-proxy rules name Services by the scenario's namespaces as written. */
+  namespace(name: string): string {
+    return name;
+  }
+
   path(ref: string): string {
     const [kind, node = ''] = ref.split('/');
     if (kind === 'veth') {

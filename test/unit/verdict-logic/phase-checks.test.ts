@@ -466,3 +466,40 @@ describe('background commands', () => {
     expect(calls.filter((c) => c.startsWith('stop'))).toHaveLength(2);
   });
 });
+
+describe('{ns/NAME} in a check', () => {
+  // a shared cluster prefixes the run's namespaces: kube-proxy's comment names the Service there
+  const line = (n: number) =>
+    `[${n}:60] -A KUBE-XLB-ABC -m comment --comment "nr-ab12-default/web:http has no local endpoints" -j DROP`;
+  const cluster = (after: number): Script => ({
+    exec: (_on, _cmd, nth) => ({ stdout: `${line(nth === 0 ? 0 : after)}\n` }),
+  });
+  const judgeOn = async (script: Script, c: CheckSpec) => {
+    const { cluster: fake, calls } = fakeCluster(script);
+    const resolve = (ref: string) => (ref.startsWith('ns/') ? `nr-ab12-${ref.slice(3)}` : ref);
+    const phase = new PhaseChecks([c], fake, resolve);
+    await phase.start();
+    return { result: (await phase.finish())[0]!, calls };
+  };
+
+  it("resolves in a counter's pattern as literal text, and in its command", async () => {
+    const { result, calls } = await judgeOn(
+      cluster(2),
+      check({
+        cmd: 'iptables-save -c -t nat --comment {ns/default}',
+        counter: '^\\[(\\d+):\\d+\\] -A \\S+ .*"{ns/default}/web:http has no local endpoints".* -j DROP$',
+        expect: { delta: { min: 1 } },
+      }),
+    );
+    expect(result).toMatchObject({ matched: true, observed: 'delta 2 (0 -> 2)' });
+    expect(calls[0]).toBe('exec node/a iptables-save -c -t nat --comment nr-ab12-default');
+  });
+
+  it('resolves in `matches`, escaped: a dot in the name matches only a dot', async () => {
+    const dotted = (ref: string) => (ref === 'ns/default' ? 'a.b' : ref);
+    const { cluster: fake } = fakeCluster({ exec: () => ({ stdout: '"a.b/web"\n"axb/web"\n' }) });
+    const phase = new PhaseChecks([check({ matches: '"{ns/default}/web"', expect: { count: 1 } })], fake, dotted);
+    await phase.start();
+    expect((await phase.finish())[0]).toMatchObject({ matched: true, observed: '1 matching line(s)' });
+  });
+});

@@ -4,7 +4,7 @@ import type { StartedCluster } from '../../../contract/provider.ts';
 import type { Observation } from '../../../model/outcome.ts';
 import type { ProbeSpec } from '../../../model/scenario-schema.ts';
 import { captureAtDrop, dropVerdict } from '../../trace/drop-verdict.ts'; // an early verdict at an attributed drop
-import { classifyCurl, connectAnswer, synDestination, type Endpoint } from '../classify.ts';
+import { classifyCurl, connectAnswer, ownFlow, synDestination, type Endpoint } from '../classify.ts';
 import { probeClient } from '../../../model/probes/registry.ts';
 import { earlyVerdict, observation, startWatch, type ProbeRun } from '../probe-run.ts';
 import { nextSourcePort } from '../source-ports.ts';
@@ -34,15 +34,16 @@ async function localErrno(
 export async function runHttp(run: ProbeRun, http: NonNullable<ProbeSpec['http']>): Promise<Observation> {
   const { spec, cluster, client, target, endpoint, signal, dropped, timeoutMs } = run;
   // concurrent runs of a repeated probe share the pod's interface (and its packet watch): each connects from
-  // its own source port and keeps only that port's packets, so no run calls its verdict on another run's
-  const sourcePort = spec.parallel > 1 ? nextSourcePort(cluster) : undefined;
+  // its own source port and keeps only that port's packets, so no run calls its verdict on another run's;
+  // a node's capture holds the node's own connections too (kubelet's, the API server's)
+  const sourcePort = spec.parallel > 1 || spec.from.startsWith('node/') ? nextSourcePort(cluster) : undefined;
   // ICMP too: an unreachable or a port-unreachable answering the client is what the application experienced
   const watch = await startWatch(
     run,
     HTTP_WATCH,
     sourcePort ? (p) => p.proto === 'icmp' || p.sport === sourcePort || p.dport === sourcePort : undefined,
   );
-  const early = earlyVerdict(watch, run);
+  const early = earlyVerdict(watch, run, sourcePort);
   try {
     const url = `http://${endpoint.ip}:${endpoint.port}${http.path}`;
     // --max-time is the verdict deadline: a hang is called after exactly that, never later
@@ -65,7 +66,7 @@ export async function runHttp(run: ProbeRun, http: NonNullable<ProbeSpec['http']
     // stopped at a drop, which the node saw before tcpdump here printed the client's side of it
     // (or the answer a REJECT sent back, which must decide instead of the drop)
     if (r.stopped && dropped?.drop) await captureAtDrop(watch, client, dropped.drop);
-    const packets = await watch.stop();
+    const packets = ownFlow(await watch.stop(), client, endpoint, sourcePort);
     const { body, httpCode, connectSeconds, clientAddress } = curlWriteOut(r.stdout);
     // nothing left the pod: only the errno of connect() says why (curl 7.88 does not print it)
     const silent = r.exitCode === 7 && !packets.some((p) => p.src === client);
@@ -78,6 +79,7 @@ export async function runHttp(run: ProbeRun, http: NonNullable<ProbeSpec['http']
         body,
         connectSeconds,
         clientAddress,
+        sourcePort,
       },
       packets,
       client,

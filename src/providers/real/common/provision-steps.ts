@@ -28,6 +28,14 @@ export interface RealProviderDeps {
   kubeApi?: (access: KubeAccess) => KubeApi;
   /** How long a node component may take to be Ready after a start or reboot (default 180 s; tests make it short). */
   readyTimeoutMs?: number;
+  /** How long and how often the bridge shape polls for the nodes' podCIDRs (tests make it short). */
+  podCidrWait?: Polling;
+}
+
+/** A bounded poll: at most `timeoutMs`, every `intervalMs`. */
+export interface Polling {
+  timeoutMs?: number;
+  intervalMs?: number;
 }
 
 /** A node of the created cluster: its Kubernetes name and how to exec on it, named by `ref`. */
@@ -129,6 +137,7 @@ export interface WorkloadStart {
 /** The workload deployed, Service and endpoint changes wired, and every endpoint in every node's kube-proxy rules. */
 export async function startWorkload(input: WorkloadStart): Promise<void> {
   const { provider, api, cluster, topology, nodeMap, images, run, cni, listed } = input;
+  cluster.namespacePrefix = namespacePrefix(images, run);
   await deployWorkload({ api, cluster, topology, nodeMap, images, run });
   cluster.services = new ServiceChanges({
     provider,

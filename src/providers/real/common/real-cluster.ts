@@ -4,7 +4,7 @@ import { HarnessError } from '../../../model/errors.ts';
 import type { LabAction, RunContext, StartedCluster, Target } from '../../../contract/provider.ts';
 import { TeardownStack } from '../../../contract/teardown-stack.ts';
 import type { ServiceChanges } from './service-changes.ts';
-import { AGENT_COMMAND } from './workload-objects.ts';
+import { AGENT_COMMAND, clusterNamespace } from './workload-objects.ts';
 
 export class RealCluster implements StartedCluster {
   readonly addresses = new Map<string, string>();
@@ -12,6 +12,8 @@ export class RealCluster implements StartedCluster {
   readonly pods = new Map<string, Target>();
   /** Service and endpoint changes through the API, set once the workload is up. */
   services?: ServiceChanges;
+  /** What the scenario's namespaces are prefixed with here (none on a cluster of the run's own). */
+  namespacePrefix = '';
   private readonly teardown: TeardownStack;
 
   constructor(
@@ -67,6 +69,10 @@ export class RealCluster implements StartedCluster {
       `${ref}: node cgroup and bpffs paths exist only in the netns lab`,
       'run this scenario with --provider netns',
     );
+  }
+
+  namespace(name: string): string {
+    return clusterNamespace(this.namespacePrefix, name);
   }
 
   address(ref: string): string {

@@ -22,6 +22,12 @@ export const PINNED = {
   ciliumChartVersion: '1.20.0',
   flannelVersion: 'v0.26.4',
   cniPluginsVersion: 'v1.6.2',
+  // sha256 of cni-plugins-linux-<arch>-v1.6.2.tgz as published with the release; the same numbers are in
+  // kubespray's roles/kubespray_defaults/vars/main/checksums.yml (cni_binary_checksums)
+  cniPluginsSha256: {
+    amd64: 'b8e811578fb66023f90d2e238d80cec3bdfca4b44049af74c374d4fae0f9c090',
+    arm64: '01e0e22acc7f7004e4588c1fe1871cc86d7ab562cd858e1761c4641d89ebfaa4',
+  },
   // probe pods: curl, nslookup, tcpdump, ip; agent containers: node for src/providers/netns/agent/pod-agent.mjs
   probeImage: 'nicolaka/netshoot:v0.13',
   agentImage: 'node:20-alpine',
@@ -55,7 +61,8 @@ export interface ResolvedRealOptions {
   k3sImage: string;
   ciliumChartVersion: string;
   flannelManifest: string;
-  cniPluginsUrl: string;
+  /** Where the reference CNI plugins are fetched from when a node lacks them, and the tarball's sha256. */
+  cniPlugins: CniPluginsSource;
   probeImage: string;
   agentImage: string;
   cni: RealCni | undefined;
@@ -64,7 +71,40 @@ export interface ResolvedRealOptions {
   kindEngine: KindEngine;
 }
 
+export interface CniPluginsSource {
+  url: string;
+  sha256: string;
+}
+
 const VERSION = /^v\d+\.\d+\.\d+$/;
+const SHA256 = /^[0-9a-f]{64}$/;
+
+/**
+ * NETREPRO_CNI_PLUGINS_URL (file:// is a path in the node) or the release of the version; the tarball's
+ * sha256 from NETREPRO_CNI_PLUGINS_SHA256, else the pinned release's own. Any other tarball needs its checksum.
+ */
+function cniPluginsSource(version: string, env: NodeJS.ProcessEnv): CniPluginsSource {
+  const arch = process.arch === 'arm64' ? 'arm64' : 'amd64';
+  const custom = env.NETREPRO_CNI_PLUGINS_URL || undefined;
+  const url =
+    custom ??
+    `https://github.com/containernetworking/plugins/releases/download/${version}/cni-plugins-linux-${arch}-${version}.tgz`;
+  const given = env.NETREPRO_CNI_PLUGINS_SHA256 || undefined;
+  if (given !== undefined && !SHA256.test(given))
+    throw new HarnessError(
+      'USAGE',
+      `NETREPRO_CNI_PLUGINS_SHA256 ${given} is not a sha256 (64 lowercase hex digits)`,
+      'sha256sum cni-plugins-linux-ARCH-VERSION.tgz prints it',
+    );
+  const sha256 = given ?? (!custom && version === PINNED.cniPluginsVersion ? PINNED.cniPluginsSha256[arch] : undefined);
+  if (!sha256)
+    throw new HarnessError(
+      'USAGE',
+      `no checksum for the CNI plugins tarball ${url}: only the pinned release (${PINNED.cniPluginsVersion}) has a known one`,
+      'set NETREPRO_CNI_PLUGINS_SHA256 to the sha256 of that tarball',
+    );
+  return { url, sha256 };
+}
 
 /**
  * Options first, then the profile's `real` versions, then NETREPRO_* variables, then the pinned defaults.
@@ -102,7 +142,6 @@ export function resolveRealOptions(
   const flannelVersion =
     input.flannelVersion ?? profile?.flannel ?? pick(undefined, 'NETREPRO_FLANNEL_VERSION') ?? PINNED.flannelVersion;
   const cniPluginsVersion = pick(input.cniPluginsVersion, 'NETREPRO_CNI_PLUGINS_VERSION') ?? PINNED.cniPluginsVersion;
-  const arch = process.arch === 'arm64' ? 'arm64' : 'amd64';
   return {
     k8sVersion,
     kindNodeImage: fromProfile(input.kindNodeImage, 'NETREPRO_KIND_NODE_IMAGE') ?? `kindest/node:${k8sVersion}`,
@@ -113,7 +152,7 @@ export function resolveRealOptions(
       pick(undefined, 'NETREPRO_CILIUM_VERSION') ??
       PINNED.ciliumChartVersion,
     flannelManifest: `https://github.com/flannel-io/flannel/releases/download/${flannelVersion}/kube-flannel.yml`,
-    cniPluginsUrl: `https://github.com/containernetworking/plugins/releases/download/${cniPluginsVersion}/cni-plugins-linux-${arch}-${cniPluginsVersion}.tgz`,
+    cniPlugins: cniPluginsSource(cniPluginsVersion, env),
     probeImage: pick(input.probeImage, 'NETREPRO_PROBE_IMAGE') ?? PINNED.probeImage,
     agentImage: pick(input.agentImage, 'NETREPRO_AGENT_IMAGE') ?? PINNED.agentImage,
     cni: cni as RealCni | undefined,

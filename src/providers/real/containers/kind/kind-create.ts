@@ -13,11 +13,11 @@ import { ciliumSettings } from '../../common/cilium-settings.ts';
 import { assertOwnedName } from '../../common/context-guard.ts';
 import type { KubeApi } from '../../common/kube-api.ts';
 import type { KubeAccess, KubeCli } from '../../common/kube-cli.ts';
-import { clusterName, type ClusterNodeHandle } from '../../common/provision-steps.ts';
+import { clusterName, type ClusterNodeHandle, type Polling } from '../../common/provision-steps.ts';
 import type { RealCluster } from '../../common/real-cluster.ts';
 import type { RealCni, ResolvedRealOptions } from '../../common/real-options.ts';
 import { prepareRunDir } from '../../common/run-dir.ts';
-import { configureBridge, installCniPlugins, nodesWithPodCIDRs } from '../bridge-cni.ts';
+import { configureBridge, installCniPlugins, waitPodCidrs } from '../bridge-cni.ts';
 import { CliNodeTarget, dockerNode } from '../cli-node-target.ts';
 import { requireHelm } from '../cli-tools.ts';
 import { installCilium, installFlannel } from '../cni-install.ts';
@@ -97,6 +97,8 @@ export interface KindCniInput {
   options: ResolvedRealOptions;
   runtime: KindRuntime;
   run: RunContext;
+  /** How long and how often the Nodes are polled for their podCIDRs (tests make it short). */
+  podCidrPolling?: Polling;
 }
 
 export async function installKindCni({
@@ -108,12 +110,13 @@ export async function installKindCni({
   options,
   runtime,
   run,
+  podCidrPolling,
 }: KindCniInput): Promise<void> {
   if (cni === 'bridge' || cni === 'flannel') {
-    for (const n of nodes) await installCniPlugins(n.target(`node/${n.name}`), options.cniPluginsUrl, run.log);
+    for (const n of nodes) await installCniPlugins(n.target(`node/${n.name}`), options.cniPlugins, run.log);
   }
   if (cni === 'bridge') {
-    const listed = await nodesWithPodCIDRs(api, { signal: run.signal });
+    const listed = await waitPodCidrs(api, run.signal, podCidrPolling);
     for (const node of listed)
       await configureBridge(kindNode(node.name, runtime, run).target(`node/${node.name}`), node, listed);
   } else if (cni === 'flannel') {

@@ -87,7 +87,17 @@ export class KindProvider extends ContainerProvider<'kind'> implements ClusterPr
       });
       const kubectl = kube.cli(access);
       const api = kube.api(access);
-      await installKindCni({ topology, cni, kubectl, api, nodes, options: this.options, runtime, run });
+      await installKindCni({
+        topology,
+        cni,
+        kubectl,
+        api,
+        nodes,
+        options: this.options,
+        runtime,
+        run,
+        ...(this.deps.podCidrWait ? { podCidrPolling: this.deps.podCidrWait } : {}),
+      });
       await waitNodesReady(kubectl);
       await equipContainerNodes({
         topology,
