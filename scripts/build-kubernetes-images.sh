@@ -16,22 +16,8 @@ mkdir -p "$out"
 work="$(mktemp -d "${TMPDIR:-/tmp}/netrepro-images.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 
-# docker-archive: NAME:TAG, rootfs directory, entrypoint (JSON array), output tar
-archive() {
-  local ref="$1" rootfs="$2" entry="$3" tarfile="$4" d="$work/archive"
-  rm -rf "$d"; mkdir -p "$d"
-  tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "$rootfs" -cf "$d/layer.tar" .
-  local diff; diff="$(sha256sum "$d/layer.tar" | cut -d' ' -f1)"
-  mkdir -p "$d/$diff"; mv "$d/layer.tar" "$d/$diff/layer.tar"
-  printf '{"architecture":"amd64","os":"linux","created":"1970-01-01T00:00:00Z","config":{"Entrypoint":%s,"Env":["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"]},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]}}' \
-    "$entry" "$diff" > "$d/config.json"
-  local cfg; cfg="$(sha256sum "$d/config.json" | cut -d' ' -f1)"
-  mv "$d/config.json" "$d/$cfg.json"
-  printf '[{"Config":"%s.json","RepoTags":["%s"],"Layers":["%s/layer.tar"]}]' "$cfg" "$ref" "$diff" > "$d/manifest.json"
-  printf '{"%s":{"%s":"%s"}}' "${ref%:*}" "${ref##*:}" "$diff" > "$d/repositories"
-  tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "$d" -cf "$tarfile.tmp" .
-  mv "$tarfile.tmp" "$tarfile"
-}
+. "$repo/scripts/lib/image-archive.sh"
+ENV_PATH='"Env":["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"]'
 
 # pause
 pause_src="$tree/build/pause/linux/pause.c"
@@ -41,7 +27,7 @@ if [ "$(cat "$out/pause.hash" 2>/dev/null)" != "$pause_hash" ] || [ ! -s "$out/p
   mkdir -p "$work/pause"
   gcc -Os -Wall -static -DVERSION=v3.2-netrepro -o "$work/pause/pause" "$pause_src"
   strip "$work/pause/pause"
-  archive localhost/netrepro/pause:3.2 "$work/pause" '["/pause"]' "$out/pause.tar"
+  image_archive localhost/netrepro/pause:3.2 "$work/pause" "{\"Entrypoint\":[\"/pause\"],$ENV_PATH}" "$out/pause.tar"
   echo "$pause_hash" > "$out/pause.hash"
   echo localhost/netrepro/pause:3.2 > "$out/pause.ref"
 fi
@@ -52,7 +38,7 @@ agent_src="$repo/src/providers/netns/agent/pod-agent.c"
 # the helper programs scenarios name as {bin/NAME} (local-cluster.ts: POD_HELPERS), at /netrepro/NAME
 helpers=(inject-ahead)
 helper_srcs=("${helpers[@]/#/$repo/src/providers/netns/agent/}"); helper_srcs=("${helper_srcs[@]/%/.c}")
-inputs="$(sha256sum "$agent_src" "${helper_srcs[@]}" "$0" | cut -c1-64; for t in "${tools[@]}"; do p="$(command -v "$t")"; sha256sum "$(readlink -f "$p")" | cut -c1-64; done; sha256sum /bin/busybox | cut -c1-64)"
+inputs="$(sha256sum "$agent_src" "${helper_srcs[@]}" "$0" "$repo/scripts/lib/image-archive.sh" | cut -c1-64; for t in "${tools[@]}"; do p="$(command -v "$t")"; sha256sum "$(readlink -f "$p")" | cut -c1-64; done; sha256sum /bin/busybox | cut -c1-64)"
 pod_hash="$(echo "$inputs" | sha256sum | cut -c1-12)"
 if [ "$(cat "$out/pod.hash" 2>/dev/null)" != "$pod_hash" ] || [ ! -s "$out/pod.tar" ]; then
   say "pod image (agent, busybox, ${tools[*]})"
@@ -69,20 +55,11 @@ if [ "$(cat "$out/pod.hash" 2>/dev/null)" != "$pod_hash" ] || [ ! -s "$out/pod.t
   for applet in $("$r/bin/busybox" --list); do
     [ -e "$r/bin/$applet" ] || ln -s busybox "$r/bin/$applet"
   done
-  # a tool and every shared library it loads (the loader too), at their own paths
-  copy_with_libs() {
-    local f="$1"
-    mkdir -p "$r$(dirname "$f")"; cp -L "$f" "$r$f"
-    ldd "$f" 2>/dev/null | grep -o '/[^ ]*' | while read -r lib; do
-      [ -e "$r$lib" ] && continue
-      mkdir -p "$r$(dirname "$lib")"; cp -L "$lib" "$r$lib"
-    done
-  }
   for t in "${tools[@]}"; do
     p="$(command -v "$t")"
     real="$(readlink -f "$p")"
     rm -f "$r$p"  # a busybox applet of the same name gives way to the real tool
-    copy_with_libs "$real"
+    copy_with_libs "$r" "$real"
     [ "$real" = "$p" ] || { mkdir -p "$r$(dirname "$p")"; ln -sfn "$real" "$r$p"; }
   done
   # iptables' matches and targets are shared objects it opens by name
@@ -96,7 +73,7 @@ if [ "$(cat "$out/pod.hash" 2>/dev/null)" != "$pod_hash" ] || [ ! -s "$out/pod.t
   printf 'root:x:0:\n' > "$r/etc/group"
   printf 'hosts: files dns\n' > "$r/etc/nsswitch.conf"
   printf '127.0.0.1 localhost\n' > "$r/etc/hosts"
-  archive "localhost/netrepro/pod:$pod_hash" "$r" '["/bin/sleep","infinity"]' "$out/pod.tar"
+  image_archive "localhost/netrepro/pod:$pod_hash" "$r" "{\"Entrypoint\":[\"/bin/sleep\",\"infinity\"],$ENV_PATH}" "$out/pod.tar"
   echo "$pod_hash" > "$out/pod.hash"
   echo "localhost/netrepro/pod:$pod_hash" > "$out/pod.ref"
   say "pod image localhost/netrepro/pod:$pod_hash ($(du -h "$out/pod.tar" | cut -f1))"
