@@ -50,6 +50,7 @@ const noPlugins = (node: string, sum = PLUGINS_SHA256): Reply[] => [
 const CREATE =
   'kind create cluster --name nr-abc123-cluster --config WORK/abc123/kind-config.yaml --kubeconfig WORK/abc123/kubeconfig';
 const READY = `kubectl ${KC} wait --for=condition=Ready nodes --all --timeout=300s`;
+const SYSTEM = `kubectl ${KC} -n kube-system wait --for=condition=Available deployment --all --timeout=300s`;
 const DELETE = 'kind delete cluster --name nr-abc123-cluster --kubeconfig WORK/abc123/kubeconfig';
 // provisioning ends when each node's kube-proxy holds every endpoint
 const SYNCED = [`docker exec -i ${CP} iptables-save`, `docker exec -i ${W1} iptables-save`];
@@ -64,6 +65,7 @@ const EXPECTED: Record<string, string[]> = {
     `docker exec -i ${W1} tee /etc/cni/net.d/10-netrepro-bridge.conflist`,
     `docker exec -i ${W1} ip route replace 10.244.0.0/24 via 172.18.0.2`,
     READY,
+    SYSTEM,
     ...SYNCED,
     DELETE,
   ],
@@ -74,6 +76,7 @@ const EXPECTED: Record<string, string[]> = {
     `kubectl ${KC} apply -f https://github.com/flannel-io/flannel/releases/download/v0.26.4/kube-flannel.yml`,
     `kubectl ${KC} -n kube-flannel rollout status daemonset/kube-flannel-ds --timeout=300s`,
     READY,
+    SYSTEM,
     ...SYNCED,
     DELETE,
   ],
@@ -84,6 +87,7 @@ const EXPECTED: Record<string, string[]> = {
       `--wait --timeout 10m --kubeconfig WORK/abc123/kubeconfig --kube-context kind-nr-abc123-cluster`,
     `kubectl ${KC} -n kube-system rollout status daemonset/cilium --timeout=300s`,
     READY,
+    SYSTEM,
     DELETE,
   ],
 };

@@ -80,3 +80,17 @@ export async function installFlannel(cli: KubeCli, manifestUrl: string): Promise
 export async function waitNodesReady(cli: KubeCli): Promise<void> {
   await cli.kubectl(['wait', '--for=condition=Ready', 'nodes', '--all', '--timeout=300s'], { timeoutMs: 310_000 });
 }
+
+/**
+ * The cluster's own Deployments (kube-dns; Cilium's operator) available before the scenario starts: each one
+ * that turns ready changes its Service's endpoints, and kube-proxy then rewrites its chains, which zeroes the
+ * packet counters a scenario's checks read across a phase.
+ */
+export async function waitSystemDeployments(cli: KubeCli): Promise<void> {
+  await cli.kubectl(
+    ['-n', 'kube-system', 'wait', '--for=condition=Available', 'deployment', '--all', '--timeout=300s'],
+    {
+      timeoutMs: 310_000,
+    },
+  );
+}

@@ -24,7 +24,7 @@ import {
   type RealProviderDeps,
 } from '../../common/provision-steps.ts';
 import type { RealClusterOptions, ResolvedRealOptions } from '../../common/real-options.ts';
-import { waitNodesReady } from '../cni-install.ts';
+import { waitNodesReady, waitSystemDeployments } from '../cni-install.ts';
 import { ContainerNodeCluster } from '../container-node-cluster.ts';
 import { ContainerProvider } from '../container-provider.ts';
 import { equipContainerNodes } from '../equip-container-nodes.ts';
@@ -99,6 +99,7 @@ export class KindProvider extends ContainerProvider<'kind'> implements ClusterPr
         ...(this.deps.podCidrWait ? { podCidrPolling: this.deps.podCidrWait } : {}),
       });
       await waitNodesReady(kubectl);
+      await waitSystemDeployments(kubectl);
       await equipContainerNodes({
         topology,
         cni,
