@@ -83,9 +83,12 @@ export function ignoringOtherRuns(
   own: readonly string[],
   others: ReadonlySet<string>,
 ): Record<string, string> {
+  // the netns lab's cgroups (netrepro/<run>/) and a real cluster's (a local node's kubelet root, a kind engine's
+  // containers: nr-<run>-...)
   const foreign = (line: string) => {
-    const id = /^netrepro\/([0-9a-f]{6})\//.exec(line)?.[1];
-    return id !== undefined && !own.includes(id);
+    const id = /^(?:netrepro\/([0-9a-f]{6})\/|nr-([0-9a-f]{6})-)/.exec(line);
+    const run = id?.[1] ?? id?.[2];
+    return run !== undefined && !own.includes(run);
   };
   const lines = (snapshot.cgroupUnified ?? '')
     .split('\n')

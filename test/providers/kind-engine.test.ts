@@ -1,6 +1,6 @@
 // Which engine a kind cluster runs on, and what the kind build can stand for: decided from the options and the
 // build in the cache, before anything starts. The engine itself runs in test/real/kind-*.test.ts.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -97,5 +97,33 @@ describe('the kind build and the engine a cluster runs on', () => {
     const status = (await import('node:fs')).readFileSync('/proc/self/status', 'utf8');
     const bnd = BigInt(`0x${/^CapBnd:\s*([0-9a-f]+)/m.exec(status)![1]}`);
     for (const c of missing) expect((bnd >> BigInt(c)) & 1n).toBe(0n);
+  });
+});
+
+describe('netrepro clean and private engines', () => {
+  it('reaps an engine of its own work directory whose run is over, and never one of another work directory', async () => {
+    const { PRIVATE_DOCKER_ROOT, reapPrivateDockers } = await import(
+      '../../src/providers/real/containers/private-docker.ts'
+    );
+    const { newRunId } = await import('../../src/contract/run-id.ts');
+    const mine = `nr-${newRunId()}-docker`;
+    const theirs = `nr-${newRunId()}-docker`;
+    const work = join(cache, 'work');
+    for (const [name, owner] of [
+      [mine, work],
+      [theirs, join(cache, 'another-work')],
+    ] as const) {
+      mkdirSync(join(PRIVATE_DOCKER_ROOT, name), { recursive: true });
+      writeFileSync(join(PRIVATE_DOCKER_ROOT, name, 'work-dir'), owner);
+    }
+    try {
+      // `true` stands for the engine's docker CLI: the engine answers, with no container
+      const removed = await reapPrivateDockers('true', work, async () => true);
+      expect(removed).toEqual([`docker engine ${mine}`]);
+      expect(existsSync(join(PRIVATE_DOCKER_ROOT, mine))).toBe(false);
+      expect(existsSync(join(PRIVATE_DOCKER_ROOT, theirs))).toBe(true);
+    } finally {
+      rmSync(join(PRIVATE_DOCKER_ROOT, theirs), { recursive: true, force: true });
+    }
   });
 });

@@ -188,7 +188,7 @@ describe('kind provider', () => {
         stdout: 'c1\tnr-abc123-host-docs\tabc123\nc2\tnr-def456-host-docs\tdef456\nc3\tsomeone-else\tnot-ours\n',
       },
     ]);
-    const removed = await cleanKindLeftovers(async (runId) => runId !== 'def456');
+    const removed = await cleanKindLeftovers(async (runId) => runId !== 'def456', `${fakes!.dir}/work`);
     expect(removed).toEqual(['kind cluster nr-abc123-cluster', 'container nr-abc123-host-docs']);
     expect(fakes!.lines()).toEqual([
       'kind get clusters',

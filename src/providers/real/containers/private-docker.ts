@@ -5,20 +5,22 @@
 // Its published ports (kind's API server port) are on that namespace's loopback, so what talks to them runs
 // with `enter` (nsenter into the namespace) or through a socket file forwarded there.
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runCommand } from '../../../contract/command.ts';
 import { RUN_PREFIX } from '../../../contract/run-id.ts';
 import { packagePath } from '../../../model/package-root.ts';
 import { killAll, namespacePids } from '../../namespaces/namespace-pids.ts';
 import { rmdirWhenEmpty } from '../../namespaces/rmdir-when-empty.ts';
-import { NETNS_DIR } from '../../namespaces/lab-names.ts';
+import { NETNS_DIR, STATE_ROOT } from '../../namespaces/lab-names.ts';
 import { Daemon } from '../common/daemon.ts';
 import type { DockerEngine } from './docker-engine.ts';
 
 export interface PrivateDockerInput {
   /** `<prefix>docker`: the network namespace, the state directory's and the cgroup's name. */
   name: string;
+  /** The run's work directory: only a `clean` of the same work directory reaps the engine. */
+  workDir: string;
   /** Debian's docker.io unpacked (usr/bin/docker, usr/sbin/dockerd). */
   dockerRoot: string;
   /** A data root with the cluster's images loaded (the kind build's), which the engine starts from a copy of. */
@@ -49,6 +51,11 @@ export async function startPrivateDocker(input: PrivateDockerInput): Promise<Pri
   const stateDir = join(PRIVATE_DOCKER_ROOT, name);
   const dockerCli = join(dockerRoot, 'usr/bin/docker');
   await mkdir(stateDir, { recursive: true });
+  await writeFile(join(stateDir, WORK_DIR_FILE), input.workDir);
+  // the netns lab's owner file: its `clean` leaves this live run's namespace alone, as it does a local cluster's
+  const runId = RUN_PREFIX.exec(name)?.[1] ?? name;
+  await mkdir(join(STATE_ROOT, runId), { recursive: true });
+  await writeFile(join(STATE_ROOT, runId, 'owner.json'), `${JSON.stringify({ pid: process.pid, runId })}\n`);
   const engine: PrivateDocker = {
     stateDir,
     docker: [dockerCli, '-H', `unix://${join(stateDir, 'docker.sock')}`],
@@ -118,6 +125,9 @@ async function copyDataRoot(template: string, data: string): Promise<void> {
   }
 }
 
+/** The file in an engine's state directory that names its run's work directory. */
+const WORK_DIR_FILE = 'work-dir';
+
 /** Where engines keep their state: `<root>/<prefix>docker`. */
 export const PRIVATE_DOCKER_ROOT = '/var/tmp/netrepro-kind';
 
@@ -149,23 +159,26 @@ export async function stopPrivateDocker(
   await runCommand(['ip', 'netns', 'delete', name], { reject: false });
   for (const sub of await cgroupSubsystems()) await rmCgroupTree(join('/sys/fs/cgroup', sub, name));
   await rm(stateDir, { recursive: true, force: true });
+  const runId = RUN_PREFIX.exec(name)?.[1];
+  if (runId) await rm(join(STATE_ROOT, runId), { recursive: true, force: true });
 }
 
-/** Engines of runs that `removable` says are over: by their namespace, state directory or cgroup name. */
+/**
+ * Engines of runs in `workDir` that `removable` says are over, found by their state directory (made first and
+ * removed last, so an engine half started or half stopped has one). An engine of another work directory (another
+ * user's runs, a test's) is never touched.
+ */
 export async function reapPrivateDockers(
   dockerCli: string,
+  workDir: string,
   removable: (runId: string) => Promise<boolean>,
 ): Promise<string[]> {
-  const names = new Set<string>();
-  const ours = (n: string) => RUN_PREFIX.test(n) && n.endsWith('docker');
-  for (const n of await readdir(NETNS_DIR).catch(() => [])) if (ours(n)) names.add(n);
-  for (const n of await readdir(PRIVATE_DOCKER_ROOT).catch(() => [])) if (ours(n)) names.add(n);
-  for (const sub of await cgroupSubsystems())
-    for (const n of await readdir(join('/sys/fs/cgroup', sub)).catch(() => [])) if (ours(n)) names.add(n);
   const removed: string[] = [];
-  for (const name of names) {
+  for (const name of await readdir(PRIVATE_DOCKER_ROOT).catch(() => [])) {
     const runId = RUN_PREFIX.exec(name)?.[1];
-    if (!runId || !(await removable(runId))) continue;
+    if (!runId || !name.endsWith('docker')) continue;
+    const owner = await readFile(join(PRIVATE_DOCKER_ROOT, name, WORK_DIR_FILE), 'utf8').catch(() => undefined);
+    if (owner !== workDir || !(await removable(runId))) continue;
     await stopPrivateDocker(name, join(PRIVATE_DOCKER_ROOT, name), dockerCli);
     removed.push(`docker engine ${name}`);
   }

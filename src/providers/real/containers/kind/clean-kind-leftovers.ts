@@ -9,9 +9,13 @@ import { cleanDockerLeftovers } from '../clean-docker-leftovers.ts';
 import { reapPrivateDockers } from '../private-docker.ts';
 import { findKindBuild } from './kind-build.ts';
 
-export async function cleanKindLeftovers(removable: (runId: string) => Promise<boolean>): Promise<string[]> {
+export async function cleanKindLeftovers(
+  removable: (runId: string) => Promise<boolean>,
+  workDir: string,
+): Promise<string[]> {
   const build = findKindBuild();
-  const removed = await reapPrivateDockers(build ? join(build.dockerRoot, 'usr/bin/docker') : 'docker', removable);
+  const docker = build ? join(build.dockerRoot, 'usr/bin/docker') : 'docker';
+  const removed = await reapPrivateDockers(docker, workDir, removable);
   if (!(await onPath('kind'))) return removed;
   const list = await runCommand(['kind', 'get', 'clusters'], { reject: false });
   if (list.exitCode !== 0) return removed;

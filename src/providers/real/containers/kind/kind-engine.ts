@@ -99,6 +99,7 @@ export async function kindRuntime(
   cluster.onDestroy(`docker engine ${name}`, () => stop?.() ?? Promise.resolve());
   const engine = await startPrivateDocker({
     name,
+    workDir: options.workDir,
     dockerRoot: build.dockerRoot,
     dataTemplate: build.dockerData,
     signal: run.signal,

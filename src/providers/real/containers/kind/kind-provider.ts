@@ -139,6 +139,6 @@ export class KindProvider extends ContainerProvider<'kind'> implements ClusterPr
   }
 
   reap({ force }: { force: boolean }): Promise<string[]> {
-    return cleanKindLeftovers(removableRuns(this.options.workDir, force));
+    return cleanKindLeftovers(removableRuns(this.options.workDir, force), this.options.workDir);
   }
 }
