@@ -184,6 +184,7 @@ fi
 # kube-dns Deployment from the project's pod image (its agent answers A records; CoreDNS is not in Debian).
 if ! stamp images; then
   work="$(mktemp -d "${TMPDIR:-/tmp}/netrepro-kind-images.XXXXXX")"
+  trap 'rm -rf "$work"' EXIT
   image() { image_archive "$1" "$2" "$3" "$dir/images/$4.tar"; say "  $1 ($(du -h "$dir/images/$4.tar" | cut -f1))"; }
   for c in kube-apiserver kube-controller-manager kube-scheduler; do
     r="$work/$c"; busybox_rootfs "$r"; install -m 0755 "$kdir/bin/$c" "$r/usr/local/bin/$c"
@@ -230,6 +231,7 @@ EOF
   # the project's pod image: pods, the tcpdump/conntrack helpers beside a node, hosts outside the cluster
   cp "$kdir/images/pod.tar" "$dir/images/pod.tar"; cp "$kdir/images/pod.ref" "$dir/pod.ref"
   rm -rf "$work"
+  trap - EXIT
 
   # into the node's containerd (what `kind build node-image` does with `ctr images import`), with a containerd of
   # this host rooted in the node's /var/lib/containerd, in namespaces of its own, its CRI plugin off
