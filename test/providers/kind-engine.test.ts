@@ -45,8 +45,8 @@ describe('the kind build and the engine a cluster runs on', () => {
     expect(findKindBuild()).toMatchObject({
       kubernetesVersion: 'v1.20.2',
       kind: join(dir, 'bin', 'kind'),
-      nodeImage: { ref: 'localhost/netrepro/kind-node:v1.20.2' },
-      podImage: { ref: 'localhost/netrepro/pod:0123abcd' },
+      nodeImage: 'localhost/netrepro/kind-node:v1.20.2',
+      podImage: 'localhost/netrepro/pod:0123abcd',
     });
   });
 

@@ -17,8 +17,9 @@ export interface KindBuild {
   dockerRoot: string;
   /** A Docker data root with the node and pod images loaded. */
   dockerData: string;
-  nodeImage: { tar: string; ref: string };
-  podImage: { tar: string; ref: string };
+  /** The node image's and the pod image's names, both in the Docker data root. */
+  nodeImage: string;
+  podImage: string;
 }
 
 export const kindCacheRoot = (env: NodeJS.ProcessEnv = process.env) =>
@@ -44,8 +45,8 @@ export function findKindBuild(env: NodeJS.ProcessEnv = process.env): KindBuild |
       kubectl: join(dir, 'bin', 'kubectl'),
       dockerRoot: join(dir, 'docker'),
       dockerData: join(dir, 'docker-data'),
-      nodeImage: { tar: join(dir, 'node.tar'), ref: nodeRef },
-      podImage: { tar: join(dir, 'images', 'pod.tar'), ref: readFileSync(join(dir, 'pod.ref'), 'utf8').trim() },
+      nodeImage: nodeRef,
+      podImage: readFileSync(join(dir, 'pod.ref'), 'utf8').trim(),
     };
   }
   return undefined;

@@ -35,8 +35,8 @@ export function kindMode(options: Pick<ResolvedRealOptions, 'kindEngine'>): Kind
 /** The node image's preloaded pod image runs everything: pods, hosts, the tcpdump/conntrack helpers. */
 export function privateImages(build: KindBuild): WorkloadImages {
   return {
-    probeImage: build.podImage.ref,
-    agentImage: build.podImage.ref,
+    probeImage: build.podImage,
+    agentImage: build.podImage,
     agentCommand: ['/netrepro/pod-agent'],
     pullPolicy: 'Never',
   };
@@ -112,8 +112,8 @@ export async function kindRuntime(
     kind: build.kind,
     kubectl: build.kubectl,
     images: privateImages(build),
-    probeImage: build.podImage.ref,
-    nodeImage: build.nodeImage.ref,
+    probeImage: build.podImage,
+    nodeImage: build.nodeImage,
     access: async (kubeconfig, context) => {
       const socket = join(engine.stateDir, 'apiserver.sock');
       const port = await apiServerPort(kubeconfig);
