@@ -5,7 +5,7 @@
 // Its published ports (kind's API server port) are on that namespace's loopback, so what talks to them runs
 // with `enter` (nsenter into the namespace) or through a socket file forwarded there.
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runCommand } from '../../../contract/command.ts';
 import { RUN_PREFIX } from '../../../contract/run-id.ts';
@@ -159,6 +159,7 @@ export async function stopPrivateDocker(
   await runCommand(['ip', 'netns', 'delete', name], { reject: false });
   for (const sub of await cgroupSubsystems()) await rmCgroupTree(join('/sys/fs/cgroup', sub, name));
   await rm(stateDir, { recursive: true, force: true });
+  await rmdir(PRIVATE_DOCKER_ROOT).catch(() => {}); // only when no other engine is there
   const runId = RUN_PREFIX.exec(name)?.[1];
   if (runId) await rm(join(STATE_ROOT, runId), { recursive: true, force: true });
 }
