@@ -1,6 +1,6 @@
 // Which engine a kind cluster runs on, and what the kind build can stand for: decided from the options and the
 // build in the cache, before anything starts. The engine itself runs in test/real/kind-*.test.ts.
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -124,6 +124,9 @@ describe('netrepro clean and private engines', () => {
       expect(existsSync(join(PRIVATE_DOCKER_ROOT, theirs))).toBe(true);
     } finally {
       rmSync(join(PRIVATE_DOCKER_ROOT, theirs), { recursive: true, force: true });
+      try {
+        rmdirSync(PRIVATE_DOCKER_ROOT); // only when no engine of a real run is there
+      } catch {}
     }
   });
 });
