@@ -50,7 +50,8 @@ export async function startPrivateDocker(input: PrivateDockerInput): Promise<Pri
   const { name, dockerRoot } = input;
   const stateDir = join(PRIVATE_DOCKER_ROOT, name);
   const dockerCli = join(dockerRoot, 'usr/bin/docker');
-  await mkdir(stateDir, { recursive: true });
+  // another engine's stop may remove the empty root between this mkdir's steps: once more then
+  await mkdir(stateDir, { recursive: true }).catch(() => mkdir(stateDir, { recursive: true }));
   await writeFile(join(stateDir, WORK_DIR_FILE), input.workDir);
   // the netns lab's owner file: its `clean` leaves this live run's namespace alone, as it does a local cluster's
   const runId = RUN_PREFIX.exec(name)?.[1] ?? name;
