@@ -163,6 +163,7 @@ export async function stopPrivateDocker(
   await rmdir(PRIVATE_DOCKER_ROOT).catch(() => {}); // only when no other engine is there
   const runId = RUN_PREFIX.exec(name)?.[1];
   if (runId) await rm(join(STATE_ROOT, runId), { recursive: true, force: true });
+  await rmdir(STATE_ROOT).catch(() => {}); // only when no other run is using it
 }
 
 /**
