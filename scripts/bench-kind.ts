@@ -5,7 +5,7 @@
 //   npm run bench:kind -- [--runs N]
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { Topology } from '../src/model/scenario-schema.ts';
+import { ONE_NODE_TOPOLOGY as topology } from '../test/real/one-node-topology.ts';
 import { KindProvider } from '../src/providers/real/containers/kind/kind-provider.ts';
 import { newRunId, runPrefix } from '../src/contract/run-id.ts';
 
@@ -13,16 +13,6 @@ const { values } = parseArgs({ options: { runs: { type: 'string', default: '5' }
 const runs = Number(values.runs);
 const samples = new Map<string, number[]>();
 const add = (k: string, v: number) => samples.set(k, [...(samples.get(k) ?? []), v]);
-
-const topology = Topology.parse({
-  cni: 'bridge',
-  kubeProxy: '1.20',
-  nodes: [{ name: 'node-a', podCIDR: '10.244.1.0/24' }],
-  pods: [{ name: 'web', node: 'node-a', serve: [{ http: 8080 }] }],
-  services: [
-    { name: 'web', clusterIP: '10.96.0.20', ports: [{ name: 'http', port: 80, targetPort: 8080 }], endpoints: ['web'] },
-  ],
-});
 
 for (let i = 0; i < runs; i++) {
   const runId = newRunId();
