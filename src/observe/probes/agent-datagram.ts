@@ -4,7 +4,7 @@
 // drop the probe trace attributed; what the agent printed is its result.
 import { dropVerdict } from '../trace/drop-verdict.ts';
 import { icmpAboutQuery, type Classified, type DatagramReply, type DatagramResult } from './classify.ts';
-import type { Packet, PacketView } from './packet-watch.ts';
+import { PRINT_LAG_MS, type Packet, type PacketView } from './packet-watch.ts';
 import type { ProbeRun } from './probe-run.ts';
 
 export interface DatagramStops {
@@ -55,12 +55,21 @@ export async function agentDatagram<R extends DatagramReply>(
     timeoutMs: timeoutMs + 5000,
     stopWhen: stops.stopWhen,
   });
+  const printed = r.stdout.trim() ? (JSON.parse(r.stdout) as DatagramResult<R>) : undefined;
+  // the agent read its first reply: the capture has it too, once tcpdump has printed it
+  const first = printed?.replies[0];
+  if (first)
+    await watch.until(
+      (seen) => seen.some((p) => p.proto === 'udp' && p.dst === run.client && `${p.src}#${p.sport}` === first.from),
+      PRINT_LAG_MS,
+    );
   const packets = await watch.stop();
-  const atDrop = r.stdout.trim() ? undefined : stops.calledAtDrop(r, packets);
+  const atDrop = printed ? undefined : stops.calledAtDrop(r, packets);
   if (atDrop) return { packets, atDrop };
   const result: DatagramResult<R> =
-    r.stopped && !r.stdout.trim()
+    printed ??
+    (r.stopped
       ? { outcome: 'unreachable', server: `${endpoint.ip}#${endpoint.port}`, replies: [] }
-      : (JSON.parse(r.stdout) as DatagramResult<R>);
+      : (JSON.parse(r.stdout) as DatagramResult<R>));
   return { packets, result };
 }

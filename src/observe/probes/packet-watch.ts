@@ -141,6 +141,13 @@ class PacketList {
   }
 }
 
+/**
+ * How long a probe waits for a packet its client already saw to be printed: tcpdump may not have read it from
+ * its ring yet, and stopped then it never prints it (it stops reading at the signal). A busy machine delays
+ * tcpdump's wake-up by a scheduling slice or two; the wait ends as soon as the packet is printed.
+ */
+export const PRINT_LAG_MS = 250;
+
 /** A packet line (it starts with tcpdump's timestamp), parsed or not; tcpdump prints one per packet it captured. */
 const PACKET_LINE = /^\d\d:\d\d:\d\d\.\d+ /;
 /** tcpdump's statistics at exit, printed after its last packet line. */

@@ -1,7 +1,7 @@
 // A probe ended at a drop the trace attributed (a DROP rule, or a kernel reason that repeats for every
 // retransmission): the verdict is the timeout that would follow, called at once and saying why.
 import { connectAnswer, type Classified, type Endpoint } from '../probes/classify.ts';
-import type { Packet, PacketView } from '../probes/packet-watch.ts';
+import { PRINT_LAG_MS, type Packet, type PacketView } from '../probes/packet-watch.ts';
 import type { DropCause, TraceEvent, TracePacket } from '../../model/trace-events.ts';
 
 type Drop = Extract<TraceEvent, { kind: 'rule' | 'drop' }>;
@@ -54,7 +54,7 @@ function hairpinWords(cause: Extract<DropCause, { kind: 'hairpin-off' }>): strin
 
 /**
  * A TCP probe stopped at a drop the trace attributed on a node: tcpdump on the client may not have printed
- * its side of the connection yet. Waits (at most 100 ms) until the capture shows how far it got: the SYN
+ * its side of the connection yet. Waits (at most PRINT_LAG_MS) until the capture shows how far it got: the SYN
  * that was dropped, the SYN-ACK the client got or its packets after the handshake, or an answer instead
  * (RST, ICMP: `connectAnswer`), which then decides over the drop.
  */
@@ -65,7 +65,7 @@ export function captureAtDrop(watch: PacketView, client: string, drop: Attribute
     (synDropped
       ? p.src === client
       : (p.dst === client && p.flags?.startsWith('S.') === true) || (p.src === client && p.flags !== 'S'));
-  return watch.until((seen) => seen.some(shown) || connectAnswer(seen, client) !== undefined, 100);
+  return watch.until((seen) => seen.some(shown) || connectAnswer(seen, client) !== undefined, PRINT_LAG_MS);
 }
 
 /** Whether the client completed the handshake with the endpoint, from its own interface. */

@@ -14,6 +14,7 @@ import {
 } from '../classify.ts';
 import { earlyVerdict, lastLine, observation, startWatch, type ProbeRun } from '../probe-run.ts';
 import { DNS_WATCH } from '../watch-filters.ts';
+import { PRINT_LAG_MS } from '../packet-watch.ts';
 
 /** The addresses nslookup printed for the name (after its "Name:" line; the server's own address comes before). */
 export function nslookupAnswers(stdout: string): string[] {
@@ -54,7 +55,8 @@ export async function runDns(run: ProbeRun, dns: NonNullable<ProbeSpec['dns']>):
     );
     // nslookup got its answer: the reply it read was captured first, but tcpdump may not have printed it yet
     // (stopped then, it would never print it: it stops reading its ring at the signal)
-    if (r.exitCode === 0) await watch.until((seen) => udpReplyOnWire(seen, client, endpoint) !== undefined, 100);
+    if (r.exitCode === 0)
+      await watch.until((seen) => udpReplyOnWire(seen, client, endpoint) !== undefined, PRINT_LAG_MS);
     const packets = await watch.stop();
     const atDrop = early.signal.aborted ? undefined : stops.calledAtDrop(r, packets);
     if (atDrop)

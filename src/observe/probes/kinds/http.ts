@@ -9,6 +9,7 @@ import { probeClient } from '../../../model/probes/registry.ts';
 import { earlyVerdict, observation, startWatch, type ProbeRun } from '../probe-run.ts';
 import { nextSourcePort } from '../source-ports.ts';
 import { HTTP_WATCH } from '../watch-filters.ts';
+import { PRINT_LAG_MS } from '../packet-watch.ts';
 
 /** The errno of one connect() from the client, for a curl that failed with no packet on the wire. */
 async function localErrno(
@@ -62,7 +63,7 @@ export async function runHttp(run: ProbeRun, http: NonNullable<ProbeSpec['http']
       { reject: false, signal, stopWhen: dropped ? AbortSignal.any([early.signal, dropped.signal]) : early.signal },
     );
     // refused or unreachable at once: the answering packet may still be on its way through tcpdump
-    if (r.exitCode === 7) await watch.until((seen) => seen.some((p) => p.dst === client), 100);
+    if (r.exitCode === 7) await watch.until((seen) => seen.some((p) => p.dst === client), PRINT_LAG_MS);
     // stopped at a drop, which the node saw before tcpdump here printed the client's side of it
     // (or the answer a REJECT sent back, which must decide instead of the drop)
     if (r.stopped && dropped?.drop) await captureAtDrop(watch, client, dropped.drop);
