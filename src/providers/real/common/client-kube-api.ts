@@ -1,4 +1,5 @@
-// KubeApi on a real API server through @kubernetes/client-node: typed CRUD and polling for readiness;
+// KubeApi on a real API server through @kubernetes/client-node: typed CRUD and polling for readiness, each
+// request sent again where the server asks for it (retry-after.ts);
 // commands in containers go through the Exec API (pod-exec.ts).
 import { CoreV1Api, Exec, KubeConfig, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import { Agent, type AgentOptions } from 'node:https';
@@ -8,6 +9,7 @@ import { HarnessError } from '../../../model/errors.ts';
 import type { ClusterNode, KubeApi } from './kube-api.ts';
 import type { KubeAccess } from './kube-cli.ts';
 import { PodExec } from './pod-exec.ts';
+import { withRetryAfter } from './retry-after.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -45,35 +47,37 @@ export function clientKubeApi(access: KubeAccess): KubeApi {
   return {
     listNodes: () => listNodes(core),
     async createNamespace(body) {
-      await core.createNamespace({ body });
+      await withRetryAfter(() => core.createNamespace({ body }));
     },
     async createConfigMap(body) {
-      await core.createNamespacedConfigMap({ namespace: body.metadata!.namespace!, body });
+      await withRetryAfter(() => core.createNamespacedConfigMap({ namespace: body.metadata!.namespace!, body }));
     },
     createService(body) {
-      return core.createNamespacedService({ namespace: body.metadata!.namespace!, body });
+      return withRetryAfter(() => core.createNamespacedService({ namespace: body.metadata!.namespace!, body }));
     },
     async createPod(body) {
-      await core.createNamespacedPod({ namespace: body.metadata!.namespace!, body });
+      await withRetryAfter(() => core.createNamespacedPod({ namespace: body.metadata!.namespace!, body }));
     },
     async patchPod(namespace, name, patch) {
-      await core.patchNamespacedPod({ name, namespace, body: patch }, mergePatch);
+      await withRetryAfter(() => core.patchNamespacedPod({ name, namespace, body: patch }, mergePatch));
     },
     async patchService(namespace, name, patch) {
-      await core.patchNamespacedService({ name, namespace, body: patch }, mergePatch);
+      await withRetryAfter(() => core.patchNamespacedService({ name, namespace, body: patch }, mergePatch));
     },
     waitPodReady: (namespace, name, timeoutMs, ready = true) =>
       waitPod(core, { namespace, name, timeoutMs, until: ready ? 'ready' : 'not-ready' }),
     waitPodAddressed: async (namespace, name, timeoutMs) =>
       (await waitPod(core, { namespace, name, timeoutMs, until: 'addressed' })).status!.podIP!,
     async logs(pod) {
-      return core.readNamespacedPodLog({ name: pod.name, namespace: pod.namespace, container: pod.container });
+      return withRetryAfter(() =>
+        core.readNamespacedPodLog({ name: pod.name, namespace: pod.namespace, container: pod.container }),
+      );
     },
     exec: (pod, argv, options) => pods.exec(pod, argv, options),
     spawn: (pod, argv) => pods.spawn(pod, argv),
     async deleteNamespace(name) {
       try {
-        await core.deleteNamespace({ name });
+        await withRetryAfter(() => core.deleteNamespace({ name }));
       } catch (e) {
         if ((e as { code?: number }).code !== 404) throw e;
       }
@@ -82,7 +86,7 @@ export function clientKubeApi(access: KubeAccess): KubeApi {
 }
 
 async function listNodes(core: CoreV1Api): Promise<ClusterNode[]> {
-  const list = await core.listNode();
+  const list = await withRetryAfter(() => core.listNode());
   return list.items.map((n) => ({
     name: n.metadata!.name!,
     internalIP: n.status?.addresses?.find((a) => a.type === 'InternalIP')?.address ?? '',
@@ -117,7 +121,7 @@ async function waitPod(core: CoreV1Api, { namespace, name, timeoutMs, until }: P
   const deadline = Date.now() + timeoutMs;
   let last: V1Pod | undefined;
   while (Date.now() < deadline) {
-    last = await core.readNamespacedPod({ name, namespace });
+    last = await withRetryAfter(() => core.readNamespacedPod({ name, namespace }));
     if (podIs(last, until)) return last;
     await sleep(250);
   }
