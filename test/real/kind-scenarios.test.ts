@@ -42,6 +42,7 @@ interface Report {
     id: string;
     verdict: string;
     durationMs: number;
+    error?: { message: string };
     phases: {
       name: string;
       variant: string | null;
@@ -114,6 +115,7 @@ describe.skipIf(skip)(`scenarios on real kind give the lab's verdicts${skip ? ` 
     it(`${id}: the lab's verdict, phase by phase${open ? ` (but for ${open.checks.join(', ')}, not explained yet)` : ''}`, () => {
       const l = byId(lab).get(id)!;
       const r = byId(kind).get(id)!;
+      expect(r.error?.message).toBe(l.error?.message); // an errored run says why
       if (!open) {
         expect(r.verdict).toBe(l.verdict);
         expect(phases(r)).toEqual(phases(l));

@@ -43,6 +43,7 @@ interface Report {
   scenarios: {
     id: string;
     verdict: string;
+    error?: { message: string };
     durationMs: number;
     error?: string;
     phases: { name: string; variant: string | null; status: string }[];
@@ -134,6 +135,7 @@ describe.skipIf(skip)(
       it(`${id}: the lab's verdict, phase by phase`, () => {
         const l = byId(lab).get(id)!;
         const r = byId(local).get(id)!;
+        expect(r.error?.message).toBe(l.error?.message); // an errored run says why
         // a fix variant the cluster cannot run (a kube-proxy of another release) is compared without it
         const skipped = new Set((r.skippedFixes ?? []).map((f) => f.fix));
         const ran = { ...l, phases: l.phases.filter((p) => !skipped.has(p.variant ?? '')) };
