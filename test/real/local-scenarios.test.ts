@@ -45,7 +45,6 @@ interface Report {
     verdict: string;
     error?: { message: string };
     durationMs: number;
-    error?: string;
     phases: { name: string; variant: string | null; status: string }[];
     skippedFixes?: { fix: string; reason: string }[];
   }[];
