@@ -79,7 +79,7 @@ describe('kind/cilium runs the FORWARD race', () => {
       ),
       `${kubectl} -n kube-system rollout status daemonset/cilium --timeout=300s`,
       `${kubectl} wait --for=condition=Ready nodes --all --timeout=300s`,
-      `${kubectl} -n kube-system wait --for=condition=Available deployment --all --timeout=300s`,
+      `${kubectl} -n kube-system get deployments -o name`,
       // kube-proxy first, then Cilium: Cilium's jump ends up on top, as startOrder [kube-proxy, cilium] has it
       ...patch('kube-proxy', 'kube-proxy'),
       ...patch('cilium', 'cilium'),

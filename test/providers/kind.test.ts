@@ -50,7 +50,8 @@ const noPlugins = (node: string, sum = PLUGINS_SHA256): Reply[] => [
 const CREATE =
   'kind create cluster --name nr-abc123-cluster --config WORK/abc123/kind-config.yaml --kubeconfig WORK/abc123/kubeconfig';
 const READY = `kubectl ${KC} wait --for=condition=Ready nodes --all --timeout=300s`;
-const SYSTEM = `kubectl ${KC} -n kube-system wait --for=condition=Available deployment --all --timeout=300s`;
+// the fake kubectl lists no Deployment, so none is waited for (the real kind run waits for CoreDNS's rollout)
+const SYSTEM = `kubectl ${KC} -n kube-system get deployments -o name`;
 const DELETE = 'kind delete cluster --name nr-abc123-cluster --kubeconfig WORK/abc123/kubeconfig';
 // provisioning ends when each node's kube-proxy holds every endpoint
 const SYNCED = [`docker exec -i ${CP} iptables-save`, `docker exec -i ${W1} iptables-save`];

@@ -82,15 +82,15 @@ export async function waitNodesReady(cli: KubeCli): Promise<void> {
 }
 
 /**
- * The cluster's own Deployments (kube-dns; Cilium's operator) available before the scenario starts: each one
- * that turns ready changes its Service's endpoints, and kube-proxy then rewrites its chains, which zeroes the
- * packet counters a scenario's checks read across a phase.
+ * The cluster's own Deployments (kube-dns; Cilium's operator) rolled out before the scenario starts, every replica
+ * available: each pod that turns ready changes its Service's endpoints, and kube-proxy then rewrites its chains,
+ * which zeroes the packet counters a scenario's checks read across a phase. (`condition=Available` is not enough:
+ * it holds with one of CoreDNS's two replicas ready.)
  */
 export async function waitSystemDeployments(cli: KubeCli): Promise<void> {
-  await cli.kubectl(
-    ['-n', 'kube-system', 'wait', '--for=condition=Available', 'deployment', '--all', '--timeout=300s'],
-    {
+  const listed = await cli.kubectl(['-n', 'kube-system', 'get', 'deployments', '-o', 'name'], { timeoutMs: 30_000 });
+  for (const deployment of listed.stdout.split('\n').filter(Boolean))
+    await cli.kubectl(['-n', 'kube-system', 'rollout', 'status', deployment, '--timeout=300s'], {
       timeoutMs: 310_000,
-    },
-  );
+    });
 }
