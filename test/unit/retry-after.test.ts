@@ -25,9 +25,12 @@ describe('withRetryAfter', () => {
   it('throws at once what does not ask to be retried', async () => {
     let calls = 0;
     const conflict = new ApiException(409, 'AlreadyExists', {}, { 'retry-after': '1' });
-    await expect(withRetryAfter(async () => (calls++, Promise.reject(conflict)), async () => {})).rejects.toBe(
-      conflict,
-    );
+    await expect(
+      withRetryAfter(
+        async () => (calls++, Promise.reject(conflict)),
+        async () => {},
+      ),
+    ).rejects.toBe(conflict);
     expect(calls).toBe(1);
     expect(retryAfterSeconds(new ApiException(503, 'unavailable', {}, {}))).toBeUndefined();
     expect(retryAfterSeconds(new ApiException(429, 'slow down', {}, { 'Retry-After': '2' }))).toBe(2);
@@ -36,9 +39,12 @@ describe('withRetryAfter', () => {
 
   it('gives up after 10 retries, with the last failure', async () => {
     let calls = 0;
-    await expect(withRetryAfter(async () => (calls++, Promise.reject(noToken())), async () => {})).rejects.toThrow(
-      /No API token/,
-    );
+    await expect(
+      withRetryAfter(
+        async () => (calls++, Promise.reject(noToken())),
+        async () => {},
+      ),
+    ).rejects.toThrow(/No API token/);
     expect(calls).toBe(11);
   });
 });

@@ -188,6 +188,65 @@ describe('a counter', () => {
   });
 });
 
+describe("a counter kube-proxy's rewrite may have zeroed (a real cluster says how often it synced)", () => {
+  /** Runs `checks` with the node's sync count read as `syncs` gives it, read after read. */
+  async function judgeWithSyncs(script: Script, syncs: (number | undefined)[], ...checks: CheckSpec[]) {
+    const { cluster, calls } = fakeCluster(script);
+    const reads: string[] = [];
+    cluster.kubeProxySyncs = async (node) => (reads.push(node), syncs[reads.length - 1]);
+    const phase = new PhaseChecks(checks, cluster, (ref) => ref);
+    await phase.start();
+    return { results: await phase.finish(), calls, reads };
+  }
+  const rejects = check({ id: 'rejects', counter: DROPS, expect: { delta: { min: 1 } } });
+
+  it('a count that fell short across a sync is not measured, naming the rewrite (not a false 0)', async () => {
+    const { results, reads } = await judgeWithSyncs(counting(0, 0), [22, 23], rejects);
+    expect(reads).toEqual(['a', 'a']);
+    expect(results[0]).toMatchObject({
+      observed:
+        "not measured: kube-proxy rewrote a's rules between the reads (its sync count 22 -> 23), which starts their counters again from zero (read 0 -> 0)",
+      matched: false,
+      unreadable: true,
+    });
+    expect(results[0]!.value).toBeUndefined();
+  });
+
+  it('a count that reached its minimum holds across a sync (a rewrite only lowers it); a maximum cannot be trusted', async () => {
+    expect((await judgeWithSyncs(counting(0, 1), [22, 23], rejects)).results[0]).toMatchObject({
+      observed: "delta 1 (0 -> 1; kube-proxy rewrote a's rules between the reads (its sync count 22 -> 23))",
+      matched: true,
+      value: 1,
+    });
+    const capped = check({ counter: DROPS, expect: { delta: { max: 0 } } });
+    expect((await judgeWithSyncs(counting(3, 0), [5, 6], capped)).results[0]).toMatchObject({
+      matched: false,
+      unreadable: true,
+    });
+    const exact = check({ counter: DROPS, expect: { delta: 0 } });
+    expect((await judgeWithSyncs(counting(3, 3), [5, 6], exact)).results[0]!.observed).toMatch(/^not measured: /);
+  });
+
+  it('without a sync between the reads, or without a count to read, the delta is judged as read', async () => {
+    expect((await judgeWithSyncs(counting(0, 0), [22, 22], rejects)).results[0]).toMatchObject({
+      observed: 'delta 0 (0 -> 0)',
+      matched: false,
+      value: 0,
+    });
+    expect((await judgeWithSyncs(counting(0, 0), [undefined, 23], rejects)).results[0]!.observed).toBe(
+      'delta 0 (0 -> 0)',
+    );
+  });
+
+  it('a reported count is shown with the rewrite named, and still holds', async () => {
+    const reported = check({ counter: DROPS, report: true });
+    expect((await judgeWithSyncs(counting(4, 0), [1, 2], reported)).results[0]).toMatchObject({
+      observed: "delta -4 (4 -> 0; kube-proxy rewrote a's rules between the reads (its sync count 1 -> 2))",
+      matched: true,
+    });
+  });
+});
+
 describe('a reported number (report: true, no bound)', () => {
   it('a counter: its change is reported and holds whatever it is', async () => {
     expect(

@@ -3,6 +3,7 @@
 import { HarnessError } from '../../../model/errors.ts';
 import type { LabAction, RunContext, StartedCluster, Target } from '../../../contract/provider.ts';
 import { TeardownStack } from '../../../contract/teardown-stack.ts';
+import { kubeProxySyncs } from './kube-proxy-syncs.ts';
 import type { ServiceChanges } from './service-changes.ts';
 import { AGENT_COMMAND, clusterNamespace } from './workload-objects.ts';
 
@@ -39,6 +40,10 @@ export class RealCluster implements StartedCluster {
     const t = this.pods.get(name);
     if (!t) throw new HarnessError('LAB_FAILED', `no pod ${name} in this cluster`);
     return t;
+  }
+
+  kubeProxySyncs(node: string): Promise<number | undefined> {
+    return kubeProxySyncs(this.node(node));
   }
 
   target(ref: string): Target {

@@ -1,0 +1,19 @@
+// A node's kube-proxy sync count, read from its metrics text as kube-proxy v1.20.2 printed it on a kind node here.
+import { describe, expect, it } from 'vitest';
+import { parseSyncCount } from '../../src/providers/real/common/kube-proxy-syncs.ts';
+
+const METRICS = `# HELP kubeproxy_sync_proxy_rules_duration_seconds [ALPHA] SyncProxyRules latency in seconds
+# TYPE kubeproxy_sync_proxy_rules_duration_seconds histogram
+kubeproxy_sync_proxy_rules_duration_seconds_bucket{le="0.001"} 0
+kubeproxy_sync_proxy_rules_duration_seconds_sum 1.3157
+kubeproxy_sync_proxy_rules_duration_seconds_count 22
+# HELP kubeproxy_sync_proxy_rules_last_timestamp_seconds [ALPHA] The last time proxy rules were successfully synced
+kubeproxy_sync_proxy_rules_last_timestamp_seconds 1.7958568829299958e+09
+`;
+
+describe('parseSyncCount', () => {
+  it("reads the sync histogram's count, and nothing from text without it", () => {
+    expect(parseSyncCount(METRICS)).toBe(22);
+    expect(parseSyncCount('# cilium-agent metrics\ncilium_endpoint_count 3\n')).toBeUndefined();
+  });
+});
