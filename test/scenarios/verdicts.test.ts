@@ -86,6 +86,17 @@ describe.skipIf(labSkipReason)('verdicts on the netns lab', () => {
     expect(result.phases.filter((p) => p.name === 'fixed')).toEqual([]);
   });
 
+  it("a phase's probes run in the order of the `probes:` list, not of its `expect` keys", async () => {
+    const text = (await scenarioText('br-netfilter-clusterip-same-node')).replace(
+      '    clusterip: { outcome: ok, servedBy: web }\n    pod-ip: { outcome: ok, servedBy: web }\n',
+      '    pod-ip: { outcome: ok, servedBy: web }\n    clusterip: { outcome: ok, servedBy: web }\n',
+    );
+    expect(text).toContain('    pod-ip: { outcome: ok, servedBy: web }\n    clusterip:');
+    const result = await run('expect-reordered.yaml', text, true);
+    const baseline = result.phases.find((p) => p.name === 'baseline')!;
+    expect(baseline.probes.map((p) => p.id)).toEqual(['clusterip', 'pod-ip']);
+  });
+
   it("a RST the client's socket ignores is named, not taken as its outcome: timeout, not refused", async () => {
     // REJECT after the ClusterIP's DNAT answers from the backend's address: the client's socket never sees a RST for
     // its connection to the ClusterIP; the same RST to a connection to the pod IP is that connection's answer

@@ -10,7 +10,7 @@ import { PhaseChecks } from '../../observe/expect/run-checks.ts';
 import { errorFields, HarnessError } from '../../model/errors.ts';
 import type { LoadedScenario } from '../../model/load-scenario.ts';
 import type { Observation } from '../../model/outcome.ts';
-import type { CheckSpec, ExpectedSpec, Scenario, StepSpec } from '../../model/scenario-schema.ts';
+import type { CheckSpec, ExpectedSpec, ProbeSpec, Scenario, StepSpec } from '../../model/scenario-schema.ts';
 import { AheadWatches } from '../../observe/probes/ahead-watches.ts';
 import { runProbe } from '../../observe/probes/run-probe.ts';
 import { attachDiagnoses, probeFlows, startProbeTrace, traceProbe } from './probe-trace-hooks.ts';
@@ -248,10 +248,7 @@ async function runPhase(input: PhaseInput): Promise<void> {
       await runForegroundSteps(p);
       const checks = new PhaseChecks(p.checks, cluster, p.resolve);
       // the probes' packet watches start now, after the steps (which may replace an interface), while the checks read
-      const ahead = new AheadWatches(
-        Object.keys(p.expect).map((id) => scenario.probes.find((x) => x.id === id)!),
-        cluster,
-      );
+      const ahead = new AheadWatches(phaseProbes(p), cluster);
       await checks.start().catch(async (e: unknown) => {
         await ahead.stop();
         throw e;
@@ -313,11 +310,17 @@ async function alongsideBackgroundSteps(
   }
 }
 
+/** The probes a phase expects something of, in the order of the scenario's `probes:` list. */
+function phaseProbes(p: PhaseInput): ProbeSpec[] {
+  return p.scenario.probes.filter((x) => Object.hasOwn(p.expect, x.id));
+}
+
 /** The phase's probes, one at a time: each traced, each keeping the packets captured from its own start on. */
 async function runProbes(p: RunningPhase, ahead: AheadWatches): Promise<void> {
   const { scenario, cluster, options } = p;
-  for (const [id, expected] of Object.entries(p.expect)) {
-    const spec = scenario.probes.find((x) => x.id === id)!;
+  for (const spec of phaseProbes(p)) {
+    const { id } = spec;
+    const expected = p.expect[id]!;
     // an attributed drop of this probe's packets ends it early
     const trace = traceProbe(await startProbeTrace(cluster, probeFlows(spec, cluster), options.signal));
     const observation = await trace.run((dropped) =>
