@@ -7,8 +7,11 @@ export interface Command {
   /** `node/NAME`, `pod/NAME`, `host/NAME` or `fabric`. */
   on: string;
   argv: string[];
-  /** What proves it worked: an exit status (`any` for none) and a line it must print. */
-  expect: { exit: number | 'any'; prints?: string };
+  /**
+   * What proves it worked: an exit status (`any` for none), and a line it must print or, with `silent`, that it
+   * prints nothing (a route read back after its deletion).
+   */
+  expect: { exit: number | 'any'; prints?: string; silent?: true };
   /** A command whose output must equal `value` afterwards: the change really took effect (a sysctl read back). */
   readBack?: { argv: string[]; value: string };
   /** Runs alongside the probes of this phase and every later one (a trigger that keeps firing). */

@@ -154,6 +154,22 @@ describe('endpoint and service steps', () => {
       ['ip route show default', 'via 10.9.9.1 dev eth0.* onlink'],
     ]);
     expect(Step.safeParse({ route: { on: 'node/n1', to: 'default', onlink: true } }).success).toBe(false);
+    // deleted: narrowed by gateway and device where given, and read back as gone (the show prints nothing)
+    const gone = (route: object) =>
+      expandStep(Step.parse({ route: { on: 'node/n1', op: 'delete', ...route } }), () => '10.0.0.1').map((c) =>
+        c.kind === 'command' ? [c.argv.join(' '), c.expect] : c.kind,
+      );
+    expect(gone({ to: 'default' })).toEqual([
+      ['ip route del default', { exit: 0 }],
+      ['ip route show exact 0.0.0.0/0', { exit: 0, silent: true }],
+    ]);
+    expect(gone({ to: '10.244.2.0/24', via: 'node/n2', dev: 'flannel.1' })).toEqual([
+      ['ip route del 10.244.2.0/24 via 10.0.0.1 dev flannel.1', { exit: 0 }],
+      ['ip route show exact 10.244.2.0/24 via 10.0.0.1 dev flannel.1', { exit: 0, silent: true }],
+    ]);
+    expect(
+      Step.safeParse({ route: { on: 'node/n1', op: 'delete', to: 'default', via: '10.9.9.1', onlink: true } }).success,
+    ).toBe(false);
   });
 });
 

@@ -52,6 +52,8 @@ function judge(command: Command, r: ExecResult, startedMs: number): StepResult {
       );
     result.evidence = line.trim();
   }
+  if (command.expect.silent && output)
+    throw new StepFailedError(result, 'it printed what should be gone (the evidence that it took effect is silence)');
   return result;
 }
 
