@@ -98,6 +98,11 @@ export interface StartedCluster extends AsyncDisposable {
    * its native twin pod-agent.c, with the same subcommands, arguments and output.
    */
   readonly agentCommand: readonly string[];
+  /**
+   * The agent as `ref` (pod/, node/ or host/NAME) runs it: agentCommand unless said otherwise; a node runs one
+   * only where its provider declares `node-agent` (a kind node's image has none: undefined).
+   */
+  agentCommandOn?(ref: string): readonly string[] | undefined;
   /** Resolve `pod/x` or `node/x` to its Target. */
   target(ref: string): Target;
   /** Performs a lab action its provider declares (`action/KIND`); throws HarnessError UNSUPPORTED for any other. */

@@ -24,6 +24,8 @@ export type Capability =
   | 'external-hosts'
   /** Commands on the network that joins the nodes (`fabric`). */
   | 'fabric'
+  /** The probe agent run in a node's network namespace: a udp probe, or a dns probe by the agent, from `node/NAME`. */
+  | 'node-agent'
   /** A lab action performed the provider's own way. */
   | `action/${LabAction['kind']}`
   /** A placeholder resolved to a lab name: `{cgroup/NODE}`, `{veth/POD}`... */
@@ -40,6 +42,7 @@ export const ALL_CAPABILITIES: readonly Capability[] = [
   'node-exec',
   'external-hosts',
   'fabric',
+  'node-agent',
   ...LAB_ACTION_KINDS.map((k) => `action/${k}` as const),
   ...PATH_KINDS.map((k) => `path/${k}` as const),
   'scenario-addresses',
@@ -50,6 +53,8 @@ const MEANING: Record<string, string> = {
   'node-exec': "run commands in a node's network namespace",
   'external-hosts': 'have hosts outside the cluster',
   fabric: 'run commands on the network joining the nodes',
+  'node-agent':
+    "run the probe agent in a node's network namespace (a udp probe, or a dns probe with tool: agent, from node/NAME)",
   'action/start': 'start a node component (kube-proxy, Cilium, flannel) by hand',
   'action/reboot': 'reboot a node (empty its iptables and conntrack, then start its components in a chosen order)',
   'action/sock-lb-stale-program': "attach a BPF socket-LB program to a node's pod cgroup from a private bpffs",

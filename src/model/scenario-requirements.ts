@@ -5,7 +5,7 @@ import { hostGlobalSysctl } from './host-global-sysctls.ts';
 import { commandArgv } from './placeholders.ts';
 import type { Scenario } from './scenario-schema.ts';
 import { stepKindOf, stepRequires, type StepSpec } from './steps/registry.ts';
-import { probeClient } from './probes/registry.ts';
+import { probeClient, probeRunsAgent } from './probes/registry.ts';
 
 interface PhaseLike {
   steps?: StepSpec[];
@@ -28,6 +28,7 @@ export function scenarioRequirements(scenario: Scenario): Requirement[] {
   for (const p of scenario.probes) {
     const from = String(p.from);
     for (const capability of targetNeeds(probeClient(from))) out.push({ capability, by: `probe ${p.id}` });
+    if (from.startsWith('node/') && probeRunsAgent(p)) out.push({ capability: 'node-agent', by: `probe ${p.id}` });
   }
   const phases: [string, PhaseLike, string?][] = [
     ['baseline', scenario.baseline as PhaseLike],

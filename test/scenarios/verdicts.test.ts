@@ -35,7 +35,7 @@ describe.skipIf(labSkipReason)('verdicts on the netns lab', () => {
       /= unreachable \(ICMP admin-prohibited \(type 3 code 13\) from 10\.244\.1\.3/,
     );
     expect(summary('faulted', 'local-route')).toMatch(
-      /= unreachable \(connect\(\) failed in the pod with EHOSTUNREACH; no packet left it/,
+      /= unreachable \(connect\(\) failed in the client with EHOSTUNREACH; no packet left it/,
     );
     expect(summary('baseline', 'clusterip')).toMatch(
       /= ok \(HTTP 200; SYN-ACK from 10\.96\.0\.20:80; the server saw the client as 10\.244\.1\.2:\d+\)/,

@@ -22,4 +22,5 @@ export const dnsProbe = defineProbe({
     .refine((d) => d.sourcePort === undefined || d.tool === 'agent', 'sourcePort needs tool: agent')
     .strict(),
   destination: (s) => ({ ref: s.server, port: 53, field: 'server' }),
+  runsAgent: (s) => s.tool === 'agent',
 });

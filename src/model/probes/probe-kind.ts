@@ -9,6 +9,8 @@ export interface ProbeKind<S extends z.ZodType = z.ZodType> {
   description: string;
   /** The reference the probe sends to, its port, and the field that names it (for error messages). */
   destination(spec: z.output<S>): { ref: string; port: number; field: string };
+  /** Whether the client runs the probe agent (the udp and dns clients that read every reply's source). */
+  runsAgent?(spec: z.output<S>): boolean;
 }
 
 export function defineProbe<S extends z.ZodType>(kind: ProbeKind<S>): ProbeKind<S> {

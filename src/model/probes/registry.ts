@@ -29,6 +29,12 @@ export function probeKindOf(probe: Partial<Record<ProbeKindName, unknown>>): [Pr
 /** Where a probe runs: a pod (a plain name), `pod/`, `node/` (its host network) or `host/` (outside the cluster). */
 export const probeClient = (from: string) => (from.includes('/') ? from : `pod/${from}`);
 
+/** Whether a probe's client runs the probe agent. */
+export function probeRunsAgent(probe: Partial<Record<ProbeKindName, unknown>>): boolean {
+  const [key, spec] = probeKindOf(probe);
+  return (PROBE_KINDS[key] as ProbeKind).runsAgent?.(spec) ?? false;
+}
+
 /** Where a probe sends to: its kind's destination reference and port. */
 export function probeDestination(probe: Partial<Record<ProbeKindName, unknown>>): {
   ref: string;

@@ -18,4 +18,5 @@ export const udpProbe = defineProbe({
     })
     .strict(),
   destination: (s) => ({ ref: s.to, port: s.port, field: 'to' }),
+  runsAgent: () => true,
 });

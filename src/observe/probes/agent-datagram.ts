@@ -2,6 +2,7 @@
 // reads the source of every reply on an unconnected socket, which the kernel never tells of an ICMP error,
 // so the probe stops it when the capture shows an ICMP destination-unreachable about the datagram, or at a
 // drop the probe trace attributed; what the agent printed is its result.
+import { HarnessError } from '../../model/errors.ts';
 import { dropVerdict } from '../trace/drop-verdict.ts';
 import { icmpAboutQuery, type Classified, type DatagramReply, type DatagramResult } from './classify.ts';
 import { PRINT_LAG_MS, type Packet, type PacketView } from './packet-watch.ts';
@@ -49,8 +50,14 @@ export async function agentDatagram<R extends DatagramReply>(
   | { packets: Packet[]; atDrop: Classified; result?: undefined }
   | { packets: Packet[]; atDrop?: undefined; result: DatagramResult<R> }
 > {
-  const { cluster, target, endpoint, signal, timeoutMs } = run;
-  const r = await target.exec([...cluster.agentCommand, ...args], {
+  const { agent, target, endpoint, signal, timeoutMs } = run;
+  if (!agent)
+    throw new HarnessError(
+      'UNSUPPORTED',
+      `${run.spec.from} cannot run the probe agent: its provider does not declare node-agent`,
+      'run the probe from a pod, or with --provider netns or local',
+    );
+  const r = await target.exec([...agent, ...args], {
     signal,
     timeoutMs: timeoutMs + 5000,
     stopWhen: stops.stopWhen,

@@ -218,7 +218,7 @@ export function classifyCurl(
   if (exitCode === 7 && !sentSyn && localErrno && ERRNO_OUTCOME[localErrno]) {
     return {
       outcome: ERRNO_OUTCOME[localErrno]!,
-      reason: `connect() failed in the pod with ${localErrno}; no packet left it (curl exit 7)`,
+      reason: `connect() failed in the client with ${localErrno}; no packet left it (curl exit 7)`,
     };
   }
   if (exitCode === 28)

@@ -19,6 +19,8 @@ export interface ProbeRun {
   /** The client's address and where its commands run. */
   client: string;
   target: Target;
+  /** The probe agent as the client runs it; undefined on a node without one (its provider lacks `node-agent`). */
+  agent: readonly string[] | undefined;
   endpoint: Endpoint;
   timeoutMs: number;
   started: number;
@@ -60,6 +62,12 @@ export interface ProbeRunOptions {
   ahead?: AheadWatches;
 }
 
+/** The agent as `ref` runs it: a node runs none unless its cluster says which. */
+function agentOn(cluster: StartedCluster, ref: string): readonly string[] | undefined {
+  if (cluster.agentCommandOn) return cluster.agentCommandOn(ref);
+  return ref.startsWith('node/') ? undefined : cluster.agentCommand;
+}
+
 export function probeRun({ spec, cluster, signal, dropped, series, ahead }: ProbeRunOptions): ProbeRun {
   const to = probeDestination(spec);
   return {
@@ -69,6 +77,7 @@ export function probeRun({ spec, cluster, signal, dropped, series, ahead }: Prob
     dropped,
     client: cluster.address(probeClient(spec.from)),
     target: cluster.target(probeClient(spec.from)),
+    agent: agentOn(cluster, probeClient(spec.from)),
     endpoint: { ip: cluster.address(to.ref), port: to.port },
     timeoutMs: durationMs(spec.timeout),
     started: performance.now(),

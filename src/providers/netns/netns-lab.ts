@@ -116,6 +116,11 @@ export class NetnsLab implements StartedCluster {
     return this.inventory.agentCommand;
   }
 
+  /** Pods, nodes and hosts are namespaces on this machine alike: the same agent runs in each. */
+  agentCommandOn(): readonly string[] {
+    return this.inventory.agentCommand;
+  }
+
   /** A process of this lab (pod agent, bpffs holder, trace monitor): killed at teardown before the namespaces go. */
   track(process: Spawned): void {
     this.registerLabTeardown();

@@ -151,7 +151,7 @@ describe('curl exit 7 with no packet sent: the errno of a second connect()', () 
   ] as const)('%s is %s', (errno, outcome) => {
     expect(classifyCurl(curl(7, "curl: (7) Couldn't connect to server"), [], client, vip, errno)).toEqual({
       outcome,
-      reason: `connect() failed in the pod with ${errno}; no packet left it (curl exit 7)`,
+      reason: `connect() failed in the client with ${errno}; no packet left it (curl exit 7)`,
     });
   });
 

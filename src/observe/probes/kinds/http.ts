@@ -1,30 +1,40 @@
 // http probe runner: curl from the client while its interface is watched. The wire decides the outcome
 // (classify.ts); a connect() that failed with no packet sent is named by its errno.
-import type { StartedCluster } from '../../../contract/provider.ts';
 import type { Observation } from '../../../model/outcome.ts';
 import type { ProbeSpec } from '../../../model/scenario-schema.ts';
 import { captureAtDrop, dropVerdict } from '../../trace/drop-verdict.ts'; // an early verdict at an attributed drop
-import { classifyCurl, connectAnswer, ownFlow, synDestination, type Endpoint } from '../classify.ts';
-import { probeClient } from '../../../model/probes/registry.ts';
+import { classifyCurl, connectAnswer, ownFlow, synDestination } from '../classify.ts';
 import { earlyVerdict, observation, startWatch, type ProbeRun } from '../probe-run.ts';
 import { nextSourcePort } from '../source-ports.ts';
 import { HTTP_WATCH } from '../watch-filters.ts';
 import { PRINT_LAG_MS } from '../packet-watch.ts';
 
-/** The errno of one connect() from the client, for a curl that failed with no packet on the wire. */
-async function localErrno(
-  cluster: StartedCluster,
-  from: string,
-  endpoint: Endpoint,
-  signal: AbortSignal,
-): Promise<string | undefined> {
-  const r = await cluster
-    .target(probeClient(from))
-    .exec([...cluster.agentCommand, 'connect', `--server=${endpoint.ip}`, `--port=${endpoint.port}`, '--timeout=500'], {
+/** strerror(3) of the errnos a connect() fails with at once, as bash prints them for a /dev/tcp redirection. */
+const STRERROR: Record<string, string> = {
+  'Network is unreachable': 'ENETUNREACH',
+  'No route to host': 'EHOSTUNREACH',
+  'Connection refused': 'ECONNREFUSED',
+  'Connection timed out': 'ETIMEDOUT',
+  'Connection reset by peer': 'ECONNRESET',
+};
+
+/**
+ * The errno of one connect() from the client, for a curl that failed with no packet on the wire: the agent's
+ * (it prints the errno's name), or where the client has none (a kind node), bash's /dev/tcp (it prints strerror).
+ */
+async function localErrno({ agent, target, endpoint, signal }: ProbeRun): Promise<string | undefined> {
+  if (!agent) {
+    const r = await target.exec(['timeout', '1', 'bash', '-c', `exec 3<>/dev/tcp/${endpoint.ip}/${endpoint.port}`], {
       reject: false,
       signal,
       timeoutMs: 5000,
     });
+    return Object.entries(STRERROR).find(([text]) => r.stderr.includes(text))?.[1];
+  }
+  const r = await target.exec(
+    [...agent, 'connect', `--server=${endpoint.ip}`, `--port=${endpoint.port}`, '--timeout=500'],
+    { reject: false, signal, timeoutMs: 5000 },
+  );
   try {
     return (JSON.parse(r.stdout) as { errno: string | null }).errno ?? undefined;
   } catch {
@@ -33,7 +43,7 @@ async function localErrno(
 }
 
 export async function runHttp(run: ProbeRun, http: NonNullable<ProbeSpec['http']>): Promise<Observation> {
-  const { spec, cluster, client, target, endpoint, signal, dropped, timeoutMs } = run;
+  const { spec, cluster, target, endpoint, signal, dropped, timeoutMs } = run;
   // concurrent runs of a repeated probe share the pod's interface (and its packet watch): each connects from
   // its own source port and keeps only that port's packets, so no run calls its verdict on another run's;
   // a node's capture holds the node's own connections too (kubelet's, the API server's)
@@ -63,15 +73,21 @@ export async function runHttp(run: ProbeRun, http: NonNullable<ProbeSpec['http']
       { reject: false, signal, stopWhen: dropped ? AbortSignal.any([early.signal, dropped.signal]) : early.signal },
     );
     // refused or unreachable at once: the answering packet may still be on its way through tcpdump
-    if (r.exitCode === 7) await watch.until((seen) => seen.some((p) => p.dst === client), PRINT_LAG_MS);
+    if (r.exitCode === 7)
+      await watch.until((seen) => seen.some((p) => p.dst === run.client || p.dport === sourcePort), PRINT_LAG_MS);
     // stopped at a drop, which the node saw before tcpdump here printed the client's side of it
     // (or the answer a REJECT sent back, which must decide instead of the drop)
-    if (r.stopped && dropped?.drop) await captureAtDrop(watch, client, dropped.drop);
-    const packets = ownFlow(await watch.stop(), client, endpoint, sourcePort);
+    if (r.stopped && dropped?.drop) await captureAtDrop(watch, run.client, dropped.drop);
+    const packets = ownFlow(await watch.stop(), run.client, endpoint, sourcePort);
+    // a node connects from the address its route to the destination picks (its cni0's to its own pods), not
+    // always its InternalIP: the SYN from the probe's own source port says which
+    const client =
+      (sourcePort && packets.find((p) => p.proto === 'tcp' && p.sport === sourcePort && p.flags === 'S')?.src) ||
+      run.client;
     const { body, httpCode, connectSeconds, clientAddress } = curlWriteOut(r.stdout);
-    // nothing left the pod: only the errno of connect() says why (curl 7.88 does not print it)
+    // nothing left the client: only the errno of connect() says why (curl 7.88 does not print it)
     const silent = r.exitCode === 7 && !packets.some((p) => p.src === client);
-    const errno = silent ? await localErrno(cluster, spec.from, endpoint, signal) : undefined;
+    const errno = silent ? await localErrno(run) : undefined;
     let classified = classifyCurl(
       {
         exitCode: r.exitCode,

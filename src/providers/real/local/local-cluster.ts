@@ -21,6 +21,12 @@ export class LocalCluster extends RealCluster {
   readonly fabricPorts = new Map<string, string>();
   readonly veths = new Map<string, string>();
   fabric?: Target;
+  /** The native agent on this machine: nodes and hosts are namespaces here, without the pod image's copy. */
+  hostAgent?: readonly string[];
+
+  agentCommandOn(ref: string): readonly string[] | undefined {
+    return ref.startsWith('pod/') ? this.agentCommand : this.hostAgent;
+  }
 
   override target(ref: string): Target {
     if (ref === 'fabric' && this.fabric) return this.fabric;

@@ -10,6 +10,7 @@ import type { Availability, ClusterProvider, Misfit, RunContext, StartedCluster 
 import { applyOps } from '../../../dataplane/iptables-ops.ts';
 import { flannelStart } from '../../../dataplane/node-components.ts';
 import { findOnPath } from '../../../contract/find-on-path.ts';
+import { helperBinary } from '../../namespaces/helper-build.ts';
 import {
   adoptNodes,
   assertFits,
@@ -111,6 +112,7 @@ export class LocalProvider implements ClusterProvider {
     const context = `${names.prefix}cluster`;
     const kube = guardedKube(context, this.options, await defaultKubeApi(this.deps));
     const cluster = new LocalCluster(scenarioNodeNames(topology), run, LOCAL_AGENT_COMMAND);
+    cluster.hostAgent = [await helperBinary('pod-agent')];
     try {
       const up = await bringUpLocalCluster({
         build,

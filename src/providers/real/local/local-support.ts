@@ -18,6 +18,8 @@ export const LOCAL_CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>([
   'node-exec',
   'external-hosts',
   'fabric',
+  // the native agent runs in a node's namespace as on a host
+  'node-agent',
   'path/port',
   'path/veth',
   // the helper programs are in the pod image: a `{bin/NAME}` command runs in a pod
