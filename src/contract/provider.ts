@@ -93,6 +93,8 @@ export interface StartedCluster extends AsyncDisposable {
    * written, a shared cluster's with the run prefix. Every provider resolves it.
    */
   namespace(name: string): string;
+  /** The range the cluster allocates ClusterIPs from (`{cidr/services}`), where it is not kubeadm's 10.96.0.0/12. */
+  readonly serviceCIDR?: string;
   /**
    * argv prefix that runs our pod agent inside a pod: src/providers/netns/agent/pod-agent.mjs, or (netns lab)
    * its native twin pod-agent.c, with the same subcommands, arguments and output.

@@ -6,20 +6,30 @@
 //   {veth/POD}                           the pod's host-side interface
 //   {port/NODE}                          the node's port on the fabric
 //   {bin/NAME}                           a helper program built at set-up
-const PLACEHOLDER = /\{((?:pod|svc|node|host|ns|cgroup|bpffs|veth|port|bin)\/[a-z][a-z0-9-]*)\}/g;
+//   {cidr/services}                      the range the cluster allocates ClusterIPs from
+const PLACEHOLDER = /\{((?:pod|svc|node|host|ns|cgroup|bpffs|veth|port|bin|cidr)\/[a-z][a-z0-9-]*)\}/g;
 
-/** How a placeholder resolves on a cluster: addresses for pod/svc/node/host, namespaces for ns, lab names for the rest. */
+/** kubeadm's default Service range, which the lab, `local` and minikube use. */
+export const DEFAULT_SERVICE_CIDR = '10.96.0.0/12';
+
+/**
+ * How a placeholder resolves on a cluster: addresses for pod/svc/node/host, namespaces for ns, the Service range
+ * for cidr/services, lab names for the rest.
+ */
 export function placeholderResolver(cluster: {
   address(ref: string): string;
   namespace(name: string): string;
   path(ref: string): string;
+  readonly serviceCIDR?: string;
 }): (ref: string) => string {
   return (ref) =>
     /^(pod|svc|node|host)\//.test(ref)
       ? cluster.address(ref)
       : ref.startsWith('ns/')
         ? cluster.namespace(ref.slice('ns/'.length))
-        : cluster.path(ref);
+        : ref === 'cidr/services'
+          ? (cluster.serviceCIDR ?? DEFAULT_SERVICE_CIDR)
+          : cluster.path(ref);
 }
 
 /** The namespaces the `{ns/NAME}` placeholders in `text` name. */

@@ -22,6 +22,7 @@ export const KIND_SCENARIOS = [
   'e2e-rejected-no-endpoints',
   'e2e-same-port-different-protocols',
   'e2e-session-affinity-clusterip',
+  'node-without-default-route',
   'nodeport-local-policy-no-local-endpoint',
   'service-no-endpoints-reject',
 ];

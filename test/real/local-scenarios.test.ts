@@ -31,6 +31,7 @@ export const LOCAL_SCENARIOS = [
   'e2e-udp-nodeport-server-cycle',
   'hairpin-off-pod-to-own-service',
   'mtu-blackhole-vxlan-icmp-dropped',
+  'node-without-default-route',
   'nodeport-cluster-policy-hides-client-ip',
   'nodeport-local-policy-no-local-endpoint',
   'rp-filter-strict-asymmetric-route',

@@ -170,6 +170,14 @@ describe('endpoint and service steps', () => {
     expect(
       Step.safeParse({ route: { on: 'node/n1', op: 'delete', to: 'default', via: '10.9.9.1', onlink: true } }).success,
     ).toBe(false);
+    // the cluster's Service range, as its {cidr/services} resolves
+    const services = expandStep(Step.parse({ route: { on: 'node/n1', to: 'services' } }), (ref) =>
+      ref === 'cidr/services' ? '10.96.0.0/16' : ref,
+    );
+    expect(services.map((c) => (c.kind === 'command' ? c.argv.join(' ') : c.kind))).toEqual([
+      'ip route replace 10.96.0.0/16 dev eth0',
+      'ip route show 10.96.0.0/16',
+    ]);
   });
 });
 

@@ -18,7 +18,9 @@ export const routeStep = defineStep({
           'replace (add it, or change the one to the same destination) or delete (via and dev narrow which one)',
         ),
       on: TargetRef,
-      to: z.union([z.literal('default'), Cidr]),
+      to: z
+        .union([z.literal('default'), z.literal('services'), Cidr])
+        .describe("default, a CIDR, or services: the cluster's Service range (its {cidr/services})"),
       via: z
         .union([Ipv4, z.string().regex(/^(node|host|pod)\/[a-z][a-z0-9-]*$/, 'node/NAME, host/NAME or pod/NAME')])
         .optional(),
@@ -39,7 +41,8 @@ export const routeStep = defineStep({
     })
     .strict(),
   refs: (s) => [{ ref: s.on, path: ['on'] }, ...(s.via?.includes('/') ? [{ ref: s.via, path: ['via'] }] : [])],
-  expand: ({ op, on, to, via, dev, onlink }, resolve) => {
+  expand: ({ op, on, to: dest, via, dev, onlink }, resolve) => {
+    const to = dest === 'services' ? resolve('cidr/services') : dest;
     const gw = via === undefined ? undefined : via.includes('/') ? resolve(via) : via;
     if (op === 'delete') {
       const route = [to, ...(gw ? ['via', gw] : []), ...(dev ? ['dev', dev] : [])];

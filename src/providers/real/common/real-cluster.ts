@@ -13,6 +13,8 @@ export class RealCluster implements StartedCluster {
   readonly pods = new Map<string, Target>();
   /** Service and endpoint changes through the API, set once the workload is up. */
   services?: ServiceChanges;
+  /** The range the cluster allocates ClusterIPs from, where it is not kubeadm's default. */
+  serviceCIDR?: string;
   /** What the scenario's namespaces are prefixed with here (none on a cluster of the run's own). */
   namespacePrefix = '';
   private readonly teardown: TeardownStack;

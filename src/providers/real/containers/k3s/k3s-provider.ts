@@ -48,6 +48,7 @@ export class K3sProvider extends ContainerProvider<'k3s'> implements ClusterProv
     // a restart publishes the API server on another host port, written into the kubeconfig (k3s-reboot.ts)
     const kube = guardedKube(clusterName(run), this.options, (access) => kubeconfigFollowingApi(access, load));
     const cluster = new ContainerNodeCluster(scenarioNodeNames(topology), run);
+    cluster.serviceCIDR = '10.43.0.0/16'; // k3s' default --service-cidr
     try {
       const { name, dir, access } = await createK3sCluster({
         topology,

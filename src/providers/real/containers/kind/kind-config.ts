@@ -3,6 +3,9 @@
 import { stringify } from 'yaml';
 
 /** kind's docker network (kind's KIND_EXPERIMENTAL_DOCKER_NETWORK can rename it; netrepro never sets that). */
+/** kind's own default Service range, written into its config so that `{cidr/services}` names it. */
+export const KIND_SERVICE_SUBNET = '10.96.0.0/16';
+
 export const KIND_NETWORK = 'kind';
 
 export interface KindConfigInput {
@@ -26,7 +29,7 @@ export function kindConfig(input: KindConfigInput): string {
     networking: {
       disableDefaultCNI: true,
       podSubnet: input.podSubnet,
-      serviceSubnet: '10.96.0.0/16',
+      serviceSubnet: KIND_SERVICE_SUBNET,
       kubeProxyMode: input.kubeProxyMode,
     },
     nodes,

@@ -30,7 +30,7 @@ import { ContainerProvider } from '../container-provider.ts';
 import { equipContainerNodes } from '../equip-container-nodes.ts';
 import { removableRuns } from '../reap-leftovers.ts';
 import { cleanKindLeftovers } from './clean-kind-leftovers.ts';
-import { KIND_NETWORK, kindContext } from './kind-config.ts';
+import { KIND_NETWORK, KIND_SERVICE_SUBNET, kindContext } from './kind-config.ts';
 import { createKindCluster, installKindCni, restoreKindBridge } from './kind-create.ts';
 import { restartKindNode } from './kind-reboot.ts';
 import { KIND_BUILD_HINT } from './kind-build.ts';
@@ -75,6 +75,7 @@ export class KindProvider extends ContainerProvider<'kind'> implements ClusterPr
     const kube = guardedKube(kindContext(clusterName(run)), this.options, await defaultKubeApi(this.deps));
     const images = this.mode.engine === 'private' && this.mode.build ? privateImages(this.mode.build) : undefined;
     const cluster = new ContainerNodeCluster(scenarioNodeNames(topology), run, images && agentCommandOf(images));
+    cluster.serviceCIDR = KIND_SERVICE_SUBNET;
     try {
       const runtime = await kindRuntime(this.mode, this.options, run, cluster);
       const { access, nodes } = await createKindCluster({
