@@ -156,6 +156,37 @@ describe('providers declare what they can do', () => {
     expect(unsupported(kind, scenario)?.reason).toMatch(/node node-a has defaultRoute: none/);
   });
 
+  it("a node that boots with FORWARD DROP fits the lab and local, not kind's nodes (they boot as their image does)", async () => {
+    const { scenario: fits } = await loadScenarioFile(join(ROOT, 'scenarios/br-netfilter-clusterip-same-node.yaml'));
+    const nodes = fits.topology.nodes.map((n) => ({ ...n, forwardPolicy: 'DROP' as const }));
+    // under kube-proxy 1.20, which the local cluster runs
+    const scenario = { ...fits, topology: { ...fits.topology, kubeProxy: '1.20' as const, nodes } };
+    expect(unsupported(providerSupport('netns'), scenario)).toBeUndefined();
+    expect(unsupported(providerSupport(resolveRunConfig({ provider: 'local' }, {})), scenario)).toBeUndefined();
+    const kind = providerSupport(resolveRunConfig({ provider: 'kind' }, {}));
+    const onKind = { ...fits, topology: { ...fits.topology, nodes } };
+    expect(unsupported(kind, onKind)?.reason).toMatch(/node node-a boots with forwardPolicy: DROP/);
+  });
+
+  it('a udp probe, or a dns probe by the agent, from a node needs the agent there: the lab and local, not kind', () => {
+    const base = { from: 'node/node-a', timeout: '800ms', parallel: 1 };
+    const needs = (probe: object) =>
+      scenarioRequirements({
+        ...({} as Scenario),
+        topology: { nodes: [], pods: [], services: [], hosts: [] } as unknown as Scenario['topology'],
+        probes: [{ id: 'p', ...base, ...probe }] as Scenario['probes'],
+        baseline: { expect: {} } as Scenario['baseline'],
+        fault: { steps: [], expect: {} } as unknown as Scenario['fault'],
+        fixes: [],
+      }).map((n) => n.capability);
+    expect(needs({ udp: { to: 'svc/web', port: 53 } })).toContain('node-agent');
+    expect(needs({ dns: { server: 'svc/dns', name: 'a.b', tool: 'agent' } })).toContain('node-agent');
+    expect(needs({ dns: { server: 'svc/dns', name: 'a.b', tool: 'nslookup' } })).not.toContain('node-agent');
+    expect(needs({ http: { to: 'svc/web', port: 80, path: '/' } })).not.toContain('node-agent');
+    expect(providerSupport(resolveRunConfig({ provider: 'local' }, {})).capabilities.has('node-agent')).toBe(true);
+    expect(providerSupport(resolveRunConfig({ provider: 'kind' }, {})).capabilities.has('node-agent')).toBe(false);
+  });
+
   it('a scenario names where each need comes from', async () => {
     const { scenario } = await loadScenarioFile(join(ROOT, 'scenarios/stale-sock-lb-program.yaml'));
     const needs = scenarioRequirements(scenario);

@@ -67,18 +67,28 @@ export function fitKubeProxy(topology: TopologySpec, k8sVersion: string): { reas
  * What a real cluster's nodes are given, not chosen by a scenario: their CNI conflist chains portmap (hostPorts
  * work), and kind, minikube and k3s nodes have their network's default route (`local` can leave it out).
  */
-export function fitNodeSetup(topology: TopologySpec, canOmitDefaultRoute = false): Misfit | undefined {
+/**
+ * What a real provider's nodes cannot be set up with: `ownNodes` (the `local` provider, whose nodes are namespaces
+ * it wires itself) can leave out the default route and boot with a FORWARD policy of DROP.
+ */
+export function fitNodeSetup(topology: TopologySpec, ownNodes = false): Misfit | undefined {
   const chain = topology.nodes.find((n) => n.cniChain && !n.cniChain.includes('portmap'));
   if (chain)
     return {
       reason: `node ${chain.name}'s CNI chain [${chain.cniChain!.join(', ')}] has no portmap; a real cluster's conflist always chains it`,
       hint: 'run it with --provider netns',
     };
-  const routeless = canOmitDefaultRoute ? undefined : topology.nodes.find((n) => n.defaultRoute === 'none');
+  const routeless = ownNodes ? undefined : topology.nodes.find((n) => n.defaultRoute === 'none');
   if (routeless)
     return {
       reason: `node ${routeless.name} has defaultRoute: none; a real cluster's nodes keep their network's default route`,
       hint: 'run it with --provider netns or local',
+    };
+  const dropping = ownNodes ? undefined : topology.nodes.find((n) => n.forwardPolicy === 'DROP');
+  if (dropping)
+    return {
+      reason: `node ${dropping.name} boots with forwardPolicy: DROP; this provider's nodes boot with their image's policy`,
+      hint: 'set it after boot with a `forward-policy` step in baseline.steps, or run it with --provider netns or local',
     };
   return undefined;
 }

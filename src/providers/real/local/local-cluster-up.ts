@@ -415,6 +415,9 @@ async function wireNode(up: LocalBringUp, i: number, flannel: FlannelNode[]): Pr
     ...node.sysctls,
   }).map(([k, v]) => `${k}=${v}`);
   await runCommand(['sysctl', '-q', '-w', ...sysctls], { enter: { net: `/run/netns/${n.netns}` } });
+  // the FORWARD policy it boots with (DROP as Docker sets it), before kube-proxy writes its rules
+  if (node.forwardPolicy === 'DROP')
+    await runCommand(['iptables', '-w', '-P', 'FORWARD', 'DROP'], { enter: { net: `/run/netns/${n.netns}` } });
 }
 
 /** Certificates and the kubeconfig, then etcd, the API server behind the run's socket, the controller manager and the scheduler. */
