@@ -43,18 +43,24 @@ export function flannelDevice(node: FlannelNode): string[] {
 
 /**
  * The per-peer entries flanneld writes on `node` when it learns of every other node (run once all
- * devices are up): routes and neighbours for `ip -batch`, FDB entries for `bridge -batch`.
+ * devices are up): routes and neighbours for `ip -batch`, FDB entries for `bridge -batch`. `again`: as a
+ * restarted flanneld writes them for every lease, over what is still there (replace, never a duplicate).
  */
-export function flannelPeerEntries(node: FlannelNode, all: readonly FlannelNode[]): { ip: string[]; bridge: string[] } {
+export function flannelPeerEntries(
+  node: FlannelNode,
+  all: readonly FlannelNode[],
+  again = false,
+): { ip: string[]; bridge: string[] } {
   const peers = all.filter((peer) => peer.name !== node.name);
+  const [add, append] = again ? ['replace', 'replace'] : ['add', 'append'];
   return {
     ip: peers.flatMap((peer) => {
       const vtep = networkAddress(peer.podCIDR);
       return [
-        `route add ${peer.podCIDR} via ${vtep} dev flannel.1 onlink`,
-        `neigh add ${vtep} lladdr ${peer.vtepMac} dev flannel.1 nud permanent`,
+        `route ${add} ${peer.podCIDR} via ${vtep} dev flannel.1 onlink`,
+        `neigh ${add} ${vtep} lladdr ${peer.vtepMac} dev flannel.1 nud permanent`,
       ];
     }),
-    bridge: peers.map((peer) => `fdb append ${peer.vtepMac} dev flannel.1 dst ${peer.nodeIP}`),
+    bridge: peers.map((peer) => `fdb ${append} ${peer.vtepMac} dev flannel.1 dst ${peer.nodeIP}`),
   };
 }

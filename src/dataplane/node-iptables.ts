@@ -16,13 +16,13 @@ export interface NodeFacts {
   nfacctCounters: boolean;
 }
 
-/** The components that start at boot on a node of this CNI shape, in the topology's order (flanneld last when not named). */
-export function bootOrder(
-  topology: TopologySpec,
-  order: readonly NodeComponent[] = topology.startOrder,
-): NodeComponent[] {
-  const fits = order.filter((c) => c === 'kube-proxy' || c === topology.cni);
-  if (topology.cni === 'flannel' && !fits.includes('flannel')) fits.push('flannel');
+/**
+ * The components that start at boot on a node of this CNI shape: in the topology's `startOrder` (flanneld last
+ * when it does not name it), or in a reboot's own `order`, which starts exactly what it names.
+ */
+export function bootOrder(topology: TopologySpec, order?: readonly NodeComponent[]): NodeComponent[] {
+  const fits = (order ?? topology.startOrder).filter((c) => c === 'kube-proxy' || c === topology.cni);
+  if (!order && topology.cni === 'flannel' && !fits.includes('flannel')) fits.push('flannel');
   return fits;
 }
 

@@ -86,6 +86,20 @@ describe.skipIf(labSkipReason)('verdicts on the netns lab', () => {
     expect(result.phases.filter((p) => p.name === 'fixed')).toEqual([]);
   });
 
+  it('flanneld left out of a reboot leaves no VTEP; its start writes it and its peers again, a restart a deleted route', async () => {
+    const loaded = await loadScenarioFile(new URL('../fixtures/flannel-restart.yaml', import.meta.url).pathname);
+    const result = await runScenario(loaded, { provider, signal, emit: () => {} });
+    expect(scenarioFailures(result)).toEqual([]);
+    expect(result.phases.map((p) => `${p.variant}/${p.name}: ${p.status}`)).toEqual([
+      'start-flanneld/baseline: passed',
+      'start-flanneld/faulted: passed',
+      'start-flanneld/fixed: passed',
+      'restart-over-a-deleted-route/baseline: passed',
+      'restart-over-a-deleted-route/faulted: passed',
+      'restart-over-a-deleted-route/fixed: passed',
+    ]);
+  });
+
   it("a phase's probes run in the order of the `probes:` list, not of its `expect` keys", async () => {
     const text = (await scenarioText('br-netfilter-clusterip-same-node')).replace(
       '    clusterip: { outcome: ok, servedBy: web }\n    pod-ip: { outcome: ok, servedBy: web }\n',

@@ -245,15 +245,35 @@ function createMachines(lab: NetnsLab, inventory: LabInventory): { links: Promis
     ]),
   );
   const links = ipBatch(lab.names.fabric, fabricLinks(machines), lab.commands);
-  const flannel: FlannelNode[] = topology.nodes.map((n, i) => ({
+  const flannel = flannelNodes(lab);
+  const wire = () => settleAll([fabricAndHostSysctls, ...machines.map((m) => wireMachine(lab, m, flannel))]);
+  // the wiring starts once the links exist; `links` is awaited by the cilium step, its failure comes from `done`
+  return { links: awaitedLater(links), done: links.then(wire) };
+}
+
+/** Every node as flanneld knows it: its pod subnet, its address and its VTEP's MAC (stable across restarts). */
+function flannelNodes(lab: NetnsLab): FlannelNode[] {
+  return lab.topology.nodes.map((n, i) => ({
     name: n.name,
     podCIDR: n.podCIDR,
     nodeIP: lab.address(`node/${n.name}`),
     vtepMac: vtepMac(i + 1),
   }));
-  const wire = () => settleAll([fabricAndHostSysctls, ...machines.map((m) => wireMachine(lab, m, flannel))]);
-  // the wiring starts once the links exist; `links` is awaited by the cilium step, its failure comes from `done`
-  return { links: awaitedLater(links), done: links.then(wire) };
+}
+
+/**
+ * What a (re)started flanneld writes besides its rules: its VTEP when it is gone (a reboot took it), and the
+ * route, neighbour and FDB entry of every other node's lease, over whatever is left of them.
+ */
+async function startFlannelNetwork(lab: NetnsLab, nodeName: string): Promise<void> {
+  const all = flannelNodes(lab);
+  const self = all.find((n) => n.name === nodeName)!;
+  const ns = lab.names.node(nodeName);
+  const device = await lab.node(nodeName).exec(['ip', 'link', 'show', 'flannel.1'], { reject: false });
+  const entries = flannelPeerEntries(self, all, device.exitCode === 0);
+  await ipBatch(ns, [...(device.exitCode === 0 ? [] : flannelDevice(self)), ...entries.ip], lab.commands);
+  if (entries.bridge.length > 0)
+    await lab.commands.exec(['bridge', '-n', ns, '-batch', '-'], { input: `${entries.bridge.join('\n')}\n` });
 }
 
 function fabricMachines(lab: NetnsLab): FabricMachine[] {
@@ -392,16 +412,20 @@ async function performAction(lab: NetnsLab, action: LabAction): Promise<void> {
       }
       if (action.component === 'kube-proxy')
         lab.kubeProxyStarted(action.node, action.version ?? lab.topology.kubeProxy);
-      return applyOps(
+      await applyOps(
         node,
         componentStart(lab.topology, action.node, action.component, await nodeFacts(lab, action.node), action.version),
       );
+      if (action.component === 'flannel') await startFlannelNetwork(lab, action.node);
+      return;
     case 'reboot': {
-      const order = action.order ?? lab.topology.startOrder;
-      // rules and conntrack go with the reboot; be_liberal is a sysctl the node keeps (set at boot from its config)
+      // rules and conntrack go with the reboot, and flannel's VTEP with its routes, neighbours and FDB entries;
+      // be_liberal is a sysctl the node keeps (set at boot from its config)
       await node.exec(['conntrack', '-F'], { reject: false });
+      if (lab.topology.cni === 'flannel') await node.exec(['ip', 'link', 'del', 'flannel.1'], { reject: false });
       lab.nodeRebooted(action.node);
-      await applyOps(node, bootOps(lab.topology, action.node, await nodeFacts(lab, action.node), order));
+      await applyOps(node, bootOps(lab.topology, action.node, await nodeFacts(lab, action.node), action.order));
+      if (bootOrder(lab.topology, action.order).includes('flannel')) await startFlannelNetwork(lab, action.node);
       // the runtime sets the node's sandboxes up again: portmap writes the hostPorts anew
       if (lab.topology.cni !== 'cilium') await chainHostPortPods(lab, action.node);
       return;
