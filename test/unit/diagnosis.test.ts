@@ -312,6 +312,41 @@ describe('diagnosis of the seed incidents (recorded traces)', () => {
     ).toBeUndefined();
   });
 
+  it('a connect() that failed with ENETUNREACH before any packet: the route lookup, what it answered and the table', () => {
+    const f = fixture('cilium-kube-proxy-forward-race--external');
+    const flows = { clientPod: 'node-a', client: '172.18.0.2', target: { ip: '10.96.0.20', port: 80 } };
+    const trace = { ...f.probe.trace, events: [], facts: [], flows };
+    const routeLookup = {
+      get: { command: 'ip -4 route get 10.96.0.20', output: 'RTNETLINK answers: Network is unreachable' },
+      table: {
+        command: 'ip -4 route show table main',
+        output: '10.244.1.0/24 dev cni0 scope link\n172.18.0.0/24 dev eth0',
+      },
+    };
+    const probe = {
+      ...f.probe,
+      summary: 'node/node-a -> 10.96.0.20:80 = unreachable (connect() failed in the client with ENETUNREACH)',
+      detail: { packets: [], connectErrno: 'ENETUNREACH', routeLookup },
+    };
+    const d = diagnose({ probe, phase: 'faulted', checks: [], trace, address: () => '172.18.0.2' });
+    expect(d?.culprit).toEqual({
+      kind: 'kernel',
+      node: 'node/node-a',
+      where: 'route lookup at connect()',
+      text: 'ENETUNREACH: no usable route to 10.96.0.20 (RTNETLINK answers: Network is unreachable)',
+    });
+    expect(d?.reason).toMatch(/its table has no default route, and no route in it covers 10\.96\.0\.20\.$/);
+    expect(d?.evidence).toEqual([
+      { where: 'node/node-a', ...routeLookup.get },
+      { where: 'node/node-a', ...routeLookup.table },
+    ]);
+    // refused at once is no routing failure
+    const refused = { ...probe, detail: { ...probe.detail, connectErrno: 'ECONNREFUSED' } };
+    expect(
+      diagnose({ probe: refused, phase: 'faulted', checks: [], trace, address: () => '172.18.0.2' }),
+    ).toBeUndefined();
+  });
+
   it('finds no culprit in an empty trace', () => {
     const f = fixture('cilium-kube-proxy-forward-race--external');
     const trace = { ...f.probe.trace, events: [], facts: [] };

@@ -10,11 +10,12 @@ import { ProbeFlow } from '../../model/probe-flow.ts';
 import type { TraceEvent, TracePacket } from '../../model/trace-events.ts';
 import { parseTcpdumpLine, type Packet } from '../probes/packet-watch.ts';
 import { bridgedReply } from './detectors/bridged-reply.ts';
-import type { Ctx, Detector, DiagnosisInput } from './detectors/detector.ts';
+import { type Ctx, type Detector, type DiagnosisInput, clientRef } from './detectors/detector.ts';
 import { hairpinDrop } from './detectors/hairpin-drop.ts';
 import { invalidUnNated } from './detectors/invalid-un-nated.ts';
 import { kernelDrop } from './detectors/kernel-drop.ts';
 import { natRewrite } from './detectors/nat-rewrite.ts';
+import { routeLookupFailed } from './detectors/route-lookup.ts';
 import { rpFilterDrop } from './detectors/rp-filter-drop.ts';
 import { ruleDrop } from './detectors/rule-drop.ts';
 import { socketLbRewrite } from './detectors/socket-lb-rewrite.ts';
@@ -35,13 +36,8 @@ const DETECTORS: readonly Detector[] = [
   rpFilterDrop,
   natRewrite,
   kernelDrop,
+  routeLookupFailed,
 ];
-
-/** Where the probe ran, from its summary (`web -> ...`: a pod; `node/node-a -> ...`, `host/ext -> ...`). */
-export function clientRef(summary: string): string {
-  const from = /^(\S+) -> /.exec(summary)?.[1] ?? 'client';
-  return from.includes('/') ? from : `pod/${from}`;
-}
 
 /** Where the probe sent to, from its summary (`client -> 10.96.0.20:80 = ...`). */
 export function probeTarget(summary: string): { ip: string; port: number } | undefined {

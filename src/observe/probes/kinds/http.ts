@@ -8,6 +8,20 @@ import { earlyVerdict, observation, startWatch, type ProbeRun } from '../probe-r
 import { nextSourcePort } from '../source-ports.ts';
 import { HTTP_WATCH } from '../watch-filters.ts';
 import { PRINT_LAG_MS } from '../packet-watch.ts';
+import type { RouteLookup } from '../../trace/detectors/route-lookup.ts';
+
+/** `ip -4 route get DEST` and the main table in the client's namespace: what its route lookup found. */
+async function readRouting({ target, endpoint, signal }: ProbeRun): Promise<RouteLookup> {
+  const read = async (argv: string[]) => {
+    const r = await target.exec(argv, { reject: false, signal, timeoutMs: 5000 });
+    return { command: argv.join(' '), output: `${r.stdout}${r.stderr}`.trim() };
+  };
+  const [get, table] = await Promise.all([
+    read(['ip', '-4', 'route', 'get', endpoint.ip]),
+    read(['ip', '-4', 'route', 'show', 'table', 'main']),
+  ]);
+  return { get, table };
+}
 
 /** strerror(3) of the errnos a connect() fails with at once, as bash prints them for a /dev/tcp redirection. */
 const STRERROR: Record<string, string> = {
@@ -88,6 +102,8 @@ export async function runHttp(run: ProbeRun, http: NonNullable<ProbeSpec['http']
     // nothing left the client: only the errno of connect() says why (curl 7.88 does not print it)
     const silent = r.exitCode === 7 && !packets.some((p) => p.src === client);
     const errno = silent ? await localErrno(run) : undefined;
+    // no route: what the lookup answers and the table it consulted, read in the client's namespace (no packet)
+    const routeLookup = errno === 'ENETUNREACH' || errno === 'EHOSTUNREACH' ? await readRouting(run) : undefined;
     let classified = classifyCurl(
       {
         exitCode: r.exitCode,
@@ -118,6 +134,7 @@ export async function runHttp(run: ProbeRun, http: NonNullable<ProbeSpec['http']
       connectMs: Math.round(connectSeconds * 1e4) / 10,
       curlError: r.stderr.trim() || undefined,
       ...(errno ? { connectErrno: errno } : {}),
+      ...(routeLookup ? { routeLookup } : {}),
     };
     return observation(run, classified, detail, packets, tcp);
   } finally {

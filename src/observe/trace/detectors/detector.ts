@@ -45,6 +45,12 @@ export type Drop = Extract<TraceEvent, { kind: 'drop' }>;
 export type Conntrack = Extract<TraceEvent, { kind: 'conntrack' }>;
 
 export const showPacket = packetWords;
+
+/** Where the probe ran, from its summary (`web -> ...`: a pod; `node/node-a -> ...`, `host/ext -> ...`). */
+export function clientRef(summary: string): string {
+  const from = /^(\S+) -> /.exec(summary)?.[1] ?? 'client';
+  return from.includes('/') ? from : `pod/${from}`;
+}
 /** `-A KUBE-FORWARD -m conntrack --ctstate INVALID -j DROP`: the rule as iptables-save prints it. */
 export const ruleText = (r: Rule) => (r.rule ?? `${r.chain} policy`).replace(/^-4 -t \S+ /, '');
 export const endpoint = (ip: string, port?: number) => (port === undefined ? ip : `${ip}:${port}`);
