@@ -27,9 +27,10 @@ function detect(ctx: Ctx): Found | undefined {
   if (lookup) {
     const answer = lookup.get.output.trim() || '(nothing)';
     const table = lookup.table.output.trim();
-    sentences.push(
-      `\`${lookup.get.command}\` in ${where} answers \`${answer}\`${/^default /m.test(table) ? '' : ': its table has no default route, and no route in it covers ' + ctx.target.ip}.`,
-    );
+    const uncovered = /^default /m.test(table)
+      ? ''
+      : `: its table has no default route, and no route in it covers ${ctx.target.ip}`;
+    sentences.push(`\`${lookup.get.command}\` in ${where} answers \`${answer}\`${uncovered}.`);
     evidence.push({ where, ...lookup.get }, { where, ...lookup.table });
   }
   return {
