@@ -347,6 +347,29 @@ describe('diagnosis of the seed incidents (recorded traces)', () => {
     ).toBeUndefined();
   });
 
+  it("a chain's policy DROP: the chain, the policy, and the chains the packet came back from without a verdict", () => {
+    const f = fixture('cilium-kube-proxy-forward-race--external');
+    const packet = { proto: 'tcp', src: '10.244.1.2', sport: 40000, dst: '10.244.1.3', dport: 8080, flags: 'SYN' };
+    const rule = (chain: string, verdict: string, rule?: string) =>
+      ({ kind: 'rule', at: 1, node: 'node-a', table: 'filter', chain, verdict, rule, packet, id: 'ab12' }) as const;
+    const events = [
+      rule(
+        'FORWARD',
+        'JUMP',
+        '-4 -t filter -A FORWARD -m comment --comment "kubernetes forwarding rules" -j KUBE-FORWARD',
+      ),
+      rule('FORWARD', 'policy DROP'),
+    ];
+    const flows = { clientPod: 'client', client: '10.244.1.2', target: { ip: '10.244.1.3', port: 8080 } };
+    const trace = { ...f.probe.trace, events, facts: [], flows };
+    const probe = { ...f.probe, summary: 'client -> 10.244.1.3:8080 = timeout', detail: { packets: [] } };
+    const d = diagnose({ probe, phase: 'faulted', checks: [], trace });
+    expect(d?.culprit).toEqual({ kind: 'rule', node: 'node-a', where: 'filter/FORWARD', text: '-P FORWARD DROP' });
+    expect(d?.reason).toMatch(
+      /^node-a's filter FORWARD chain dropped the client's packet tcp 10\.244\.1\.2:40000 > 10\.244\.1\.3:8080 \[SYN\] by its policy DROP: no rule of the chain accepted it \(it came back from KUBE-FORWARD without one\)\. .*the FORWARD policy DROP Docker sets/,
+    );
+  });
+
   it('finds no culprit in an empty trace', () => {
     const f = fixture('cilium-kube-proxy-forward-race--external');
     const trace = { ...f.probe.trace, events: [], facts: [] };

@@ -1,6 +1,6 @@
 // A netfilter rule dropped or rejected a packet of the client's flow, on whichever node it reached (under the
-// address a NAT on the way gave it): the rule as iptables-save prints it, and for an INVALID drop, why
-// conntrack could not place the packet.
+// address a NAT on the way gave it): the rule as iptables-save prints it, or the chain whose policy DROP applied
+// when no rule of it took the packet, and for an INVALID drop, why conntrack could not place the packet.
 import type { TraceFact } from '../../../model/trace-events.ts';
 import {
   ctState,
@@ -28,9 +28,12 @@ function rejectAnswer(rule: string): string {
 function detect(ctx: Ctx): Found | undefined {
   const drop = ctx.events.find(
     (e): e is Rule =>
-      e.kind === 'rule' && (e.verdict === 'DROP' || e.verdict === 'REJECT') && ctx.flow.concerns(e.packet),
+      e.kind === 'rule' &&
+      (e.verdict === 'DROP' || e.verdict === 'REJECT' || e.verdict === 'policy DROP') &&
+      ctx.flow.concerns(e.packet),
   );
   if (!drop) return undefined;
+  if (drop.verdict === 'policy DROP') return policyDrop(ctx, drop);
   const text = ruleText(drop);
   const about = drop.packet.inner;
   // nf_tables traces a REJECT rule with a drop verdict: the rule's target says which it was
@@ -87,6 +90,37 @@ function detect(ctx: Ctx): Found | undefined {
   const evidence = translationEvidence(ctx, drop.packet);
   return {
     culprit: { kind: 'rule', node: drop.node, where: `${drop.table}/${drop.chain}`, text },
+    packet: drop.packet,
+    reason: sentences.join(' '),
+    ...(evidence.length ? { evidence } : {}),
+  };
+}
+
+/** The chain's policy DROP took the packet: no rule of the chain accepted it (Docker sets FORWARD's at start). */
+function policyDrop(ctx: Ctx, drop: Rule): Found {
+  // the chains the packet was sent to from this one and came back from without a verdict
+  const jumped = ctx.events
+    .filter(
+      (e): e is Rule =>
+        e.kind === 'rule' &&
+        e.node === drop.node &&
+        e.table === drop.table &&
+        e.chain === drop.chain &&
+        e.id === drop.id &&
+        e.verdict === 'JUMP',
+    )
+    .map((e) => /-j (\S+)/.exec(e.rule ?? '')?.[1])
+    .filter((c): c is string => c !== undefined);
+  const chains = [...new Set(jumped)];
+  const sentences = [
+    `${drop.node}'s ${drop.table} ${drop.chain} chain dropped the client's packet ${flowPacketWords(ctx, drop.packet)} by its policy DROP: no rule of the chain accepted it${chains.length ? ` (it came back from ${chains.join(', ')} without one)` : ''}.`,
+    drop.chain === 'FORWARD'
+      ? 'A policy applies to every packet no rule decides: the FORWARD policy DROP Docker sets when it starts leaves forwarded traffic to the ACCEPT rules other components add (KUBE-FORWARD, FLANNEL-FWD), for the packets they match.'
+      : 'A policy applies to every packet no rule of its chain decides.',
+  ];
+  const evidence = translationEvidence(ctx, drop.packet);
+  return {
+    culprit: { kind: 'rule', node: drop.node, where: `${drop.table}/${drop.chain}`, text: `-P ${drop.chain} DROP` },
     packet: drop.packet,
     reason: sentences.join(' '),
     ...(evidence.length ? { evidence } : {}),
