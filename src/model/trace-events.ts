@@ -77,6 +77,11 @@ export type DropCause =
    * net.ipv4.conf.{all,IFACE}.rp_filter (the kernel uses the higher); `route` is the route back to the
    * packet's source as `lookup` printed it (`via`, `dev`), or why there is none.
    */
+  /**
+   * IP_INADDRERRORS in ip_error: the interface the packet came in on does not forward (net.ipv4.ip_forward 0 sets
+   * every interface's `forwarding` to 0). `ipForward` and `ifaceForwarding` as sysctl read them at the drop.
+   */
+  | { kind: 'forwarding-off'; iface: string; ipForward: number; ifaceForwarding: number }
   | {
       kind: 'rp-filter';
       iface: string;

@@ -370,6 +370,36 @@ describe('diagnosis of the seed incidents (recorded traces)', () => {
     );
   });
 
+  it('a node that does not forward: the interface, ip_forward and its forwarding setting, read at the drop', () => {
+    const f = fixture('cilium-kube-proxy-forward-race--external');
+    const packet = { proto: 'tcp', src: '10.244.1.2', sport: 43476, dst: '10.244.2.2', dport: 8080, flags: 'SYN' };
+    const cause = { kind: 'forwarding-off', iface: 'cni0', ipForward: 0, ifaceForwarding: 0 } as const;
+    const events = [
+      {
+        kind: 'drop',
+        at: 1,
+        where: 'node/node-a',
+        reason: 'IP_INADDRERRORS',
+        location: 'ip_error+0x94',
+        iface: 'cni0',
+        packet,
+        cause,
+      },
+    ] as const;
+    const flows = { clientPod: 'client', client: '10.244.1.2', target: { ip: '10.244.2.2', port: 8080 } };
+    const trace = { ...f.probe.trace, events: [...events], facts: [], flows };
+    const probe = { ...f.probe, summary: 'client -> 10.244.2.2:8080 = timeout', detail: { packets: [] } };
+    const d = diagnose({ probe, phase: 'faulted', checks: [], trace });
+    expect(d?.culprit).toEqual({
+      kind: 'kernel',
+      node: 'node/node-a',
+      where: 'IPv4 forwarding on cni0',
+      text: 'net.ipv4.ip_forward = 0, net.ipv4.conf.cni0.forwarding = 0',
+    });
+    expect(d?.reason).toMatch(/net\.ipv4\.ip_forward is 0 on node-a, which sets every interface's forwarding to 0/);
+    expect(d?.evidence?.[0]?.output).toBe('net.ipv4.ip_forward = 0\nnet.ipv4.conf.cni0.forwarding = 0');
+  });
+
   it('finds no culprit in an empty trace', () => {
     const f = fixture('cilium-kube-proxy-forward-race--external');
     const trace = { ...f.probe.trace, events: [], facts: [] };

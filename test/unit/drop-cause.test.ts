@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   explainable,
+  forwardingCause,
   hairpinCause,
   neighbourCause,
   rpFilterCause,
@@ -24,6 +25,10 @@ const neighDrop = line(
 
 const rpfDrop = line(
   'reason=IP_RPFILTER loc=ip_rcv_finish_core+0x25b if=flannel.1 proto=6 10.244.1.2:54958 > 10.244.2.2:8080 flags=0x02 dmac=0e:6e:72:00:00:02',
+);
+
+const forwardDrop = line(
+  'reason=IP_INADDRERRORS loc=ip_error+0x94 if=cni0 proto=6 10.244.1.2:43476 > 10.244.2.2:8080 flags=0x02 dmac=ae:1f:00:00:00:01',
 );
 
 const port = (hairpin: boolean, master = 'cni0') => [
@@ -94,6 +99,25 @@ describe('IP_RPFILTER: the rp_filter values and the route back to the source', (
   it('nothing when the values could not be read (an interface gone since the drop) or the answer is not a route', () => {
     expect(rpFilterCause('1\n', lookup, answered('[]'), rpfDrop)).toBeUndefined();
     expect(rpFilterCause('1\n0\n', lookup, answered('not json'), rpfDrop)).toBeUndefined();
+  });
+});
+
+describe('IP_INADDRERRORS in ip_error: the interface the packet came in on does not forward', () => {
+  it('explainable there only; the settings name ip_forward and the interface', () => {
+    expect(explainable(forwardDrop)).toBe(true);
+    expect(explainable({ ...forwardDrop, location: 'ip_rcv_finish_core+0x1' })).toBe(false);
+    expect(forwardingCause('0\n0\n', forwardDrop)).toEqual({
+      kind: 'forwarding-off',
+      iface: 'cni0',
+      ipForward: 0,
+      ifaceForwarding: 0,
+    });
+    expect(forwardingCause('1\n0\n', forwardDrop)).toMatchObject({ ipForward: 1, ifaceForwarding: 0 });
+  });
+
+  it('nothing when the interface forwards (another cause) or the values could not be read', () => {
+    expect(forwardingCause('1\n1\n', forwardDrop)).toBeUndefined();
+    expect(forwardingCause('', forwardDrop)).toBeUndefined();
   });
 });
 

@@ -5,6 +5,8 @@
 //    br_handle_frame_finish+0x...). A code offset alone would be a guess; the state is not: the frame's
 //    destination MAC is behind its ingress port in the bridge's FDB, and that port's hairpin mode is
 //    off. The drop event carries both the ingress port (skb->dev) and the destination MAC.
+//  - IP_INADDRERRORS in ip_error: a packet to be forwarded came in on an interface that does not forward;
+//    net.ipv4.ip_forward and the interface's `forwarding` say so (ip_forward 0 turns every one off);
 //  - IP_RPFILTER: the reverse path check failed on the interface the packet came in on. The settings behind
 //    it (net.ipv4.conf.all and the interface's rp_filter: the kernel uses the higher) and the route back to
 //    the packet's source (the lookup fib_validate_source makes: to the source, from the packet's
@@ -20,6 +22,7 @@ type Drop = Extract<TraceEvent, { kind: 'drop' }>;
 export function explainable(drop: Drop): boolean {
   if (drop.iface === '-') return false;
   if (drop.reason === 'IP_RPFILTER') return true;
+  if (drop.reason === 'IP_INADDRERRORS' && drop.location.startsWith('ip_error')) return true;
   if (!drop.where.startsWith('node/')) return false;
   return drop.reason === 'NEIGH_FAILED' || (drop.reason === 'NOT_SPECIFIED' && drop.dmac !== undefined);
 }
@@ -35,6 +38,13 @@ export async function readDropCause(where: Target, drop: Drop): Promise<DropCaus
     }
   };
   if (drop.reason === 'IP_RPFILTER') return readRpFilterCause(where, drop);
+  if (drop.reason === 'IP_INADDRERRORS') {
+    const r = await where.exec(['sysctl', '-n', 'net/ipv4/ip_forward', `net/ipv4/conf/${drop.iface}/forwarding`], {
+      reject: false,
+      timeoutMs: 2000,
+    });
+    return forwardingCause(r.stdout, drop);
+  }
   if (drop.reason === 'NEIGH_FAILED')
     return neighbourCause(await json(['ip', '-4', '-j', 'neigh', 'show', 'dev', drop.iface]), drop);
   const [port, fdb] = await Promise.all([
@@ -42,6 +52,13 @@ export async function readDropCause(where: Target, drop: Drop): Promise<DropCaus
     json(['bridge', '-j', 'fdb', 'show']),
   ]);
   return hairpinCause(port, fdb, drop);
+}
+
+/** `sysctl -n` of net.ipv4.ip_forward and the interface's forwarding (two lines): the interface forwards nothing. */
+export function forwardingCause(settings: string, drop: Drop): DropCause | undefined {
+  const [ipForward, ifaceForwarding] = settings.trim().split(/\s+/).map(Number);
+  if (!Number.isInteger(ipForward) || ifaceForwarding !== 0) return undefined;
+  return { kind: 'forwarding-off', iface: drop.iface, ipForward: ipForward!, ifaceForwarding };
 }
 
 /** `ip -j neigh show dev IFACE`: the packet's destination is a neighbour that failed to resolve. */
