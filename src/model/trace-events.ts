@@ -82,6 +82,8 @@ export type DropCause =
    * every interface's `forwarding` to 0). `ipForward` and `ifaceForwarding` as sysctl read them at the drop.
    */
   | { kind: 'forwarding-off'; iface: string; ipForward: number; ifaceForwarding: number }
+  /** NO_SOCKET of a TCP SYN: nothing listens on its port; `listening` is what does, as `ss -Htln` listed it at the drop. */
+  | { kind: 'no-listener'; port: number; listening: string[] }
   | {
       kind: 'rp-filter';
       iface: string;

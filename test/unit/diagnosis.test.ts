@@ -400,6 +400,51 @@ describe('diagnosis of the seed incidents (recorded traces)', () => {
     expect(d?.evidence?.[0]?.output).toBe('net.ipv4.ip_forward = 0\nnet.ipv4.conf.cni0.forwarding = 0');
   });
 
+  it('a targetPort nothing listens on: the RST of the pod, what it listens on, and no "un-NATed" story', () => {
+    const f = fixture('cilium-kube-proxy-forward-race--external');
+    const syn = { proto: 'tcp', src: '10.244.1.2', sport: 50022, dst: '10.244.1.3', dport: 80, flags: 'SYN' };
+    const rst = { proto: 'tcp', src: '10.244.1.3', sport: 80, dst: '10.244.1.2', dport: 50022, flags: 'ACK RST' };
+    const cause = { kind: 'no-listener' as const, port: 80, listening: ['0.0.0.0:8080'] };
+    const events = [
+      // the reply as traced at PREROUTING, before its reverse NAT
+      {
+        kind: 'rule',
+        at: 2,
+        node: 'node-a',
+        table: 'mangle',
+        chain: 'PREROUTING',
+        verdict: 'policy ACCEPT',
+        packet: rst,
+        id: 'r1',
+      },
+      {
+        kind: 'drop',
+        at: 1,
+        where: 'pod/web',
+        reason: 'NO_SOCKET',
+        location: 'tcp_v4_rcv+0x99',
+        iface: 'eth0',
+        packet: syn,
+        cause,
+      },
+    ] as ProbeTraceResult['events'];
+    const flows = { clientPod: 'client', client: '10.244.1.2', target: { ip: '10.96.0.20', port: 80 } };
+    const trace = { ...f.probe.trace, events, facts: [], flows };
+    const packets = [
+      '09:50:12.329722 IP 10.244.1.2.50022 > 10.96.0.20.80: Flags [S], seq 610866293, win 64240, length 0',
+      '09:50:12.329883 IP 10.96.0.20.80 > 10.244.1.2.50022: Flags [R.], seq 0, ack 610866294, win 0, length 0',
+    ];
+    const probe = { ...f.probe, summary: 'client -> 10.96.0.20:80 = refused', detail: { packets } };
+    const d = diagnose({ probe, phase: 'faulted', checks: [], trace });
+    expect(d?.culprit).toMatchObject({ kind: 'socket', node: 'pod/web', where: 'no listener on 10.244.1.3:80' });
+    expect(d?.reason).toMatch(/pod\/web listens on 0\.0\.0\.0:8080, not on port 80\./);
+    expect(d?.reason).toMatch(/port 80 is the Service's targetPort/);
+    expect(d?.reason).toMatch(/The client got the RST from 10\.96\.0\.20:80: connect\(\) failed with ECONNREFUSED\./);
+    // without the pod's drop, the reply that came back NATed is no INVALID un-NATed packet either
+    const bare = { ...trace, events: events.slice(0, 1) };
+    expect(diagnose({ probe, phase: 'faulted', checks: [], trace: bare })).toBeUndefined();
+  });
+
   it('finds no culprit in an empty trace', () => {
     const f = fixture('cilium-kube-proxy-forward-race--external');
     const trace = { ...f.probe.trace, events: [], facts: [] };

@@ -7,6 +7,7 @@ import {
   forwardingCause,
   hairpinCause,
   neighbourCause,
+  noListenerCause,
   rpFilterCause,
 } from '../../src/providers/netns/trace/drop-cause.ts';
 import { parseDropLine } from '../../src/providers/netns/trace/parse-trace-lines.ts';
@@ -56,7 +57,9 @@ describe('which drops the node state may explain', () => {
     expect(explainable(hairpinDrop)).toBe(true);
     expect(explainable({ ...hairpinDrop, dmac: undefined })).toBe(false);
     expect(explainable({ ...hairpinDrop, where: 'pod/web' })).toBe(false);
-    expect(explainable({ ...hairpinDrop, reason: 'NO_SOCKET' })).toBe(false);
+    expect(explainable({ ...hairpinDrop, reason: 'NO_SOCKET', packet: { ...hairpinDrop.packet, flags: 'ACK' } })).toBe(
+      false,
+    );
     expect(explainable({ ...neighDrop, iface: '-' })).toBe(false);
   });
   it('a failed reverse path check anywhere: a node, a pod or a host has its own rp_filter and routes', () => {
@@ -118,6 +121,29 @@ describe('IP_INADDRERRORS in ip_error: the interface the packet came in on does 
   it('nothing when the interface forwards (another cause) or the values could not be read', () => {
     expect(forwardingCause('1\n1\n', forwardDrop)).toBeUndefined();
     expect(forwardingCause('', forwardDrop)).toBeUndefined();
+  });
+});
+
+describe('NO_SOCKET of a SYN: nothing listens on its port', () => {
+  const synDrop = line(
+    'reason=NO_SOCKET loc=tcp_v4_rcv+0x99 if=eth0 proto=6 10.244.1.2:50022 > 10.244.1.3:80 flags=0x02',
+  );
+  it('explainable in a pod too; what listens instead, as ss -Htln prints it', () => {
+    expect(explainable({ ...synDrop, where: 'pod/web' })).toBe(true);
+    const ss =
+      'LISTEN 0      4096         0.0.0.0:8080      0.0.0.0:*          \nLISTEN 0      128        127.0.0.1:9090      0.0.0.0:*\n';
+    expect(noListenerCause(ss, synDrop)).toEqual({
+      kind: 'no-listener',
+      port: 80,
+      listening: ['0.0.0.0:8080', '127.0.0.1:9090'],
+    });
+    expect(noListenerCause('', synDrop)).toEqual({ kind: 'no-listener', port: 80, listening: [] });
+  });
+
+  it('not when something listens on the port after all (a backlog overflow, say), nor for a UDP socket', () => {
+    expect(noListenerCause('LISTEN 0 4096 *:80 *:*\n', synDrop)).toBeUndefined();
+    const udp = line('reason=NO_SOCKET loc=__udp4_lib_rcv+0x1 if=eth0 proto=17 10.96.0.10:53 > 10.244.1.2:40000');
+    expect(explainable({ ...udp, where: 'pod/client' })).toBe(false);
   });
 });
 

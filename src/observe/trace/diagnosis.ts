@@ -11,6 +11,7 @@ import type { TraceEvent, TracePacket } from '../../model/trace-events.ts';
 import { parseTcpdumpLine, type Packet } from '../probes/packet-watch.ts';
 import { bridgedReply } from './detectors/bridged-reply.ts';
 import { type Ctx, type Detector, type DiagnosisInput, clientRef } from './detectors/detector.ts';
+import { closedPort } from './detectors/closed-port.ts';
 import { forwardingOff } from './detectors/forwarding-off.ts';
 import { hairpinDrop } from './detectors/hairpin-drop.ts';
 import { invalidUnNated } from './detectors/invalid-un-nated.ts';
@@ -32,6 +33,7 @@ const DETECTORS: readonly Detector[] = [
   ruleDrop,
   socketLbRewrite,
   hairpinDrop,
+  closedPort,
   invalidUnNated,
   bridgedReply,
   rpFilterDrop,

@@ -53,6 +53,13 @@ function detect(ctx: Ctx): Found | undefined {
       (e.packet.src !== ctx.target.ip || e.packet.sport !== ctx.target.port),
   );
   if (!invalid) return undefined;
+  // a reply is traced before its reverse NAT (that comes at POSTROUTING): only the client's capture tells whether
+  // it arrived un-NATed; one that arrived from the Service's address was NATed back as it should be
+  const fromTarget = ctx.packets.some(
+    (p) => p.dst === ctx.client && p.src === ctx.target.ip && p.sport === ctx.target.port && p.proto === 'tcp',
+  );
+  const unNated = ctx.packets.some((p) => p.dst === ctx.client && p.src === invalid.packet.src);
+  if (fromTarget && !unNated) return undefined;
   const forwarded = ctx.events.find(
     (e): e is Rule => e.kind === 'rule' && e.id === invalid.id && e.table === 'filter' && /ACCEPT/.test(e.verdict),
   );

@@ -7,6 +7,8 @@
 //    off. The drop event carries both the ingress port (skb->dev) and the destination MAC.
 //  - IP_INADDRERRORS in ip_error: a packet to be forwarded came in on an interface that does not forward;
 //    net.ipv4.ip_forward and the interface's `forwarding` say so (ip_forward 0 turns every one off);
+//  - NO_SOCKET of a TCP SYN in a pod or host: nothing listens on its port (the kernel answers it with a RST);
+//    the sockets that do listen there (`ss -Htln`) say what the port should have been;
 //  - IP_RPFILTER: the reverse path check failed on the interface the packet came in on. The settings behind
 //    it (net.ipv4.conf.all and the interface's rp_filter: the kernel uses the higher) and the route back to
 //    the packet's source (the lookup fib_validate_source makes: to the source, from the packet's
@@ -23,6 +25,7 @@ export function explainable(drop: Drop): boolean {
   if (drop.iface === '-') return false;
   if (drop.reason === 'IP_RPFILTER') return true;
   if (drop.reason === 'IP_INADDRERRORS' && drop.location.startsWith('ip_error')) return true;
+  if (drop.reason === 'NO_SOCKET' && drop.packet.proto === 'tcp' && drop.packet.flags === 'SYN') return true;
   if (!drop.where.startsWith('node/')) return false;
   return drop.reason === 'NEIGH_FAILED' || (drop.reason === 'NOT_SPECIFIED' && drop.dmac !== undefined);
 }
@@ -38,6 +41,10 @@ export async function readDropCause(where: Target, drop: Drop): Promise<DropCaus
     }
   };
   if (drop.reason === 'IP_RPFILTER') return readRpFilterCause(where, drop);
+  if (drop.reason === 'NO_SOCKET') {
+    const r = await where.exec(['ss', '-Htln'], { reject: false, timeoutMs: 2000 });
+    return r.exitCode === 0 ? noListenerCause(r.stdout, drop) : undefined;
+  }
   if (drop.reason === 'IP_INADDRERRORS') {
     const r = await where.exec(['sysctl', '-n', 'net/ipv4/ip_forward', `net/ipv4/conf/${drop.iface}/forwarding`], {
       reject: false,
@@ -59,6 +66,18 @@ export function forwardingCause(settings: string, drop: Drop): DropCause | undef
   const [ipForward, ifaceForwarding] = settings.trim().split(/\s+/).map(Number);
   if (!Number.isInteger(ipForward) || ifaceForwarding !== 0) return undefined;
   return { kind: 'forwarding-off', iface: drop.iface, ipForward: ipForward!, ifaceForwarding };
+}
+
+/** `ss -Htln`: the local addresses that listen (`0.0.0.0:8080`, `*:53`), none of them on the SYN's port. */
+export function noListenerCause(ss: string, drop: Drop): DropCause | undefined {
+  const port = drop.packet.dport;
+  if (port === undefined) return undefined;
+  const listening = ss
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/)[3])
+    .filter((a): a is string => a !== undefined && a !== '');
+  if (listening.some((a) => a.endsWith(`:${port}`))) return undefined;
+  return { kind: 'no-listener', port, listening };
 }
 
 /** `ip -j neigh show dev IFACE`: the packet's destination is a neighbour that failed to resolve. */

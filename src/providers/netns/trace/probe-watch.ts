@@ -157,10 +157,10 @@ export class ProbeWatch implements ProbeTraceSession {
       return;
     }
     if (e.kind === 'drop' && explainable(e)) {
-      // the namespace's state says why: a reason that repeats for every retransmission is called now and its
-      // state read for the diagnosis; a bridge drop is called only when the state explains it; a failed
-      // neighbour is named for the diagnosis, never called: it is no silent drop (DETERMINISTIC_DROPS)
-      if (DETERMINISTIC_DROPS.has(e.reason)) this.fire(e);
+      // the namespace's state says why: the drop is called now and its state read for the diagnosis; a bridge
+      // drop is called only when the state explains it; a failed neighbour is named for the diagnosis, never
+      // called: it is no silent drop (DETERMINISTIC_DROPS)
+      if (e.reason !== 'NEIGH_FAILED' && e.reason !== 'NOT_SPECIFIED') this.fire(e);
       this.explain(e, (cause) => e.reason === 'NOT_SPECIFIED' && cause && this.fire(e));
       return;
     }
