@@ -82,6 +82,25 @@ describe('steps prove they fired', () => {
     );
   });
 
+  it('a background command aborted (Ctrl-C) before its finish is awaited is no unhandled rejection: finish() reports it', async () => {
+    const aborted = new Error('aborted while running: /bin/inject');
+    const cluster = {
+      target: (ref: string) => ({ ref, exec: () => Promise.reject(aborted) }),
+    } as unknown as StartedCluster;
+    const unhandled: unknown[] = [];
+    const listener = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', listener);
+    try {
+      const command = step(run({ run: { on: 'pod/web', cmd: '/bin/inject', background: true } }));
+      const started = startBackgroundStep(cluster, command as never, signal);
+      await new Promise((r) => setTimeout(r, 20)); // the probes run meanwhile
+      expect(unhandled).toEqual([]);
+      await expect(started.finish()).rejects.toBe(aborted);
+    } finally {
+      process.off('unhandledRejection', listener);
+    }
+  });
+
   it('a sysctl is read back: a value that did not stick fails the step', async () => {
     const s = { sysctl: { on: 'node/a', name: 'net.netfilter.nf_conntrack_tcp_be_liberal', value: 1 } } as StepSpec;
     const stuck = scriptedCluster({ 'sysctl -n net.netfilter.nf_conntrack_tcp_be_liberal': { stdout: '0\n' } });

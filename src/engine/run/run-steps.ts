@@ -112,5 +112,8 @@ export function startBackgroundStep(cluster: StartedCluster, command: Command, s
   const running = cluster
     .target(command.on)
     .exec(command.argv, { reject: false, signal, timeoutMs: command.timeoutMs });
+  // an abort (Ctrl-C) rejects it while the probes still run, before finish() awaits it: that rejection is
+  // finish()'s to report, never an unhandled one that ends the process before the teardown
+  running.catch(() => {});
   return { command, finish: async () => judge(command, await running, started) };
 }
