@@ -25,6 +25,7 @@ export const KIND_SCENARIOS = [
   'node-without-default-route',
   'nodeport-local-policy-no-local-endpoint',
   'service-no-endpoints-reject',
+  'service-targetport-mismatch',
 ];
 
 interface Report {

@@ -36,6 +36,7 @@ export const LOCAL_SCENARIOS = [
   'nodeport-local-policy-no-local-endpoint',
   'rp-filter-strict-asymmetric-route',
   'service-no-endpoints-reject',
+  'service-targetport-mismatch',
   'session-affinity-clientip-behind-ingress',
   'udp-stale-conntrack-scale-to-zero',
 ];
