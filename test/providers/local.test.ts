@@ -24,6 +24,7 @@ describe('local provider', () => {
       'action/service',
       'external-hosts',
       'fabric',
+      'node-agent',
       'node-exec',
       'path/bin',
       'path/port',
