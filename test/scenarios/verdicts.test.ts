@@ -100,6 +100,17 @@ describe.skipIf(labSkipReason)('verdicts on the netns lab', () => {
     ]);
   });
 
+  it("a UDP port the Service gains clears its VIP's entries, so a socket blackholed before it reaches the pod", async () => {
+    const loaded = await loadScenarioFile(new URL('../fixtures/udp-port-gained.yaml', import.meta.url).pathname);
+    const result = await runScenario(loaded, { provider, signal, emit: () => {} });
+    expect(scenarioFailures(result)).toEqual([]);
+    expect(result.phases.map((p) => `${p.name}: ${p.status}`)).toEqual([
+      'baseline: passed',
+      'faulted: passed',
+      'fixed: passed',
+    ]);
+  });
+
   it("a phase's probes run in the order of the `probes:` list, not of its `expect` keys", async () => {
     const text = (await scenarioText('br-netfilter-clusterip-same-node')).replace(
       '    clusterip: { outcome: ok, servedBy: web }\n    pod-ip: { outcome: ok, servedBy: web }\n',

@@ -260,6 +260,29 @@ describe("kube-proxy's UDP conntrack clean-up", () => {
     expect(udpConntrackDeletes(layout, svc(['a']), svc(['a', 'b']), placements, [])).toEqual([]);
   });
 
+  it('<= 1.31, port by port as v1.20.2: a UDP port the Service gains (with endpoints) or loses clears the VIP', () => {
+    const layout = kubeProxyLayout('1.20');
+    const withPorts = (ports: { name: string; port: number }[]) =>
+      svc(['a']).map((s) => ({
+        ...s,
+        ports: ports.map((p) => ({ ...p, targetPort: p.port, protocol: 'UDP' as const })),
+      }));
+    const one = withPorts([{ name: 'dns', port: 53 }]);
+    const two = withPorts([
+      { name: 'dns', port: 53 },
+      { name: 'alt', port: 5353 },
+    ]);
+    const vip = ['conntrack', '-D', '--orig-dst', '10.96.0.10', '-p', 'udp'];
+    // gained: the new port had no endpoints before (detectStaleConnections, per service port)
+    expect(udpConntrackDeletes(layout, one, two, placements, [])).toEqual([vip]);
+    // lost: its VIP is stale (ServiceMap.unmerge, UDPStaleClusterIP)
+    expect(udpConntrackDeletes(layout, two, one, placements, [])).toEqual([vip]);
+    // gone with the Service
+    expect(udpConntrackDeletes(layout, one, [], placements, [])).toEqual([vip]);
+    // the same ports and endpoints: nothing
+    expect(udpConntrackDeletes(layout, two, two, placements, [])).toEqual([]);
+  });
+
   it('1.32: the reconciler deletes entries to anything but a serving endpoint, and skips a service left with none (kubernetes#139628)', () => {
     // kubernetes/kubernetes @1601b9e27d8570364d9a1b94be16a0ca7b744a7e pkg/proxy/conntrack/cleanup.go, CleanStaleEntries:
     // serving endpoints only (lines 79-81), a service without them skipped (85-87), filterForIPPortNAT (125-128)

@@ -84,6 +84,52 @@ const serving = (s: ServiceSpec, placements: ReadonlyMap<string, PodPlacement>) 
       .filter((ip): ip is string => !!ip),
   );
 
+type PortSpec = ServiceSpec['ports'][number];
+const samePort = (a: PortSpec, b: PortSpec) => a.port === b.port && a.protocol === b.protocol;
+
+/**
+ * The event clean-up (<= 1.31): the VIPs of UDP service ports that went from no usable endpoint to some (a port a
+ * Service just gained had none) or were removed, every entry to them deleted first (staleServices); then, per
+ * endpoint no longer usable, the entries DNATed to it.
+ */
+function eventDeletes(
+  before: readonly ServiceSpec[],
+  after: readonly ServiceSpec[],
+  placements: ReadonlyMap<string, PodPlacement>,
+): string[][] {
+  const staleVips = new Set<string>();
+  const nodePorts: string[][] = [];
+  const endpoints: string[][] = [];
+  for (const was of before) {
+    const svc = after.find((a) => a.name === was.name && a.namespace === was.namespace);
+    if (was.ports.some((p) => p.protocol === 'UDP' && !svc?.ports.some((q) => samePort(p, q))))
+      staleVips.add(was.clusterIP);
+  }
+  for (const svc of after) {
+    const udp = svc.ports.filter((p) => p.protocol === 'UDP');
+    if (udp.length === 0) continue;
+    const prior = before.find((b) => b.name === svc.name && b.namespace === svc.namespace);
+    const old = usable(prior, placements);
+    const now = usable(svc, placements);
+    const active = now.size === 0 ? [] : udp.filter((p) => old.size === 0 || !prior?.ports.some((q) => samePort(p, q)));
+    if (active.length > 0) staleVips.add(svc.clusterIP);
+    for (const p of active)
+      if (p.nodePort) nodePorts.push(['conntrack', '-D', '-p', 'udp', '--dport', String(p.nodePort)]);
+    for (const ip of old) {
+      if (now.has(ip)) continue;
+      endpoints.push(['conntrack', '-D', '--orig-dst', svc.clusterIP, '--dst-nat', ip, '-p', 'udp']);
+      for (const p of udp)
+        if (p.nodePort)
+          endpoints.push(['conntrack', '-D', '-p', 'udp', '--dport', String(p.nodePort), '--dst-nat', ip]);
+    }
+  }
+  return [
+    ...[...staleVips].map((vip) => ['conntrack', '-D', '--orig-dst', vip, '-p', 'udp']),
+    ...nodePorts,
+    ...endpoints,
+  ];
+}
+
 /** A conntrack entry as `conntrack -L` prints it: original tuple, then the reply tuple. */
 export interface UdpFlow {
   src: string;
@@ -110,8 +156,11 @@ export function parseUdpFlows(list: string): UdpFlow[] {
  * The `conntrack -D` commands kube-proxy's UDP clean-up runs after a change from `before` to `after`.
  * `flows` (the node's UDP entries) is read only by the reconciler, which deletes entry by entry.
  *  - event (<= 1.31): for each endpoint that was usable and is not any more, entries to the VIP DNATed to it
- *    (ClearEntriesForNAT) and to its nodePort (ClearEntriesForPortNAT); for a service going from no usable
- *    endpoint to some, every entry to the VIP and nodePort (ClearEntriesForIP / ClearEntriesForPort).
+ *    (ClearEntriesForNAT) and to its nodePort (ClearEntriesForPortNAT); for a UDP service port going from no
+ *    usable endpoint to some (a port the Service just gained has had none), every entry to the VIP and nodePort
+ *    (ClearEntriesForIP / ClearEntriesForPort); for a UDP service port removed, every entry to the VIP
+ *    (UDPStaleClusterIP). v1.20.2: pkg/proxy/endpoints.go detectStaleConnections (staleServiceNames per service
+ *    port), pkg/proxy/service.go unmerge, pkg/proxy/iptables/proxier.go syncProxyRules.
  *  - reconciler (1.32 .. before PR 139629, CleanStaleEntries in pkg/proxy/conntrack/cleanup.go): for each UDP
  *    service port with serving endpoints (terminating ones included), an entry to VIP:port or to *:nodePort
  *    whose reply comes from anything but one of them is deleted, by the same filters upstream builds
@@ -125,28 +174,11 @@ export function udpConntrackDeletes(
   placements: ReadonlyMap<string, PodPlacement>,
   flows: readonly UdpFlow[],
 ): string[][] {
+  if (layout.udpConntrack === 'event') return eventDeletes(before, after, placements);
   const out: string[][] = [];
   for (const svc of after) {
     const udp = svc.ports.filter((p) => p.protocol === 'UDP');
     if (udp.length === 0) continue;
-    if (layout.udpConntrack === 'event') {
-      const old = usable(
-        before.find((b) => b.name === svc.name && b.namespace === svc.namespace),
-        placements,
-      );
-      const now = usable(svc, placements);
-      for (const ip of old) {
-        if (now.has(ip)) continue;
-        out.push(['conntrack', '-D', '--orig-dst', svc.clusterIP, '--dst-nat', ip, '-p', 'udp']);
-        for (const p of udp)
-          if (p.nodePort) out.push(['conntrack', '-D', '-p', 'udp', '--dport', String(p.nodePort), '--dst-nat', ip]);
-      }
-      if (old.size === 0 && now.size > 0) {
-        out.push(['conntrack', '-D', '--orig-dst', svc.clusterIP, '-p', 'udp']);
-        for (const p of udp) if (p.nodePort) out.push(['conntrack', '-D', '-p', 'udp', '--dport', String(p.nodePort)]);
-      }
-      continue;
-    }
     const keep = serving(svc, placements);
     if (keep.size === 0) continue; // kubernetes#139628
     for (const p of udp) {
