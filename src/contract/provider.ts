@@ -116,10 +116,11 @@ export interface StartedCluster extends AsyncDisposable {
   path(ref: string): string;
   /**
    * How many times the node's kube-proxy has rewritten its rules so far (its sync count), where it says: each
-   * rewrite starts the counters of the chains it writes again from zero. Undefined where it cannot be read; absent
-   * where nothing rewrites rules behind the scenario's back (the lab renders them at its steps only).
+   * rewrite starts the counters of the chains it writes again from zero. `settled`: once no sync is pending. Undefined
+   * where it cannot be read; absent where nothing rewrites rules behind the scenario's back (the lab renders them
+   * at its steps only).
    */
-  kubeProxySyncs?(node: string): Promise<number | undefined>;
+  kubeProxySyncs?(node: string, settled?: boolean): Promise<number | undefined>;
   /** A node's BPF SNAT table; asked for only where its provider declares `snat-table`, else throws UNSUPPORTED. */
   snatTable?(node: string): SnatTable;
   /** Traces one probe's packets in the lab's namespaces (rule verdicts, drop reasons, conntrack); absent where a provider cannot. */

@@ -80,6 +80,12 @@ const failureOf = (r: { exitCode: number | undefined; timedOut: boolean; stderr:
       ? `exit ${r.exitCode ?? 'signal'}${(r.stderr || r.stdout).trim() ? `: ${(r.stderr || r.stdout).trim().split('\n').slice(-2).join(' / ')}` : ''}`
       : undefined;
 
+/** A counter check on a node that reads netfilter rules, whose counters a kube-proxy sync starts again from zero. */
+const readsRules = (c: CheckSpec) =>
+  c.counter !== undefined &&
+  c.on.startsWith('node/') &&
+  /\b(iptables|ip6tables|nft)(-save|-legacy|-nft)?\b/.test(String(c.cmd));
+
 /** A node's kube-proxy sync counts at the two reads, where it says. */
 type Syncs = Map<string, number | undefined>;
 
@@ -194,11 +200,13 @@ export class PhaseChecks {
    * The kube-proxy sync counts of the nodes whose counters the checks read, where the cluster says: read before
    * the first counter read and after the last one, they tell whether a rewrite may have zeroed a counter between.
    */
-  private async readSyncs(): Promise<Syncs> {
+  private async readSyncs(settled: boolean): Promise<Syncs> {
     const syncs = this.cluster.kubeProxySyncs?.bind(this.cluster);
     if (!syncs) return new Map();
-    const nodes = new Set(this.checks.filter((c) => c.counter && c.on.startsWith('node/')).map((c) => c.on.slice(5)));
-    return new Map(await Promise.all([...nodes].map(async (n) => [n, await syncs(n).catch(() => undefined)] as const)));
+    const nodes = new Set(this.checks.filter(readsRules).map((c) => c.on.slice('node/'.length)));
+    return new Map(
+      await Promise.all([...nodes].map(async (n) => [n, await syncs(n, settled).catch(() => undefined)] as const)),
+    );
   }
 
   /**
@@ -206,7 +214,8 @@ export class PhaseChecks {
    * the probes. Counters between two background commands are read together.
    */
   async start(): Promise<void> {
-    this.syncsBefore = await this.readSyncs();
+    // no sync pending when the counters are first read: one a step's change queued would otherwise come between
+    this.syncsBefore = await this.readSyncs(true);
     let counters: CheckSpec[] = [];
     const readCounters = async () => {
       for (const [check, out] of await this.outputs(counters)) this.before.set(check.id, this.counter(check, out));
@@ -231,7 +240,9 @@ export class PhaseChecks {
   }
 
   /** How kube-proxy rewrote `on`'s rules between the counter reads, or undefined where it did not (or cannot say). */
-  private rewrite(on: string, syncsAfter: Syncs): string | undefined {
+  private rewrite(check: CheckSpec, syncsAfter: Syncs): string | undefined {
+    if (!readsRules(check)) return undefined;
+    const on = check.on;
     const node = on.slice('node/'.length);
     const [before, after] = [this.syncsBefore.get(node), syncsAfter.get(node)];
     if (before === undefined || after === undefined || before === after) return undefined;
@@ -249,7 +260,7 @@ export class PhaseChecks {
     const codes = await this.stopAll();
     const read = await this.outputs(this.checks.filter((c) => !this.running.has(c.id) && !c.snat));
     const snats = new Map(await this.readSnats(this.checks));
-    const syncsAfter = await this.readSyncs();
+    const syncsAfter = await this.readSyncs(false);
     for (const check of this.checks) {
       if (check.snat) {
         const base = { id: check.id, on: check.on, argv: [], ...(check.report ? { reported: true as const } : {}) };
@@ -291,7 +302,7 @@ export class PhaseChecks {
         }
         const delta = after.value - before.value;
         const read = `${before.value} -> ${after.value}${after.line ? '' : ', no line: absent reads 0'}`;
-        const rewrite = this.rewrite(check.on, syncsAfter);
+        const rewrite = this.rewrite(check, syncsAfter);
         // a rewrite can only lower what is read: a count that reached its minimum, with no maximum, still holds,
         // and a reported one is shown with the rewrite named
         const rewriteMayDecide =

@@ -238,6 +238,14 @@ describe("a counter kube-proxy's rewrite may have zeroed (a real cluster says ho
     );
   });
 
+  it("a counter that is no netfilter rule's (nstat, conntrack -S) is read as it is: a sync does not touch it", async () => {
+    const nstat = check({ cmd: 'nstat -asz IpOutNoRoutes', counter: '^IpOutNoRoutes\\s+(\\d+)', expect: { delta: 0 } });
+    const script: Script = { exec: () => ({ stdout: 'IpOutNoRoutes   2   0.0\n' }) };
+    const { results, reads } = await judgeWithSyncs(script, [5, 6], nstat);
+    expect(reads).toEqual([]);
+    expect(results[0]).toMatchObject({ observed: 'delta 0 (2 -> 2)', matched: true });
+  });
+
   it('a reported count is shown with the rewrite named, and still holds', async () => {
     const reported = check({ counter: DROPS, report: true });
     expect((await judgeWithSyncs(counting(4, 0), [1, 2], reported)).results[0]).toMatchObject({

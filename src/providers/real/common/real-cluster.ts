@@ -44,8 +44,8 @@ export class RealCluster implements StartedCluster {
     return t;
   }
 
-  kubeProxySyncs(node: string): Promise<number | undefined> {
-    return kubeProxySyncs(this.node(node));
+  kubeProxySyncs(node: string, settled?: boolean): Promise<number | undefined> {
+    return kubeProxySyncs(this.node(node), settled);
   }
 
   target(ref: string): Target {
