@@ -1,8 +1,8 @@
 // Progress on stderr while it runs (a spinner on a terminal, plain lines in CI), summary on stdout.
-// Lab logs are buffered and printed only for a scenario that did not pass.
+// Lab logs are buffered and printed only for a scenario that errored.
 // Colours are chosen per stream (src/cli/colors.ts): progress by stderr, the summary by stdout.
 import { colorsFor, type Colors } from './colors.ts';
-import type { RunEvent, RunResult, ScenarioResult } from '../engine/run/results.ts';
+import type { PhaseResult, RunEvent, RunResult, ScenarioResult } from '../engine/run/results.ts';
 import type { Reporter } from './reporter.ts';
 import { diagnosisLines } from './diagnosis-lines.ts';
 import { progress } from './progress.ts';
@@ -44,11 +44,12 @@ function scenarioEnd(pc: Colors, r: ScenarioResult): string {
   if (r.error) lines.push(pc.red(`  ${r.error.message}`) + (r.error.hint ? pc.dim(`\n  hint: ${r.error.hint}`) : ''));
   if (r.skipReason) lines.push(pc.yellow(`  skipped: ${r.skipReason}`));
   for (const { fix, reason } of r.skippedFixes ?? []) lines.push(pc.yellow(`  fix ${fix} skipped: ${reason}`));
-  if (r.verdict === 'failed') lines.push(...failureDiagnoses(pc, r));
+  if (r.verdict === 'failed') lines.push(...failures(pc, r));
   for (const p of r.phases.filter((x) => x.status === 'errored' && x.error))
     lines.push(pc.red(`  ✗ ${p.variant}/${p.name} errored: ${p.error!.message.split('\n')[0]}`));
   if (r.measurements) lines.push(...r.measurements.map((m) => pc.cyan(`  measured ${m}`)));
-  if (r.verdict === 'failed' || r.verdict === 'errored') lines.push(...r.log.map((l) => pc.dim(`  | ${l}`)));
+  // how the lab came up and went down helps with an error; a failure is said by what it expected and observed
+  if (r.verdict === 'errored') lines.push(...r.log.map((l) => pc.dim(`  | ${l}`)));
   return lines.join('\n');
 }
 
@@ -86,28 +87,36 @@ export function consoleReporter(
 }
 
 /**
- * Why each failing probe ended as it did: the culprit its trace names. Every fix variant runs the same
- * baseline and faulted phases, so the same failure there is printed once, with the variants it failed in.
+ * What failed and why: each probe or check that did not hold, what it expected and observed, and for a probe the
+ * culprit its trace names. Every fix variant runs the same baseline and faulted phases, so the same failure there
+ * is printed once, with the variants it failed in.
  */
-function failureDiagnoses(pc: Colors, r: ScenarioResult): string[] {
+function failures(pc: Colors, r: ScenarioResult): string[] {
   const variants = new Set(r.phases.map((p) => p.variant)).size;
-  const seen = new Map<string, { phase: string; probe: string; where: string[]; diagnosis: string[] }>();
+  const seen = new Map<string, { phase: string; what: string; where: string[]; why: string; diagnosis: string[] }>();
+  const add = (phase: PhaseResult, what: string, why: string, diagnosis: string[]) => {
+    // the observation's own numbers (ports, times) differ from variant to variant: the first line of it says which failure
+    const key = `${phase.name}\0${what}\0${diagnosis[0] ?? why.split(':')[0]}`;
+    const entry = seen.get(key) ?? seen.set(key, { phase: phase.name, what, where: [], why, diagnosis }).get(key)!;
+    entry.where.push(phase.variant);
+  };
   for (const phase of r.phases) {
-    for (const probe of phase.probes.filter((p) => !p.matched)) {
-      const diagnosis = diagnosisLines(probe);
-      if (!diagnosis.length) continue;
-      const key = `${phase.name}\0${probe.id}\0${diagnosis[0]}`;
-      const entry =
-        seen.get(key) ?? seen.set(key, { phase: phase.name, probe: probe.id, where: [], diagnosis }).get(key)!;
-      entry.where.push(phase.variant);
-    }
+    for (const probe of phase.probes.filter((p) => !p.matched))
+      add(
+        phase,
+        probe.id,
+        probe.mismatch ?? `expected ${probe.expected}, observed ${probe.summary}`,
+        diagnosisLines(probe),
+      );
+    for (const check of phase.checks.filter((c) => !c.matched))
+      add(phase, `check ${check.id} on ${check.on}`, `expected ${check.expected}, observed ${check.observed}`, []);
   }
-  return [...seen.values()].flatMap(({ phase, probe, where, diagnosis }) => {
+  return [...seen.values()].flatMap(({ phase, what, where, why, diagnosis }) => {
     const label =
       variants === 1
-        ? `${phase} ${probe}`
-        : `${phase} ${probe} (${where.length === variants ? 'every fix variant' : where.join(', ')})`;
-    return [`  ${label}: ${diagnosis[0]}`, ...diagnosis.slice(1).map((l) => pc.dim(`    ${l}`))];
+        ? `${phase} ${what}`
+        : `${phase} ${what} (${where.length === variants ? 'every fix variant' : where.join(', ')})`;
+    return [`  ${label}: ${pc.red(why)}`, ...diagnosis.map((l) => pc.dim(`    ${l}`))];
   });
 }
 

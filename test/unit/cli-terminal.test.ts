@@ -157,7 +157,7 @@ describe('the summary', () => {
     expect(listed[0]!.indexOf('one')).toBe(listed[1]!.indexOf('two'));
   });
 
-  it('prints a failure’s culprit once: across fix variants, and the rule text once', () => {
+  it('prints a failure once, what it expected and observed, then its culprit: across fix variants, and the rule text once', () => {
     const lines = diagnosisLines(failing('x').probes[0]!);
     expect(lines[0]).toBe('culprit: rule filter/KUBE-SERVICES on node-a');
     expect(lines.join('\n').split(RULE).length - 1).toBe(1);
@@ -165,11 +165,18 @@ describe('the summary', () => {
     const err = fakeTerminal(0);
     consoleReporter(err as never, { write: () => true } as never).onEvent!({
       kind: 'scenario-end',
-      result: scenario([failing('restart'), failing('liberal')], 'failed'),
+      result: {
+        ...scenario([failing('restart'), failing('liberal')], 'failed'),
+        log: ['[restart] namespaces (10 ms)'],
+      },
     });
     const shown = stripVTControlCharacters(err.written);
     expect(shown.split('culprit:').length - 1).toBe(1);
-    expect(shown).toContain('faulted clusterip (every fix variant): culprit: rule filter/KUBE-SERVICES on node-a');
+    expect(shown).toContain(
+      'faulted clusterip (every fix variant): expected timeout, observed refused\n    culprit: rule filter/KUBE-SERVICES on node-a',
+    );
+    // a failure is not an error: the lab's set-up lines are left out
+    expect(shown).not.toContain('  | ');
   });
 });
 
