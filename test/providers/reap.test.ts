@@ -15,6 +15,8 @@ async function providerWithLiveRun(name: 'kind' | 'minikube' | 'k3s', replies: P
   // run abc123 is still going (this process owns it); def456's owner is gone
   mkdirSync(`${work}/abc123`, { recursive: true });
   writeFileSync(`${work}/abc123/owner.json`, JSON.stringify({ pid: process.pid }));
+  mkdirSync(`${work}/def456`, { recursive: true });
+  writeFileSync(`${work}/def456/owner.json`, JSON.stringify({ pid: 2 ** 22 + 1 })); // above pid_max: no such process
   return createProvider(resolveRunConfig({ provider: name }, { NETREPRO_WORK_DIR: work }));
 }
 
@@ -22,10 +24,15 @@ describe('providers reap their leftovers', () => {
   it('kind: clusters of dead runs only, all of them with force', async () => {
     const list = { tool: 'kind', args: ['get', 'clusters'], stdout: 'kind\nnr-abc123-cluster\nnr-def456-cluster\n' };
     const kind = await providerWithLiveRun('kind', [list]);
-    expect(await kind.reap({ force: false })).toEqual(['kind cluster nr-def456-cluster']);
+    expect(await kind.reap({ force: false })).toEqual([
+      'kind cluster nr-def456-cluster',
+      expect.stringMatching(/^run directory \/.*\/def456$/),
+    ]);
+    // forced: the live run's directory goes too
     expect(await kind.reap({ force: true })).toEqual([
       'kind cluster nr-abc123-cluster',
       'kind cluster nr-def456-cluster',
+      expect.stringMatching(/^run directory \/.*\/abc123$/),
     ]);
     expect(fakes!.lines().filter((l) => l.startsWith('kind delete'))).toEqual([
       'kind delete cluster --name nr-def456-cluster',
@@ -41,6 +48,9 @@ describe('providers reap their leftovers', () => {
       stdout: 'c1\tnr-abc123-cluster\tabc123\nc2\tnr-def456-cluster\tdef456\n',
     };
     const k3s = await providerWithLiveRun('k3s', [ps]);
-    expect(await k3s.reap({ force: false })).toEqual(['container nr-def456-cluster']);
+    expect(await k3s.reap({ force: false })).toEqual([
+      'container nr-def456-cluster',
+      expect.stringMatching(/^run directory \/.*\/def456$/),
+    ]);
   });
 });

@@ -4,7 +4,10 @@
 // prefix, sees its owner gone, and removes all of it.
 import { spawn } from 'node:child_process';
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { cgroupHierarchies } from '../../src/providers/real/local/local-cluster-up.ts';
@@ -33,6 +36,9 @@ async function leftovers(runId: string): Promise<string[]> {
       .filter((n) => n.startsWith(prefix))
       .map((n) => `state ${n}`),
   );
+  // a container-node run's directory (kubeconfig, kind config, owner file) in the default work directory
+  const runDir = join(tmpdir(), 'netrepro', runId);
+  if (existsSync(runDir)) out.push(`run directory ${runDir}`);
   for (const h of await cgroupHierarchies())
     out.push(
       ...(await readdir(h).catch(() => [] as string[]))
@@ -84,7 +90,9 @@ describe.skipIf(kindSkip)(
       // the engine's namespace, state and cgroups, dockerd, and the node container's processes
       expect(before.filter((l) => l.startsWith('process')).length).toBeGreaterThan(10);
       expect(before).toContain(`netns nr-${runId}-docker`);
+      expect(before).toContain(`run directory ${join(tmpdir(), 'netrepro', runId)}`);
       expect(cleaned).toContain(`docker engine nr-${runId}-docker`);
+      expect(cleaned).toContain(`run directory ${join(tmpdir(), 'netrepro', runId)}`);
       expect(after).toEqual([]);
     });
   },

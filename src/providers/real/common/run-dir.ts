@@ -1,6 +1,6 @@
 // Per-run working directory (kubeconfig, generated configs) with an owner file, so `clean` can
 // tell a crashed run's leftovers from a run still in progress.
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunContext } from '../../../contract/provider.ts';
 import type { RealCluster } from './real-cluster.ts';
@@ -11,6 +11,20 @@ export async function prepareRunDir(workDir: string, run: RunContext, cluster: R
   await writeFile(join(dir, 'owner.json'), `${JSON.stringify({ pid: process.pid })}\n`);
   cluster.onDestroy(`run directory ${dir}`, () => rm(dir, { recursive: true, force: true }));
   return dir;
+}
+
+/**
+ * The run directories in `workDir` whose runs `removable` lets go (their owner died, or forced): what a crashed
+ * run left there is its kubeconfig and configs, removed with the rest of its leftovers.
+ */
+export async function reapRunDirs(workDir: string, removable: (runId: string) => Promise<boolean>): Promise<string[]> {
+  const removed: string[] = [];
+  for (const runId of await readdir(workDir).catch(() => [] as string[])) {
+    if (!/^[0-9a-f]{6}$/.test(runId) || !(await removable(runId))) continue;
+    await rm(join(workDir, runId), { recursive: true, force: true });
+    removed.push(`run directory ${join(workDir, runId)}`);
+  }
+  return removed;
 }
 
 export async function ownerAlive(workDir: string, runId: string): Promise<boolean> {

@@ -27,7 +27,7 @@ import { ContainerNodeCluster } from '../container-node-cluster.ts';
 import { ContainerProvider } from '../container-provider.ts';
 import { addDockerHosts, equipContainerNodes } from '../equip-container-nodes.ts';
 import { kubeconfigFollowingApi } from '../kubeconfig-following-api.ts';
-import { removableRuns } from '../reap-leftovers.ts';
+import { reapRuns } from '../reap-leftovers.ts';
 import { cleanK3sLeftovers } from './clean-k3s-leftovers.ts';
 import { K3S_NETWORK } from './k3s-config.ts';
 import { createK3sCluster, installK3sCni, startK3sWithTestcontainers, type StartK3s } from './k3s-create.ts';
@@ -94,7 +94,7 @@ export class K3sProvider extends ContainerProvider<'k3s'> implements ClusterProv
 
   /** k3s containers and every provider's tcpdump/conntrack helper containers: by their docker label. */
   async reap({ force }: { force: boolean }): Promise<string[]> {
-    if (!(await onPath('docker'))) return [];
-    return cleanK3sLeftovers(removableRuns(this.options.workDir, force));
+    const docker = await onPath('docker');
+    return reapRuns(this.options.workDir, force, async (removable) => (docker ? cleanK3sLeftovers(removable) : []));
   }
 }

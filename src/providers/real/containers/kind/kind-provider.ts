@@ -28,7 +28,7 @@ import { waitNodesReady, waitSystemDeployments } from '../cni-install.ts';
 import { ContainerNodeCluster } from '../container-node-cluster.ts';
 import { ContainerProvider } from '../container-provider.ts';
 import { equipContainerNodes } from '../equip-container-nodes.ts';
-import { removableRuns } from '../reap-leftovers.ts';
+import { reapRuns } from '../reap-leftovers.ts';
 import { cleanKindLeftovers } from './clean-kind-leftovers.ts';
 import { KIND_NETWORK, KIND_SERVICE_SUBNET, kindContext } from './kind-config.ts';
 import { createKindCluster, installKindCni, restoreKindBridge } from './kind-create.ts';
@@ -140,6 +140,7 @@ export class KindProvider extends ContainerProvider<'kind'> implements ClusterPr
   }
 
   reap({ force }: { force: boolean }): Promise<string[]> {
-    return cleanKindLeftovers(removableRuns(this.options.workDir, force), this.options.workDir);
+    const { workDir } = this.options;
+    return reapRuns(workDir, force, (removable) => cleanKindLeftovers(removable, workDir));
   }
 }

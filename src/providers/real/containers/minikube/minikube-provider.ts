@@ -23,7 +23,7 @@ import { ContainerNodeCluster } from '../container-node-cluster.ts';
 import { ContainerProvider } from '../container-provider.ts';
 import { equipContainerNodes } from '../equip-container-nodes.ts';
 import { kubeconfigFollowingApi } from '../kubeconfig-following-api.ts';
-import { removableRuns } from '../reap-leftovers.ts';
+import { reapRuns } from '../reap-leftovers.ts';
 import { cleanMinikubeLeftovers } from './clean-minikube-leftovers.ts';
 import { createMinikubeCluster, installMinikubeCni } from './minikube-create.ts';
 import { restartMinikubeNode } from './minikube-reboot.ts';
@@ -90,7 +90,9 @@ export class MinikubeProvider extends ContainerProvider<'minikube'> implements C
   }
 
   async reap({ force }: { force: boolean }): Promise<string[]> {
-    if (!(await onPath('minikube'))) return [];
-    return cleanMinikubeLeftovers(removableRuns(this.options.workDir, force));
+    const minikube = await onPath('minikube');
+    return reapRuns(this.options.workDir, force, async (removable) =>
+      minikube ? cleanMinikubeLeftovers(removable) : [],
+    );
   }
 }
