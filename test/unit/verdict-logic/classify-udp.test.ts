@@ -56,6 +56,20 @@ describe('udp-query classification', () => {
     );
   });
 
+  it('cites the datagram the client read: not one from that source to another host, nor one from another source', () => {
+    const reply = { from: '10.244.2.2#8080', bytes: 28 };
+    const seen = wire(
+      '12:00:00.000001 IP 10.244.2.2.8080 > 10.244.1.2.20001: Flags [S.], seq 1, ack 1, win 502, length 0', // TCP
+      datagram('10.244.2.2.8080', '10.244.1.9.20001', 28), // the same source, to another client
+      datagram('10.244.2.3.8080', '10.244.1.2.20001', 28), // to the client, from another source
+      datagram('10.244.2.2.8081', '10.244.1.2.20001', 28), // the same address, another port
+      datagram('10.244.2.2.8080', '10.244.1.2.20001', 28), // the one it read
+    );
+    expect(classifyUdpAgent(result({ outcome: 'unexpected-source', replies: [reply] }), seen, client).reason).toBe(
+      'reply from unexpected source: 10.244.2.2#8080, expected 10.96.0.30#80 (on the wire: 10.244.2.2.8080 > 10.244.1.2.20001)',
+    );
+  });
+
   it('an ICMP port-unreachable about the datagram is refused; no reply at all a timeout', () => {
     const rejected = wire(icmp('172.18.0.3', '10.244.1.2', '10.96.0.30 udp port 80 unreachable'));
     expect(classifyUdpAgent(result({ outcome: 'unreachable' }), rejected, client)).toEqual({

@@ -63,6 +63,29 @@ async function judge(before: string[], after: string[], check = snat(), failure?
   return { result: result!, calls };
 }
 
+/** The check judged over reads that answer in turn as `answers` says (an Error: the read throws); the last repeats. */
+async function reading(answers: (Partial<ExecResult> | Error)[]) {
+  let reads = 0;
+  const target: Target = {
+    ref: 'node/node-a',
+    async exec(argv) {
+      const answer = answers[Math.min(reads++, answers.length - 1)]!;
+      if (answer instanceof Error) throw answer;
+      return { argv, exitCode: 0, stdout: '', stderr: '', timedOut: false, durationMs: 1, ...answer };
+    },
+    spawn: () => {
+      throw new Error('no background command');
+    },
+  };
+  const cluster = {
+    snatTable: () => ({ target, argv: ['bpftool'], entries: (out: string) => out.split('\n') }),
+  } as unknown as StartedCluster;
+  const phase = new PhaseChecks([snat()], cluster, (ref) => ADDRESSES[ref] ?? ref);
+  await phase.start();
+  const [result] = await phase.finish();
+  return { result: result! };
+}
+
 describe('an snat check', () => {
   it('counts the reply entries of the flow the probes added, read before and after them', async () => {
     const { result, calls } = await judge(
@@ -120,6 +143,43 @@ describe('an snat check', () => {
     expect((await phase.finish())[0]).toMatchObject({
       unreadable: true,
       observed: "cannot be read before the probes: this cluster cannot read a node's SNAT table",
+    });
+  });
+
+  it("does not count another server's entries on the same port for the same client", async () => {
+    const { result } = await judge([], [REPLY(40060).replace('172.18.0.100:80', '172.18.0.200:80')]);
+    expect(result).toMatchObject({ matched: false, value: 0, observed: '0 added (0 -> 0 entries of the flow)' });
+  });
+
+  it('is unreadable when the table reads before the probes but not after them', async () => {
+    const { result } = await reading([
+      { stdout: `${REPLY(40000)}\n` },
+      { exitCode: 1, stdout: '', stderr: 'map gone' },
+    ]);
+    expect(result).toMatchObject({
+      matched: false,
+      unreadable: true,
+      observed: 'cannot be read after the probes: command failed (exit 1: map gone)',
+    });
+  });
+
+  it('says a read that timed out, and a read or a table lookup that threw, as the reason it cannot be read', async () => {
+    expect((await reading([{ timedOut: true }])).result.observed).toBe(
+      'cannot be read before the probes: command failed (timed out)',
+    );
+    expect((await reading([new Error('exec: no such container')])).result.observed).toBe(
+      'cannot be read before the probes: exec: no such container',
+    );
+    const cluster = {
+      snatTable: () => {
+        throw new Error('node node-a runs no Cilium: it has no BPF SNAT table');
+      },
+    } as unknown as StartedCluster;
+    const phase = new PhaseChecks([snat()], cluster, (ref) => ref);
+    await phase.start();
+    expect((await phase.finish())[0]).toMatchObject({
+      unreadable: true,
+      observed: 'cannot be read before the probes: node node-a runs no Cilium: it has no BPF SNAT table',
     });
   });
 
