@@ -242,8 +242,7 @@ export class PhaseChecks {
   /** How kube-proxy rewrote `on`'s rules between the counter reads, or undefined where it did not (or cannot say). */
   private rewrite(check: CheckSpec, syncsAfter: Syncs): string | undefined {
     if (!readsRules(check)) return undefined;
-    const on = check.on;
-    const node = on.slice('node/'.length);
+    const node = check.on.slice('node/'.length);
     const [before, after] = [this.syncsBefore.get(node), syncsAfter.get(node)];
     if (before === undefined || after === undefined || before === after) return undefined;
     return `kube-proxy rewrote ${node}'s rules between the reads (its sync count ${before} -> ${after})`;

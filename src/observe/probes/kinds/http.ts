@@ -8,7 +8,7 @@ import { earlyVerdict, observation, startWatch, type ProbeRun } from '../probe-r
 import { nextSourcePort } from '../source-ports.ts';
 import { HTTP_WATCH } from '../watch-filters.ts';
 import { PRINT_LAG_MS } from '../packet-watch.ts';
-import type { RouteLookup } from '../../trace/detectors/route-lookup.ts';
+import { ROUTING_ERRNOS, type RouteLookup } from '../../trace/detectors/route-lookup.ts';
 
 /** `ip -4 route get DEST` and the main table in the client's namespace: what its route lookup found. */
 async function readRouting({ target, endpoint, signal }: ProbeRun): Promise<RouteLookup> {
@@ -103,7 +103,7 @@ export async function runHttp(run: ProbeRun, http: NonNullable<ProbeSpec['http']
     const silent = r.exitCode === 7 && !packets.some((p) => p.src === client);
     const errno = silent ? await localErrno(run) : undefined;
     // no route: what the lookup answers and the table it consulted, read in the client's namespace (no packet)
-    const routeLookup = errno === 'ENETUNREACH' || errno === 'EHOSTUNREACH' ? await readRouting(run) : undefined;
+    const routeLookup = errno && ROUTING_ERRNOS.has(errno) ? await readRouting(run) : undefined;
     let classified = classifyCurl(
       {
         exitCode: r.exitCode,

@@ -11,7 +11,8 @@ export interface RouteLookup {
   table: { command: string; output: string };
 }
 
-const ROUTING_ERRNOS = new Set(['ENETUNREACH', 'EHOSTUNREACH']);
+/** The errnos of a connect() whose route lookup failed: no route, or an unreachable one. */
+export const ROUTING_ERRNOS: ReadonlySet<string> = new Set(['ENETUNREACH', 'EHOSTUNREACH']);
 
 function detect(ctx: Ctx): Found | undefined {
   const errno = ctx.probe.detail.connectErrno;
