@@ -71,24 +71,30 @@ describe("a node's capture: the probe is judged on its own connection only", () 
       expect(classifyCurl(refused, packets(lines(40_000)), node, vip)).toMatchObject({ outcome: 'refused' });
     });
   }
-  it("an answered probe's source is its own SYN-ACK's, not the API server's before it", () => {
-    const seen = packets([
+  /** The probe's SYN from port 20000, the API server's handshake, then a SYN-ACK to the probe from `from`. */
+  const answeredFrom = (from: string) =>
+    packets([
       probeSyn(20_000),
       apiSyn,
       apiSynAck,
-      `12:00:00.000030 IP 10.96.0.20.80 > ${node}.20000: Flags [S.], seq 9, ack 2, win 65160, length 0`,
+      `12:00:00.000030 IP ${from} > ${node}.20000: Flags [S.], seq 9, ack 2, win 65160, length 0`,
     ]);
-    const c = classifyCurl({ ...curl(0, '', 200, 'web'), sourcePort: 20_000 }, seen, node, vip);
+  it("an answered probe's source is its own SYN-ACK's, not the API server's before it", () => {
+    const c = classifyCurl(
+      { ...curl(0, '', 200, 'web'), sourcePort: 20_000 },
+      answeredFrom('10.96.0.20.80'),
+      node,
+      vip,
+    );
     expect(c).toMatchObject({ outcome: 'ok', source: '10.96.0.20:80' });
   });
   it('a SYN-ACK that missed its reverse NAT still reaches the probe: it answers its port', () => {
-    const seen = packets([
-      probeSyn(20_000),
-      apiSyn,
-      apiSynAck,
-      `12:00:00.000030 IP 10.244.1.3.8080 > ${node}.20000: Flags [S.], seq 9, ack 2, win 65160, length 0`,
-    ]);
-    const c = classifyCurl({ ...curl(28, 'timed out'), sourcePort: 20_000 }, seen, node, vip);
+    const c = classifyCurl(
+      { ...curl(28, 'timed out'), sourcePort: 20_000 },
+      answeredFrom('10.244.1.3.8080'),
+      node,
+      vip,
+    );
     expect(c).toMatchObject({ outcome: 'unexpected-source', source: '10.244.1.3:8080' });
   });
 });
