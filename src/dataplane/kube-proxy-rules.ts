@@ -12,7 +12,10 @@ export interface RuleInput {
   layout: KubeProxyLayout;
   services: readonly V1Service[];
   slices: readonly V1EndpointSlice[];
+  /** kube-proxy's clusterCIDR: '' when it has none (no masquerade for off-cluster traffic to a ClusterIP). */
   clusterCIDR: string;
+  /** masqueradeAll: every packet to a ClusterIP is marked for SNAT, from pods too. */
+  masqueradeAll: boolean;
   /** The node kube-proxy runs on: endpoints on it are "local". */
   nodeName: string;
   /** net.netfilter.nf_conntrack_tcp_be_liberal as kube-proxy read it at start. */
@@ -109,7 +112,8 @@ export function kubeProxyRules(input: RuleInput): KubeProxyRules {
     filter.rules.push(
       `-A KUBE-FORWARD ${q('kubernetes forwarding conntrack rule')} -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT`,
     );
-  } else {
+  } else if (L.forwardConntrack === 'pair' || input.clusterCIDR) {
+    // before 1.18 the pair matches the cluster CIDR, and without one it is not written
     const [src, dst] =
       L.forwardConntrack === 'cluster-cidr-pair' ? [`-s ${input.clusterCIDR} `, `-d ${input.clusterCIDR} `] : ['', ''];
     filter.rules.push(
@@ -146,7 +150,12 @@ function portContext(input: RuleInput, svc: V1Service, port: ServicePort) {
   const localEps = L.terminatingFallback ? fallback(all.filter((e) => e.local)) : ready.filter((e) => e.local);
   const svcChain = chainName('KUBE-SVC-', `${portName}${proto}`);
   const vipMatch = `-d ${vip}/32 -p ${proto} ${q(`${portName} cluster IP`)} -m ${proto} --dport ${port.port}`;
-  const masq = `! -s ${input.clusterCIDR} ${vipMatch} -j KUBE-MARK-MASQ`;
+  // masqueradeAll marks every packet; else, with a cluster CIDR, the ones not from a pod (its local-traffic detector)
+  const masq = input.masqueradeAll
+    ? `${vipMatch} -j KUBE-MARK-MASQ`
+    : input.clusterCIDR
+      ? `! -s ${input.clusterCIDR} ${vipMatch} -j KUBE-MARK-MASQ`
+      : undefined;
   const sep = (e: Endpoint) => chainName('KUBE-SEP-', `${portName}${proto}${e.ip}:${e.port}`);
   const affinity = clientIPAffinity(svc);
   return {
@@ -224,7 +233,7 @@ function xlbRules(
       `-A KUBE-SERVICES -d ${vip}/32 -p ${proto} ${q(`${portName} has no local endpoints`)} -m ${proto} --dport ${port.port} -j DROP`,
     );
   } else {
-    if (!L.masqueradeInServiceChain) nat.rules.push(`-A KUBE-SERVICES ${masq}`);
+    if (!L.masqueradeInServiceChain && masq) nat.rules.push(`-A KUBE-SERVICES ${masq}`);
     nat.rules.push(`-A KUBE-SERVICES ${vipMatch} -j ${svcChain}`);
   }
   nat.chains.push(svcChain);
@@ -240,7 +249,12 @@ function xlbRules(
   for (const e of clusterEps) writeEndpoint(input, nat, portName, proto, e, sep(e), affinity);
   if (etpLocal) {
     nat.chains.push(xlb);
-    const redirectPods = `-A ${xlb} -s ${input.clusterCIDR} ${q('Redirect pods trying to reach external loadbalancer VIP to clusterIP')} -j ${svcChain}`;
+    // written only where kube-proxy can tell a pod's packet (a cluster CIDR)
+    const redirectPods = input.clusterCIDR
+      ? [
+          `-A ${xlb} -s ${input.clusterCIDR} ${q('Redirect pods trying to reach external loadbalancer VIP to clusterIP')} -j ${svcChain}`,
+        ]
+      : [];
     // the LOCAL-traffic rules came with PR 77523 (1.15), written before the redirect rule in 1.15 and after it from 1.16
     const localTraffic =
       L.minor >= 15
@@ -249,7 +263,7 @@ function xlbRules(
             `-A ${xlb} ${q(`route LOCAL traffic for ${portName} LB IP to service chain`)} -m addrtype --src-type LOCAL -j ${svcChain}`,
           ]
         : [];
-    nat.rules.push(...(L.xlbRedirectFirst ? [redirectPods, ...localTraffic] : [...localTraffic, redirectPods]));
+    nat.rules.push(...(L.xlbRedirectFirst ? [...redirectPods, ...localTraffic] : [...localTraffic, ...redirectPods]));
     if (localEps.length === 0) nat.rules.push(`-A ${xlb} ${q(`${portName} has no local endpoints`)} -j KUBE-MARK-DROP`);
     // KUBE-XLB always carries the service comment on its affinity rules, whatever the release does to KUBE-SVC's
     if (affinity !== undefined)
@@ -311,14 +325,17 @@ function splitChainRules(
       );
     }
   }
-  if (hasInternal) nat.rules.push(`-A ${internalChain} ${masq}`);
+  if (hasInternal && masq) nat.rules.push(`-A ${internalChain} ${masq}`);
   if (nodePort) {
     nat.chains.push(ext);
     if (!etpLocal) {
       nat.rules.push(`-A ${ext} ${q(`masquerade traffic for ${portName} external destinations`)} -j KUBE-MARK-MASQ`);
     } else {
+      if (input.clusterCIDR)
+        nat.rules.push(
+          `-A ${ext} -s ${input.clusterCIDR} ${q(`pod traffic for ${portName} external destinations`)} -j ${svcChain}`,
+        );
       nat.rules.push(
-        `-A ${ext} -s ${input.clusterCIDR} ${q(`pod traffic for ${portName} external destinations`)} -j ${svcChain}`,
         `-A ${ext} ${q(`masquerade LOCAL traffic for ${portName} external destinations`)} -m addrtype --src-type LOCAL -j KUBE-MARK-MASQ`,
         `-A ${ext} ${q(`route LOCAL traffic for ${portName} external destinations`)} -m addrtype --src-type LOCAL -j ${svcChain}`,
       );

@@ -1,5 +1,6 @@
 // What each component writes on one node of a topology, as iptables operations: shared by the lab
 // (which runs them) and `netrepro render` (which prints their result), so both say the same thing.
+import type { KubeProxyConfig } from '../model/lab-action.ts';
 import type { TopologySpec } from '../model/scenario-schema.ts';
 import { endpointSliceObject, serviceObject, type PodPlacement } from '../contract/kube-objects.ts';
 import type { IptablesOp } from './iptables-ops.ts';
@@ -26,23 +27,38 @@ export function bootOrder(topology: TopologySpec, order?: readonly NodeComponent
   return fits;
 }
 
+/** What kube-proxy runs as on a node: its release and configuration. */
+export interface KubeProxySettings extends KubeProxyConfig {
+  release: string;
+}
+
+/** kube-proxy as every node starts it at boot: the topology's release and `kubeProxyConfig`. */
+export function bootKubeProxy(topology: TopologySpec): KubeProxySettings {
+  return {
+    release: topology.kubeProxy,
+    clusterCIDR: topology.kubeProxyConfig.clusterCIDR ?? topology.clusterCIDR,
+    masqueradeAll: topology.kubeProxyConfig.masqueradeAll ?? false,
+  };
+}
+
 export function componentStart(
   topology: TopologySpec,
   nodeName: string,
   component: NodeComponent,
   facts: NodeFacts,
-  version = topology.kubeProxy,
+  proxy = bootKubeProxy(topology),
 ): IptablesOp[] {
   const node = topology.nodes.find((n) => n.name === nodeName);
   if (!node) throw new Error(`no node ${nodeName}`);
   if (component === 'cilium') return ciliumStart(topology.cilium.version, topology.cilium.endpointRoutes);
   if (component === 'flannel') return flannelStart(node.podCIDR, topology.clusterCIDR);
-  const layout = kubeProxyLayout(version);
+  const layout = kubeProxyLayout(proxy.release);
   const rules = kubeProxyRules({
     layout,
     services: topology.services.map(serviceObject),
     slices: topology.services.map((s) => endpointSliceObject(s, facts.placements)),
-    clusterCIDR: topology.clusterCIDR,
+    clusterCIDR: proxy.clusterCIDR,
+    masqueradeAll: proxy.masqueradeAll,
     nodeName,
     beLiberal: facts.beLiberal,
     nfacctCounters: facts.nfacctCounters,

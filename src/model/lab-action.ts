@@ -21,9 +21,22 @@ export interface Command {
 
 export type NodeComponentName = 'kube-proxy' | 'cilium' | 'flannel';
 
+/** kube-proxy's configuration fields the lab honours: clusterCIDR ('' for none) and masqueradeAll. */
+export interface KubeProxyConfig {
+  clusterCIDR: string;
+  masqueradeAll: boolean;
+}
+
 /** Node-level operations that are not a plain command. */
 export type LabAction =
-  | { kind: 'start'; node: string; component: NodeComponentName; version?: string }
+  | {
+      kind: 'start';
+      node: string;
+      component: NodeComponentName;
+      version?: string;
+      /** kube-proxy's configuration from this start on (fields left out keep the node's current ones). */
+      config?: Partial<KubeProxyConfig>;
+    }
   /** The node's iptables rules and conntrack table are emptied, then its components start in `order` (default: the topology's). */
   | { kind: 'reboot'; node: string; order?: NodeComponentName[] }
   | {

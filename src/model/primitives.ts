@@ -51,6 +51,22 @@ export const KubeProxyVersion = z
   .string()
   .regex(/^1\.\d+$/, 'a kube-proxy release such as "1.29" (quoted in YAML)')
   .refine((v) => Number(v.split('.')[1]) >= 14, 'kube-proxy 1.14 or newer');
+/**
+ * The KubeProxyConfiguration fields a scenario sets: its clusterCIDR (by default the topology's; '' for none, as a
+ * config that leaves it out) and masqueradeAll.
+ */
+export const KubeProxyConfigFields = {
+  clusterCIDR: z
+    .union([Cidr, z.literal('')])
+    .optional()
+    .describe(
+      "kube-proxy's clusterCIDR (default: the topology's): packets from outside it to a ClusterIP are masqueraded; '' for none, so they keep their source address",
+    ),
+  masqueradeAll: z
+    .boolean()
+    .optional()
+    .describe('masqueradeAll: every packet to a ClusterIP is SNATed to the node, from pods too (default false)'),
+};
 /** CILIUM_FORWARD layouts: "1.7" for Cilium v1.6.2 - v1.7.4, "1.8" from v1.7.5 on (cilium/cilium PR 11819, backported to v1.7.5). */
 export const CILIUM_VERSIONS = ['1.7', '1.8'] as const;
 /** Socket-LB hooks a stale program may hold. */

@@ -30,6 +30,7 @@ import {
   CNI_SHAPES,
   COMPONENTS,
   KubeProxyVersion,
+  KubeProxyConfigFields,
   CILIUM_VERSIONS,
   ServicePorts,
   SessionAffinity,
@@ -213,6 +214,11 @@ export const Topology = z
     kubeProxy: KubeProxyVersion.default('1.29').describe(
       'kube-proxy release whose iptables-mode layout the lab writes (any 1.y from 1.14)',
     ),
+    kubeProxyConfig: z
+      .object(KubeProxyConfigFields)
+      .strict()
+      .default({})
+      .describe("kube-proxy's configuration on every node at boot (a `start` step can restart it with another)"),
     cilium: Cilium.default({ bpfMasquerade: true, socketLB: false, version: '1.8', endpointRoutes: false }).describe(
       'options of the cilium shape',
     ),

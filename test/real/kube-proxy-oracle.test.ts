@@ -3,7 +3,8 @@
 // `netrepro render --profile kube-proxy-1.20` for the same topology. Normalised away, and nothing else:
 // counters, the canary chains (KUBE-PROXY-CANARY, KUBE-KUBELET-CANARY: kube-proxy's and kubelet's flush
 // detection, not modelled), the `default/kubernetes` Service (an input the lab does not have), and the
-// order of the Service rules in KUBE-SERVICES and KUBE-NODEPORTS (a Go map upstream).
+// order of the Service rules in KUBE-SERVICES and KUBE-NODEPORTS (a Go map upstream). Then each node's
+// kube-proxy is restarted with another configuration and compared with the render of that configuration.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderIptables } from '../../src/dataplane/render-node.ts';
 import { LocalProvider } from '../../src/providers/real/local/local-provider.ts';
@@ -41,6 +42,21 @@ describe.skipIf(skip)(
         const extra = real.filter((l) => !render.includes(l));
         expect({ missing, extra }).toEqual({ missing: [], extra: [] });
         // and in the same order, apart from the Service rules of KUBE-SERVICES/KUBE-NODEPORTS
+        expect(real).toEqual(render);
+      });
+    }
+
+    // restarted with another configuration: node-a without a cluster CIDR, node-b with masqueradeAll
+    const restarts = { 'node-a': { clusterCIDR: '' }, 'node-b': { masqueradeAll: true } } as const;
+    for (const [node, config] of Object.entries(restarts)) {
+      it(`${node}: kube-proxy restarted with ${JSON.stringify(config)} writes the render of that configuration`, async () => {
+        await cluster!.perform({ kind: 'start', node, component: 'kube-proxy', config });
+        const real = normalise((await cluster!.node(node).exec(['iptables-save'])).stdout);
+        const render = normalise(renderIptables({ ...ORACLE_TOPOLOGY, kubeProxyConfig: config }, node));
+        expect({
+          missing: render.filter((l) => !real.includes(l)),
+          extra: real.filter((l) => !render.includes(l)),
+        }).toEqual({ missing: [], extra: [] });
         expect(real).toEqual(render);
       });
     }

@@ -16,6 +16,7 @@ const rules = (version: string) =>
     services: [],
     slices: [],
     clusterCIDR: '10.244.0.0/16',
+    masqueradeAll: false,
     nodeName: 'n1',
     beLiberal: false,
     nfacctCounters: false,

@@ -100,7 +100,14 @@ function ours(
     clusterCIDR: '10.0.0.0/8',
   },
 ) {
-  const r = kubeProxyRules({ layout, ...input, nodeName: 'test-node', beLiberal: false, nfacctCounters });
+  const r = kubeProxyRules({
+    layout,
+    masqueradeAll: false,
+    ...input,
+    nodeName: 'test-node',
+    beLiberal: false,
+    nfacctCounters,
+  });
   return {
     filter: byChain(r.tables.filter.rules),
     nat: byChain(r.tables.nat.rules),

@@ -36,6 +36,7 @@ const input = (version: string, extra: Partial<RuleInput> = {}, svc = service())
   services: [serviceObject(svc)],
   slices: [endpointSliceObject(svc, pods)],
   clusterCIDR: '10.244.0.0/16',
+  masqueradeAll: false,
   nodeName: 'n1',
   beLiberal: false,
   nfacctCounters: false,
@@ -136,6 +137,29 @@ describe('kube-proxy rule writer', () => {
     );
     expect(recent).toMatch(/-A KUBE-EXT-\w+ -j KUBE-SVL-/);
     expect(recent).toMatch(/-A KUBE-SVL-\w+ -m comment --comment "default\/web:http -> 10.244.1.3:8080" -j KUBE-SEP-/);
+  });
+
+  it('masquerades off-cluster traffic to a ClusterIP only with a cluster CIDR, and every packet with masqueradeAll', () => {
+    const masq = (t: string) => t.split('\n').filter((l) => /cluster IP" -m tcp --dport 80 -j KUBE-MARK-MASQ$/.test(l));
+    for (const v of ['1.14', '1.20', '1.29']) {
+      expect(masq(text(input(v))), v).toEqual([expect.stringContaining('! -s 10.244.0.0/16 -d 10.96.0.20/32 -p tcp')]);
+      expect(masq(text(input(v, { clusterCIDR: '' }))), v).toEqual([]);
+      expect(masq(text(input(v, { masqueradeAll: true }))), v).toEqual([
+        expect.stringMatching(/^-A KUBE-(SERVICES|SVC-\w+) -d 10.96.0.20\/32 -p tcp/),
+      ]);
+    }
+    // before 1.18 the conntrack pair of KUBE-FORWARD matches the cluster CIDR, and is left out without one
+    expect(text(input('1.14', { clusterCIDR: '' }))).not.toContain('forwarding conntrack');
+    expect(text(input('1.20', { clusterCIDR: '' }))).toContain('forwarding conntrack pod source rule');
+    // eTP Local: the rule sending pods' packets to the cluster-wide chain needs the CIDR too
+    const local = service({
+      type: 'NodePort',
+      externalTrafficPolicy: 'Local',
+      ports: [{ name: 'http', port: 80, targetPort: 8080, nodePort: 30080 }],
+    });
+    expect(text(input('1.20', {}, local))).toContain('Redirect pods trying to reach external loadbalancer VIP');
+    expect(text(input('1.20', { clusterCIDR: '' }, local))).not.toContain('Redirect pods');
+    expect(text(input('1.29', { clusterCIDR: '' }, local))).not.toContain('pod traffic for');
   });
 
   it('ensures its jumps: a restart with the jumps present moves nothing, after a reboot the last starter is first', () => {

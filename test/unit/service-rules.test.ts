@@ -54,6 +54,7 @@ function rules(version: string, node: string, extra: Record<string, unknown> = {
       layout: kubeProxyLayout(version),
       services: [serviceObject(svc)],
       slices: [endpointSliceObject(svc, pods)],
+      masqueradeAll: false,
       clusterCIDR: '10.244.0.0/16',
       nodeName: node,
       beLiberal: false,

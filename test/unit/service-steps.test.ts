@@ -29,12 +29,14 @@ const topology = (protocol: 'TCP' | 'UDP', endpoints: string[]) =>
       { name: 'dns', clusterIP: '10.96.0.10', ports: [{ name: 'dns', port: 53, targetPort: 53, protocol }], endpoints },
     ],
   });
+/** kube-proxy of `release` with the topology's cluster CIDR. */
+const proxy = (release: string) => ({ release, clusterCIDR: '10.244.0.0/16', masqueradeAll: false });
 const placements = new Map([
   ['a', { ip: '10.244.1.2', node: 'n1' }],
   ['b', { ip: '10.244.1.3', node: 'n1' }],
 ]);
 const save = (t: ReturnType<typeof topology>, version = '1.29') => {
-  const rules = rulesFor(t, kubeProxyLayout(version), 'n1', placements, false);
+  const rules = rulesFor(t, proxy(version), 'n1', placements, false);
   return new IptablesModel().apply(kubeProxySyncOps(rules, new IptablesModel().save())).save();
 };
 
@@ -186,9 +188,9 @@ describe("kube-proxy's sync", () => {
     const before = save(topology('TCP', ['a', 'b']));
     expect(before.match(/^:KUBE-SEP-/gm)).toHaveLength(2);
     const t = topology('TCP', []);
-    const rules = rulesFor(t, kubeProxyLayout('1.29'), 'n1', placements, false);
+    const rules = rulesFor(t, proxy('1.29'), 'n1', placements, false);
     const model = new IptablesModel().apply(
-      kubeProxySyncOps(rulesFor(topology('TCP', ['a', 'b']), kubeProxyLayout('1.29'), 'n1', placements, false), ''),
+      kubeProxySyncOps(rulesFor(topology('TCP', ['a', 'b']), proxy('1.29'), 'n1', placements, false), ''),
     );
     const ops = kubeProxySyncOps(rules, model.save());
     const payload = ops[0]!.op === 'restore' ? ops[0]!.payload : '';
@@ -217,7 +219,7 @@ describe("kube-proxy's sync", () => {
       ],
     };
     const after = new IptablesModel()
-      .apply(kubeProxySyncOps(rulesFor(both, kubeProxyLayout('1.29'), 'n1', placements, false), save(t)))
+      .apply(kubeProxySyncOps(rulesFor(both, proxy('1.29'), 'n1', placements, false), save(t)))
       .save();
     expect(after.match(/^-A KUBE-SERVICES .*--dport 53 -j KUBE-SVC-/gm)).toHaveLength(2);
     expect(after.match(/-m recent --rcheck --seconds 10800 --reap/g)).toHaveLength(2);
@@ -232,7 +234,7 @@ describe("kube-proxy's sync", () => {
       ],
     };
     const synced = new IptablesModel()
-      .apply(kubeProxySyncOps(rulesFor(again, kubeProxyLayout('1.29'), 'n1', placements, false), after))
+      .apply(kubeProxySyncOps(rulesFor(again, proxy('1.29'), 'n1', placements, false), after))
       .save();
     expect(synced.match(/-m recent --rcheck --seconds 10800 --reap/g)).toHaveLength(4);
     expect(synced.match(/-m recent --set/g)).toHaveLength(4);

@@ -5,7 +5,8 @@
 import type { TopologySpec } from '../../model/scenario-schema.ts';
 import { endpointSliceObject, serviceObject, type PodPlacement } from '../../contract/kube-objects.ts';
 import type { IptablesOp } from '../../dataplane/iptables-ops.ts';
-import type { KubeProxyLayout } from '../../dataplane/kube-proxy-layout.ts';
+import { kubeProxyLayout, type KubeProxyLayout } from '../../dataplane/kube-proxy-layout.ts';
+import type { KubeProxySettings } from '../../dataplane/node-iptables.ts';
 import { kubeProxyRules, restorePayload, type KubeProxyRules } from '../../dataplane/kube-proxy-rules.ts';
 import type { Target } from '../../contract/provider.ts';
 
@@ -50,16 +51,17 @@ export function kubeProxySyncOps(rules: KubeProxyRules, save: string): IptablesO
 
 export function rulesFor(
   topology: TopologySpec,
-  layout: KubeProxyLayout,
+  proxy: KubeProxySettings,
   nodeName: string,
   placements: ReadonlyMap<string, PodPlacement>,
   beLiberal: boolean,
 ): KubeProxyRules {
   return kubeProxyRules({
-    layout,
+    layout: kubeProxyLayout(proxy.release),
     services: topology.services.map(serviceObject),
     slices: topology.services.map((s) => endpointSliceObject(s, placements)),
-    clusterCIDR: topology.clusterCIDR,
+    clusterCIDR: proxy.clusterCIDR,
+    masqueradeAll: proxy.masqueradeAll,
     nodeName,
     beLiberal,
     nfacctCounters: false,

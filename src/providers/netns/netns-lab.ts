@@ -8,6 +8,7 @@ import type { TopologySpec } from '../../model/scenario-schema.ts';
 import type { CommandRunner, Spawned } from '../../contract/command.ts';
 import type { LabAction, SnatTable, StartedCluster, Target } from '../../contract/provider.ts';
 import { TeardownStack } from '../../contract/teardown-stack.ts';
+import { bootKubeProxy, type KubeProxySettings } from '../../dataplane/node-iptables.ts';
 import { STATE_ROOT, type LabNames } from '../namespaces/lab-names.ts';
 import { removeNamespaces } from '../namespaces/namespace-batch.ts';
 import { type LabInventory, NODE_AGENT_COMMAND, type ReadonlyLabInventory } from './lab-inventory.ts';
@@ -51,7 +52,7 @@ export class NetnsLab implements StartedCluster {
   /** The topology as the lab's steps left it. */
   private current: TopologySpec;
   /** Node -> the kube-proxy release a `start` step put there (else the topology's). */
-  private readonly kubeProxyReleases = new Map<string, string>();
+  private readonly kubeProxies = new Map<string, KubeProxySettings>();
   /** In creation order; removed in one batch. */
   private readonly namespaces: string[] = [];
   private readonly processes: Spawned[] = [];
@@ -96,19 +97,19 @@ export class NetnsLab implements StartedCluster {
     };
   }
 
-  /** The kube-proxy release `node` runs: the one a `start` step put there, else the topology's. */
-  kubeProxyRelease(node: string): string {
-    return this.kubeProxyReleases.get(node) ?? this.current.kubeProxy;
+  /** The kube-proxy `node` runs: the one a `start` step put there, else the topology's. */
+  kubeProxy(node: string): KubeProxySettings {
+    return this.kubeProxies.get(node) ?? bootKubeProxy(this.current);
   }
 
-  /** A `start` step started kube-proxy `release` on `node`. */
-  kubeProxyStarted(node: string, release: string): void {
-    this.kubeProxyReleases.set(node, release);
+  /** A `start` step started kube-proxy on `node`: another release or configuration, or the same one again. */
+  kubeProxyStarted(node: string, proxy: KubeProxySettings): void {
+    this.kubeProxies.set(node, proxy);
   }
 
-  /** A reboot brings `node` back to the topology's components and releases. */
+  /** A reboot brings `node` back to the topology's components, releases and configuration. */
   nodeRebooted(node: string): void {
-    this.kubeProxyReleases.delete(node);
+    this.kubeProxies.delete(node);
   }
 
   /** The pod agent's argv: the native agent once built, else pod-agent.mjs. */

@@ -410,11 +410,20 @@ async function performAction(lab: NetnsLab, action: LabAction): Promise<void> {
       if (action.component !== 'kube-proxy' && action.component !== lab.topology.cni) {
         throw new HarnessError('UNSUPPORTED', `${action.component} runs only in the ${action.component} CNI shape`);
       }
-      if (action.component === 'kube-proxy')
-        lab.kubeProxyStarted(action.node, action.version ?? lab.topology.kubeProxy);
+      if (action.component === 'kube-proxy') {
+        // a restart keeps what it does not change: the release and configuration the node ran
+        const was = lab.kubeProxy(action.node);
+        lab.kubeProxyStarted(action.node, { ...was, ...action.config, release: action.version ?? was.release });
+      }
       await applyOps(
         node,
-        componentStart(lab.topology, action.node, action.component, await nodeFacts(lab, action.node), action.version),
+        componentStart(
+          lab.topology,
+          action.node,
+          action.component,
+          await nodeFacts(lab, action.node),
+          lab.kubeProxy(action.node),
+        ),
       );
       if (action.component === 'flannel') await startFlannelNetwork(lab, action.node);
       return;

@@ -41,9 +41,10 @@ export async function changeServices(
   await Promise.all(
     lab.nodeNames.map(async (nodeName) => {
       const node = lab.node(nodeName);
-      const layout = kubeProxyLayout(lab.kubeProxyRelease(nodeName));
+      const proxy = lab.kubeProxy(nodeName);
+      const layout = kubeProxyLayout(proxy.release);
       const liberal = await readBeLiberal(node);
-      const rules = rulesFor(lab.topology, layout, nodeName, placements, liberal);
+      const rules = rulesFor(lab.topology, proxy, nodeName, placements, liberal);
       const save = (await node.exec(['iptables-save'])).stdout;
       await applyOps(node, kubeProxySyncOps(rules, save), save);
       const missing = missingRules(rules.tables, (await node.exec(['iptables-save'])).stdout);

@@ -64,12 +64,9 @@ export function fitKubeProxy(topology: TopologySpec, k8sVersion: string): { reas
 }
 
 /**
- * What a real cluster's nodes are given, not chosen by a scenario: their CNI conflist chains portmap (hostPorts
- * work), and kind, minikube and k3s nodes have their network's default route (`local` can leave it out).
- */
-/**
- * What a real provider's nodes cannot be set up with: `ownNodes` (the `local` provider, whose nodes are namespaces
- * it wires itself) can leave out the default route and boot with a FORWARD policy of DROP.
+ * What a real provider's nodes cannot be set up with: their CNI conflist always chains portmap; `ownNodes` (the
+ * `local` provider, whose nodes are namespaces it wires itself and whose kube-proxy it configures) can leave out
+ * the default route, boot with a FORWARD policy of DROP and give kube-proxy the scenario's configuration.
  */
 export function fitNodeSetup(topology: TopologySpec, ownNodes = false): Misfit | undefined {
   const chain = topology.nodes.find((n) => n.cniChain && !n.cniChain.includes('portmap'));
@@ -89,6 +86,12 @@ export function fitNodeSetup(topology: TopologySpec, ownNodes = false): Misfit |
     return {
       reason: `node ${dropping.name} boots with forwardPolicy: DROP; this provider's nodes boot with their image's policy`,
       hint: 'set it after boot with a `forward-policy` step in baseline.steps, or run it with --provider netns or local',
+    };
+  const config = Object.keys(topology.kubeProxyConfig ?? {});
+  if (!ownNodes && config.length > 0)
+    return {
+      reason: `topology.kubeProxyConfig sets ${config.join(' and ')}; this provider's kube-proxy runs with its installer's configuration`,
+      hint: 'run it with --provider netns or local',
     };
   return undefined;
 }

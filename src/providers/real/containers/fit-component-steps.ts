@@ -42,6 +42,11 @@ export function fitComponentSteps(scenario: Scenario, k8sVersion: string): Misfi
             };
           liberal.set(step.reboot.node, atBoot(step.reboot.node));
         } else if ('start' in step && step.start && step.start.component === 'kube-proxy') {
+          if (step.start.clusterCIDR !== undefined || step.start.masqueradeAll !== undefined)
+            return {
+              reason: `${where} (start): the cluster's kube-proxy takes its configuration from its ConfigMap, which netrepro does not change`,
+              hint: 'run it with --provider netns or local',
+            };
           const asked = step.start.version ?? topology.kubeProxy;
           const refusal = standInRefusal(asked, k8sVersion, {
             beLiberal: liberal.get(step.start.node) ?? false,

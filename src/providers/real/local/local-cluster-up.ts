@@ -31,7 +31,11 @@ import {
   schedulerArgv,
   type ControlPlaneInput,
 } from './local-control-plane.ts';
-import { writeNodeConfigs } from './local-node-configs.ts';
+import { writeKubeProxyConfig, writeNodeConfigs } from './local-node-configs.ts';
+import { bootKubeProxy } from '../../../dataplane/node-iptables.ts';
+import type { KubeProxyConfig } from '../../../model/lab-action.ts';
+import { kubeProxySyncs } from '../common/kube-proxy-syncs.ts';
+import { namespaceTarget } from './local-cluster.ts';
 import { packagePath } from '../../../model/package-root.ts';
 import {
   flannelDevice,
@@ -90,6 +94,8 @@ export interface LocalClusterHandle {
   startKubelet(node: LocalNode): Promise<Daemon>;
   startKubeProxy(node: LocalNode): Promise<Daemon>;
   waitKubeProxySynced(node: LocalNode): Promise<void>;
+  /** kube-proxy stopped, its configuration file written anew, started, and waited for until its first sync is done. */
+  restartKubeProxy(node: LocalNode, config: KubeProxyConfig): Promise<void>;
 }
 
 export interface BringUpInput {
@@ -181,6 +187,7 @@ export async function bringUpLocalCluster(input: BringUpInput): Promise<LocalClu
     startKubelet: up.startKubelet,
     startKubeProxy: up.startKubeProxy,
     waitKubeProxySynced: up.waitKubeProxySynced,
+    restartKubeProxy: up.restartKubeProxy,
   };
 }
 
@@ -301,6 +308,24 @@ class LocalBringUp {
     });
     n.daemons.set('kube-proxy', d);
     return d;
+  };
+
+  readonly restartKubeProxy = async (n: LocalNode, config: KubeProxyConfig): Promise<void> => {
+    await n.daemons.get('kube-proxy')?.stop();
+    await writeKubeProxyConfig(n, this.kubeconfig, config);
+    const proxy = await this.startKubeProxy(n);
+    // its rules stay in place across the restart: the new process's own sync count says when it wrote them
+    const node = namespaceTarget(`node/${n.scenarioName}`, n.netns);
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      if (((await kubeProxySyncs(node, true)) ?? 0) >= 1) return;
+      if (!proxy.running)
+        throw new HarnessError('LAB_FAILED', `kube-proxy on ${n.kubeName} exited; its log:\n${await proxy.tail()}`);
+      if (Date.now() > deadline)
+        throw new HarnessError('LAB_FAILED', `kube-proxy on ${n.kubeName} did not sync within 60 s of its restart`);
+      if (this.input.run.signal.aborted) throw new HarnessError('ABORTED', 'aborted while waiting for kube-proxy');
+      await new Promise((r) => setTimeout(r, 200));
+    }
   };
 
   /** Synced once its rules hold the `kubernetes` Service, which exists from the API server's start. */
@@ -500,7 +525,7 @@ async function prepareNodeFiles(up: LocalBringUp, n: LocalNode): Promise<void> {
     kubeconfig: up.kubeconfig,
     resolvConf: up.resolvConf,
     cgroupRoot: root,
-    clusterCIDR: topology.clusterCIDR,
+    kubeProxy: bootKubeProxy(topology),
   });
   // the conflist before containerd starts: the node is network-ready at once (the scenario's podCIDR, honoured)
   await writeFile(

@@ -1,9 +1,10 @@
 // A started `local` cluster: the real-cluster layer's RealCluster (pods, Service and endpoint changes through
 // the API, teardown stack) plus what a cluster of namespaces on this host can also do: commands on the fabric
-// and on hosts outside the cluster, the names of a node's fabric port and a pod's host-side veth, the helper
+// and on hosts outside the cluster, kube-proxy restarted with another configuration, the names of a node's fabric port and a pod's host-side veth, the helper
 // programs in the pod image.
 import { HarnessError } from '../../../model/errors.ts';
 import type { TopologySpec } from '../../../model/scenario-schema.ts';
+import type { KubeProxyConfig, LabAction } from '../../../model/lab-action.ts';
 import type { Target } from '../../../contract/provider.ts';
 import { HELPERS } from '../../namespaces/helper-build.ts';
 import { NETNS_DIR } from '../../namespaces/lab-names.ts';
@@ -23,6 +24,14 @@ export class LocalCluster extends RealCluster {
   fabric?: Target;
   /** The native agent on this machine: nodes and hosts are namespaces here, without the pod image's copy. */
   hostAgent?: readonly string[];
+  /** Restarts a node's kube-proxy (the cluster's one build) with its configuration changed by `config`. */
+  restartKubeProxy?: (node: string, config: Partial<KubeProxyConfig>) => Promise<void>;
+
+  override async perform(action: LabAction): Promise<void> {
+    if (action.kind === 'start' && action.component === 'kube-proxy' && this.restartKubeProxy)
+      return this.restartKubeProxy(action.node, action.config ?? {});
+    return super.perform(action);
+  }
 
   agentCommandOn(ref: string): readonly string[] | undefined {
     return ref.startsWith('pod/') ? this.agentCommand : this.hostAgent;

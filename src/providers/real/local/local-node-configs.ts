@@ -2,6 +2,7 @@
 // and socket there, the node's CNI chain), kubelet's and kube-proxy's.
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { KubeProxyConfig } from '../../../model/lab-action.ts';
 import type { LocalBuild } from './local-build.ts';
 
 /** The node as its configuration files name it. */
@@ -23,14 +24,19 @@ export interface NodeConfigInput {
   resolvConf: string;
   /** The node's kubelet --cgroup-root, without its leading slash. */
   cgroupRoot: string;
-  /** The scenario's pod network. */
-  clusterCIDR: string;
+  /** kube-proxy's configuration fields from the scenario. */
+  kubeProxy: KubeProxyConfig;
 }
 
 export async function writeNodeConfigs(n: ConfiguredNode, c: NodeConfigInput): Promise<void> {
   await writeFile(join(n.dir, 'containerd.toml'), containerdToml(n.dir, c.build.images.pauseRef));
   await writeFile(join(n.dir, 'kubelet.yaml'), kubeletYaml(n, c));
-  await writeFile(join(n.dir, 'kube-proxy.yaml'), kubeProxyYaml(n, c));
+  await writeKubeProxyConfig(n, c.kubeconfig, c.kubeProxy);
+}
+
+/** kube-proxy's configuration file, written again before a restart with another configuration. */
+export function writeKubeProxyConfig(n: ConfiguredNode, kubeconfig: string, config: KubeProxyConfig): Promise<void> {
+  return writeFile(join(n.dir, 'kube-proxy.yaml'), kubeProxyYaml(n, kubeconfig, config));
 }
 
 /** containerd 1.4's configuration: everything it keeps under the node's directory `d`. */
@@ -101,13 +107,14 @@ nodeStatusUpdateFrequency: 2s
 `;
 }
 
-function kubeProxyYaml(n: ConfiguredNode, c: NodeConfigInput): string {
+function kubeProxyYaml(n: ConfiguredNode, kubeconfig: string, config: KubeProxyConfig): string {
   return `apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
-clientConnection: { kubeconfig: ${c.kubeconfig} }
+clientConnection: { kubeconfig: ${kubeconfig} }
 hostnameOverride: ${n.kubeName}
-clusterCIDR: ${c.clusterCIDR}
+clusterCIDR: "${config.clusterCIDR}"
 mode: iptables
+iptables: { masqueradeAll: ${config.masqueradeAll} }
 healthzBindAddress: 127.0.0.1:10256
 metricsBindAddress: 127.0.0.1:10249
 # 0: kube-proxy leaves nf_conntrack_max and the module's hashsize alone (host-wide settings)

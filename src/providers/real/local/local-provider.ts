@@ -9,6 +9,8 @@ import type { Scenario, TopologySpec } from '../../../model/scenario-schema.ts';
 import type { Availability, ClusterProvider, Misfit, RunContext, StartedCluster } from '../../../contract/provider.ts';
 import { applyOps } from '../../../dataplane/iptables-ops.ts';
 import { flannelStart } from '../../../dataplane/node-components.ts';
+import { bootKubeProxy } from '../../../dataplane/node-iptables.ts';
+import type { KubeProxyConfig } from '../../../model/lab-action.ts';
 import { findOnPath } from '../../../contract/find-on-path.ts';
 import { helperBinary } from '../../namespaces/helper-build.ts';
 import {
@@ -30,8 +32,7 @@ import type { LocalApi } from './local-api.ts';
 import { bringUpLocalCluster, type LocalClusterHandle, type LocalNode } from './local-cluster-up.ts';
 import { LocalCluster, namespaceTarget } from './local-cluster.ts';
 import { localNames } from './local-names.ts';
-import { LOCAL_CAPABILITIES, LOCAL_K8S_VERSION, localMisfit } from './local-support.ts';
-import { fitServiceSteps } from '../common/fit-service-steps.ts';
+import { LOCAL_CAPABILITIES, localMisfit, localStepMisfit } from './local-support.ts';
 
 /** The agent inside the pod image (its native build, src/providers/netns/agent/pod-agent.c, static). */
 export const LOCAL_AGENT_COMMAND = ['/netrepro/pod-agent'] as const;
@@ -68,7 +69,7 @@ export class LocalProvider implements ClusterProvider {
   }
 
   fitSteps(scenario: Scenario): Misfit | undefined {
-    return fitServiceSteps(scenario, LOCAL_K8S_VERSION, 'local');
+    return localStepMisfit(scenario);
   }
 
   async detect(): Promise<Availability> {
@@ -123,6 +124,7 @@ export class LocalProvider implements ClusterProvider {
         api: new BringUpApi(context, run.signal),
       });
       adoptFabricAndHosts(cluster, up, names.fabric);
+      cluster.restartKubeProxy = kubeProxyRestarts(up, topology);
       if (topology.cni === 'flannel') await startFlannelRules(up.nodes, topology.clusterCIDR);
       run.log(
         `local cluster up in ${((up.timings['cluster up'] ?? 0) / 1000).toFixed(1)} s (${up.nodes.length} nodes, Kubernetes ${build.kubernetesVersion})`,
@@ -193,6 +195,22 @@ function adoptFabricAndHosts(local: LocalCluster, up: LocalClusterHandle, fabric
     local.hosts.set(h.name, namespaceTarget(`host/${h.name}`, h.netns));
     local.addresses.set(`host/${h.name}`, h.ip);
   }
+}
+
+/** Each node's kube-proxy restarted with its configuration changed, the node's current one kept for the next restart. */
+function kubeProxyRestarts(
+  up: LocalClusterHandle,
+  topology: TopologySpec,
+): (node: string, config: Partial<KubeProxyConfig>) => Promise<void> {
+  const current = new Map<string, KubeProxyConfig>();
+  return async (node, config) => {
+    const n = up.nodes.find((x) => x.scenarioName === node);
+    if (!n) throw new HarnessError('LAB_FAILED', `no node ${node} in this cluster`);
+    const { clusterCIDR, masqueradeAll } = bootKubeProxy(topology);
+    const next = { ...(current.get(node) ?? { clusterCIDR, masqueradeAll }), ...config };
+    await up.restartKubeProxy(n, next);
+    current.set(node, next);
+  };
 }
 
 /** flanneld's masquerade and forward rules, after kube-proxy's (its jumps appended when missing). */

@@ -2,13 +2,16 @@
 // bookworm's `kubernetes` source package) with the nodes as network namespaces of this host, so besides
 // node commands it can run them on the fabric that joins the nodes, name a node's port on that fabric,
 // and change Services and endpoints through the API (the real kube-proxy then syncs its rules itself).
-// What it cannot: Cilium (not packaged in Debian), kube-proxy by hand or another release (one build),
-// BPF programs of the lab's own datapath, hosts outside the cluster.
+// Its kube-proxy can be restarted with another configuration. What it cannot: Cilium (not packaged in Debian),
+// kube-proxy of another release (one build), flanneld started by hand (it writes flannel's rules itself),
+// BPF programs of the lab's own datapath.
 import type { Capability } from '../../../model/capabilities.ts';
 import type { TopologySpec } from '../../../model/scenario-schema.ts';
 import type { Misfit, ProviderSupport } from '../../../contract/provider.ts';
 import type { ResolvedRealOptions } from '../common/real-options.ts';
 import { fitServiceSteps } from '../common/fit-service-steps.ts';
+import type { Scenario } from '../../../model/scenario-schema.ts';
+import { placedSteps } from '../../../model/placed-steps.ts';
 import { fitEndpointConditions, fitKubeProxy, fitNodePorts, fitNodeSetup } from '../common/scenario-fit.ts';
 
 /** The release of Debian bookworm's `kubernetes` source package (1.20.5+really1.20.2). */
@@ -26,6 +29,8 @@ export const LOCAL_CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>([
   'path/bin',
   'action/endpoint',
   'action/service',
+  // kube-proxy restarted, with another configuration if the step gives one (fitLocalStarts)
+  'action/start',
   // a cluster of the run's own: the scenario's ClusterIPs, and pods started in order get the lab's pod IPs
   'scenario-addresses',
 ]);
@@ -57,6 +62,29 @@ export function localSupport(options: Pick<ResolvedRealOptions, 'cni'>): Provide
     name: 'local',
     capabilities: LOCAL_CAPABILITIES,
     fit: (topology) => localMisfit(topology, options),
-    fitSteps: (scenario) => fitServiceSteps(scenario, LOCAL_K8S_VERSION, 'local'),
+    fitSteps: localStepMisfit,
   };
+}
+
+/** What the local cluster cannot do with a scenario's steps: Service changes it cannot make, starts it cannot honour. */
+export function localStepMisfit(scenario: Scenario): Misfit | undefined {
+  return fitServiceSteps(scenario, LOCAL_K8S_VERSION, 'local') ?? fitLocalStarts(scenario);
+}
+
+/** A `start` on local restarts its one kube-proxy build, with the step's configuration: no other release or component. */
+function fitLocalStarts(scenario: Scenario): Misfit | undefined {
+  for (const { where, step } of placedSteps(scenario)) {
+    if (!('start' in step) || !step.start) continue;
+    if (step.start.component !== 'kube-proxy')
+      return {
+        reason: `${where} (start ${step.start.component}): the local cluster writes flannel's rules itself and runs no ${step.start.component} process to start`,
+        hint: 'run it with --provider netns',
+      };
+    if (step.start.version !== undefined)
+      return {
+        reason: `${where} (start kube-proxy ${step.start.version}): the local cluster has one kube-proxy build (${LOCAL_K8S_VERSION}); a start restarts it, with another configuration if given`,
+        hint: 'run it with --provider netns',
+      };
+  }
+  return undefined;
 }
