@@ -19,6 +19,7 @@ export const LOCAL_SCENARIOS = [
   'br-netfilter-clusterip-same-node',
   'br-netfilter-dns-unexpected-source',
   'br-netfilter-locality-flannel',
+  'clusterip-from-outside-without-masquerade',
   'conntrack-invalid-reset',
   'conntrack-invalid-reset-cross-node',
   'conntrack-load-reset-rate',

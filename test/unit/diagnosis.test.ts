@@ -445,6 +445,26 @@ describe('diagnosis of the seed incidents (recorded traces)', () => {
     expect(diagnose({ probe, phase: 'faulted', checks: [], trace: bare })).toBeUndefined();
   });
 
+  it('clusterip-from-outside-without-masquerade: the SYN-ACK sent by the backend node straight to the client, around the DNAT node', () => {
+    const d = run('clusterip-from-outside-without-masquerade--from-outside');
+    expect(d.culprit).toMatchObject({
+      kind: 'kernel',
+      node: 'node-a',
+      where: 'nat (the DNATed request left un-masqueraded)',
+    });
+    expect(d.culprit.text).toMatch(
+      /^SYN-ACK 10\.244\.2\.2:8080 > 172\.18\.0\.100:\d+ sent by node-b straight to the client/,
+    );
+    expect(d.packet).toMatchObject({ src: '10.244.2.2', sport: 8080, dst: '172.18.0.100', flags: 'SYN ACK' });
+    expect(d.reason).toContain("forwarded it with the client's own address 172.18.0.100: nothing masqueraded it");
+    expect(d.reason).toContain('(no KUBE-MARK-MASQ rule matched it on node-a)');
+    expect(d.reason).toContain('not back through node-a');
+    expect(d.reason).toContain('SYN_SENT [UNREPLIED]');
+    // the reply never crossed node-a: no bridge, no br_netfilter story
+    expect(d.reason).not.toMatch(/bridged|br_netfilter|bridge-nf/);
+    expect(d.evidence?.map((e) => e.where)).toEqual(['node/node-a', 'node/node-b']);
+  });
+
   it('finds no culprit in an empty trace', () => {
     const f = fixture('cilium-kube-proxy-forward-race--external');
     const trace = { ...f.probe.trace, events: [], facts: [] };

@@ -17,6 +17,7 @@ import { hairpinDrop } from './detectors/hairpin-drop.ts';
 import { invalidUnNated } from './detectors/invalid-un-nated.ts';
 import { kernelDrop } from './detectors/kernel-drop.ts';
 import { natRewrite } from './detectors/nat-rewrite.ts';
+import { replyBypass } from './detectors/reply-bypass.ts';
 import { routeLookupFailed } from './detectors/route-lookup.ts';
 import { rpFilterDrop } from './detectors/rp-filter-drop.ts';
 import { ruleDrop } from './detectors/rule-drop.ts';
@@ -35,6 +36,7 @@ const DETECTORS: readonly Detector[] = [
   hairpinDrop,
   closedPort,
   invalidUnNated,
+  replyBypass,
   bridgedReply,
   rpFilterDrop,
   forwardingOff,

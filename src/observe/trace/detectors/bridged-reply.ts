@@ -57,7 +57,7 @@ interface UnNatedReply {
   socketDrop: Drop | undefined;
 }
 
-function unNatedReply(ctx: Ctx): UnNatedReply {
+export function unNatedReply(ctx: Ctx): UnNatedReply {
   const reply =
     ctx.packets.find(
       (p) =>
