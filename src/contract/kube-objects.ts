@@ -15,7 +15,11 @@ export function serviceObject(svc: ServiceSpec): V1Service {
   return {
     apiVersion: 'v1',
     kind: 'Service',
-    metadata: { name: svc.name, namespace: svc.namespace, labels: { 'app.kubernetes.io/managed-by': 'netrepro' } },
+    metadata: {
+      name: svc.name,
+      namespace: svc.namespace,
+      labels: { ...svc.labels, 'app.kubernetes.io/managed-by': 'netrepro' },
+    },
     spec: {
       type: svc.type,
       clusterIP: svc.clusterIP,

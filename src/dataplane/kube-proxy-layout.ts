@@ -34,6 +34,12 @@ export interface KubeProxyLayout {
   proxyFirewall: boolean;
   /** kube-proxy writes its own copy of kubelet's KUBE-FIREWALL ("block incoming localnet connections") and jumps to it: 1.27; before, kubelet owned that chain. */
   localnetFirewall: boolean;
+  /**
+   * Service labels whose presence makes kube-proxy ignore the Service and its endpoints (its informers' label
+   * selector): service.kubernetes.io/service-proxy-name (KEP 0031, PR 71355, 1.14), and
+   * service.kubernetes.io/headless too from 1.16 (PR 81612; upstream's e2e test for it arrived with 1.16).
+   */
+  ignoredLabels: readonly string[];
   /** The ClusterIP masquerade rule sits in KUBE-SERVICES (< 1.24) or in the service's own chain (1.24). */
   masqueradeInServiceChain: boolean;
   /** Comments on KUBE-SVC->KUBE-SEP and KUBE-SEP rules: none (< 1.20, appendServiceCommentLocked dropped them), the service (1.20), "svc -> ip:port" (1.24). */
@@ -55,6 +61,16 @@ export interface KubeProxyLayout {
    * endpoint are deleted, but services left with no endpoints are skipped: kubernetes#139628, fixed by kubernetes#139629).
    */
   udpConntrack: 'event' | 'reconciler-skips-empty';
+}
+
+/** A Service with this label is left to another proxy. */
+export const SERVICE_PROXY_NAME = 'service.kubernetes.io/service-proxy-name';
+/** The label the control plane puts on a headless Service's Endpoints; kube-proxy skips what carries it. */
+export const HEADLESS_LABEL = 'service.kubernetes.io/headless';
+
+/** Whether kube-proxy of this layout handles a Service with these labels at all. */
+export function proxies(layout: KubeProxyLayout, labels: Readonly<Record<string, string>> | undefined): boolean {
+  return !layout.ignoredLabels.some((l) => labels?.[l] !== undefined);
 }
 
 export const KUBE_PROXY_VERSION_PATTERN = /^1\.(\d+)$/;
@@ -87,6 +103,7 @@ export function kubeProxyLayout(version: string): KubeProxyLayout {
     proxyFirewall: v >= 25,
     localnetFirewall: v >= 27,
     masqueradeInServiceChain: v >= 24,
+    ignoredLabels: v >= 16 ? [SERVICE_PROXY_NAME, HEADLESS_LABEL] : [SERVICE_PROXY_NAME],
     endpointComments: v >= 24 ? 'service-to-endpoint' : v >= 20 ? 'service' : 'none',
     xlbRedirectFirst: v >= 16,
     externalChains: v >= 24 ? 'ext' : 'xlb',

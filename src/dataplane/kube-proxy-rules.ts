@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import { DEFAULT_AFFINITY_SECONDS } from '../contract/kube-objects.ts';
-import type { KubeProxyLayout } from './kube-proxy-layout.ts';
+import { type KubeProxyLayout, proxies } from './kube-proxy-layout.ts';
 
 export interface RuleInput {
   layout: KubeProxyLayout;
@@ -93,7 +93,7 @@ export function kubeProxyRules(input: RuleInput): KubeProxyRules {
   }
 
   // kube-proxy walks a Go map of service ports; iptables-save groups rules by chain, so only the order inside each chain matters
-  for (const svc of input.services) {
+  for (const svc of input.services.filter((s) => proxies(L, s.metadata?.labels))) {
     for (const port of svc.spec?.ports ?? []) servicePortRules(input, svc, port, filter, nat);
   }
 

@@ -71,6 +71,8 @@ export type LabAction =
       sessionAffinity?: 'None' | 'ClientIP';
       sessionAffinityConfig?: { clientIP: { timeoutSeconds: number } };
       ports?: { name?: string; port: number; targetPort: number; protocol: 'TCP' | 'UDP'; nodePort?: number }[];
+      /** Labels set, or removed where null (a merge patch of metadata.labels). */
+      labels?: Record<string, string | null>;
     };
 
 export type Expanded = Command | LabAction;

@@ -67,6 +67,16 @@ export const KubeProxyConfigFields = {
     .optional()
     .describe('masqueradeAll: every packet to a ClusterIP is SNATed to the node, from pods too (default false)'),
 };
+/** A label key as Kubernetes takes it: an optional DNS-subdomain prefix and a name of at most 63 characters. */
+export const LabelKey = z
+  .string()
+  .regex(
+    /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/,
+    'a label key such as service.kubernetes.io/service-proxy-name',
+  );
+/** A label value: empty, or at most 63 characters. */
+export const LabelValue = z.string().regex(/^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/, 'a label value');
+
 /** CILIUM_FORWARD layouts: "1.7" for Cilium v1.6.2 - v1.7.4, "1.8" from v1.7.5 on (cilium/cilium PR 11819, backported to v1.7.5). */
 export const CILIUM_VERSIONS = ['1.7', '1.8'] as const;
 /** Socket-LB hooks a stale program may hold. */

@@ -32,6 +32,8 @@ import {
   KubeProxyVersion,
   KubeProxyConfigFields,
   CILIUM_VERSIONS,
+  LabelKey,
+  LabelValue,
   ServicePorts,
   SessionAffinity,
   SessionAffinityConfig,
@@ -133,6 +135,12 @@ const Service = z
   .object({
     name: Name,
     namespace: Name.default('default'),
+    labels: z
+      .record(LabelKey, LabelValue)
+      .optional()
+      .describe(
+        "the Service's labels: service.kubernetes.io/service-proxy-name (any value) leaves it to another proxy, kube-proxy ignores it and its endpoints; so does service.kubernetes.io/headless from kube-proxy 1.16",
+      ),
     clusterIP: Ipv4,
     type: z
       .enum(['ClusterIP', 'NodePort'])

@@ -139,6 +139,18 @@ describe('kube-proxy rule writer', () => {
     expect(recent).toMatch(/-A KUBE-SVL-\w+ -m comment --comment "default\/web:http -> 10.244.1.3:8080" -j KUBE-SEP-/);
   });
 
+  it('ignores a Service labelled service-proxy-name (1.14 on) or headless (1.16 on): not one rule for it', () => {
+    const labelled = (labels: Record<string, string>) => service({ labels });
+    const proxyName = labelled({ 'service.kubernetes.io/service-proxy-name': 'foo-bar' });
+    const headless = labelled({ 'service.kubernetes.io/headless': '' });
+    for (const v of ['1.14', '1.20', '1.29']) {
+      expect(text(input(v, {}, proxyName)), v).not.toContain('default/web');
+      expect(text(input(v, {}, labelled({ team: 'a' }))), v).toContain('default/web');
+    }
+    expect(text(input('1.15', {}, headless))).toContain('default/web');
+    expect(text(input('1.16', {}, headless))).not.toContain('default/web');
+  });
+
   it('masquerades off-cluster traffic to a ClusterIP only with a cluster CIDR, and every packet with masqueradeAll', () => {
     const masq = (t: string) => t.split('\n').filter((l) => /cluster IP" -m tcp --dport 80 -j KUBE-MARK-MASQ$/.test(l));
     for (const v of ['1.14', '1.20', '1.29']) {

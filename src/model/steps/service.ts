@@ -1,10 +1,10 @@
 // `service: {name, type?, nodePorts?, externalTrafficPolicy?, internalTrafficPolicy?, sessionAffinity?,
-// sessionAffinityConfig?, ports?}`: a Service spec change (kubectl patch), after which kube-proxy syncs on
+// sessionAffinityConfig?, ports?, labels?}`: a Service spec (or label) change (kubectl patch), after which kube-proxy syncs on
 // every node: its chains are rewritten for the new spec and read back by the provider. `ports` replaces the
 // whole list, as a patch of spec.ports does; the EndpointSlice's ports follow it.
 import { z } from 'zod';
 import type { LabAction } from '../lab-action.ts';
-import { Name, Port, ServicePorts, SessionAffinity, SessionAffinityConfig } from '../primitives.ts';
+import { LabelKey, LabelValue, Name, Port, ServicePorts, SessionAffinity, SessionAffinityConfig } from '../primitives.ts';
 import { defineStep } from './step-kind.ts';
 
 type ServiceAction = Extract<LabAction, { kind: 'service' }>;
@@ -26,6 +26,10 @@ export const serviceStep = defineStep({
       ports: ServicePorts.optional().describe(
         'the whole port list after the change: a port added, removed, or its number or protocol changed',
       ),
+      labels: z
+        .record(LabelKey, LabelValue.nullable())
+        .optional()
+        .describe('labels set (a value) or removed (null), as a merge patch of metadata.labels'),
     })
     .strict()
     .refine((s) => Object.keys(s).length > 1, 'a service step changes at least one field'),
@@ -50,12 +54,17 @@ function describeValue(v: unknown): string {
       .join(',');
   if (typeof v === 'object' && v !== null && 'clientIP' in v)
     return `timeoutSeconds ${(v as { clientIP: { timeoutSeconds: number } }).clientIP.timeoutSeconds}`;
+  if (typeof v === 'object' && v !== null)
+    return Object.entries(v)
+      .map(([k, x]) => (x === null ? `${k}-` : `${k}=${x}`))
+      .join(',');
   return String(v);
 }
 
 type PortSpec = NonNullable<ServiceAction['ports']>[number];
 
 interface ServiceFields {
+  labels?: Record<string, string>;
   type: 'ClusterIP' | 'NodePort';
   externalTrafficPolicy: 'Cluster' | 'Local';
   internalTrafficPolicy: 'Cluster' | 'Local';
@@ -82,9 +91,13 @@ export function changedService<S extends ServiceFields>(svc: S, a: ServiceAction
     sessionAffinity === 'ClientIP' ? (a.sessionAffinityConfig ?? svc.sessionAffinityConfig) : undefined;
   if (a.sessionAffinityConfig && sessionAffinity !== 'ClientIP')
     throw new Error(`service ${a.name}: sessionAffinityConfig needs sessionAffinity ClientIP`);
-  const { sessionAffinity: _a, sessionAffinityConfig: _c, ...rest } = svc;
+  const { sessionAffinity: _a, sessionAffinityConfig: _c, labels: _l, ...rest } = svc;
+  const labels = Object.fromEntries(
+    Object.entries({ ...svc.labels, ...a.labels }).filter((e): e is [string, string] => e[1] !== null),
+  );
   return {
     ...rest,
+    ...(Object.keys(labels).length > 0 ? { labels } : {}),
     type,
     ports,
     externalTrafficPolicy: a.externalTrafficPolicy ?? svc.externalTrafficPolicy,

@@ -7,7 +7,7 @@ import { changedEndpoints } from '../../model/steps/endpoint.ts';
 import { changedService } from '../../model/steps/service.ts';
 import type { PodPlacement } from '../../contract/kube-objects.ts';
 import { applyOps, IptablesModel } from '../../dataplane/iptables-ops.ts';
-import { kubeProxyLayout } from '../../dataplane/kube-proxy-layout.ts';
+import { kubeProxyLayout, proxies } from '../../dataplane/kube-proxy-layout.ts';
 import { kubeProxySyncOps, parseUdpFlows, readBeLiberal, rulesFor, udpConntrackDeletes } from './kube-proxy-sync.ts';
 import type { NetnsLab } from './netns-lab.ts';
 
@@ -58,7 +58,9 @@ export async function changeServices(
           ? []
           : parseUdpFlows((await node.exec(['conntrack', '-L', '-p', 'udp'], { reject: false })).stdout);
       // `conntrack -D` exits 1 when nothing matched: kube-proxy ignores that too
-      for (const argv of udpConntrackDeletes(layout, before, after, placements, flows))
+      // a Service kube-proxy ignores (its labels) is one it deleted, as far as the clean-up goes
+      const proxied = (list: typeof before) => list.filter((s) => proxies(layout, s.labels));
+      for (const argv of udpConntrackDeletes(layout, proxied(before), proxied(after), placements, flows))
         await node.exec(argv, { reject: false });
     }),
   );

@@ -7,13 +7,14 @@ import { HarnessError } from '../../../model/errors.ts';
 import type { TopologySpec } from '../../../model/scenario-schema.ts';
 import { DEFAULT_AFFINITY_SECONDS, endpointLabel } from '../../../contract/kube-objects.ts';
 import type { LabAction, Target } from '../../../contract/provider.ts';
-import { kubeProxyLayout } from '../../../dataplane/kube-proxy-layout.ts';
+import { kubeProxyLayout, proxies } from '../../../dataplane/kube-proxy-layout.ts';
 import { ciliumSettings } from './cilium-settings.ts';
 import type { KubeApi } from './kube-api.ts';
 import type { RealCni } from './real-options.ts';
 import {
   clusterIPEndpoints,
   clusterIPRules,
+  mentions,
   nodePortRules,
   showsAffinity,
   showsLocalExternalPolicy,
@@ -38,6 +39,7 @@ const SERVICE_FIELDS = new Set([
   'internalTrafficPolicy',
   'sessionAffinity',
   'sessionAffinityConfig',
+  'labels',
 ]);
 
 /** A Service as the topology and the steps so far left it. */
@@ -51,6 +53,8 @@ interface ServiceState {
   ports: Port[];
   /** The pods whose endpoints are ready. */
   ready: Set<string>;
+  /** Its labels: some make kube-proxy ignore it. */
+  labels: Record<string, string>;
 }
 
 /**
@@ -102,6 +106,7 @@ export class ServiceChanges {
             : undefined,
         ports: svc.ports,
         ready: new Set(svc.endpoints.filter((e) => e.ready).map((e) => e.pod)),
+        labels: { ...svc.labels },
       });
   }
 
@@ -116,7 +121,7 @@ export class ServiceChanges {
   async waitEndpointsSynced(): Promise<void> {
     // without kube-proxy there are no rules to wait for; beside Cilium's socket LB, kube-proxy's rules still are
     if (this.input.cni === 'cilium' && ciliumSettings(this.input.topology).kubeProxyReplacement) return;
-    const states = [...this.services.values()];
+    const states = [...this.services.values()].filter((s) => this.proxied(s));
     await this.wait('kube-proxy writing every endpoint of every Service', (rules, node) =>
       states.every((s) =>
         [...s.ready]
@@ -160,7 +165,8 @@ export class ServiceChanges {
       `kube-proxy ${a.op === 'add' ? 'writing' : 'removing'} ${svc.ref.namespace}/${svc.ref.name}'s endpoint ${ip} (pod ${a.pod})`,
       (rules, node) =>
         a.op === 'add'
-          ? !this.visible(svc, a.pod, node) ||
+          ? !this.proxied(svc) ||
+            !this.visible(svc, a.pod, node) ||
             svc.ports.every((p) => clusterIPEndpoints(rules, svc.ref, p).has(`${ip}:${p.targetPort}`))
           : svc.ports.every((p) => ![...clusterIPEndpoints(rules, svc.ref, p)].some((e) => e.startsWith(`${ip}:`))),
     );
@@ -217,7 +223,13 @@ export class ServiceChanges {
     if (affinity)
       spec.sessionAffinityConfig =
         affinitySeconds === undefined ? null : { clientIP: { timeoutSeconds: affinitySeconds } };
-    await this.input.api.patchService(svc.ref.namespace, svc.ref.name, { spec });
+    await this.input.api.patchService(svc.ref.namespace, svc.ref.name, {
+      ...(a.labels ? { metadata: { labels: a.labels } } : {}),
+      spec,
+    });
+    for (const [key, value] of Object.entries(a.labels ?? {}))
+      if (value === null) delete svc.labels[key];
+      else svc.labels[key] = value;
 
     svc.type = type;
     svc.externalTrafficPolicy = a.externalTrafficPolicy ?? svc.externalTrafficPolicy;
@@ -237,7 +249,10 @@ export class ServiceChanges {
     const { ref, ports } = svc;
     const nodePort = svc.type === 'NodePort';
     const written = (found: string[]) => found.length > 0;
+    // a Service kube-proxy ignores has no rule at all; one it handles again has its ClusterIP rules back
+    if (!this.proxied(svc)) return ![...rules.nat, ...rules.filter].some((r) => mentions(r, ref));
     return [
+      !a.labels || ports.every((p) => written(clusterIPRules(rules, ref, p))),
       !(a.type || a.nodePorts || a.ports) ||
         ports.every((p) => written(nodePortRules(rules, ref, p, nodePort ? p.nodePort : undefined)) === nodePort),
       !a.ports ||
@@ -263,6 +278,11 @@ export class ServiceChanges {
     const local = [...svc.ready].filter((pod) => this.nodeOf(pod) === node).map(endpoint);
     if (svc.internalTrafficPolicy === 'Cluster') return [...svc.ready].every((pod) => shown.has(endpoint(pod)));
     return shown.size === local.length && local.every((e) => shown.has(e));
+  }
+
+  /** Whether kube-proxy handles the Service at all: some labels leave it to another proxy. */
+  private proxied(svc: ServiceState): boolean {
+    return Object.keys(svc.labels).length === 0 || proxies(this.layout(), svc.labels);
   }
 
   /** Whether `node`'s ClusterIP rules lead to the pod's endpoint: with internalTrafficPolicy Local honoured, only its own node's do. */
