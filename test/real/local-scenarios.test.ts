@@ -29,6 +29,7 @@ export const LOCAL_SCENARIOS = [
   'e2e-session-affinity-switch',
   'e2e-udp-clusterip-server-cycle',
   'e2e-udp-nodeport-server-cycle',
+  'forward-policy-drop-docker',
   'hairpin-off-pod-to-own-service',
   'mtu-blackhole-vxlan-icmp-dropped',
   'node-without-default-route',
