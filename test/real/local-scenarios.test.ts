@@ -31,6 +31,7 @@ export const LOCAL_SCENARIOS = [
   'e2e-udp-nodeport-server-cycle',
   'forward-policy-drop-docker',
   'hairpin-off-pod-to-own-service',
+  'ip-forward-off-node',
   'mtu-blackhole-vxlan-icmp-dropped',
   'node-without-default-route',
   'nodeport-cluster-policy-hides-client-ip',
