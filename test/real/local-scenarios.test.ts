@@ -29,6 +29,7 @@ export const LOCAL_SCENARIOS = [
   'e2e-session-affinity-switch',
   'e2e-udp-clusterip-server-cycle',
   'e2e-udp-nodeport-server-cycle',
+  'flannel-subnet-route-missing',
   'forward-policy-drop-docker',
   'hairpin-off-pod-to-own-service',
   'ip-forward-off-node',
