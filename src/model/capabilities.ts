@@ -26,6 +26,8 @@ export type Capability =
   | 'fabric'
   /** The probe agent run in a node's network namespace: a udp probe, or a dns probe by the agent, from `node/NAME`. */
   | 'node-agent'
+  /** kube-proxy restarted as the release it runs, with another configuration if the step gives one. */
+  | 'kube-proxy-restart'
   /** A lab action performed the provider's own way. */
   | `action/${LabAction['kind']}`
   /** A placeholder resolved to a lab name: `{cgroup/NODE}`, `{veth/POD}`... */
@@ -43,6 +45,7 @@ export const ALL_CAPABILITIES: readonly Capability[] = [
   'external-hosts',
   'fabric',
   'node-agent',
+  'kube-proxy-restart',
   ...LAB_ACTION_KINDS.map((k) => `action/${k}` as const),
   ...PATH_KINDS.map((k) => `path/${k}` as const),
   'scenario-addresses',
@@ -55,7 +58,8 @@ const MEANING: Record<string, string> = {
   fabric: 'run commands on the network joining the nodes',
   'node-agent':
     "run the probe agent in a node's network namespace (a udp probe, or a dns probe with tool: agent, from node/NAME)",
-  'action/start': 'start a node component (kube-proxy, Cilium, flannel) by hand',
+  'kube-proxy-restart': "restart a node's kube-proxy (its own release, with another configuration if given)",
+  'action/start': 'start a node component (kube-proxy of a given release, Cilium, flannel) by hand',
   'action/reboot': 'reboot a node (empty its iptables and conntrack, then start its components in a chosen order)',
   'action/sock-lb-stale-program': "attach a BPF socket-LB program to a node's pod cgroup from a private bpffs",
   'action/sock-lb-detach-stale': 'detach a socket-LB program it attached',
@@ -72,6 +76,13 @@ const MEANING: Record<string, string> = {
     'give pods, Services and nodes the addresses the scenario writes down (the cluster allocates its own, so a literal address there names nothing; write {pod/NAME}, {svc/NAME} or {node/NAME} in commands)',
   'snat-table': "read a node's BPF SNAT table (Cilium's cilium_snat_v4_external)",
 };
+
+/** What a lab action needs: its own kind, except kube-proxy restarted as the release it runs, which needs less. */
+export function actionNeeds(action: LabAction): Capability {
+  return action.kind === 'start' && action.component === 'kube-proxy' && action.version === undefined
+    ? 'kube-proxy-restart'
+    : `action/${action.kind}`;
+}
 
 /** `kind cannot <meaning>`. */
 export const capabilityMeaning = (c: Capability): string => MEANING[c] ?? c;

@@ -96,6 +96,8 @@ export type DropCause =
 /** Facts read once the probe is over, only when it did not end well: what a packet's path depended on. */
 export type TraceFact =
   | { kind: 'setting'; node: string; name: string; value: string }
+  /** The node's main routing table as `ip -4 route show` prints it. */
+  | { kind: 'routes'; node: string; table: string }
   | { kind: 'tc-program'; node: string; dev: string; hook: 'ingress' | 'egress'; name: string; id: number }
   /** A cgroup program in attach (= run) order; `mappings` are the service entries its own maps hold. */
   | {

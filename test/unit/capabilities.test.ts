@@ -29,7 +29,14 @@ const run = (on: string, cmd: string) =>
 describe('step kinds declare what they need', () => {
   it('lab actions, node namespaces, hosts, the fabric and lab-name placeholders', () => {
     expect(stepRequires({ reboot: { node: 'node-a' } } as StepSpec)).toEqual(['action/reboot']);
-    expect(stepRequires({ start: { node: 'node-a', component: 'kube-proxy' } } as StepSpec)).toEqual(['action/start']);
+    // kube-proxy restarted as it is (another configuration at most) needs less than another release or component
+    expect(stepRequires({ start: { node: 'node-a', component: 'kube-proxy' } } as StepSpec)).toEqual([
+      'kube-proxy-restart',
+    ]);
+    expect(stepRequires({ start: { node: 'node-a', component: 'kube-proxy', version: '1.29' } } as StepSpec)).toEqual([
+      'action/start',
+    ]);
+    expect(stepRequires({ start: { node: 'node-a', component: 'flannel' } } as StepSpec)).toEqual(['action/start']);
     expect(stepRequires({ 'sock-lb-detach-stale': { node: 'node-a' } } as StepSpec)).toEqual([
       'action/sock-lb-detach-stale',
     ]);
@@ -126,6 +133,7 @@ describe('providers declare what they can do', () => {
         'action/endpoint',
         'action/service',
         'external-hosts',
+        'kube-proxy-restart',
         'action/start',
         'action/reboot',
         'snat-table',
@@ -137,6 +145,7 @@ describe('providers declare what they can do', () => {
       'action/endpoint',
       'action/service',
       'external-hosts',
+      'kube-proxy-restart',
       'action/start',
       'action/reboot',
       'snat-table',
@@ -311,7 +320,7 @@ describe('a fix variant the provider cannot run', () => {
       {
         fix: 'kube-proxy-1-15-invalid-drop',
         reason:
-          'local cannot start a node component (kube-proxy, Cilium, flannel) by hand (needed by fix kube-proxy-1-15-invalid-drop, step 1 (start))',
+          'local cannot start a node component (kube-proxy of a given release, Cilium, flannel) by hand (needed by fix kube-proxy-1-15-invalid-drop, step 1 (start))',
       },
     ]);
     let provisioned = 0;
@@ -352,7 +361,7 @@ describe('a fix variant the provider cannot run', () => {
     ]);
     expect([r.exitCode, r.stdout]).toEqual([
       0,
-      'scenarios/conntrack-invalid-reset.yaml: ok; fix kube-proxy-1-15-invalid-drop skipped: local cannot start a node component (kube-proxy, Cilium, flannel) by hand (needed by fix kube-proxy-1-15-invalid-drop, step 1 (start))',
+      'scenarios/conntrack-invalid-reset.yaml: ok; fix kube-proxy-1-15-invalid-drop skipped: local cannot start a node component (kube-proxy of a given release, Cilium, flannel) by hand (needed by fix kube-proxy-1-15-invalid-drop, step 1 (start))',
     ]);
   });
 });

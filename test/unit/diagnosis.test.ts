@@ -465,6 +465,25 @@ describe('diagnosis of the seed incidents (recorded traces)', () => {
     expect(d.evidence?.map((e) => e.where)).toEqual(['node/node-a', 'node/node-b']);
   });
 
+  it('flannel-subnet-route-missing: the node that sent the SYN (and the SYN-ACK) by its default route, with its table, not the gateway', () => {
+    for (const [probe, packet] of [
+      ['to-node-b', { src: '10.244.1.2', dst: '10.244.2.3', flags: 'SYN' }],
+      ['from-node-b', { src: '10.244.1.3', dst: '10.244.2.2', flags: 'SYN ACK' }],
+    ] as const) {
+      const d = run(`flannel-subnet-route-missing--${probe}`);
+      expect(d.culprit, probe).toMatchObject({ kind: 'kernel', node: 'node/node-a', where: `route to ${packet.dst}` });
+      expect(d.culprit.text).toBe(
+        `no route for ${packet.dst}: sent by the default route to the gateway, which dropped it`,
+      );
+      expect(d.packet).toMatchObject(packet);
+      expect(d.reason).toContain(`node-a's table has no route for ${packet.dst} but its default route`);
+      // the gateway forwards nothing by design: not the story
+      expect(d.reason).not.toContain('ip_forward');
+      expect(d.evidence?.[0]).toMatchObject({ where: 'node/node-a', command: 'ip -4 route show' });
+      expect(d.evidence?.[0]?.output).not.toContain('10.244.2.0/24');
+    }
+  });
+
   it('finds no culprit in an empty trace', () => {
     const f = fixture('cilium-kube-proxy-forward-race--external');
     const trace = { ...f.probe.trace, events: [], facts: [] };

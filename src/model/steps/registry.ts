@@ -1,6 +1,6 @@
 // Every step kind, by its YAML key. Adding a kind: its module in this directory and one line here.
 import { z } from 'zod';
-import { placeholderNeeds, targetNeeds, type Capability } from '../capabilities.ts';
+import { actionNeeds, placeholderNeeds, targetNeeds, type Capability } from '../capabilities.ts';
 import { HarnessError } from '../errors.ts';
 import type { Expanded, LabAction } from '../lab-action.ts';
 import { brNetfilterStep } from './br-netfilter.ts';
@@ -73,7 +73,7 @@ export function stepRequires(step: StepSpec): Capability[] {
   const resolved: string[] = [];
   const expanded = kind.expand(spec, (ref) => (resolved.push(`{${ref}}`), '0.0.0.0'));
   const derived = expanded.flatMap((e): Capability[] =>
-    e.kind === 'command' ? targetNeeds(e.on) : [`action/${e.kind}`],
+    e.kind === 'command' ? targetNeeds(e.on) : [actionNeeds(e)],
   );
   return [...new Set([...(kind.requires?.(spec) ?? []), ...derived, ...placeholderNeeds(resolved)])];
 }

@@ -22,7 +22,6 @@ export const startStep = defineStep({
       path: ['component'],
     }),
   refs: (s) => [nodeRef(s.node)],
-  requires: () => ['action/start'],
   cni: (s) => (s.component === 'kube-proxy' ? undefined : [s.component]),
   expand: ({ clusterCIDR, masqueradeAll, ...s }) => [
     {

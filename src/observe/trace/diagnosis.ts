@@ -13,6 +13,7 @@ import { bridgedReply } from './detectors/bridged-reply.ts';
 import { type Ctx, type Detector, type DiagnosisInput, clientRef } from './detectors/detector.ts';
 import { closedPort } from './detectors/closed-port.ts';
 import { forwardingOff } from './detectors/forwarding-off.ts';
+import { gatewayDrop } from './detectors/gateway-drop.ts';
 import { hairpinDrop } from './detectors/hairpin-drop.ts';
 import { invalidUnNated } from './detectors/invalid-un-nated.ts';
 import { kernelDrop } from './detectors/kernel-drop.ts';
@@ -39,6 +40,7 @@ const DETECTORS: readonly Detector[] = [
   replyBypass,
   bridgedReply,
   rpFilterDrop,
+  gatewayDrop,
   forwardingOff,
   natRewrite,
   kernelDrop,

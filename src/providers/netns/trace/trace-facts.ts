@@ -1,5 +1,5 @@
 // What a packet's path depended on, read once a probe did not end well: the settings that decide
-// whether bridged packets see netfilter, the tc programs on each node's uplink, and the cgroup
+// whether bridged packets see netfilter, each node's routing table, the tc programs on each node's uplink, and the cgroup
 // connect4 programs in the order they run, each with the service entries of its own maps.
 import { dirname } from 'node:path';
 import type { TraceFact } from '../../../model/trace-events.ts';
@@ -14,8 +14,13 @@ export async function readTraceFacts(lab: TracedLab): Promise<TraceFact[]> {
 
 async function nodeFacts(lab: TracedLab, node: string): Promise<TraceFact[]> {
   // the settings and the BPF state side by side: each read is a process in the node, and the verdict waits for them all
-  const [settings, bpf] = await Promise.all([settingFacts(lab, node), bpfFacts(lab, node)]);
-  return [...settings, ...bpf];
+  const [settings, routes, bpf] = await Promise.all([
+    settingFacts(lab, node),
+    lab.node(node).exec(['ip', '-4', 'route', 'show'], { reject: false }),
+    bpfFacts(lab, node),
+  ]);
+  const table: TraceFact[] = routes.exitCode === 0 ? [{ kind: 'routes', node, table: routes.stdout.trim() }] : [];
+  return [...settings, ...table, ...bpf];
 }
 
 async function settingFacts(lab: TracedLab, node: string): Promise<TraceFact[]> {

@@ -29,6 +29,7 @@ export const REAL_CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>([
 export const CONTAINER_NODE_CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>([
   ...REAL_CAPABILITIES,
   'external-hosts',
+  'kube-proxy-restart',
   'action/start',
   'action/reboot',
   'snat-table',
@@ -49,6 +50,8 @@ export const K3S_EMBEDDED_CAPABILITIES: ReadonlySet<Capability> = new Set<Capabi
 export const K3S_EMBEDDED_BECAUSE: Partial<Record<Capability, string>> = {
   'action/reboot':
     'k3s runs kube-proxy and flannel inside its own process, which also runs the kubelet, so after a restart they are up before any pod and there is no DaemonSet to hold off the node (its cilium shape runs kube-proxy as a DaemonSet: NETREPRO_CNI=cilium)',
+  'kube-proxy-restart':
+    'k3s runs kube-proxy inside its own process, not as a pod that can be started anew (its cilium shape runs kube-proxy as a DaemonSet: NETREPRO_CNI=cilium)',
   'action/start':
     'k3s runs kube-proxy and flannel inside its own process, not as pods that can be started anew (its cilium shape runs kube-proxy as a DaemonSet: NETREPRO_CNI=cilium)',
 };

@@ -32,7 +32,8 @@ import type { LocalApi } from './local-api.ts';
 import { bringUpLocalCluster, type LocalClusterHandle, type LocalNode } from './local-cluster-up.ts';
 import { LocalCluster, namespaceTarget } from './local-cluster.ts';
 import { localNames } from './local-names.ts';
-import { LOCAL_CAPABILITIES, localMisfit, localStepMisfit } from './local-support.ts';
+import { LOCAL_CAPABILITIES, LOCAL_K8S_VERSION, localMisfit } from './local-support.ts';
+import { fitServiceSteps } from '../common/fit-service-steps.ts';
 
 /** The agent inside the pod image (its native build, src/providers/netns/agent/pod-agent.c, static). */
 export const LOCAL_AGENT_COMMAND = ['/netrepro/pod-agent'] as const;
@@ -69,7 +70,7 @@ export class LocalProvider implements ClusterProvider {
   }
 
   fitSteps(scenario: Scenario): Misfit | undefined {
-    return localStepMisfit(scenario);
+    return fitServiceSteps(scenario, LOCAL_K8S_VERSION, 'local');
   }
 
   async detect(): Promise<Availability> {

@@ -10,8 +10,6 @@ import type { TopologySpec } from '../../../model/scenario-schema.ts';
 import type { Misfit, ProviderSupport } from '../../../contract/provider.ts';
 import type { ResolvedRealOptions } from '../common/real-options.ts';
 import { fitServiceSteps } from '../common/fit-service-steps.ts';
-import type { Scenario } from '../../../model/scenario-schema.ts';
-import { placedSteps } from '../../../model/placed-steps.ts';
 import { fitEndpointConditions, fitKubeProxy, fitNodePorts, fitNodeSetup } from '../common/scenario-fit.ts';
 
 /** The release of Debian bookworm's `kubernetes` source package (1.20.5+really1.20.2). */
@@ -29,8 +27,8 @@ export const LOCAL_CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>([
   'path/bin',
   'action/endpoint',
   'action/service',
-  // kube-proxy restarted, with another configuration if the step gives one (fitLocalStarts)
-  'action/start',
+  // its one kube-proxy build restarted, with another configuration if the step gives one
+  'kube-proxy-restart',
   // a cluster of the run's own: the scenario's ClusterIPs, and pods started in order get the lab's pod IPs
   'scenario-addresses',
 ]);
@@ -62,29 +60,6 @@ export function localSupport(options: Pick<ResolvedRealOptions, 'cni'>): Provide
     name: 'local',
     capabilities: LOCAL_CAPABILITIES,
     fit: (topology) => localMisfit(topology, options),
-    fitSteps: localStepMisfit,
+    fitSteps: (scenario) => fitServiceSteps(scenario, LOCAL_K8S_VERSION, 'local'),
   };
-}
-
-/** What the local cluster cannot do with a scenario's steps: Service changes it cannot make, starts it cannot honour. */
-export function localStepMisfit(scenario: Scenario): Misfit | undefined {
-  return fitServiceSteps(scenario, LOCAL_K8S_VERSION, 'local') ?? fitLocalStarts(scenario);
-}
-
-/** A `start` on local restarts its one kube-proxy build, with the step's configuration: no other release or component. */
-function fitLocalStarts(scenario: Scenario): Misfit | undefined {
-  for (const { where, step } of placedSteps(scenario)) {
-    if (!('start' in step) || !step.start) continue;
-    if (step.start.component !== 'kube-proxy')
-      return {
-        reason: `${where} (start ${step.start.component}): the local cluster writes flannel's rules itself and runs no ${step.start.component} process to start`,
-        hint: 'run it with --provider netns',
-      };
-    if (step.start.version !== undefined)
-      return {
-        reason: `${where} (start kube-proxy ${step.start.version}): the local cluster has one kube-proxy build (${LOCAL_K8S_VERSION}); a start restarts it, with another configuration if given`,
-        hint: 'run it with --provider netns',
-      };
-  }
-  return undefined;
 }
