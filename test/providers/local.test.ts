@@ -24,6 +24,7 @@ describe('local provider', () => {
       'action/service',
       'external-hosts',
       'fabric',
+      'kube-proxy-restart',
       'node-agent',
       'node-exec',
       'path/bin',
