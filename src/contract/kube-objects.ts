@@ -52,28 +52,75 @@ export interface PodPlacement {
   node: string;
 }
 
-export function endpointSliceObject(svc: ServiceSpec, pods: ReadonlyMap<string, PodPlacement>): V1EndpointSlice {
-  return {
+type PodSpec = TopologySpec['pods'][number];
+type PortSpec = ServiceSpec['ports'][number];
+
+/**
+ * The pod's port a Service port leads to: a number as it is, a name looked up in the pod's named ports (of the
+ * same protocol), as the endpoints controllers' FindPort does; undefined where the pod has no such port.
+ */
+export function targetPortOf(port: PortSpec, pod: Pick<PodSpec, 'ports'> | undefined): number | undefined {
+  if (typeof port.targetPort === 'number') return port.targetPort;
+  return pod?.ports?.find((p) => p.name === port.targetPort && p.protocol === port.protocol)?.containerPort;
+}
+
+/**
+ * The EndpointSlices of a Service, as its controller groups endpoints: one slice per set of resolved ports, so a
+ * named targetPort that resolves differently (or not at all) pod by pod splits them. `pods`: the topology's pods,
+ * whose named ports a targetPort may name.
+ */
+export function endpointSlices(
+  svc: ServiceSpec,
+  placements: ReadonlyMap<string, PodPlacement>,
+  pods: readonly Pick<PodSpec, 'name' | 'ports'>[] = [],
+): V1EndpointSlice[] {
+  const groups = new Map<
+    string,
+    { ports: { name?: string; port: number; protocol: string }[]; endpoints: V1EndpointSlice['endpoints'] }
+  >();
+  const portsOf = (pod: string) =>
+    svc.ports.flatMap((p) => {
+      const port = targetPortOf(
+        p,
+        pods.find((x) => x.name === pod),
+      );
+      return port === undefined ? [] : [{ name: p.name, port, protocol: p.protocol }];
+    });
+  for (const { pod: name, ready, terminating } of svc.endpoints) {
+    const pod = placements.get(name);
+    if (!pod) throw new Error(`endpoint pod ${name} of service ${svc.name} has no address`);
+    const ports = portsOf(name);
+    // a pod with none of the Service's ports is no endpoint of it
+    if (ports.length === 0) continue;
+    const key = JSON.stringify(ports);
+    const group = groups.get(key) ?? { ports, endpoints: [] };
+    groups.set(key, group);
+    // the EndpointSlice controller's conditions: a terminating pod is never ready, serving says whether it still passes its probe
+    group.endpoints.push({
+      addresses: [pod.ip],
+      nodeName: pod.node,
+      conditions: { ready: ready && !terminating, serving: ready, terminating },
+      targetRef: { kind: 'Pod', name, namespace: svc.namespace },
+    });
+  }
+  // without endpoints the Service still has its slice, with the ports that need no pod to resolve
+  if (groups.size === 0)
+    groups.set('', {
+      ports: svc.ports.flatMap((p) =>
+        typeof p.targetPort === 'number' ? [{ name: p.name, port: p.targetPort, protocol: p.protocol }] : [],
+      ),
+      endpoints: [],
+    });
+  return [...groups.values()].map((g, i) => ({
     apiVersion: 'discovery.k8s.io/v1',
     kind: 'EndpointSlice',
     addressType: 'IPv4',
     metadata: {
-      name: `${svc.name}-netrepro`,
+      name: `${svc.name}-netrepro${i === 0 ? '' : `-${i}`}`,
       namespace: svc.namespace,
       labels: { 'kubernetes.io/service-name': svc.name },
     },
-    endpoints: svc.endpoints.map(({ pod: name, ready, terminating }) => {
-      const pod = pods.get(name);
-      if (!pod) throw new Error(`endpoint pod ${name} of service ${svc.name} has no address`);
-      // the EndpointSlice controller's conditions: a terminating pod is never ready, serving says whether it still passes its probe
-      const conditions = { ready: ready && !terminating, serving: ready, terminating };
-      return {
-        addresses: [pod.ip],
-        nodeName: pod.node,
-        conditions,
-        targetRef: { kind: 'Pod', name, namespace: svc.namespace },
-      };
-    }),
-    ports: svc.ports.map((p) => ({ name: p.name, port: p.targetPort, protocol: p.protocol })),
-  };
+    endpoints: g.endpoints,
+    ports: g.ports,
+  }));
 }

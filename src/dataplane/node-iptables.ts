@@ -2,7 +2,7 @@
 // (which runs them) and `netrepro render` (which prints their result), so both say the same thing.
 import type { KubeProxyConfig } from '../model/lab-action.ts';
 import type { TopologySpec } from '../model/scenario-schema.ts';
-import { endpointSliceObject, serviceObject, type PodPlacement } from '../contract/kube-objects.ts';
+import { endpointSlices, serviceObject, type PodPlacement } from '../contract/kube-objects.ts';
 import type { IptablesOp } from './iptables-ops.ts';
 import { kubeProxyLayout } from './kube-proxy-layout.ts';
 import { kubeProxyRules } from './kube-proxy-rules.ts';
@@ -56,7 +56,7 @@ export function componentStart(
   const rules = kubeProxyRules({
     layout,
     services: topology.services.map(serviceObject),
-    slices: topology.services.map((s) => endpointSliceObject(s, facts.placements)),
+    slices: topology.services.flatMap((s) => endpointSlices(s, facts.placements, topology.pods)),
     clusterCIDR: proxy.clusterCIDR,
     masqueradeAll: proxy.masqueradeAll,
     nodeName,

@@ -70,7 +70,13 @@ export type LabAction =
       internalTrafficPolicy?: 'Cluster' | 'Local';
       sessionAffinity?: 'None' | 'ClientIP';
       sessionAffinityConfig?: { clientIP: { timeoutSeconds: number } };
-      ports?: { name?: string; port: number; targetPort: number; protocol: 'TCP' | 'UDP'; nodePort?: number }[];
+      ports?: {
+        name?: string;
+        port: number;
+        targetPort: number | string;
+        protocol: 'TCP' | 'UDP';
+        nodePort?: number;
+      }[];
       /** Labels set, or removed where null (a merge patch of metadata.labels). */
       labels?: Record<string, string | null>;
     };

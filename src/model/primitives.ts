@@ -100,11 +100,19 @@ export const CniChain = z
   );
 
 /** A Service port: what `ports` holds in a topology's service and in a `service` step that replaces them. */
+/** A container port's name (IANA_SVC_NAME): at most 15 lower-case letters, digits and inner dashes, one letter at least. */
+export const PortName = z
+  .string()
+  .max(15)
+  .regex(/^(?=.*[a-z])[a-z0-9]([a-z0-9-]*[a-z0-9])?$/, 'a port name such as http (IANA_SVC_NAME: a-z, 0-9, inner -)')
+  .refine((n) => !n.includes('--'), 'a port name has no two dashes in a row');
 export const ServicePort = z
   .object({
     name: Name.optional(),
     port: Port,
-    targetPort: Port,
+    targetPort: z
+      .union([Port, PortName])
+      .describe("the pod's port: a number, or the name of a port its pods declare (pods[].ports), resolved pod by pod"),
     protocol: z.enum(['TCP', 'UDP']).default('TCP').describe('TCP or UDP'),
     nodePort: Port.optional().describe('type NodePort: the port on every node (KUBE-NODEPORTS)'),
   })

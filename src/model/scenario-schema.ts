@@ -34,6 +34,7 @@ import {
   CILIUM_VERSIONS,
   LabelKey,
   LabelValue,
+  PortName,
   ServicePorts,
   SessionAffinity,
   SessionAffinityConfig,
@@ -97,11 +98,26 @@ const HostPort = z
   })
   .strict();
 
+const ContainerPort = z
+  .object({
+    name: PortName,
+    containerPort: Port,
+    protocol: z.enum(['TCP', 'UDP']).default('TCP').describe('TCP or UDP'),
+  })
+  .strict();
+
 const Pod = z
   .object({
     name: Name,
     node: Name,
     serve: z.array(Program).optional().describe('programs started in the pod'),
+    ports: z
+      .array(ContainerPort)
+      .min(1)
+      .optional()
+      .describe(
+        "the pod's named container ports: a Service whose targetPort names one reaches this pod on its number, and leaves out a pod without it",
+      ),
     hostPorts: z
       .array(HostPort)
       .min(1)

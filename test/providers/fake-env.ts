@@ -10,7 +10,7 @@ import type { ClusterNode, KubeApi, PodRef } from '../../src/providers/real/comm
 import type { KubeAccess } from '../../src/providers/real/common/kube-cli.ts';
 import type { RunContext } from '../../src/contract/provider.ts';
 import { Topology, type TopologySpec } from '../../src/model/scenario-schema.ts';
-import { endpointSliceObject, serviceObject } from '../../src/contract/kube-objects.ts';
+import { endpointSlices, serviceObject } from '../../src/contract/kube-objects.ts';
 import { kubeProxyLayout } from '../../src/dataplane/kube-proxy-layout.ts';
 import { kubeProxyRules, restorePayload } from '../../src/dataplane/kube-proxy-rules.ts';
 
@@ -207,7 +207,7 @@ export function kubeProxySave(t: TopologySpec, node: string, { version = '1.35',
   const rules = kubeProxyRules({
     layout: kubeProxyLayout(version),
     services: services.map(serviceObject),
-    slices: services.map((svc) => endpointSliceObject(svc, placements)),
+    slices: services.flatMap((svc) => endpointSlices(svc, placements)),
     clusterCIDR: t.clusterCIDR,
     masqueradeAll: false,
     nodeName: node,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { endpointSliceObject, serviceObject } from '../../src/contract/kube-objects.ts';
+import { endpointSlices, serviceObject } from '../../src/contract/kube-objects.ts';
 import { IptablesModel } from '../../src/dataplane/iptables-ops.ts';
 import { kubeProxyLayout } from '../../src/dataplane/kube-proxy-layout.ts';
 import { chainName, kubeProxyRules, type RuleInput } from '../../src/dataplane/kube-proxy-rules.ts';
@@ -34,7 +34,7 @@ const pods = new Map([
 const input = (version: string, extra: Partial<RuleInput> = {}, svc = service()): RuleInput => ({
   layout: kubeProxyLayout(version),
   services: [serviceObject(svc)],
-  slices: [endpointSliceObject(svc, pods)],
+  slices: endpointSlices(svc, pods),
   clusterCIDR: '10.244.0.0/16',
   masqueradeAll: false,
   nodeName: 'n1',
@@ -70,7 +70,7 @@ describe('kube-proxy rule writer', () => {
     // string order, as kube-proxy's endpoint cache sorts: "10.244.10.x" before "10.244.2.x"
     const reordered = new Map([...pods, ['a', { ip: '10.244.10.3', node: 'n1' }]]);
     const svc = service();
-    const r = text({ ...input('1.29'), slices: [endpointSliceObject(svc, reordered)] });
+    const r = text({ ...input('1.29'), slices: endpointSlices(svc, reordered) });
     expect(
       r
         .split('\n')

@@ -2,7 +2,7 @@
 // wait on it: tried on the lab's renders of kube-proxy's layouts (src/dataplane/kube-proxy-rules.ts; its 1.20
 // render equals a real v1.20.2 node's rules, docs/local-cluster.md) before and after each kind of change.
 import { describe, expect, it } from 'vitest';
-import { endpointSliceObject, serviceObject } from '../../src/contract/kube-objects.ts';
+import { endpointSlices, serviceObject } from '../../src/contract/kube-objects.ts';
 import { kubeProxyLayout } from '../../src/dataplane/kube-proxy-layout.ts';
 import { kubeProxyRules, restorePayload } from '../../src/dataplane/kube-proxy-rules.ts';
 import { Topology } from '../../src/model/scenario-schema.ts';
@@ -53,7 +53,7 @@ function rules(version: string, node: string, extra: Record<string, unknown> = {
     kubeProxyRules({
       layout: kubeProxyLayout(version),
       services: [serviceObject(svc)],
-      slices: [endpointSliceObject(svc, pods)],
+      slices: endpointSlices(svc, pods),
       masqueradeAll: false,
       clusterCIDR: '10.244.0.0/16',
       nodeName: node,

@@ -15,6 +15,7 @@ import type { CiliumEndpoint, LabInventory } from './lab-inventory.ts';
 import type { NetnsLab } from './netns-lab.ts';
 import { CGROUP_ROOT } from './run-cgroups.ts';
 import { awaitedLater } from '../../contract/awaited-later.ts';
+import { targetPortOf } from '../../contract/kube-objects.ts';
 
 /** Where pins live inside the node's private bpffs (mounted only in its holder's mount namespace). */
 export const PIN_DIR = '/sys/fs/bpf/netrepro';
@@ -188,7 +189,13 @@ function lbServices(lab: NetnsLab, topology: TopologySpec): LbService[] {
       protocol: p.protocol,
       backends: s.endpoints
         .filter((e) => e.ready && !e.terminating)
-        .map((e) => ({ ip: lab.address(`pod/${e.pod}`), port: p.targetPort })),
+        .flatMap((e) => {
+          const port = targetPortOf(
+            p,
+            topology.pods.find((x) => x.name === e.pod),
+          );
+          return port === undefined ? [] : [{ ip: lab.address(`pod/${e.pod}`), port }];
+        }),
     })),
   );
 }

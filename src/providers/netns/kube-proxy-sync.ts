@@ -3,7 +3,7 @@
 // as syncProxyRules does), its jumps ensured, then the UDP conntrack clean-up of its release
 // (kube-proxy-layout.ts `udpConntrack`). Pure: the lab runs the result, tests read it.
 import type { TopologySpec } from '../../model/scenario-schema.ts';
-import { endpointSliceObject, serviceObject, type PodPlacement } from '../../contract/kube-objects.ts';
+import { endpointSlices, serviceObject, type PodPlacement } from '../../contract/kube-objects.ts';
 import type { IptablesOp } from '../../dataplane/iptables-ops.ts';
 import { kubeProxyLayout, type KubeProxyLayout } from '../../dataplane/kube-proxy-layout.ts';
 import type { KubeProxySettings } from '../../dataplane/node-iptables.ts';
@@ -59,7 +59,7 @@ export function rulesFor(
   return kubeProxyRules({
     layout: kubeProxyLayout(proxy.release),
     services: topology.services.map(serviceObject),
-    slices: topology.services.map((s) => endpointSliceObject(s, placements)),
+    slices: topology.services.flatMap((s) => endpointSlices(s, placements, topology.pods)),
     clusterCIDR: proxy.clusterCIDR,
     masqueradeAll: proxy.masqueradeAll,
     nodeName,

@@ -5,7 +5,7 @@
 // nothing on a node shows when a change took effect, so the step is refused before anything is sent.
 import { HarnessError } from '../../../model/errors.ts';
 import type { TopologySpec } from '../../../model/scenario-schema.ts';
-import { DEFAULT_AFFINITY_SECONDS, endpointLabel } from '../../../contract/kube-objects.ts';
+import { DEFAULT_AFFINITY_SECONDS, endpointLabel, targetPortOf } from '../../../contract/kube-objects.ts';
 import type { LabAction, Target } from '../../../contract/provider.ts';
 import { kubeProxyLayout, proxies } from '../../../dataplane/kube-proxy-layout.ts';
 import { ciliumSettings } from './cilium-settings.ts';
@@ -126,9 +126,7 @@ export class ServiceChanges {
       states.every((s) =>
         [...s.ready]
           .filter((pod) => this.visible(s, pod, node))
-          .every((pod) =>
-            s.ports.every((p) => clusterIPEndpoints(rules, s.ref, p).has(`${this.input.podIP(pod)}:${p.targetPort}`)),
-          ),
+          .every((pod) => s.ports.every((p) => this.shows(rules, s, p, pod))),
       ),
     );
   }
@@ -167,7 +165,7 @@ export class ServiceChanges {
         a.op === 'add'
           ? !this.proxied(svc) ||
             !this.visible(svc, a.pod, node) ||
-            svc.ports.every((p) => clusterIPEndpoints(rules, svc.ref, p).has(`${ip}:${p.targetPort}`))
+            svc.ports.every((p) => this.shows(rules, svc, p, a.pod))
           : svc.ports.every((p) => ![...clusterIPEndpoints(rules, svc.ref, p)].some((e) => e.startsWith(`${ip}:`))),
     );
   }
@@ -274,9 +272,10 @@ export class ServiceChanges {
   /** internalTrafficPolicy on one node: Local reaches this node's ready endpoints and no other, Cluster every ready one. */
   private policyShown(rules: NodeRules, svc: ServiceState, port: Port, node: string): boolean {
     const shown = clusterIPEndpoints(rules, svc.ref, port);
-    const endpoint = (pod: string) => `${this.input.podIP(pod)}:${port.targetPort}`;
-    const local = [...svc.ready].filter((pod) => this.nodeOf(pod) === node).map(endpoint);
-    if (svc.internalTrafficPolicy === 'Cluster') return [...svc.ready].every((pod) => shown.has(endpoint(pod)));
+    const endpoint = (pod: string) => `${this.input.podIP(pod)}:${targetPortOf(port, this.podOf(pod))}`;
+    const pods = [...svc.ready].filter((pod) => targetPortOf(port, this.podOf(pod)) !== undefined);
+    const local = pods.filter((pod) => this.nodeOf(pod) === node).map(endpoint);
+    if (svc.internalTrafficPolicy === 'Cluster') return pods.every((pod) => shown.has(endpoint(pod)));
     return shown.size === local.length && local.every((e) => shown.has(e));
   }
 
@@ -291,7 +290,17 @@ export class ServiceChanges {
   }
 
   private nodeOf(pod: string): string | undefined {
-    return this.input.topology.pods.find((p) => p.name === pod)?.node;
+    return this.podOf(pod)?.node;
+  }
+
+  private podOf(pod: string) {
+    return this.input.topology.pods.find((p) => p.name === pod);
+  }
+
+  /** Whether the rules lead the Service port to the pod's endpoint; a pod without the port (a name it lacks) needs none. */
+  private shows(rules: NodeRules, svc: ServiceState, port: Port, pod: string): boolean {
+    const target = targetPortOf(port, this.podOf(pod));
+    return target === undefined || clusterIPEndpoints(rules, svc.ref, port).has(`${this.input.podIP(pod)}:${target}`);
   }
 
   /** kube-proxy's layout from the nodes' release (kubelet and kube-proxy come from one release on these clusters). */

@@ -156,14 +156,22 @@ export function podObject(input: PodInput, topology: TopologySpec, images: Workl
           command: ['sleep', 'infinity'],
           securityContext: { privileged: true },
           ...(notReadyPods(topology).has(pod.name) ? { readinessProbe: NEVER_READY } : {}),
-          // hostPorts belong to the pod's sandbox: the runtime hands them to the CNI chain's portmap
-          ...(pod.hostPorts
+          // named ports are what a Service's targetPort name resolves to; hostPorts belong to the pod's sandbox:
+          // the runtime hands them to the CNI chain's portmap
+          ...(pod.ports || pod.hostPorts
             ? {
-                ports: pod.hostPorts.map((h) => ({
-                  containerPort: h.containerPort,
-                  hostPort: h.hostPort,
-                  protocol: h.protocol,
-                })),
+                ports: [
+                  ...(pod.ports ?? []).map((p) => ({
+                    name: p.name,
+                    containerPort: p.containerPort,
+                    protocol: p.protocol,
+                  })),
+                  ...(pod.hostPorts ?? []).map((h) => ({
+                    containerPort: h.containerPort,
+                    hostPort: h.hostPort,
+                    protocol: h.protocol,
+                  })),
+                ],
               }
             : {}),
         },
