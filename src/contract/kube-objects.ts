@@ -33,6 +33,7 @@ export function serviceObject(svc: ServiceSpec): V1Service {
       })),
       ...(svc.type === 'NodePort' ? { externalTrafficPolicy: svc.externalTrafficPolicy } : {}),
       ...(svc.internalTrafficPolicy === 'Local' ? { internalTrafficPolicy: 'Local' } : {}),
+      ...(svc.publishNotReadyAddresses ? { publishNotReadyAddresses: true } : {}),
       ...(svc.sessionAffinity === 'ClientIP'
         ? {
             sessionAffinity: 'ClientIP',
@@ -53,6 +54,17 @@ export interface PodPlacement {
 }
 
 type PodSpec = TopologySpec['pods'][number];
+
+/**
+ * An endpoint's ready condition as the EndpointSlice controller writes it: a terminating pod is never ready,
+ * unless the Service publishes not-ready addresses, which makes every endpoint ready; `serving` stays the pod's own.
+ */
+export function publishedReady(
+  svc: Pick<ServiceSpec, 'publishNotReadyAddresses'>,
+  e: { ready: boolean; terminating: boolean },
+): boolean {
+  return svc.publishNotReadyAddresses || (e.ready && !e.terminating);
+}
 type PortSpec = ServiceSpec['ports'][number];
 
 /**
@@ -95,11 +107,10 @@ export function endpointSlices(
     const key = JSON.stringify(ports);
     const group = groups.get(key) ?? { ports, endpoints: [] };
     groups.set(key, group);
-    // the EndpointSlice controller's conditions: a terminating pod is never ready, serving says whether it still passes its probe
     group.endpoints.push({
       addresses: [pod.ip],
       nodeName: pod.node,
-      conditions: { ready: ready && !terminating, serving: ready, terminating },
+      conditions: { ready: publishedReady(svc, { ready, terminating }), serving: ready, terminating },
       targetRef: { kind: 'Pod', name, namespace: svc.namespace },
     });
   }

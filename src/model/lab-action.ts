@@ -77,6 +77,7 @@ export type LabAction =
         protocol: 'TCP' | 'UDP';
         nodePort?: number;
       }[];
+      publishNotReadyAddresses?: boolean;
       /** Labels set, or removed where null (a merge patch of metadata.labels). */
       labels?: Record<string, string | null>;
     };

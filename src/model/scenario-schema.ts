@@ -176,6 +176,10 @@ const Service = z
     sessionAffinityConfig: SessionAffinityConfig.optional().describe(
       'ClientIP affinity: how long a client keeps its endpoint',
     ),
+    publishNotReadyAddresses: z
+      .boolean()
+      .default(false)
+      .describe('its endpoints count as ready whether their pods are or not (and a terminating one stays ready)'),
     ports: ServicePorts.describe("the Service's ports"),
     endpoints: z
       .array(EndpointEntry)

@@ -1,7 +1,7 @@
 // The EndpointSlices the lab's kube-proxy reads, grouped as the EndpointSlice controller groups them: by the
 // ports each pod resolves, so a named targetPort splits a Service's endpoints pod by pod.
 import { describe, expect, it } from 'vitest';
-import { endpointSlices, targetPortOf } from '../../src/contract/kube-objects.ts';
+import { endpointSlices, publishedReady, targetPortOf } from '../../src/contract/kube-objects.ts';
 import { parseScenario } from '../../src/model/load-scenario.ts';
 
 const topology = (ports: string) =>
@@ -52,6 +52,22 @@ describe('endpoint slices', () => {
     const nowhere = topology('[{ port: 80, targetPort: nope }]');
     expect(endpointSlices(nowhere.services[0]!, placements, nowhere.pods)).toMatchObject([
       { ports: [], endpoints: [] },
+    ]);
+  });
+
+  it('publishes a not-ready or terminating endpoint as ready only where the Service publishes not-ready addresses', () => {
+    const e = (ready: boolean, terminating: boolean) => ({ ready, terminating });
+    const off = { publishNotReadyAddresses: false };
+    const on = { publishNotReadyAddresses: true };
+    expect([e(true, false), e(false, false), e(true, true)].map((x) => publishedReady(off, x))).toEqual([
+      true,
+      false,
+      false,
+    ]);
+    expect([e(true, false), e(false, false), e(true, true)].map((x) => publishedReady(on, x))).toEqual([
+      true,
+      true,
+      true,
     ]);
   });
 });

@@ -31,6 +31,7 @@ export const serviceStep = defineStep({
       internalTrafficPolicy: Policy.optional().describe('the new internalTrafficPolicy'),
       sessionAffinity: SessionAffinity.optional().describe('the new sessionAffinity'),
       sessionAffinityConfig: SessionAffinityConfig.optional().describe('with sessionAffinity ClientIP: its timeout'),
+      publishNotReadyAddresses: z.boolean().optional().describe('the new publishNotReadyAddresses'),
       ports: ServicePorts.optional().describe(
         'the whole port list after the change: a port added, removed, or its number or protocol changed',
       ),
@@ -73,6 +74,7 @@ type PortSpec = NonNullable<ServiceAction['ports']>[number];
 
 interface ServiceFields {
   labels?: Record<string, string>;
+  publishNotReadyAddresses: boolean;
   type: 'ClusterIP' | 'NodePort';
   externalTrafficPolicy: 'Cluster' | 'Local';
   internalTrafficPolicy: 'Cluster' | 'Local';
@@ -108,6 +110,7 @@ export function changedService<S extends ServiceFields>(svc: S, a: ServiceAction
     ...(Object.keys(labels).length > 0 ? { labels } : {}),
     type,
     ports,
+    publishNotReadyAddresses: a.publishNotReadyAddresses ?? svc.publishNotReadyAddresses,
     externalTrafficPolicy: a.externalTrafficPolicy ?? svc.externalTrafficPolicy,
     internalTrafficPolicy: a.internalTrafficPolicy ?? svc.internalTrafficPolicy,
     ...(sessionAffinity ? { sessionAffinity } : {}),

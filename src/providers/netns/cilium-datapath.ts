@@ -15,7 +15,7 @@ import type { CiliumEndpoint, LabInventory } from './lab-inventory.ts';
 import type { NetnsLab } from './netns-lab.ts';
 import { CGROUP_ROOT } from './run-cgroups.ts';
 import { awaitedLater } from '../../contract/awaited-later.ts';
-import { targetPortOf } from '../../contract/kube-objects.ts';
+import { publishedReady, targetPortOf } from '../../contract/kube-objects.ts';
 
 /** Where pins live inside the node's private bpffs (mounted only in its holder's mount namespace). */
 export const PIN_DIR = '/sys/fs/bpf/netrepro';
@@ -188,7 +188,7 @@ function lbServices(lab: NetnsLab, topology: TopologySpec): LbService[] {
       port: p.port,
       protocol: p.protocol,
       backends: s.endpoints
-        .filter((e) => e.ready && !e.terminating)
+        .filter((e) => publishedReady(s, e))
         .flatMap((e) => {
           const port = targetPortOf(
             p,

@@ -3,7 +3,7 @@
 // as syncProxyRules does), its jumps ensured, then the UDP conntrack clean-up of its release
 // (kube-proxy-layout.ts `udpConntrack`). Pure: the lab runs the result, tests read it.
 import type { TopologySpec } from '../../model/scenario-schema.ts';
-import { endpointSlices, serviceObject, type PodPlacement } from '../../contract/kube-objects.ts';
+import { endpointSlices, publishedReady, serviceObject, type PodPlacement } from '../../contract/kube-objects.ts';
 import type { IptablesOp } from '../../dataplane/iptables-ops.ts';
 import { kubeProxyLayout, type KubeProxyLayout } from '../../dataplane/kube-proxy-layout.ts';
 import type { KubeProxySettings } from '../../dataplane/node-iptables.ts';
@@ -68,11 +68,11 @@ export function rulesFor(
   });
 }
 
-/** Endpoints kube-proxy sends new traffic to: ready ones (terminating pods are never ready in the slice). */
+/** Endpoints kube-proxy sends new traffic to: ready ones in the slice (terminating pods are not, unless the Service publishes not-ready addresses). */
 const usable = (s: ServiceSpec | undefined, placements: ReadonlyMap<string, PodPlacement>) =>
   new Set(
     (s?.endpoints ?? [])
-      .filter((e) => e.ready && !e.terminating)
+      .filter((e) => publishedReady(s!, e))
       .map((e) => placements.get(e.pod)?.ip)
       .filter((ip): ip is string => !!ip),
   );

@@ -40,6 +40,7 @@ const SERVICE_FIELDS = new Set([
   'sessionAffinity',
   'sessionAffinityConfig',
   'labels',
+  'publishNotReadyAddresses',
 ]);
 
 /** A Service as the topology and the steps so far left it. */
@@ -51,8 +52,11 @@ interface ServiceState {
   /** ClientIP affinity's timeout in seconds; undefined without affinity. */
   affinitySeconds?: number;
   ports: Port[];
-  /** The pods whose endpoints are ready. */
+  /** The pods whose endpoints are ready (the not-ready ones too while the Service publishes them). */
   ready: Set<string>;
+  /** The pods that never pass their readiness probe. */
+  unready: Set<string>;
+  publishNotReadyAddresses: boolean;
   /** Its labels: some make kube-proxy ignore it. */
   labels: Record<string, string>;
 }
@@ -105,7 +109,9 @@ export class ServiceChanges {
             ? (svc.sessionAffinityConfig?.clientIP.timeoutSeconds ?? DEFAULT_AFFINITY_SECONDS)
             : undefined,
         ports: svc.ports,
-        ready: new Set(svc.endpoints.filter((e) => e.ready).map((e) => e.pod)),
+        ready: new Set(svc.endpoints.filter((e) => e.ready || svc.publishNotReadyAddresses).map((e) => e.pod)),
+        unready: new Set(svc.endpoints.filter((e) => !e.ready).map((e) => e.pod)),
+        publishNotReadyAddresses: svc.publishNotReadyAddresses,
         labels: { ...svc.labels },
       });
   }
@@ -192,6 +198,7 @@ export class ServiceChanges {
       );
     const spec: Record<string, unknown> = {};
     if (a.type) spec.type = a.type;
+    if (a.publishNotReadyAddresses !== undefined) spec.publishNotReadyAddresses = a.publishNotReadyAddresses;
     if (a.externalTrafficPolicy) spec.externalTrafficPolicy = a.externalTrafficPolicy;
     if (a.internalTrafficPolicy) spec.internalTrafficPolicy = a.internalTrafficPolicy;
     const type = a.type ?? svc.type;
@@ -230,6 +237,12 @@ export class ServiceChanges {
       else svc.labels[key] = value;
 
     svc.type = type;
+    if (a.publishNotReadyAddresses !== undefined) {
+      svc.publishNotReadyAddresses = a.publishNotReadyAddresses;
+      for (const pod of svc.unready)
+        if (a.publishNotReadyAddresses) svc.ready.add(pod);
+        else svc.ready.delete(pod);
+    }
     svc.externalTrafficPolicy = a.externalTrafficPolicy ?? svc.externalTrafficPolicy;
     svc.internalTrafficPolicy = a.internalTrafficPolicy ?? svc.internalTrafficPolicy;
     svc.affinitySeconds = affinitySeconds;
@@ -251,6 +264,17 @@ export class ServiceChanges {
     if (!this.proxied(svc)) return ![...rules.nat, ...rules.filter].some((r) => mentions(r, ref));
     return [
       !a.labels || ports.every((p) => written(clusterIPRules(rules, ref, p))),
+      // the not-ready pods' endpoints come and go with publishNotReadyAddresses
+      a.publishNotReadyAddresses === undefined ||
+        [...svc.unready]
+          .filter((pod) => this.visible(svc, pod, node))
+          .every((pod) =>
+            ports.every(
+              (p) =>
+                targetPortOf(p, this.podOf(pod)) === undefined ||
+                this.shows(rules, svc, p, pod) === a.publishNotReadyAddresses,
+            ),
+          ),
       !(a.type || a.nodePorts || a.ports) ||
         ports.every((p) => written(nodePortRules(rules, ref, p, nodePort ? p.nodePort : undefined)) === nodePort),
       !a.ports ||
