@@ -93,7 +93,9 @@ export function kubeProxyRules(input: RuleInput): KubeProxyRules {
   }
 
   // kube-proxy walks a Go map of service ports; iptables-save groups rules by chain, so only the order inside each chain matters
-  for (const svc of input.services.filter((s) => proxies(L, s.metadata?.labels))) {
+  // a headless Service has no ClusterIP to write rules for (ShouldSkipService)
+  const handled = input.services.filter((s) => s.spec?.clusterIP !== 'None' && proxies(L, s.metadata?.labels));
+  for (const svc of handled) {
     for (const port of svc.spec?.ports ?? []) servicePortRules(input, svc, port, filter, nat);
   }
 

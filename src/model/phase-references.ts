@@ -132,8 +132,9 @@ function checkExpectedProbe(check: ReferenceCheck, e: unknown, { id, path }: Exp
 
 /** An expected DNS answer names something that exists, and its probe is a DNS probe. */
 function checkExpectedAnswer(check: ReferenceCheck, e: object, { id, path }: ExpectationAt): void {
-  if ('answer' in e && typeof e.answer === 'string' && e.answer.includes('/'))
-    check.checkRef(e.answer, [...path, 'answer']);
+  if ('answer' in e && e.answer !== undefined)
+    for (const [i, a] of (Array.isArray(e.answer) ? e.answer : [e.answer]).entries())
+      if (a.includes('/')) check.checkRef(a, [...path, 'answer', ...(Array.isArray(e.answer) ? [i] : [])]);
   if ('answer' in e && e.answer !== undefined && !check.scenario.probes.find((p) => p.id === id)?.dns) {
     check.add({
       path: [...path, 'answer'],

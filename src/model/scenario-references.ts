@@ -58,7 +58,7 @@ function duplicateNameIssues(s: Scenario): ReferenceIssue[] {
       'name',
     ),
     ...duplicateIssues(
-      t.services.map((v) => v.clusterIP),
+      t.services.map((v) => v.clusterIP).filter((ip) => ip !== 'None'),
       ['topology', 'services'],
       'clusterIP',
     ),
@@ -173,7 +173,8 @@ function clusterCIDRIssues(t: TopologySpec): ReferenceIssue[] {
 
 function checkService(check: ReferenceCheck, v: TopologySpec['services'][number], i: number): void {
   const t = check.scenario.topology;
-  if (cidrContains(LAB_NODE_NETWORK, `${v.clusterIP}/32`)) {
+  const headless = v.clusterIP === 'None';
+  if (!headless && cidrContains(LAB_NODE_NETWORK, `${v.clusterIP}/32`)) {
     check.add({
       path: ['topology', 'services', i, 'clusterIP'],
       message: `inside the lab's node network ${LAB_NODE_NETWORK}`,
@@ -190,7 +191,7 @@ function checkService(check: ReferenceCheck, v: TopologySpec['services'][number]
         expected: `one of: ${check.known('pod')}`,
       });
   });
-  if (cidrContains(t.clusterCIDR, `${v.clusterIP}/32`))
+  if (!headless && cidrContains(t.clusterCIDR, `${v.clusterIP}/32`))
     check.add({
       path: ['topology', 'services', i, 'clusterIP'],
       message: 'a ClusterIP must not be inside the pod network',
@@ -219,7 +220,16 @@ function checkProbe(check: ReferenceCheck, p: ProbeSpec, i: number): void {
     });
   }
   const { ref, field } = probeDestination(p);
-  check.checkRef(ref, ['probes', i, probeKindOf(p)[0], field]);
+  const path = ['probes', i, probeKindOf(p)[0], field];
+  check.checkRef(ref, path);
+  const headless = check.scenario.topology.services.find((v) => `svc/${v.name}` === ref && v.clusterIP === 'None');
+  if (headless)
+    check.add({
+      path,
+      message: `${ref} is headless (clusterIP: None): it has no address to send to`,
+      received: ref,
+      expected: `one of its pods, or a dns probe of ${headless.name}.${headless.namespace}.svc.cluster.local`,
+    });
 }
 
 export function ipToInt(ip: string): number {

@@ -157,7 +157,11 @@ const Service = z
       .describe(
         "the Service's labels: service.kubernetes.io/service-proxy-name (any value) leaves it to another proxy, kube-proxy ignores it and its endpoints; so does service.kubernetes.io/headless from kube-proxy 1.16",
       ),
-    clusterIP: Ipv4,
+    clusterIP: z
+      .union([Ipv4, z.literal('None')])
+      .describe(
+        'its virtual address; None for a headless Service: kube-proxy writes nothing for it, and the cluster DNS answers its name with the addresses of its ready endpoints',
+      ),
     type: z
       .enum(['ClusterIP', 'NodePort'])
       .default('ClusterIP')
@@ -197,6 +201,10 @@ const Service = z
   .refine(
     (s) => s.sessionAffinityConfig === undefined || s.sessionAffinity === 'ClientIP',
     'sessionAffinityConfig needs sessionAffinity: ClientIP',
+  )
+  .refine(
+    (s) => s.clusterIP !== 'None' || (s.type === 'ClusterIP' && s.sessionAffinity !== 'ClientIP'),
+    'a headless Service (clusterIP: None) is of type ClusterIP, without session affinity (as the API server requires)',
   );
 
 const Host = z
@@ -366,10 +374,10 @@ const Expected = z.union([
           "http, udp and download probes with outcome ok: the address the server saw the request come from (pod/x, node/x, host/x or an IPv4 address): the client's own when its source is preserved, a node's when SNAT hid it",
         ),
       answer: z
-        .union([Ref, Ipv4])
+        .union([Ref, Ipv4, z.array(z.union([Ref, Ipv4])).min(1)])
         .optional()
         .describe(
-          'DNS probes: the address the answer section must hold (svc/x, pod/x or an IPv4 address); an ok reply without it is `wrong-answer`',
+          'DNS probes: the address the answer section must hold (svc/x, pod/x or an IPv4 address), or a list: exactly those addresses, in any order (a headless Service); an ok reply otherwise is `wrong-answer`',
         ),
     })
     .strict(),

@@ -1,5 +1,7 @@
 // The netns lab runs the native pod agent (src/providers/netns/agent/pod-agent.c) where real clusters run
 // pod-agent.mjs: both must serve the same HTTP, UDP and DNS answers and print the same JSON for the same probe.
+import { writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newRunId, runPrefix } from '../../src/contract/run-id.ts';
 import type { NetnsLab } from '../../src/providers/netns/netns-lab.ts';
@@ -11,6 +13,9 @@ const topology = dnsServiceTopology({ web: true });
 /** The lab's servers run natively on the topology's ports; the Node agent's twins beside them on these. */
 const NODE_HTTP = 8081;
 const NODE_DNS = 54;
+/** Both agents serving a records file (a headless Service's several answers), natively and by Node. */
+const FILE_DNS = 55;
+const NODE_FILE_DNS = 56;
 /** Both UDP servers run beside the topology's: the native one on UDP_PORT, the Node agent's on NODE_UDP. */
 const UDP_PORT = 5000;
 const NODE_UDP = 5001;
@@ -19,6 +24,7 @@ const UNREACHABLE = '192.0.2.1';
 
 describe.skipIf(labSkipReason)('native pod agent', () => {
   let lab: NetnsLab;
+  let recordsFile = '';
   beforeAll(async () => {
     const runId = newRunId();
     lab = await provisionNetnsLab(topology, {
@@ -27,6 +33,11 @@ describe.skipIf(labSkipReason)('native pod agent', () => {
       signal: new AbortController().signal,
       log: () => {},
     });
+    recordsFile = join(dirname(lab.dnsRecordsFile), 'twin-records');
+    await writeFile(
+      recordsFile,
+      'peers.default.svc.cluster.local=10.244.9.2\nPeers.default.svc.cluster.local=10.244.9.3\nempty.default.svc.cluster.local\n',
+    );
     const twins = [
       lab.pod('web').spawn([...lab.nodeAgentCommand, 'http', `--port=${NODE_HTTP}`, '--name=web']),
       lab.pod('web').spawn([...lab.agentCommand, 'udp', `--port=${UDP_PORT}`, '--name=web']),
@@ -40,6 +51,14 @@ describe.skipIf(labSkipReason)('native pod agent', () => {
           '--name=dns',
           '--record=dns.default.svc.cluster.local=10.96.0.10',
         ]),
+      ...[
+        [lab.agentCommand, FILE_DNS],
+        [lab.nodeAgentCommand, NODE_FILE_DNS],
+      ].map(([agent, port]) =>
+        lab
+          .pod('dns')
+          .spawn([...(agent as readonly string[]), 'dns', `--port=${port}`, '--name=dns', `--records=${recordsFile}`]),
+      ),
     ];
     for (const twin of twins) lab.track(twin);
     await Promise.all(twins.map((twin) => twin.waitFor(/^ready /, 5000)));
@@ -152,6 +171,27 @@ describe.skipIf(labSkipReason)('native pod agent', () => {
     expect(outputs[0]).toMatch(/internet address = 10\.96\.0\.10\n\s*ttl = 5\n/);
     expect(outputs[1]).toContain('NXDOMAIN');
     expect(outputs[2]).toContain('No answer');
+  });
+
+  it('answers every record of a name from a records file, read at each query, as the agent does', async () => {
+    const dns = lab.address('pod/dns');
+    const answerOnly = (out: string) => out.replace(/^(Server:|Address:\t|\s*id = ).*\n/gm, '');
+    const lookup = (name: string) =>
+      servers(FILE_DNS, NODE_FILE_DNS, ['nslookup', '-debug', '-port={port}', '-type=A', name, dns], answerOnly);
+    const peers = await lookup('peers.default.svc.cluster.local');
+    expect(peers.native).toEqual(peers.agent);
+    expect(peers.native.match(/internet address = \S+/g)).toEqual([
+      'internet address = 10.244.9.2',
+      'internet address = 10.244.9.3',
+    ]);
+    const empty = await lookup('empty.default.svc.cluster.local');
+    expect(empty.native).toEqual(empty.agent);
+    expect(empty.native).toContain('No answer');
+    // a record written after the servers started is answered at once
+    await writeFile(recordsFile, 'peers.default.svc.cluster.local=10.244.9.4\n');
+    const changed = await lookup('peers.default.svc.cluster.local');
+    expect(changed.native).toEqual(changed.agent);
+    expect(changed.native.match(/internet address = \S+/g)).toEqual(['internet address = 10.244.9.4']);
   });
 
   it('resolves as the agent does: an answer through the Service, NXDOMAIN, a fixed source port, no reply', async () => {

@@ -1,6 +1,7 @@
 // The EndpointSlices the lab's kube-proxy reads, grouped as the EndpointSlice controller groups them: by the
 // ports each pod resolves, so a named targetPort splits a Service's endpoints pod by pod.
 import { describe, expect, it } from 'vitest';
+import { dnsRecords } from '../../src/contract/agent-program.ts';
 import { endpointSlices, publishedReady, targetPortOf } from '../../src/contract/kube-objects.ts';
 import { parseScenario } from '../../src/model/load-scenario.ts';
 
@@ -68,6 +69,25 @@ describe('endpoint slices', () => {
       true,
       true,
       true,
+    ]);
+  });
+
+  it("the cluster DNS answers a Service's name with its ClusterIP, a headless one's with its published endpoints", () => {
+    const t = topology('[{ port: 80, targetPort: 8080 }]');
+    const svc = t.services[0]!;
+    const ip = (pod: string) => placements.get(pod)!.ip;
+    expect(dnsRecords(t, () => '10.96.0.80', ip)).toEqual(['s.default.svc.cluster.local=10.96.0.80']);
+    const headless = {
+      ...t,
+      services: [
+        { ...svc, clusterIP: 'None', endpoints: [svc.endpoints[0]!, { pod: 'p2', ready: false, terminating: false }] },
+      ],
+    };
+    expect(dnsRecords(headless, () => '', ip)).toEqual(['s.default.svc.cluster.local=10.244.1.2']);
+    const published = { ...headless, services: [{ ...headless.services[0]!, publishNotReadyAddresses: true }] };
+    expect(dnsRecords(published, () => '', ip)).toEqual([
+      's.default.svc.cluster.local=10.244.1.2',
+      's.default.svc.cluster.local=10.244.1.3',
     ]);
   });
 });

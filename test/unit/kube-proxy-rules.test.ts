@@ -151,6 +151,11 @@ describe('kube-proxy rule writer', () => {
     expect(text(input('1.16', {}, headless))).not.toContain('default/web');
   });
 
+  it('writes nothing for a headless Service (clusterIP None), in every release', () => {
+    const headless = service({ clusterIP: 'None' });
+    for (const v of ['1.14', '1.20', '1.29']) expect(text(input(v, {}, headless)), v).not.toContain('default/web');
+  });
+
   it('masquerades off-cluster traffic to a ClusterIP only with a cluster CIDR, and every packet with masqueradeAll', () => {
     const masq = (t: string) => t.split('\n').filter((l) => /cluster IP" -m tcp --dport 80 -j KUBE-MARK-MASQ$/.test(l));
     for (const v of ['1.14', '1.20', '1.29']) {

@@ -117,18 +117,26 @@ function matchOne(expected: ExpectedSpec, observed: Observation, address: (ref: 
   const sentTo =
     'sentTo' in spec && spec.sentTo ? (spec.sentTo.includes('/') ? address(spec.sentTo) : spec.sentTo) : undefined;
   if (sentTo) parts.push(`SYN sent to ${sentTo}`);
-  const answer =
-    'answer' in spec && spec.answer ? (spec.answer.includes('/') ? address(spec.answer) : spec.answer) : undefined;
-  if (answer) parts.push(`answer ${answer}`);
+  const resolve = (a: string) => (a.includes('/') ? address(a) : a);
+  const wanted = 'answer' in spec && spec.answer ? spec.answer : undefined;
+  // one address the answer must hold, or the exact set a list names
+  const answer = wanted === undefined ? undefined : Array.isArray(wanted) ? wanted.map(resolve) : resolve(wanted);
+  if (answer) parts.push(Array.isArray(answer) ? `answer exactly ${answer.join(',')}` : `answer ${answer}`);
   const clientRef = 'clientAddress' in spec ? spec.clientAddress : undefined;
   const clientIp = clientRef && (clientRef.includes('/') ? address(clientRef) : clientRef);
   if (clientRef)
     parts.push(`the server saw the client as ${clientRef === clientIp ? clientIp : `${clientRef} (${clientIp})`}`);
   const text = parts.join(', ');
   // a DNS reply is only ok when its answer section holds the address the expectation names
-  const wrongAnswer = answer !== undefined && observed.outcome === 'ok' && !observed.answers?.includes(answer);
+  const got = observed.answers ?? [];
+  const holds = Array.isArray(answer)
+    ? got.length === answer.length && [...got].sort().join() === [...answer].sort().join()
+    : answer === undefined || got.includes(answer);
+  const wrongAnswer = answer !== undefined && observed.outcome === 'ok' && !holds;
   const outcome = wrongAnswer ? 'wrong-answer' : observed.outcome;
-  const why = wrongAnswer ? ` (answer ${observed.answers?.join(',') || 'empty'}, expected ${answer})` : '';
+  const why = wrongAnswer
+    ? ` (answer ${got.join(',') || 'empty'}, expected ${Array.isArray(answer) ? `exactly ${answer.join(',')}` : answer})`
+    : '';
   if (outcome !== spec.outcome)
     return {
       matched: false,

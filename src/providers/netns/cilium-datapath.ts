@@ -182,22 +182,25 @@ export async function loadCiliumDatapath(lab: NetnsLab, topology: TopologySpec, 
 }
 
 function lbServices(lab: NetnsLab, topology: TopologySpec): LbService[] {
-  return topology.services.flatMap((s) =>
-    s.ports.map((p) => ({
-      vip: s.clusterIP,
-      port: p.port,
-      protocol: p.protocol,
-      backends: s.endpoints
-        .filter((e) => publishedReady(s, e))
-        .flatMap((e) => {
-          const port = targetPortOf(
-            p,
-            topology.pods.find((x) => x.name === e.pod),
-          );
-          return port === undefined ? [] : [{ ip: lab.address(`pod/${e.pod}`), port }];
-        }),
-    })),
-  );
+  // a headless Service has no address for the socket LB to rewrite
+  return topology.services
+    .filter((s) => s.clusterIP !== 'None')
+    .flatMap((s) =>
+      s.ports.map((p) => ({
+        vip: s.clusterIP,
+        port: p.port,
+        protocol: p.protocol,
+        backends: s.endpoints
+          .filter((e) => publishedReady(s, e))
+          .flatMap((e) => {
+            const port = targetPortOf(
+              p,
+              topology.pods.find((x) => x.name === e.pod),
+            );
+            return port === undefined ? [] : [{ ip: lab.address(`pod/${e.pod}`), port }];
+          }),
+      })),
+    );
 }
 
 /** The cgroup hooks of one socket-LB load and the program pinned for each (bpftool loadall pins by function name). */

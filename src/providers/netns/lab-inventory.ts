@@ -62,7 +62,8 @@ export class LabInventory implements ReadonlyLabInventory {
 
   /** Services have their addresses from the start: their ClusterIPs. */
   constructor(topology: TopologySpec) {
-    for (const s of topology.services) this.addresses.set(`svc/${s.name}`, s.clusterIP);
+    // a headless Service has no address of its own
+    for (const s of topology.services) if (s.clusterIP !== 'None') this.addresses.set(`svc/${s.name}`, s.clusterIP);
   }
 
   address(ref: string): string | undefined {

@@ -2,7 +2,9 @@
 // it and hands it out read-only (its inventory and lists are its own). What steps change later changes through
 // named methods: the lab's topology (Services, a node's CNI chain) and the kube-proxy release a `start` put on
 // a node through the lab's, its pods' sandboxes through its PodSandboxes (pod-network.ts).
-import { rm, rmdir } from 'node:fs/promises';
+import { rm, rmdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { dnsRecords } from '../../contract/agent-program.ts';
 import { HarnessError } from '../../model/errors.ts';
 import type { TopologySpec } from '../../model/scenario-schema.ts';
 import type { CommandRunner, Spawned } from '../../contract/command.ts';
@@ -110,6 +112,21 @@ export class NetnsLab implements StartedCluster {
   /** A reboot brings `node` back to the topology's components, releases and configuration. */
   nodeRebooted(node: string): void {
     this.kubeProxies.delete(node);
+  }
+
+  /** The cluster DNS's records, one `NAME=IP` a line: the lab's DNS programs read it for every query. */
+  get dnsRecordsFile(): string {
+    return join(this.names.stateDir, 'dns-records');
+  }
+
+  /** Writes the records as the Services and endpoints now are (CoreDNS follows them through its watch). */
+  async writeDnsRecords(): Promise<void> {
+    const records = dnsRecords(
+      this.current,
+      (svc) => this.address(`svc/${svc}`),
+      (pod) => this.address(`pod/${pod}`),
+    );
+    await writeFile(this.dnsRecordsFile, records.map((r) => `${r}\n`).join(''));
   }
 
   /** The pod agent's argv: the native agent once built, else pod-agent.mjs. */

@@ -62,6 +62,7 @@ export async function provisionNetnsLab(topology: TopologySpec, run: RunContext)
     programs = awaitedLater(startPrograms(lab, inventory, run));
     const sysctls = new EarlySysctls(lab);
     await wireMachinesAndPods(steps, sysctls, inventory);
+    await steps.step('cluster DNS records', () => lab.writeDnsRecords());
     if (topology.cni === 'cilium')
       await steps.step('cilium datapath: BPF masquerade, socket LB', () =>
         steps.eachNode((n) => loadCiliumDatapath(lab, topology, n)),
@@ -479,7 +480,9 @@ async function useNativeAgent(inventory: LabInventory): Promise<void> {
 async function startPrograms(lab: NetnsLab, inventory: LabInventory, run: RunContext): Promise<void> {
   const topology = lab.topology;
   await useNativeAgent(inventory);
-  const records = topology.services.map((s) => `--record=${s.name}.${s.namespace}.svc.cluster.local=${s.clusterIP}`);
+  // the DNS programs read the lab's records file at each query, written once the pods have their
+  // addresses (a headless Service's records are theirs); a Service or endpoint step rewrites it
+  const records = [`--records=${lab.dnsRecordsFile}`];
   const machines = [
     ...topology.pods.map((p) => ({ name: p.name, serve: p.serve, target: () => lab.pod(p.name) })),
     ...topology.hosts.map((h) => ({ name: h.name, serve: h.serve, target: () => lab.host(h.name) })),

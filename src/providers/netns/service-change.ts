@@ -38,6 +38,7 @@ export async function changeServices(
     );
   }
   lab.replaceServices(after);
+  await lab.writeDnsRecords();
   await Promise.all(
     lab.nodeNames.map(async (nodeName) => {
       const node = lab.node(nodeName);
@@ -59,7 +60,7 @@ export async function changeServices(
           : parseUdpFlows((await node.exec(['conntrack', '-L', '-p', 'udp'], { reject: false })).stdout);
       // `conntrack -D` exits 1 when nothing matched: kube-proxy ignores that too
       // a Service kube-proxy ignores (its labels) is one it deleted, as far as the clean-up goes
-      const proxied = (list: typeof before) => list.filter((s) => proxies(layout, s.labels));
+      const proxied = (list: typeof before) => list.filter((s) => s.clusterIP !== 'None' && proxies(layout, s.labels));
       for (const argv of udpConntrackDeletes(layout, proxied(before), proxied(after), placements, flows))
         await node.exec(argv, { reject: false });
     }),

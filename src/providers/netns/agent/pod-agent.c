@@ -6,7 +6,8 @@
 //             address:port as it saw it, header x-client-address); GET /bytes/N streams N bytes
 //   udp       --port P --name POD                      answers every datagram with one line: its pod name and the
 //             sender's address:port as it saw it (`web 10.244.1.2:20001`)
-//   dns       --port P --name POD --record NAME=IP ...  authoritative A-record server
+//   dns       --port P --name POD --record NAME=IP ... [--records FILE]
+//             authoritative A-record server; FILE holds NAME=IP lines, read anew for each query
 //   dns-query --server IP --port P --qname NAME --timeout MS [--sport P]
 //             a resolver that reads the source of every reply (unconnected socket), so a reply from an
 //             unexpected source is observed exactly
@@ -230,12 +231,36 @@ static _Noreturn void serve_udp(int port, const char *name) {
 }
 
 struct record {
-  const char *name; // lowercase
+  char name[256]; // lowercase
   struct in_addr ip;
   bool has_ip;
 };
 
-static _Noreturn void serve_dns(int port, struct record *records, int count) {
+/** `NAME=IP` (or a name alone, known without an address) into `r`; false for a name that does not fit. */
+static bool parse_record(const char *text, struct record *r) {
+  size_t n = strcspn(text, "=\n");
+  if (n == 0 || n >= sizeof r->name) return false;
+  for (size_t k = 0; k < n; k++) r->name[k] = (char)tolower((unsigned char)text[k]);
+  r->name[n] = '\0';
+  char ip[32] = "";
+  if (text[n] == '=') snprintf(ip, sizeof ip, "%.*s", (int)strcspn(text + n + 1, "\n"), text + n + 1);
+  r->has_ip = inet_pton(AF_INET, ip, &r->ip) == 1;
+  return true;
+}
+
+/** The records of `file`, one `NAME=IP` a line, read anew for each query: a change shows at once (CoreDNS's watch). */
+static int read_records(const char *file, struct record *records, int max) {
+  FILE *f = fopen(file, "r");
+  if (!f) return 0;
+  char line[512];
+  int count = 0;
+  while (count < max && fgets(line, sizeof line, f)) count += parse_record(line, &records[count]);
+  fclose(f);
+  return count;
+}
+
+static _Noreturn void serve_dns(int port, struct record *records, int count, const char *file) {
+  static struct record from_file[1024];
   int fd = listening_socket(SOCK_DGRAM, port);
   printf("ready dns %d\n", port);
   fflush(stdout);
@@ -256,21 +281,24 @@ static _Noreturn void serve_dns(int port, struct record *records, int count) {
     if (o + 5 > n) continue;
     unsigned type = m[o + 1] << 8 | m[o + 2];
     size_t end = o + 5;
-    // the last record of a name wins (a Map in the agent); a known name without a record of the asked type is NODATA, not NXDOMAIN
-    struct record *known = NULL;
-    for (int i = count - 1; i >= 0 && !known; i--)
-      if (strcmp(records[i].name, qname) == 0) known = &records[i];
-    bool answer = known && known->has_ip && type == 1;
+    if (file) records = from_file, count = read_records(file, from_file, 1024);
+    // every record of a name is answered, in the order given (a headless Service: one per endpoint); a known
+    // name without a record of the asked type is NODATA, not NXDOMAIN
+    bool known = false;
+    unsigned answers = 0;
     memcpy(r, m, end);
-    r[2] = 0x84, r[3] = known ? 0 : 3; // response, authoritative, NOERROR or NXDOMAIN
-    r[6] = 0, r[7] = answer;
-    memset(r + 8, 0, 4);
-    if (answer) {
+    for (int i = 0; i < count; i++) {
+      if (strcmp(records[i].name, qname) != 0) continue;
+      known = true;
+      if (!records[i].has_ip || type != 1 || end + 16 * (answers + 1) > sizeof r) continue;
       unsigned char rr[16] = {0xc0, 0x0c, 0, 1, 0, 1, 0, 0, 0, 5, 0, 4}; // pointer to the question name, A, IN, TTL 5
-      memcpy(rr + 12, &known->ip, 4);
-      memcpy(r + end, rr, 16);
+      memcpy(rr + 12, &records[i].ip, 4);
+      memcpy(r + end + 16 * answers++, rr, 16);
     }
-    sendto(fd, r, end + (answer ? 16 : 0), 0, (struct sockaddr *)&peer, plen);
+    r[2] = 0x84, r[3] = known ? 0 : 3; // response, authoritative, NOERROR or NXDOMAIN
+    r[6] = answers >> 8, r[7] = answers & 0xff;
+    memset(r + 8, 0, 4);
+    sendto(fd, r, end + 16 * answers, 0, (struct sockaddr *)&peer, plen);
   }
 }
 
@@ -457,14 +485,8 @@ int main(int argc, char **argv) {
     struct record *records = calloc((size_t)argc, sizeof *records);
     int count = 0;
     const char *v;
-    for (int i = 2; (v = next_option(argc, argv, "--record", &i)); count++) {
-      char *text = strdup(v), *eq = strchr(text, '=');
-      for (char *c = text; *c; c++) *c = (char)tolower((unsigned char)*c);
-      if (eq) *eq = '\0';
-      records[count].name = text;
-      records[count].has_ip = eq && inet_pton(AF_INET, eq + 1, &records[count].ip) == 1;
-    }
-    serve_dns(port, records, count);
+    for (int i = 2; (v = next_option(argc, argv, "--record", &i));) count += parse_record(v, &records[count]);
+    serve_dns(port, records, count, option(argc, argv, "--records"));
   }
   if (strcmp(command, "dns-query") == 0) return dns_query(option(argc, argv, "--server"), port, option(argc, argv, "--qname"), timeout ? atof(timeout) : 1000, option(argc, argv, "--sport"));
   if (strcmp(command, "udp-query") == 0) return udp_query(option(argc, argv, "--server"), port, timeout ? atof(timeout) : 1000, option(argc, argv, "--sport"));

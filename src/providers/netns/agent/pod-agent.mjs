@@ -7,7 +7,8 @@
 //             address:port as it saw it, header x-client-address); GET /bytes/N streams N bytes
 //   udp       --port P --name POD                      answers every datagram with one line: its pod name and the
 //             sender's address:port as it saw it (`web 10.244.1.2:20001`)
-//   dns       --port P --name POD --record NAME=IP ...  authoritative A-record server
+//   dns       --port P --name POD --record NAME=IP ... [--records FILE]
+//             authoritative A-record server; FILE holds NAME=IP lines, read anew for each query
 //   dns-query --server IP --port P --qname NAME --timeout MS [--sport P]
 //             a resolver that reads the source of every reply (unconnected socket), so a reply from
 //             an unexpected source is observed exactly, like old nslookup's "reply from unexpected source".
@@ -17,6 +18,7 @@
 //   connect   --server IP --port P --timeout MS
 //             one TCP connect(); prints the errno it failed with (curl 7.88 does not name it when no
 //             packet left the pod: a local EHOSTUNREACH/ENETUNREACH/ECONNREFUSED)
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { createSocket } from 'node:dgram';
 import { connect } from 'node:net';
@@ -29,6 +31,7 @@ const { values } = parseArgs({
     port: { type: 'string' },
     name: { type: 'string' },
     record: { type: 'string', multiple: true },
+    records: { type: 'string' },
     server: { type: 'string' },
     qname: { type: 'string' },
     timeout: { type: 'string' },
@@ -69,17 +72,29 @@ if (command === 'http') {
   );
   socket.bind(port, '0.0.0.0', () => console.log(`ready udp ${port}`));
 } else if (command === 'dns') {
-  const records = new Map(
-    (values.record ?? []).map((r) => /** @type {[string, string]} */ (r.toLowerCase().split('='))),
-  );
+  // every record of a name is answered, in the order given (a headless Service: one per endpoint); a
+  // --records file is read anew for each query, so a change shows at once (CoreDNS's watch)
+  const byName = (/** @type {string[]} */ lines) => {
+    /** @type {Map<string, string[]>} */
+    const out = new Map();
+    for (const r of lines) {
+      const [name = '', ip = ''] = r.trim().toLowerCase().split('=');
+      if (name) out.set(name, [...(out.get(name) ?? []), ...(ip ? [ip] : [])]);
+    }
+    return out;
+  };
+  const fixed = byName(values.record ?? []);
+  const file = values.records;
+  const current = () => (file ? byName(readFileSync(file, 'utf8').split('\n')) : fixed);
   const socket = createSocket('udp4');
   socket.on('message', (msg, peer) => {
     const q = parseQuestion(msg);
     if (!q) return;
     // a known name without a record of the asked type is NODATA (NOERROR, no answer), not NXDOMAIN
+    const records = current();
     const known = records.has(q.name);
-    const ip = q.type === 1 ? records.get(q.name) : undefined;
-    socket.send(answer(msg, q, ip, known), peer.port, peer.address);
+    const ips = q.type === 1 ? (records.get(q.name) ?? []) : [];
+    socket.send(answer(msg, q, ips, known), peer.port, peer.address);
   });
   socket.bind(port, '0.0.0.0', () => console.log(`ready dns ${port}`));
 } else if (command === 'dns-query') {
@@ -191,22 +206,24 @@ function parseQuestion(msg) {
   return { name: labels.join('.').toLowerCase(), type: msg.readUInt16BE(o + 1), end: o + 5 };
 }
 
-/** @param {Buffer} msg @param {{end: number}} q @param {string | undefined} ip @param {boolean} known */
-function answer(msg, q, ip, known) {
+/** @param {Buffer} msg @param {{end: number}} q @param {string[]} ips @param {boolean} known */
+function answer(msg, q, ips, known) {
   const header = Buffer.from(msg.subarray(0, 12));
   header.writeUInt16BE(0x8400 | (known ? 0 : 3), 2); // response, authoritative, NOERROR or NXDOMAIN
-  header.writeUInt16BE(ip ? 1 : 0, 6);
+  header.writeUInt16BE(ips.length, 6);
   header.writeUInt32BE(0, 8);
   const question = msg.subarray(12, q.end);
-  if (!ip) return Buffer.concat([header, question]);
-  const rr = Buffer.alloc(16);
-  rr.writeUInt16BE(0xc00c, 0); // pointer to the question name
-  rr.writeUInt16BE(1, 2);
-  rr.writeUInt16BE(1, 4);
-  rr.writeUInt32BE(5, 6);
-  rr.writeUInt16BE(4, 10);
-  for (const [i, b] of ip.split('.').entries()) rr.writeUInt8(Number(b), 12 + i);
-  return Buffer.concat([header, question, rr]);
+  const rrs = ips.map((ip) => {
+    const rr = Buffer.alloc(16);
+    rr.writeUInt16BE(0xc00c, 0); // pointer to the question name
+    rr.writeUInt16BE(1, 2);
+    rr.writeUInt16BE(1, 4);
+    rr.writeUInt32BE(5, 6);
+    rr.writeUInt16BE(4, 10);
+    for (const [i, b] of ip.split('.').entries()) rr.writeUInt8(Number(b), 12 + i);
+    return rr;
+  });
+  return Buffer.concat([header, question, ...rrs]);
 }
 
 /** A-record answers of a reply we built ourselves: fixed 16-byte records after the question. @param {Buffer} msg */

@@ -6,6 +6,8 @@ import { HarnessError } from '../../../model/errors.ts';
 import { packagePath } from '../../../model/package-root.ts';
 import type { TopologySpec } from '../../../model/scenario-schema.ts';
 import type { RunContext } from '../../../contract/provider.ts';
+import { dnsRecords as dnsRecordArgs } from '../../../contract/agent-program.ts';
+import { predictedPlacements } from '../../../dataplane/render-node.ts';
 import type { KubeApi } from './kube-api.ts';
 import { PodTarget } from './pod-target.ts';
 import { notReadyPods } from './scenario-fit.ts';
@@ -58,15 +60,20 @@ export async function deployWorkload({ api, cluster, topology, nodeMap, images, 
       await api.createConfigMap(agentConfigMap(clusterNamespace(prefix, ns), agentSource, run.runId));
   }
 
-  const dnsRecords: string[] = [];
   for (const [i, body] of serviceObjects(topology, prefix, run.runId, images.ownCluster).entries()) {
     const svc = topology.services[i]!;
     const created = await api.createService(body);
     const ip = created.spec?.clusterIP;
     if (!ip) throw new HarnessError('LAB_FAILED', `service ${svc.namespace}/${svc.name} got no ClusterIP`);
-    cluster.addresses.set(`svc/${svc.name}`, ip);
-    dnsRecords.push(`--record=${svc.name}.${svc.namespace}.svc.cluster.local=${ip}`);
+    if (ip !== 'None') cluster.addresses.set(`svc/${svc.name}`, ip);
   }
+  // a headless Service answers with its pods' addresses, which a cluster of the run's own hands out in order
+  const predicted = predictedPlacements(topology);
+  const dnsRecords = dnsRecordArgs(
+    topology,
+    (svc) => cluster.address(`svc/${svc}`),
+    (pod) => predicted.get(pod)?.ip ?? '',
+  ).map((r) => `--record=${r}`);
 
   const notReady = notReadyPods(topology);
   const create = async (pod: TopologySpec['pods'][number]) => {

@@ -19,7 +19,14 @@ export function fitServiceSteps(scenario: Scenario, k8sVersion: string, provider
       reason: `service ${local.name} has internalTrafficPolicy Local, which kube-proxy honours from Kubernetes v1.22 on; the cluster runs ${k8sVersion}`,
       hint: HINT,
     };
+  const headless = new Set(scenario.topology.services.filter((s) => s.clusterIP === 'None').map((s) => s.name));
   for (const { where, step } of placedSteps(scenario)) {
+    const changed = 'endpoint' in step ? step.endpoint?.service : 'service' in step ? step.service?.name : undefined;
+    if (changed !== undefined && headless.has(changed))
+      return {
+        reason: `${where} changes headless service ${changed}: the pod image's DNS program takes its records when it starts, so the change would not show in its answers`,
+        hint: HINT,
+      };
     if ('endpoint' in step && step.endpoint) {
       const e = step.endpoint;
       if (e.op === 'set' || e.ready === false || e.terminating)

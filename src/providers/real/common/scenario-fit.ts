@@ -87,6 +87,12 @@ export function fitNodeSetup(topology: TopologySpec, ownNodes = false): Misfit |
       reason: `node ${dropping.name} boots with forwardPolicy: DROP; this provider's nodes boot with their image's policy`,
       hint: 'set it after boot with a `forward-policy` step in baseline.steps, or run it with --provider netns or local',
     };
+  const headless = ownNodes ? undefined : topology.services.find((s) => s.clusterIP === 'None');
+  if (headless)
+    return {
+      reason: `service ${headless.name} is headless: its DNS records are its pods' addresses, which this provider's cluster hands out only once the DNS program runs`,
+      hint: 'run it with --provider netns or local',
+    };
   const config = Object.keys(topology.kubeProxyConfig ?? {});
   if (!ownNodes && config.length > 0)
     return {

@@ -59,6 +59,8 @@ interface ServiceState {
   publishNotReadyAddresses: boolean;
   /** Its labels: some make kube-proxy ignore it. */
   labels: Record<string, string>;
+  /** clusterIP None: kube-proxy writes nothing for it. */
+  headless: boolean;
 }
 
 /**
@@ -113,6 +115,7 @@ export class ServiceChanges {
         unready: new Set(svc.endpoints.filter((e) => !e.ready).map((e) => e.pod)),
         publishNotReadyAddresses: svc.publishNotReadyAddresses,
         labels: { ...svc.labels },
+        headless: svc.clusterIP === 'None',
       });
   }
 
@@ -127,7 +130,7 @@ export class ServiceChanges {
   async waitEndpointsSynced(): Promise<void> {
     // without kube-proxy there are no rules to wait for; beside Cilium's socket LB, kube-proxy's rules still are
     if (this.input.cni === 'cilium' && ciliumSettings(this.input.topology).kubeProxyReplacement) return;
-    const states = [...this.services.values()].filter((s) => this.proxied(s));
+    const states = [...this.services.values()].filter((s) => !s.headless && this.proxied(s));
     await this.wait('kube-proxy writing every endpoint of every Service', (rules, node) =>
       states.every((s) =>
         [...s.ready]
