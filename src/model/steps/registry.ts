@@ -72,9 +72,7 @@ export function stepRequires(step: StepSpec): Capability[] {
   const [kind, spec] = stepKindOf(step);
   const resolved: string[] = [];
   const expanded = kind.expand(spec, (ref) => (resolved.push(`{${ref}}`), '0.0.0.0'));
-  const derived = expanded.flatMap((e): Capability[] =>
-    e.kind === 'command' ? targetNeeds(e.on) : [actionNeeds(e)],
-  );
+  const derived = expanded.flatMap((e): Capability[] => (e.kind === 'command' ? targetNeeds(e.on) : [actionNeeds(e)]));
   return [...new Set([...(kind.requires?.(spec) ?? []), ...derived, ...placeholderNeeds(resolved)])];
 }
 

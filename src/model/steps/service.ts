@@ -4,7 +4,15 @@
 // whole list, as a patch of spec.ports does; the EndpointSlice's ports follow it.
 import { z } from 'zod';
 import type { LabAction } from '../lab-action.ts';
-import { LabelKey, LabelValue, Name, Port, ServicePorts, SessionAffinity, SessionAffinityConfig } from '../primitives.ts';
+import {
+  LabelKey,
+  LabelValue,
+  Name,
+  Port,
+  ServicePorts,
+  SessionAffinity,
+  SessionAffinityConfig,
+} from '../primitives.ts';
 import { defineStep } from './step-kind.ts';
 
 type ServiceAction = Extract<LabAction, { kind: 'service' }>;
