@@ -35,6 +35,16 @@ export const Ref = z
   .string()
   .regex(/^(pod|svc|node|host)\/[a-z][a-z0-9-]*$/, 'pod/NAME, svc/NAME, node/NAME or host/NAME')
   .describe('something with an address: pod/NAME, svc/NAME, node/NAME or host/NAME');
+/** What a probe sends to: something with an address, or `localhost`, the client's own loopback address. */
+export const ProbeTarget = z
+  .string()
+  .regex(
+    /^((pod|svc|node|host)\/[a-z][a-z0-9-]*|localhost)$/,
+    "pod/NAME, svc/NAME, node/NAME, host/NAME or localhost (the client's own 127.0.0.1)",
+  )
+  .describe(
+    "where the probe sends to: pod/NAME, svc/NAME, node/NAME, host/NAME, or localhost: the client's own loopback address 127.0.0.1 (a node's localhost reaches a hostPort bound to 127.0.0.1)",
+  );
 /** Where a step runs: a node, a pod or an external host. */
 export const TargetRef = z
   .string()

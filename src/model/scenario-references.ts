@@ -1,5 +1,6 @@
 // Checks a schema-valid scenario for things a schema cannot see: references between sections,
 // duplicate names, addresses that do not fit their subnets.
+import { LOCALHOST } from './localhost.ts';
 import { checkPhases } from './phase-references.ts';
 import { probeDestination, probeKindOf } from './probes/registry.ts';
 import { duplicateIssues, ReferenceCheck, type ReferenceIssue } from './reference-check.ts';
@@ -219,7 +220,8 @@ function checkProbe(check: ReferenceCheck, p: ProbeSpec, i: number): void {
     });
   }
   const { ref, field } = probeDestination(p);
-  check.checkRef(ref, ['probes', i, probeKindOf(p)[0], field]);
+  // localhost is the client's own: there is always one
+  if (ref !== LOCALHOST) check.checkRef(ref, ['probes', i, probeKindOf(p)[0], field]);
 }
 
 export function ipToInt(ip: string): number {
