@@ -9,6 +9,7 @@ import { IptablesModel } from './iptables-ops.ts';
 import { bootOps, bootOrder } from './node-iptables.ts';
 import { defaultGateway, FABRIC_NET } from './node-network.ts';
 import { DEFAULT_CNI_CHAIN } from '../model/primitives.ts';
+import { hostIPAddress } from './port-mappings.ts';
 
 export interface RenderOptions {
   /** Render as on a node where kube-proxy could create its nfacct counters (the lab cannot). */
@@ -90,12 +91,14 @@ export function renderNode(topology: TopologySpec, nodeName: string, options: Re
   }
   if (topology.cni !== 'cilium') {
     const chain = node.cniChain ?? DEFAULT_CNI_CHAIN;
+    const nodeRefIP = (ref: string) => nodeIP(topology.nodes.findIndex((n) => `node/${n.name}` === ref));
     // portmap writes these when the pod starts (its own chains in nat), so they are not in the iptables-save above
     const mappings = topology.pods
       .filter((p) => p.node === nodeName)
       .flatMap((p) =>
         (p.hostPorts ?? []).map(
-          (h) => `${h.hostPort}/${h.protocol} -> ${p.name} ${placements.get(p.name)!.ip}:${h.containerPort}`,
+          (h) =>
+            `${h.hostIP === undefined ? '' : `${hostIPAddress(h.hostIP, nodeRefIP)}:`}${h.hostPort}/${h.protocol} -> ${p.name} ${placements.get(p.name)!.ip}:${h.containerPort}`,
         ),
       );
     out.push(

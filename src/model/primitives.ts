@@ -35,6 +35,31 @@ export const Ref = z
   .string()
   .regex(/^(pod|svc|node|host)\/[a-z][a-z0-9-]*$/, 'pod/NAME, svc/NAME, node/NAME or host/NAME')
   .describe('something with an address: pod/NAME, svc/NAME, node/NAME or host/NAME');
+/** What a probe sends to: something with an address, or `localhost`, the client's own loopback address. */
+export const ProbeTarget = z
+  .string()
+  .regex(
+    /^((pod|svc|node|host)\/[a-z][a-z0-9-]*|localhost)$/,
+    "pod/NAME, svc/NAME, node/NAME, host/NAME or localhost (the client's own 127.0.0.1)",
+  )
+  .describe(
+    "where the probe sends to: pod/NAME, svc/NAME, node/NAME, host/NAME, or localhost: the client's own loopback address 127.0.0.1 (a node's localhost reaches a hostPort bound to 127.0.0.1)",
+  );
+/**
+ * The address of its node a hostPort is bound to (a container port's hostIP): `node/NAME`, the node's address
+ * on the nodes' network, or 127.0.0.1, its loopback. Which node and which literal addresses are refused at
+ * validation (scenario-references.ts): the address a provider gives a node is its own, so only the reference
+ * means the same on every provider.
+ */
+export const HostIP = z
+  .string()
+  .regex(
+    new RegExp(`^(node/[a-z][a-z0-9-]*|${IPV4})$`),
+    "node/NAME (the pod's node's address) or 127.0.0.1 (its loopback)",
+  )
+  .describe(
+    "the address of the pod's node the hostPort is bound to (a container port's hostIP): node/NAME for the node's address, or 127.0.0.1 for its loopback; without it, every address of the node",
+  );
 /** Where a step runs: a node, a pod or an external host. */
 export const TargetRef = z
   .string()

@@ -1,5 +1,6 @@
 // Checks a schema-valid scenario for things a schema cannot see: references between sections,
 // duplicate names, addresses that do not fit their subnets.
+import { LOCALHOST, LOOPBACK_ADDRESS } from './localhost.ts';
 import { checkPhases } from './phase-references.ts';
 import { probeDestination, probeKindOf } from './probes/registry.ts';
 import { duplicateIssues, ReferenceCheck, type ReferenceIssue } from './reference-check.ts';
@@ -65,25 +66,63 @@ function duplicateNameIssues(s: Scenario): ReferenceIssue[] {
   ];
 }
 
-// the scheduler places no two pods with one hostPort and protocol on a node
+/**
+ * The scheduler places no two pods on a node whose hostPorts clash (its NodePorts filter, HostPortInfo): the same
+ * port and protocol on the same address, where no hostIP is every address of the node.
+ */
 function hostPortClashIssues(t: TopologySpec): ReferenceIssue[] {
   const issues: ReferenceIssue[] = [];
-  const hostPortsTaken = new Map<string, string>();
+  const taken: { node: string; port: number; protocol: string; hostIP?: string; pod: string }[] = [];
   for (const [i, p] of t.pods.entries()) {
     for (const [j, h] of (p.hostPorts ?? []).entries()) {
-      const key = `${p.node} ${h.hostPort}/${h.protocol}`;
-      const holder = hostPortsTaken.get(key);
+      const holder = taken.find(
+        (x) =>
+          x.node === p.node &&
+          x.port === h.hostPort &&
+          x.protocol === h.protocol &&
+          (x.hostIP === undefined || h.hostIP === undefined || x.hostIP === h.hostIP),
+      );
       if (holder)
         issues.push({
           path: ['topology', 'pods', i, 'hostPorts', j, 'hostPort'],
-          message: `pod ${holder} already holds ${h.hostPort}/${h.protocol} on node ${p.node}`,
+          message: `pod ${holder.pod} already holds ${boundPort(holder)} on node ${p.node}${holder.hostIP === undefined && h.hostIP !== undefined ? ' (on every address of the node: it has no hostIP)' : ''}`,
           received: String(h.hostPort),
-          expected: 'a hostPort and protocol free on the node',
+          expected: 'a hostPort and protocol free on the node, or a hostIP no other pod binds it to',
         });
-      else hostPortsTaken.set(key, p.name);
+      else taken.push({ node: p.node, port: h.hostPort, protocol: h.protocol, hostIP: h.hostIP, pod: p.name });
     }
   }
   return issues;
+}
+
+/** `8080/TCP`, or `8080/TCP at hostIP 127.0.0.1` bound to one address. */
+const boundPort = (h: { port: number; protocol: string; hostIP?: string }) =>
+  `${h.port}/${h.protocol}${h.hostIP === undefined ? '' : ` at hostIP ${h.hostIP}`}`;
+
+/** A hostIP is an address of the pod's own node: node/NAME of that node, or its loopback. */
+function hostIPIssues(p: TopologySpec['pods'][number], i: number): ReferenceIssue[] {
+  return (p.hostPorts ?? []).flatMap((h, j): ReferenceIssue[] => {
+    if (h.hostIP === undefined || h.hostIP === `node/${p.node}` || h.hostIP === LOOPBACK_ADDRESS) return [];
+    const path = ['topology', 'pods', i, 'hostPorts', j, 'hostIP'];
+    const expected = `node/${p.node} (its address) or ${LOOPBACK_ADDRESS} (its loopback)`;
+    if (h.hostIP.startsWith('node/'))
+      return [
+        {
+          path,
+          message: `${h.hostIP.slice('node/'.length)} is not pod ${p.name}'s node (${p.node}): a hostPort is bound to an address of the pod's own node`,
+          received: h.hostIP,
+          expected,
+        },
+      ];
+    return [
+      {
+        path,
+        message: `not an address of node ${p.node}: a node's address is the provider's, so it is written node/${p.node}`,
+        received: h.hostIP,
+        expected,
+      },
+    ];
+  });
 }
 
 function checkPod(check: ReferenceCheck, p: TopologySpec['pods'][number], i: number): void {
@@ -102,6 +141,7 @@ function checkPod(check: ReferenceCheck, p: TopologySpec['pods'][number], i: num
       received: p.node,
       expected: `one of: ${check.known('node')}`,
     });
+  check.add(...hostIPIssues(p, i));
 }
 
 function checkNode(check: ReferenceCheck, n: TopologySpec['nodes'][number], i: number): void {
@@ -221,7 +261,8 @@ function checkProbe(check: ReferenceCheck, p: ProbeSpec, i: number): void {
   }
   const { ref, field } = probeDestination(p);
   const path = ['probes', i, probeKindOf(p)[0], field];
-  check.checkRef(ref, path);
+  // localhost is the client's own: there is always one
+  if (ref !== LOCALHOST) check.checkRef(ref, path);
   const headless = check.scenario.topology.services.find((v) => `svc/${v.name}` === ref && v.clusterIP === 'None');
   if (headless)
     check.add({

@@ -39,6 +39,7 @@ import {
   SessionAffinity,
   SessionAffinityConfig,
   CniChain,
+  HostIP,
 } from './primitives.ts';
 import { Step } from './steps/registry.ts';
 import { PROBE_KINDS, probeKindFields, type ProbeKindName } from './probes/registry.ts';
@@ -92,9 +93,10 @@ const Node = z
 
 const HostPort = z
   .object({
-    hostPort: Port.describe("the port on the node's address"),
+    hostPort: Port.describe("the port on the node's addresses (on its hostIP alone when given)"),
     containerPort: Port.describe('the port in the pod it is forwarded to'),
     protocol: z.enum(['TCP', 'UDP']).default('TCP').describe('TCP or UDP'),
+    hostIP: HostIP.optional(),
   })
   .strict();
 
@@ -123,7 +125,7 @@ const Pod = z
       .min(1)
       .optional()
       .describe(
-        "ports of its node's address forwarded to this pod (a container port's hostPort): the node's CNI chain gets them as runtimeConfig.portMappings, and its portmap plugin writes the DNAT",
+        "ports of its node forwarded to this pod (a container port's hostPort, on every address of the node or on its hostIP): the node's CNI chain gets them as runtimeConfig.portMappings, and its portmap plugin writes the DNAT",
       ),
   })
   .strict();

@@ -242,6 +242,24 @@ const cases: Case[] = [
   },
   { file: '59-cni-chain-portmap-first.yaml', line: 9, field: 'topology.nodes[0].cniChain', message: 'bridge first' },
   {
+    file: '62-hostip-of-another-node.yaml',
+    line: 17,
+    field: 'topology.pods[0].hostPorts[0].hostIP',
+    message: "node-b is not pod web's node (node-a)",
+  },
+  {
+    file: '63-hostip-not-an-address-of-the-node.yaml',
+    line: 15,
+    field: 'topology.pods[0].hostPorts[0].hostIP',
+    message: 'not an address of node node-a',
+  },
+  {
+    file: '64-hostport-taken-on-every-address.yaml',
+    line: 20,
+    field: 'topology.pods[1].hostPorts[0].hostPort',
+    message: 'pod web already holds 8080/TCP on node node-a (on every address of the node: it has no hostIP)',
+  },
+  {
     file: '60-hostports-on-cilium.yaml',
     line: 15,
     field: 'topology.pods[0].hostPorts',

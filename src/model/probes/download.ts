@@ -1,6 +1,6 @@
 // `download: {to, port, bytes}`: a large HTTP download from the pod agent (GET /bytes/N).
 import { z } from 'zod';
-import { Port, Ref } from '../primitives.ts';
+import { Port, ProbeTarget } from '../primitives.ts';
 import { defineProbe } from './probe-kind.ts';
 
 export const downloadProbe = defineProbe({
@@ -9,7 +9,7 @@ export const downloadProbe = defineProbe({
     'a large HTTP download from the pod agent; ok only with the full byte count, reset when the connection was reset',
   schema: z
     .object({
-      to: Ref,
+      to: ProbeTarget,
       port: Port,
       bytes: z
         .number()

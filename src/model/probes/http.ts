@@ -1,6 +1,6 @@
 // `http: {to, port, path}`: curl of one URL; the HTTP echo names the pod that answered.
 import { z } from 'zod';
-import { Port, Ref } from '../primitives.ts';
+import { Port, ProbeTarget } from '../primitives.ts';
 import { defineProbe } from './probe-kind.ts';
 
 export const httpProbe = defineProbe({
@@ -8,7 +8,7 @@ export const httpProbe = defineProbe({
   description: 'curl GET of one URL; ok with HTTP 2xx/3xx, the answering pod named',
   schema: z
     .object({
-      to: Ref,
+      to: ProbeTarget,
       port: Port,
       path: z
         .string()

@@ -4,14 +4,19 @@
 // own, keeps only what was captured from its own start on, and stops it (its stop waits for every line
 // tcpdump counted).
 import type { StartedCluster, Target } from '../../contract/provider.ts';
-import { probeClient, probeDestination } from '../../model/probes/registry.ts';
+import { probeClient } from '../../model/probes/registry.ts';
+import { probeAddresses, toLocalhost } from './probe-addresses.ts';
 import type { ProbeSpec } from '../../model/scenario-schema.ts';
 import { PacketWatch } from './packet-watch.ts';
 import { watchFilter } from './watch-filters.ts';
 import { awaitedLater } from '../../contract/awaited-later.ts';
 
-/** A node reaches pods over cni0/flannel.1 and the fabric over eth0: watch every interface there. */
-export const watchInterface = (from: string) => (from.startsWith('node/') ? 'any' : 'eth0');
+/**
+ * A node reaches pods over cni0/flannel.1 and the fabric over eth0, and any client its own localhost over lo:
+ * watch every interface there; a pod or host sends everything else by its eth0.
+ */
+export const watchInterface = (spec: ProbeSpec) =>
+  spec.from.startsWith('node/') || toLocalhost(spec) ? 'any' : 'eth0';
 
 const key = (target: Target, iface: string, filter: readonly string[]) => `${target.ref} ${iface} ${filter.join(' ')}`;
 
@@ -23,8 +28,9 @@ export class AheadWatches {
       if (spec.repeat !== undefined) continue; // a series shares one watch of its own (SeriesWatch)
       const from = probeClient(spec.from);
       const target = cluster.target(from);
-      const iface = watchInterface(spec.from);
-      const filter = watchFilter(spec, cluster.address(from), cluster.address(probeDestination(spec).ref));
+      const iface = watchInterface(spec);
+      const { client, endpoint } = probeAddresses(spec, cluster);
+      const filter = watchFilter(spec, client, endpoint.ip);
       const watch = awaitedLater(PacketWatch.start(target, filter, iface)); // on failure its probe starts one of its own
       this.started.set(spec.id, { key: key(target, iface, filter), watch });
     }

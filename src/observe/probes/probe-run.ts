@@ -2,11 +2,12 @@
 // the client's interface that ends the probe early on conclusive evidence, and how an Observation reads.
 import type { StartedCluster, Target } from '../../contract/provider.ts';
 import type { Observation } from '../../model/outcome.ts';
-import { probeClient, probeDestination } from '../../model/probes/registry.ts';
+import { probeClient } from '../../model/probes/registry.ts';
 import type { ProbeSpec } from '../../model/scenario-schema.ts';
 import { durationMs } from '../../model/duration.ts';
 import { foreignReply, ownFlow, type Classified, type Endpoint } from './classify.ts';
 import { type AheadWatches, watchInterface } from './ahead-watches.ts';
+import { probeAddresses } from './probe-addresses.ts';
 import { capturedSince, PacketWatch, type Packet, type PacketView } from './packet-watch.ts';
 import type { DropWatch } from '../trace/drop-verdict.ts';
 
@@ -69,16 +70,16 @@ function agentOn(cluster: StartedCluster, ref: string): readonly string[] | unde
 }
 
 export function probeRun({ spec, cluster, signal, dropped, series, ahead }: ProbeRunOptions): ProbeRun {
-  const to = probeDestination(spec);
+  const { client, endpoint } = probeAddresses(spec, cluster);
   return {
     spec,
     cluster,
     signal,
     dropped,
-    client: cluster.address(probeClient(spec.from)),
+    client,
     target: cluster.target(probeClient(spec.from)),
     agent: agentOn(cluster, probeClient(spec.from)),
-    endpoint: { ip: cluster.address(to.ref), port: to.port },
+    endpoint,
     timeoutMs: durationMs(spec.timeout),
     started: performance.now(),
     series,
@@ -95,7 +96,7 @@ export async function startWatch(
   filter: string[],
   keep: (p: Packet) => boolean = () => true,
 ): Promise<PacketView> {
-  const iface = watchInterface(run.spec.from);
+  const iface = watchInterface(run.spec);
   if (run.series) return (await run.series.open(run.target, filter, iface)).window(keep);
   const ahead = run.ahead?.take(run.spec.id, run.target, iface, filter);
   const watch = (await ahead?.catch(() => undefined)) ?? (await PacketWatch.start(run.target, filter, iface));

@@ -3,7 +3,7 @@
 // cannot trace gets a session that records nothing and says why, so the probe runs as before.
 import type { StartedCluster } from '../../contract/provider.ts';
 import type { ProbeSpec } from '../../model/scenario-schema.ts';
-import { probeClient, probeDestination } from '../../model/probes/registry.ts';
+import { probeAddresses } from '../probes/probe-addresses.ts';
 import {
   tracingEnabled,
   type ProbeTraceResult,
@@ -32,10 +32,6 @@ function untraced(reason: string): ProbeTraceSession {
 
 /** The probe's addresses: its client (a pod by plain name, or `pod/`, `node/`, `host/`) and where it sends. */
 export function probeFlows(spec: ProbeSpec, cluster: StartedCluster): TraceFlows {
-  const to = probeDestination(spec);
-  return {
-    clientPod: spec.from,
-    client: cluster.address(probeClient(spec.from)),
-    target: { ip: cluster.address(to.ref), port: to.port },
-  };
+  const { client, endpoint } = probeAddresses(spec, cluster);
+  return { clientPod: spec.from, client, target: endpoint };
 }

@@ -1,9 +1,10 @@
 // The `cni-chain` step in the netns lab: the node's CNI network config list changes (the lab's copy of the
 // topology, read by every sandbox made from now on), then each named pod's sandbox is made again through it.
 // Read back: the node's NAT table holds portmap's DNAT to each recreated pod's new address for each of its
-// hostPorts exactly when the new chain has portmap, or the step fails.
+// hostPorts (on its hostIP) exactly when the new chain has portmap, or the step fails.
 import { HarnessError } from '../../model/errors.ts';
 import type { LabAction } from '../../model/lab-action.ts';
+import { hostIPAddress } from '../../dataplane/port-mappings.ts';
 import type { NetnsLab } from './netns-lab.ts';
 
 type CniChainChange = Extract<LabAction, { kind: 'cni-chain' }>;
@@ -21,6 +22,7 @@ export async function changeCniChain(lab: NetnsLab, action: CniChainChange): Pro
       );
     return pod;
   });
+  const before = new Map(pods.map((pod) => [pod.name, lab.address(`pod/${pod.name}`)]));
   lab.replaceCniChain(action.node, action.plugins);
   for (const pod of pods) await lab.sandboxes.recreate(pod);
   const nat = (await lab.node(action.node).exec(['iptables-save', '-t', 'nat'])).stdout.split('\n');
@@ -30,15 +32,22 @@ export async function changeCniChain(lab: NetnsLab, action: CniChainChange): Pro
     for (const h of pod.hostPorts ?? []) {
       const proto = h.protocol.toLowerCase();
       const port = `-p ${proto} -m ${proto} --dport ${h.hostPort} -j DNAT --to-destination `;
-      const dnat = nat.filter((line) => line.startsWith('-A CNI-DN-') && line.includes(port));
-      // with portmap: the DNAT to the new address; without: none at all (the DEL took the old one out)
+      // another pod may hold the same port on another hostIP: only the DNATs to this pod's addresses count
+      const dnat = nat.filter(
+        (line) =>
+          line.startsWith('-A CNI-DN-') &&
+          line.includes(port) &&
+          [ip, before.get(pod.name)].some((to) => line.endsWith(`${port}${to}:${h.containerPort}`)),
+      );
+      const bound = h.hostIP === undefined ? '' : `-d ${hostIPAddress(h.hostIP, (ref) => lab.address(ref))}/32 `;
+      // with portmap: the DNAT to the new address, on its hostIP; without: none at all (the DEL took the old one out)
       const held = mapped
-        ? dnat.length === 1 && dnat[0]!.endsWith(`${port}${ip}:${h.containerPort}`)
+        ? dnat.length === 1 && dnat[0]!.endsWith(`${port}${ip}:${h.containerPort}`) && dnat[0]!.includes(bound)
         : dnat.length === 0;
       if (!held)
         throw new HarnessError(
           'STEP_FAILED',
-          `cni-chain: after recreating pod ${pod.name} with [${action.plugins.join(', ')}], node ${action.node}'s nat table should hold ${mapped ? `portmap's DNAT of ${h.hostPort}/${h.protocol} to ${ip}:${h.containerPort}` : `no DNAT of ${h.hostPort}/${h.protocol}`}; it holds: ${dnat.join(' | ') || 'none'}`,
+          `cni-chain: after recreating pod ${pod.name} with [${action.plugins.join(', ')}], node ${action.node}'s nat table should hold ${mapped ? `portmap's DNAT of ${bound}${h.hostPort}/${h.protocol} to ${ip}:${h.containerPort}` : `no DNAT of ${h.hostPort}/${h.protocol} to pod ${pod.name}`}; it holds: ${dnat.join(' | ') || 'none'}`,
         );
     }
   }

@@ -1,7 +1,7 @@
 // A pod's network through its node's CNI chain, called the way a kubelet's runtime (libcni) calls a
 // network config list: ADD plugin by plugin in order, each chained plugin given the previous one's result
 // as prevResult and, if it declares the capability, the runtime's arguments as runtimeConfig (portmap:
-// `portMappings` from the pod's hostPorts, protocols lower-cased as CRI runtimes hand them over); DEL in
+// `portMappings` from the pod's hostPorts, as port-mappings.ts writes them); DEL in
 // reverse order with the same configs and the cached result. The lab owns one PodSandboxes, which records
 // each pod's address, host-side interface and sandbox in the lab's inventory.
 import { HarnessError } from '../../model/errors.ts';
@@ -10,6 +10,7 @@ import type { TopologySpec } from '../../model/scenario-schema.ts';
 import type { CommandRunner } from '../../contract/command.ts';
 import { bridgeConflist } from '../../dataplane/bridge-conflist.ts';
 import { FLANNEL_MTU } from '../../dataplane/flannel-entries.ts';
+import { portMappings } from '../../dataplane/port-mappings.ts';
 import type { LabNames } from '../namespaces/lab-names.ts';
 import { invokeCni } from './cni-plugin.ts';
 import type { LabInventory } from './lab-inventory.ts';
@@ -21,6 +22,8 @@ export interface SandboxedLab {
   readonly topology: TopologySpec;
   readonly names: LabNames;
   readonly commands: CommandRunner;
+  /** A node's address, for a hostPort bound to it. */
+  address(ref: string): string;
 }
 
 export class PodSandboxes {
@@ -91,16 +94,12 @@ export class PodSandboxes {
       ...(lab.topology.cni === 'flannel' ? { mtu: FLANNEL_MTU } : {}),
       chain: node.cniChain ?? DEFAULT_CNI_CHAIN,
     });
-    const portMappings = (pod.hostPorts ?? []).map((h) => ({
-      hostPort: h.hostPort,
-      containerPort: h.containerPort,
-      protocol: h.protocol.toLowerCase(),
-    }));
+    const mappings = portMappings(pod, (ref) => lab.address(ref));
     return conflist.plugins.map((plugin) => ({
       cniVersion: conflist.cniVersion,
       name: conflist.name,
       ...plugin,
-      ...(plugin.capabilities && portMappings.length > 0 ? { runtimeConfig: { portMappings } } : {}),
+      ...(plugin.capabilities && mappings.length > 0 ? { runtimeConfig: { portMappings: mappings } } : {}),
     }));
   }
 

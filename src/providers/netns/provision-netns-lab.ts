@@ -5,7 +5,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { HarnessError } from '../../model/errors.ts';
 import type { TopologySpec } from '../../model/scenario-schema.ts';
 import type { PodPlacement } from '../../contract/kube-objects.ts';
-import type { LabAction, RunContext } from '../../contract/provider.ts';
+import type { LabAction, RunContext, Target } from '../../contract/provider.ts';
 import {
   attachedHooks,
   attachSocketLb,
@@ -18,6 +18,8 @@ import {
 import { invokeCni } from './cni-plugin.ts';
 import { changeCniChain } from './cni-chain-change.ts';
 import { applyOps } from '../../dataplane/iptables-ops.ts';
+import { KUBE_PROXY_SYSCTLS } from '../../dataplane/kube-proxy-sysctls.ts';
+import { nodeSysctls } from './node-sysctls.ts';
 import { bootOps, bootOrder, componentStart, type NodeFacts } from '../../dataplane/node-iptables.ts';
 import { labNames, type LabNames } from '../namespaces/lab-names.ts';
 import { ipBatch } from '../namespaces/namespace-batch.ts';
@@ -116,7 +118,7 @@ class EarlySysctls {
         (n) =>
           [
             names.node(n.name),
-            awaitedLater(lab.namespaceSysctls(names.node(n.name), nodeSysctls(n).early, [BE_LIBERAL])),
+            awaitedLater(lab.namespaceSysctls(names.node(n.name), nodeSysctls(n, topology).early, [BE_LIBERAL])),
           ] as const,
       ),
       ...topology.pods.map((p) => [names.pod(p.name), awaitedLater(lab.namespaceSysctls(names.pod(p.name)))] as const),
@@ -198,19 +200,6 @@ async function chainHostPorts(steps: ProvisionSteps): Promise<void> {
   await steps.step('CNI chain after bridge: portmap for hostPorts', () =>
     steps.eachNode((n) => chainHostPortPods(lab, n)),
   );
-}
-
-/** A node's sysctls: set before its pods exist (`early`), except per-device ones, which wait for eth0 (`late`). */
-function nodeSysctls(node: TopologySpec['nodes'][number]): {
-  early: Record<string, string | number>;
-  late: Record<string, string | number>;
-} {
-  const perDevice = (key: string) => /^net\.ipv[46]\.(conf|neigh)\.(?!all\.|default\.)[^.]+\./.test(key);
-  const all = Object.entries({ 'net.ipv4.ip_forward': 1, 'net.bridge.bridge-nf-call-iptables': 1, ...node.sysctls });
-  return {
-    early: Object.fromEntries(all.filter(([k]) => !perDevice(k))),
-    late: Object.fromEntries(all.filter(([k]) => perDevice(k))),
-  };
 }
 
 /** A node or host on the fabric: its namespace, its port on the fabric's bridge, its address. */
@@ -340,7 +329,7 @@ async function wireMachine(lab: NetnsLab, m: FabricMachine, flannel: FlannelNode
   } else {
     await ipBatch(m.ns, lines, lab.commands);
   }
-  const late = node ? nodeSysctls(node).late : {};
+  const late = node ? nodeSysctls(node, topology).late : {};
   if (Object.keys(late).length > 0)
     await lab.namespaceTarget(m.ns).exec(['sysctl', '-q', '-w', ...Object.entries(late).map(([k, v]) => `${k}=${v}`)]);
 }
@@ -373,6 +362,11 @@ async function createBridgePods(lab: NetnsLab, topology: TopologySpec, nodeName:
 async function chainHostPortPods(lab: NetnsLab, nodeName: string): Promise<void> {
   for (const pod of lab.topology.pods.filter((p) => p.node === nodeName && p.hostPorts))
     await lab.sandboxes.addChainedPlugins(pod);
+}
+
+/** What kube-proxy sets in the kernel when it (re)starts, after its rules. */
+async function ensureKubeProxySysctls(node: Target): Promise<void> {
+  await node.exec(['sysctl', '-q', '-w', ...Object.entries(KUBE_PROXY_SYSCTLS).map(([k, v]) => `${k}=${v}`)]);
 }
 
 /** Helper programs commands may name as `{bin/NAME}`; a missing compiler only matters to scenarios that use them. */
@@ -426,6 +420,7 @@ async function performAction(lab: NetnsLab, action: LabAction): Promise<void> {
           lab.kubeProxy(action.node),
         ),
       );
+      if (action.component === 'kube-proxy') await ensureKubeProxySysctls(node);
       if (action.component === 'flannel') await startFlannelNetwork(lab, action.node);
       return;
     case 'reboot': {
@@ -435,6 +430,7 @@ async function performAction(lab: NetnsLab, action: LabAction): Promise<void> {
       if (lab.topology.cni === 'flannel') await node.exec(['ip', 'link', 'del', 'flannel.1'], { reject: false });
       lab.nodeRebooted(action.node);
       await applyOps(node, bootOps(lab.topology, action.node, await nodeFacts(lab, action.node), action.order));
+      if (bootOrder(lab.topology, action.order).includes('kube-proxy')) await ensureKubeProxySysctls(node);
       if (bootOrder(lab.topology, action.order).includes('flannel')) await startFlannelNetwork(lab, action.node);
       // the runtime sets the node's sandboxes up again: portmap writes the hostPorts anew
       if (lab.topology.cni !== 'cilium') await chainHostPortPods(lab, action.node);

@@ -6,6 +6,7 @@ import { captureAtDrop, dropVerdict } from '../../trace/drop-verdict.ts'; // an 
 import { classifyCurl, connectAnswer, ownFlow, synDestination } from '../classify.ts';
 import { earlyVerdict, observation, startWatch, type ProbeRun } from '../probe-run.ts';
 import { nextSourcePort } from '../source-ports.ts';
+import { toLocalhost } from '../probe-addresses.ts';
 import { HTTP_WATCH } from '../watch-filters.ts';
 import { PRINT_LAG_MS } from '../packet-watch.ts';
 import { ROUTING_ERRNOS, type RouteLookup } from '../../trace/detectors/route-lookup.ts';
@@ -60,8 +61,10 @@ export async function runHttp(run: ProbeRun, http: NonNullable<ProbeSpec['http']
   const { spec, cluster, target, endpoint, signal, dropped, timeoutMs } = run;
   // concurrent runs of a repeated probe share the pod's interface (and its packet watch): each connects from
   // its own source port and keeps only that port's packets, so no run calls its verdict on another run's;
-  // a node's capture holds the node's own connections too (kubelet's, the API server's)
-  const sourcePort = spec.parallel > 1 || spec.from.startsWith('node/') ? nextSourcePort(cluster) : undefined;
+  // a node's capture holds the node's own connections too (kubelet's, the API server's), and one of every
+  // interface the client's other loopback connections
+  const sourcePort =
+    spec.parallel > 1 || spec.from.startsWith('node/') || toLocalhost(spec) ? nextSourcePort(cluster) : undefined;
   // ICMP too: an unreachable or a port-unreachable answering the client is what the application experienced
   const watch = await startWatch(
     run,

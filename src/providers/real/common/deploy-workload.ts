@@ -81,7 +81,8 @@ export async function deployWorkload({ api, cluster, topology, nodeMap, images, 
     const nodeName = nodeMap.get(pod.node);
     if (!nodeName)
       throw new HarnessError('LAB_FAILED', `pod ${pod.name} is on node ${pod.node}, which the cluster does not have`);
-    await api.createPod(podObject({ pod, namespace, nodeName, dnsRecords }, topology, images, run.runId));
+    const address = (ref: string) => cluster.address(ref);
+    await api.createPod(podObject({ pod, namespace, nodeName, dnsRecords, address }, topology, images, run.runId));
     cluster.pods.set(pod.name, new PodTarget(api, namespace, pod.name, agentCommandOf(images)));
     return namespace;
   };

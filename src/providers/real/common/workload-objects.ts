@@ -9,6 +9,7 @@ import type { TopologySpec } from '../../../model/scenario-schema.ts';
 import { endpointLabel, serviceObject } from '../../../contract/kube-objects.ts';
 import { notReadyPods } from './scenario-fit.ts';
 import { agentProgramArgv } from '../../../contract/agent-program.ts';
+import { hostIPAddress } from '../../../dataplane/port-mappings.ts';
 
 type PodSpec = TopologySpec['pods'][number];
 
@@ -116,6 +117,18 @@ export interface PodInput {
   nodeName: string;
   /** `--record=NAME=IP` flags for DNS programs (the real ClusterIPs). */
   dnsRecords: string[];
+  /** A node's address as the cluster lists it (`node/NAME`), for a hostPort bound to it. */
+  address?: (ref: string) => string;
+}
+
+/** The cluster's addresses as the pod's input gives them: a hostPort bound to its node's address needs them. */
+function addressOf(input: PodInput): (ref: string) => string {
+  return (
+    input.address ??
+    ((ref) => {
+      throw new HarnessError('LAB_FAILED', `pod ${input.pod.name}: no address for ${ref}, its hostPort's hostIP`);
+    })
+  );
 }
 
 /**
@@ -170,6 +183,7 @@ export function podObject(input: PodInput, topology: TopologySpec, images: Workl
                     containerPort: h.containerPort,
                     hostPort: h.hostPort,
                     protocol: h.protocol,
+                    ...(h.hostIP === undefined ? {} : { hostIP: hostIPAddress(h.hostIP, addressOf(input)) }),
                   })),
                 ],
               }

@@ -1,0 +1,31 @@
+// The sysctls the lab sets in a node's namespace at boot: IP forwarding and br_netfilter's as a node's
+// configuration has them, the scenario's own, then what kube-proxy ensures when it starts at boot (it runs after
+// the node's settings were applied, so it has the last word).
+import type { TopologySpec } from '../../model/scenario-schema.ts';
+import { KUBE_PROXY_SYSCTLS } from '../../dataplane/kube-proxy-sysctls.ts';
+import { bootOrder } from '../../dataplane/node-iptables.ts';
+
+/**
+ * A node's sysctls: set before its pods exist (`early`), except per-device ones, which wait for eth0 (`late`);
+ * with what kube-proxy ensures when it starts at boot (it starts after the node's own settings were applied).
+ */
+export function nodeSysctls(
+  node: TopologySpec['nodes'][number],
+  topology: TopologySpec,
+): {
+  early: Record<string, string | number>;
+  late: Record<string, string | number>;
+} {
+  const perDevice = (key: string) => /^net\.ipv[46]\.(conf|neigh)\.(?!all\.|default\.)[^.]+\./.test(key);
+  const kubeProxy = bootOrder(topology).includes('kube-proxy') ? KUBE_PROXY_SYSCTLS : {};
+  const all = Object.entries({
+    'net.ipv4.ip_forward': 1,
+    'net.bridge.bridge-nf-call-iptables': 1,
+    ...node.sysctls,
+    ...kubeProxy,
+  });
+  return {
+    early: Object.fromEntries(all.filter(([k]) => !perDevice(k))),
+    late: Object.fromEntries(all.filter(([k]) => perDevice(k))),
+  };
+}

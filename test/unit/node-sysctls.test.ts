@@ -1,0 +1,34 @@
+// What the lab sets in a node's namespace at boot: its configuration's sysctls, the scenario's, and what
+// kube-proxy ensures when it starts there (route_localnet on all), which has the last word.
+import { describe, expect, it } from 'vitest';
+import { Topology } from '../../src/model/scenario-schema.ts';
+import { nodeSysctls } from '../../src/providers/netns/node-sysctls.ts';
+
+const topology = (extra: Record<string, unknown>, sysctls?: Record<string, number>) =>
+  Topology.parse({
+    cni: 'cilium',
+    nodes: [{ name: 'a', podCIDR: '10.244.1.0/24', ...(sysctls ? { sysctls } : {}) }],
+    pods: [{ name: 'web', node: 'a' }],
+    ...extra,
+  });
+const of = (t: ReturnType<typeof topology>) => nodeSysctls(t.nodes[0]!, t);
+
+describe("a node's sysctls at boot", () => {
+  it('include route_localnet on all when kube-proxy starts at boot, over what the scenario sets', () => {
+    expect(of(topology({})).early).toMatchObject({ 'net.ipv4.conf.all.route_localnet': 1 });
+    const hardened = of(topology({}, { 'net.ipv4.conf.all.route_localnet': 0 }));
+    expect(hardened.early['net.ipv4.conf.all.route_localnet']).toBe(1);
+  });
+
+  it('leave it as the node has it when kube-proxy is not in the boot order', () => {
+    const withoutProxy = of(topology({ startOrder: ['cilium'] }));
+    expect(withoutProxy.early).not.toHaveProperty('net.ipv4.conf.all.route_localnet');
+    expect(withoutProxy.early).toMatchObject({ 'net.ipv4.ip_forward': 1 });
+  });
+
+  it("set a device's own once the device exists", () => {
+    const perDevice = of(topology({}, { 'net.ipv4.conf.eth0.rp_filter': 1 }));
+    expect(perDevice.late).toEqual({ 'net.ipv4.conf.eth0.rp_filter': 1 });
+    expect(perDevice.early).not.toHaveProperty('net.ipv4.conf.eth0.rp_filter');
+  });
+});
