@@ -102,7 +102,7 @@ const HostPort = z
 
 const ContainerPort = z
   .object({
-    name: PortName,
+    name: PortName.describe("the port's name, as a Service's targetPort names it"),
     containerPort: Port,
     protocol: z.enum(['TCP', 'UDP']).default('TCP').describe('TCP or UDP'),
   })
