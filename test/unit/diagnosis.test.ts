@@ -484,6 +484,19 @@ describe('diagnosis of the seed incidents (recorded traces)', () => {
     }
   });
 
+  it('e2e-hostport-hostip-no-conflict: the re-route after the localhost DNAT, with route_localnet off on all and cni0', () => {
+    const d = run('e2e-hostport-hostip-no-conflict--pod1-localhost');
+    expect(d.culprit).toMatchObject({
+      kind: 'kernel',
+      node: 'node/node-a',
+      where: 'route_localnet on cni0',
+      text: 'net.ipv4.conf.all.route_localnet = 0, net.ipv4.conf.cni0.route_localnet = 0',
+    });
+    expect(d.packet).toMatchObject({ src: '127.0.0.1', dst: '10.244.1.2', dport: 80, flags: 'SYN' });
+    expect(d.reason).toContain("with no rule's verdict");
+    expect(d.reason).toContain('out cni0');
+  });
+
   it('finds no culprit in an empty trace', () => {
     const f = fixture('cilium-kube-proxy-forward-race--external');
     const trace = { ...f.probe.trace, events: [], facts: [] };

@@ -17,6 +17,7 @@ import { gatewayDrop } from './detectors/gateway-drop.ts';
 import { hairpinDrop } from './detectors/hairpin-drop.ts';
 import { invalidUnNated } from './detectors/invalid-un-nated.ts';
 import { kernelDrop } from './detectors/kernel-drop.ts';
+import { localnetReroute } from './detectors/localnet-reroute.ts';
 import { natRewrite } from './detectors/nat-rewrite.ts';
 import { replyBypass } from './detectors/reply-bypass.ts';
 import { routeLookupFailed } from './detectors/route-lookup.ts';
@@ -43,6 +44,7 @@ const DETECTORS: readonly Detector[] = [
   gatewayDrop,
   forwardingOff,
   natRewrite,
+  localnetReroute,
   kernelDrop,
   routeLookupFailed,
 ];

@@ -5,7 +5,12 @@ import { dirname } from 'node:path';
 import type { TraceFact } from '../../../model/trace-events.ts';
 import type { TracedLab } from './traced-lab.ts';
 
-const SETTINGS = ['net.bridge.bridge-nf-call-iptables', 'net.netfilter.nf_conntrack_tcp_be_liberal'];
+const SETTINGS = [
+  'net.bridge.bridge-nf-call-iptables',
+  'net.netfilter.nf_conntrack_tcp_be_liberal',
+  // whether a loopback source may leave a device after a DNAT (all, and the devices a node's routes use)
+  ...['all', 'cni0', 'eth0', 'flannel.1'].map((dev) => `net.ipv4.conf.${dev}.route_localnet`),
+];
 
 export async function readTraceFacts(lab: TracedLab): Promise<TraceFact[]> {
   const perNode = await Promise.all(lab.nodeNames.map((node) => nodeFacts(lab, node)));
