@@ -23,8 +23,29 @@ export function checkFalsifiable(s: Scenario): ReferenceIssue[] {
     }
     for (const [i, c] of checks.entries()) issues.push(...checkBounds(c, [...base, 'checks', i]));
   }
-  issues.push(...faultShowsSymptom(s), ...fixesRemoveIt(s));
+  issues.push(...faultShowsSymptom(s), ...fixesRemoveIt(s), ...controlsThatMove(s));
   return issues;
+}
+
+/**
+ * A control holds whether the fault ran or not, so it cannot read the same thing as a baseline check under
+ * another bound: that bound moves with the fault, which makes it the symptom (mutate judges the controls
+ * no baseline check reads).
+ */
+function controlsThatMove(s: Scenario): ReferenceIssue[] {
+  const reads = (c: CheckSpec) => canonical([c.on, c.cmd ?? c.snat, c.matches ?? c.counter]);
+  return s.fault.checks.flatMap((c, i) => {
+    if (!c.control) return [];
+    const before = s.baseline.checks.find((b) => reads(b) === reads(c) && !sameCheck(b, c));
+    if (!before) return [];
+    return [
+      {
+        path: ['fault', 'checks', i, 'control'],
+        message: `a control holds with or without the fault, but the baseline reads the same with another bound (${before.id}: ${canonical(before.expect ?? 'reported')}, here ${canonical(c.expect ?? 'reported')}): it moves with the fault, so it is the symptom`,
+        expected: 'no `control: true`: assert it',
+      },
+    ];
+  });
 }
 
 /** count, rate and otherwise of a repeated probe's expectation (n runs). */

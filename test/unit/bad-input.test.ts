@@ -260,6 +260,12 @@ const cases: Case[] = [
     message: 'pod web already holds 8080/TCP on node node-a (on every address of the node: it has no hostIP)',
   },
   {
+    file: '65-control-on-the-symptom.yaml',
+    line: 34,
+    field: 'fault.checks[0].control',
+    message: 'a control holds with or without the fault, but the baseline reads the same with another bound',
+  },
+  {
     file: '60-hostports-on-cilium.yaml',
     line: 15,
     field: 'topology.pods[0].hostPorts',

@@ -11,6 +11,8 @@
 //                                  either way survives); a check marked `control: true` is exempt
 //   needs-fix:NAME/ID, needs-fix:NAME/check/ID
 //                                  the same for what a fix asserts beyond the faulted phase, with that fix removed
+//   control-holds:WHERE/ID         a check marked `control: true` must still hold with the fault (or the fix)
+//                                  removed: one that fails there carried the symptom and must be asserted
 //   absence-matches:WHERE/ID       an absence (count 0, delta 0, max 0) proves something only where its pattern
 //                                  matches in some phase of some variant: the original run's or a mutant's
 // outcome-swapped needs no lab: it is judged on the original run's observations. Each removal runs in a lab of
@@ -136,7 +138,8 @@ export function swappedOutcomes(scenario: Scenario, original: ScenarioResult): M
 /** One assertion that must fail on its own once the steps are removed. */
 interface Item {
   mutation: string;
-  kind: 'probe' | 'check';
+  /** probe, check: must fail without the steps; control: a `control: true` check, which must still hold. */
+  kind: 'probe' | 'check' | 'control';
   id: string;
 }
 
@@ -156,23 +159,32 @@ function removals(scenario: Scenario): Removal[] {
     variant: `fix-removed:${fix.name}`,
     spec: { ...fix, steps: [] },
   });
-  const items = (prefix: string, beyond: { probes: string[]; checks: string[] }): Item[] => [
+  const items = (
+    prefix: string,
+    beyond: { probes: string[]; checks: string[] },
+    checks: readonly CheckSpec[],
+    where: string,
+  ): Item[] => [
     // a measurement's probes are its load, not a symptom: only its checks must depend on the steps
     ...(scenario.purpose === 'measure'
       ? []
       : beyond.probes.map((id) => ({ mutation: `${prefix}${id}`, kind: 'probe' as const, id }))),
     ...beyond.checks.map((id) => ({ mutation: `${prefix}check/${id}`, kind: 'check' as const, id })),
+    // a control holds whether the steps ran or not: one that fails without them carried the symptom
+    ...checks
+      .filter((c) => c.control)
+      .map((c) => ({ mutation: `control-holds:${where}/${c.id}`, kind: 'control' as const, id: c.id })),
   ];
   return [
     {
       mutation: 'fault-removed',
       plan: [baseline, noFault],
-      items: items('needs-fault:', assertedBeyond(scenario.fault, scenario.baseline)),
+      items: items('needs-fault:', assertedBeyond(scenario.fault, scenario.baseline), scenario.fault.checks, 'fault'),
     },
     ...scenario.fixes.map((fix) => ({
       mutation: `fix-removed:${fix.name}`,
       plan: [baseline, fault, noFix(fix)],
-      items: items(`needs-fix:${fix.name}/`, assertedBeyond(fix, scenario.fault)),
+      items: items(`needs-fix:${fix.name}/`, assertedBeyond(fix, scenario.fault), fix.checks, `fix:${fix.name}`),
     })),
   ];
 }
@@ -257,6 +269,17 @@ function judge(scenario: Scenario, r: Removal, run: RemovalRun): MutantResult[] 
     ...r.items.map((i) => {
       const result =
         i.kind === 'probe' ? phase.probes.find((p) => p.id === i.id) : phase.checks.find((c) => c.id === i.id);
+      if (result && i.kind === 'control') {
+        const seen = 'summary' in result ? result.summary : `expected ${result.expected}, observed ${result.observed}`;
+        return result.matched
+          ? mutant(scenario.id, i.mutation, 'killed', `holds without ${without} too, as a control does: ${seen}`)
+          : mutant(
+              scenario.id,
+              i.mutation,
+              'survived',
+              `control check ${i.id} fails without ${without} (${seen}): it carries the symptom, so assert it (drop \`control: true\`)`,
+            );
+      }
       if (!result)
         return mutant(
           scenario.id,
