@@ -13,6 +13,8 @@
 //                                  the same for what a fix asserts beyond the faulted phase, with that fix removed
 //   control-holds:WHERE/ID         a check marked `control: true` must still hold with the fault (or the fix)
 //                                  removed: one that fails there carried the symptom and must be asserted
+//   reported-moves:fault/ID        a number the fault only reports must not be there with the fault and not
+//                                  without it (or the other way round): that is a symptom, to be asserted
 //   absence-matches:WHERE/ID       an absence (count 0, delta 0, max 0) proves something only where its pattern
 //                                  matches in some phase of some variant: the original run's or a mutant's
 // outcome-swapped needs no lab: it is judged on the original run's observations. Each removal runs in a lab of
@@ -93,7 +95,45 @@ export async function mutateScenario(loaded: LoadedScenario, options: MutateOpti
   const removals = await removalRuns(scenario, options);
   for (const m of removals.mutants) results.push(report(m));
   for (const m of absences(scenario, [...original.phases, ...removals.phases])) results.push(report(m));
+  for (const m of reportedMoves(scenario, original.phases, removals.phases)) results.push(report(m));
   return { scenario: scenario.id, mutants: results };
+}
+
+/**
+ * A number the fault reports (`report: true`) that is there with the fault and not without it (or the other
+ * way round) moves as a symptom does: reporting it lets a run without the symptom pass, so it must be asserted.
+ */
+export function reportedMoves(
+  scenario: Scenario,
+  original: readonly PhaseResult[],
+  removed: readonly PhaseResult[],
+): MutantResult[] {
+  const without = removed.find((p) => p.name === 'faulted' && p.variant === 'fault-removed');
+  const faulted = original.filter((p) => p.name === 'faulted');
+  return scenario.fault.checks
+    .filter((c) => c.report)
+    .map((c) => {
+      const mutation = `reported-moves:fault/${c.id}`;
+      const bare = without?.checks.find((r) => r.id === c.id)?.value;
+      const withFault = faulted.map((p) => p.checks.find((r) => r.id === c.id)?.value);
+      if (bare === undefined || withFault.some((v) => v === undefined))
+        return mutant(scenario.id, mutation, 'not-judged', `not judged: ${c.id} was not read in every run`);
+      const values = withFault as number[];
+      const moves = bare === 0 ? values.every((v) => v > 0) : values.every((v) => v === 0);
+      return moves
+        ? mutant(
+            scenario.id,
+            mutation,
+            'survived',
+            `reported, but it carries the fault: ${values.join(', ')} with it, ${bare} without it; assert it`,
+          )
+        : mutant(
+            scenario.id,
+            mutation,
+            'killed',
+            `it does not come and go with the fault (${values.join(', ')} with it, ${bare} without)`,
+          );
+    });
 }
 
 /** The name of every mutant of `scenario`, as `mutateScenario` judges them. */
@@ -102,6 +142,7 @@ export function plannedMutants(scenario: Scenario): string[] {
     ...Object.keys(scenario.fault.expect).map((id) => `outcome-swapped:${id}`),
     ...removals(scenario).flatMap((r) => [r.mutation, ...r.items.map((i) => i.mutation)]),
     ...absenceChecks(scenario).map((a) => a.mutation),
+    ...scenario.fault.checks.filter((c) => c.report).map((c) => `reported-moves:fault/${c.id}`),
   ];
 }
 
