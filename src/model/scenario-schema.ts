@@ -325,9 +325,9 @@ const Expected = z.union([
   z
     .object({
       outcome: z
-        .enum(OUTCOMES)
+        .union([z.enum(OUTCOMES), z.array(z.enum(OUTCOMES)).min(2)])
         .describe(
-          'what the client observes: ok, timeout, reset, refused, unexpected-source, wrong-answer, unreachable, error',
+          'what the client observes: ok, timeout, reset, refused, unexpected-source, wrong-answer, unreachable, error; or a list of failures any of which holds (upstream\'s "the connection fails", where the network beyond the nodes decides how)',
         ),
       servedBy: Name.optional().describe('the pod (or host) that must have answered'),
       source: Ref.optional().describe('the unexpected source the reply must have come from'),
@@ -382,7 +382,11 @@ const Expected = z.union([
           'DNS probes: the address the answer section must hold (svc/x, pod/x or an IPv4 address), or a list: exactly those addresses, in any order (a headless Service); an ok reply otherwise is `wrong-answer`',
         ),
     })
-    .strict(),
+    .strict()
+    .refine((e) => !Array.isArray(e.outcome) || !e.outcome.includes('ok'), {
+      message: 'a list of outcomes names failures only: with ok in it, a failure would pass as well as a success',
+      path: ['outcome'],
+    }),
 ]);
 export const Expectations = z
   .record(Name, Expected)

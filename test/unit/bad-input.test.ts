@@ -266,6 +266,12 @@ const cases: Case[] = [
     message: 'a control holds with or without the fault, but the baseline reads the same with another bound',
   },
   {
+    file: '66-outcome-list-with-ok.yaml',
+    line: 31,
+    field: 'fault.expect.clusterip.outcome',
+    message: 'a list of outcomes names failures only',
+  },
+  {
     file: '60-hostports-on-cilium.yaml',
     line: 15,
     field: 'topology.pods[0].hostPorts',

@@ -158,7 +158,8 @@ export function swappedOutcomes(scenario: Scenario, original: ScenarioResult): M
     const spec = typeof expected === 'string' ? { outcome: expected } : expected;
     const survivors: string[] = [];
     let example = '';
-    for (const outcome of OUTCOMES.filter((o) => o !== spec.outcome)) {
+    const allowed: readonly string[] = Array.isArray(spec.outcome) ? spec.outcome : [spec.outcome];
+    for (const outcome of OUTCOMES.filter((o) => !allowed.includes(o))) {
       const swapped = { ...spec, outcome } as ExpectedSpec;
       const misses = faulted.flatMap((phase) => {
         const result = phase.probes.find((p) => p.id === probe);

@@ -105,7 +105,9 @@ function matchRuns(
 
 function matchOne(expected: ExpectedSpec, observed: Observation, address: (ref: string) => string): Match {
   const spec = typeof expected === 'string' ? { outcome: expected } : expected;
-  const parts: string[] = [spec.outcome];
+  // a list: any of those failures holds
+  const allowed: readonly string[] = Array.isArray(spec.outcome) ? spec.outcome : [spec.outcome];
+  const parts: string[] = [allowed.join(' or ')];
   if ('servedBy' in spec && spec.servedBy) parts.push(`served by ${spec.servedBy}`);
   let sourceIp: string | undefined;
   if ('source' in spec && spec.source) {
@@ -137,11 +139,11 @@ function matchOne(expected: ExpectedSpec, observed: Observation, address: (ref: 
   const why = wrongAnswer
     ? ` (answer ${got.join(',') || 'empty'}, expected ${Array.isArray(answer) ? `exactly ${answer.join(',')}` : answer})`
     : '';
-  if (outcome !== spec.outcome)
+  if (!allowed.includes(outcome))
     return {
       matched: false,
       expected: text,
-      mismatch: `expected ${spec.outcome}, observed ${outcome}${why}: ${observed.summary}`,
+      mismatch: `expected ${allowed.join(' or ')}, observed ${outcome}${why}: ${observed.summary}`,
     };
   if ('servedBy' in spec && spec.servedBy && observed.servedBy !== spec.servedBy) {
     return {

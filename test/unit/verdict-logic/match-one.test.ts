@@ -27,6 +27,19 @@ describe('outcome', () => {
       mismatch: 'expected ok, observed timeout: client -> web = timeout',
     });
   });
+
+  it('a list of failures holds for any of them, and says which were allowed', () => {
+    const down: ExpectedSpec = { outcome: ['timeout', 'unreachable'], connected: false };
+    const observed = (outcome: 'timeout' | 'unreachable' | 'refused') =>
+      observation({ outcome, summary: `client -> web = ${outcome}`, connected: false });
+    expect(match(down, observed('timeout')).matched).toBe(true);
+    expect(match(down, observed('unreachable')).matched).toBe(true);
+    expect(match(down, observed('refused'))).toEqual({
+      matched: false,
+      expected: 'timeout or unreachable, TCP not connected',
+      mismatch: 'expected timeout or unreachable, observed refused: client -> web = refused',
+    });
+  });
 });
 
 describe('servedBy', () => {
