@@ -67,7 +67,8 @@ function incident(facts: ScenarioFacts | undefined): string {
 function reproduce(s: ScenarioResult, provider: string, facts: ScenarioFacts | undefined): string {
   const shipped = facts?.file.startsWith('scenarios/');
   const what = shipped || !facts ? s.id : facts.file;
-  return `<div class="repro">reproduce: <code>node bin/netrepro.js run ${esc(what)} --provider ${esc(provider)}</code></div>`;
+  const profile = facts?.appliedProfile ? ` --profile ${esc(facts.appliedProfile)}` : '';
+  return `<div class="repro">reproduce: <code>node bin/netrepro.js run ${esc(what)} --provider ${esc(provider)}${profile}</code></div>`;
 }
 
 function scenarioSection(s: ScenarioResult, provider: string, facts: ScenarioFacts | undefined): string {

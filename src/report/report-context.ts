@@ -11,6 +11,8 @@ export interface ScenarioFacts {
   profile: string;
   /** Relative to the working directory, as CI tools link files. */
   file: string;
+  /** The `--profile` the run applied (a name or a file), which a command that reproduces it repeats. */
+  appliedProfile?: string;
   /** The fixes' names in file order: a variant's place under `fixes:`. */
   fixes: string[];
   /** What the HTML report shows of the incident: its mechanism, write-up and sources, and the cluster. */
@@ -28,7 +30,11 @@ export interface ReportContext {
   scenarios: Map<string, ScenarioFacts>;
 }
 
-export function reportContext(scenarios: readonly LoadedScenario[], startedAt = new Date()): ReportContext {
+export function reportContext(
+  scenarios: readonly LoadedScenario[],
+  startedAt = new Date(),
+  appliedProfile?: string,
+): ReportContext {
   const { netrepro, node, kernel } = reportMeta(startedAt);
   return {
     netrepro,
@@ -41,6 +47,7 @@ export function reportContext(scenarios: readonly LoadedScenario[], startedAt = 
         {
           cni: scenario.topology.cni,
           profile: `kube-proxy-${scenario.topology.kubeProxy}`,
+          ...(appliedProfile ? { appliedProfile } : {}),
           file: relative(process.cwd(), file) || file,
           fixes: scenario.fixes.map((f) => f.name),
           description: scenario.description,

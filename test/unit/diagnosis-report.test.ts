@@ -60,6 +60,31 @@ describe('the state behind the culprit in the reports', () => {
   });
 });
 
+describe('the HTML report reproduces the run', () => {
+  it('with the --profile it applied', () => {
+    const run: RunResult = {
+      version: 1,
+      provider: 'netns',
+      durationMs: 0,
+      summary: { passed: 1, measured: 0, failed: 0, errored: 0, skipped: 0 },
+      scenarios: [{ id: 's', title: 't', file: '', verdict: 'passed', durationMs: 0, phases: [], labs: [], log: [] }],
+    };
+    const facts = (appliedProfile?: string) => ({
+      netrepro: '0',
+      node: '20',
+      kernel: '6',
+      startedAt: '',
+      scenarios: new Map([
+        ['s', { cni: 'bridge', profile: 'kube-proxy-1.14', file: 'scenarios/s.yaml', fixes: [], appliedProfile }],
+      ]),
+    });
+    expect(renderHtml(run, facts('kube-proxy-1.14'))).toContain(
+      'reproduce: <code>node bin/netrepro.js run s --provider netns --profile kube-proxy-1.14</code>',
+    );
+    expect(renderHtml(run, facts())).toContain('reproduce: <code>node bin/netrepro.js run s --provider netns</code>');
+  });
+});
+
 describe('which probes that ended well keep their trace', () => {
   const result = (expected: string, detail: Partial<ProbeResult['detail']> = {}): ProbeResult => ({
     id: 'p',

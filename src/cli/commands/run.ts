@@ -54,7 +54,7 @@ export default async function run(ids: string[], options: RunOptions): Promise<n
     { flag: '--report-dir', what: 'evidence', path: options.reportDir, directory: true },
     { flag: '$GITHUB_STEP_SUMMARY', what: 'step summary', path: process.env.GITHUB_STEP_SUMMARY || undefined },
   ]);
-  const context = reportContext(scenarios);
+  const context = reportContext(scenarios, new Date(), options.profile);
   const files: Reporter[] = [];
   if (options.json) files.push(jsonReporter(options.json));
   // loaded only when asked for
