@@ -37,13 +37,17 @@ th{background:#f3f4f7} .incident{max-width:1100px;margin:4px 0} .repro{margin:6p
 `;
 
 export function renderHtml(result: RunResult, context?: ReportContext): string {
-  const { passed, failed, errored, skipped } = result.summary;
+  const { passed, measured, failed, errored, skipped } = result.summary;
   const versions = context
     ? ` · netrepro ${esc(context.netrepro)}, Node ${esc(context.node)}, kernel ${esc(context.kernel)}`
     : '';
   const body = [
     `<h1>netrepro run</h1>`,
-    `<div class="dim">provider ${esc(result.provider)} · ${(result.durationMs / 1000).toFixed(2)} s · ${passed} passed, ${failed} failed${errored ? `, ${errored} errored` : ''}, ${skipped} skipped${versions}</div>`,
+    `<div class="dim">provider ${esc(result.provider)} · ${(result.durationMs / 1000).toFixed(2)} s · ${passed} passed${measured ? `, ${measured} measured` : ''}, ${failed} failed${errored ? `, ${errored} errored` : ''}, ${skipped} skipped${versions}</div>`,
+    // an index once the page holds more than a screen of scenarios
+    result.scenarios.length > 3
+      ? `<nav class="dim">${result.scenarios.map((s) => `<a href="#${esc(s.id)}">${esc(s.id)}</a> ${s.verdict}`).join(' · ')}</nav>`
+      : '',
     ...result.scenarios.map((s) => scenarioSection(s, result.provider, context?.scenarios.get(s.id))),
   ];
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>netrepro report</title><style>${CSS}</style></head><body>${body.join('\n')}</body></html>\n`;

@@ -82,6 +82,10 @@ describe('the HTML report reproduces the run', () => {
       'reproduce: <code>node bin/netrepro.js run s --provider netns --profile kube-proxy-1.14</code>',
     );
     expect(renderHtml(run, facts())).toContain('reproduce: <code>node bin/netrepro.js run s --provider netns</code>');
+    // the header counts measured scenarios too
+    expect(renderHtml({ ...run, summary: { ...run.summary, measured: 2 } })).toContain(
+      '1 passed, 2 measured, 0 failed',
+    );
   });
 });
 
