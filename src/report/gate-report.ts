@@ -10,13 +10,18 @@ const MARK = {
 /** What a reviewer must read first: regressions, then what could not be judged, then the rest. */
 const ORDER = { regression: 0, unjudged: 1, improvement: 2, unchanged: 3 } as const;
 
-export function gateMarkdown(g: GateResult): string {
+/** The gate's verdict in one sentence: how many incidents the candidate newly reproduces, and the rest. */
+export function gateVerdict(g: GateResult): string {
   const counts = (c: keyof typeof MARK) => g.scenarios.filter((s) => s.change === c).length;
+  return `${counts('regression')} newly susceptible, ${counts('improvement')} no longer susceptible, ${counts('unchanged')} unchanged${counts('unjudged') ? `, ${counts('unjudged')} could not be judged` : ''} (${(g.durationMs / 1000).toFixed(1)} s).`;
+}
+
+export function gateMarkdown(g: GateResult): string {
   const rows = [...g.scenarios].sort((a, b) => ORDER[a.change] - ORDER[b.change]);
   return [
     `### netrepro gate: \`${g.baseline}\` → \`${g.candidate}\``,
     '',
-    `${counts('regression')} newly susceptible, ${counts('improvement')} no longer susceptible, ${counts('unchanged')} unchanged${counts('unjudged') ? `, ${counts('unjudged')} could not be judged` : ''} (${(g.durationMs / 1000).toFixed(1)} s).`,
+    gateVerdict(g),
     '',
     `| incident | ${g.baseline} | ${g.candidate} | change |`,
     '|---|---|---|---|',
@@ -56,6 +61,9 @@ export function gateText(g: GateResult): string {
       (s) => `${s.id.padEnd(width)}  ${s.baseline.padEnd(col)}  ${s.candidate.padEnd(col)}  ${s.change}`,
     ),
     ...(why.length ? ['', ...why] : []),
+    '',
+    // the closing line a terminal or CI log ends on, as the Markdown opens with it
+    `${g.baseline} -> ${g.candidate}: ${gateVerdict(g)}`,
     '',
   ].join('\n');
 }
