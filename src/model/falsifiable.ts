@@ -23,8 +23,35 @@ export function checkFalsifiable(s: Scenario): ReferenceIssue[] {
     }
     for (const [i, c] of checks.entries()) issues.push(...checkBounds(c, [...base, 'checks', i]));
   }
-  issues.push(...faultShowsSymptom(s), ...fixesRemoveIt(s), ...controlsThatMove(s));
+  issues.push(...faultShowsSymptom(s), ...fixesRemoveIt(s), ...controlsThatMove(s), ...qualifiersTheFaultOmits(s));
   return issues;
+}
+
+/** What a probe's expectation can say beyond its outcome: who answered, whom the server saw, where replies came from. */
+const QUALIFIERS = ['servedBy', 'clientAddress', 'source', 'sentTo', 'answer'] as const;
+
+/**
+ * A fix that asserts a qualifier of a probe whose faulted expectation says nothing the fix's does not (the same
+ * outcome, no qualifier of its own): what the fix claims to change was never asserted broken (the hidden client address
+ * expected only as `ok`), so a fault that left it as it is would pass.
+ */
+function qualifiersTheFaultOmits(s: Scenario): ReferenceIssue[] {
+  if (s.purpose !== 'reproduce') return [];
+  const spec = (e: ExpectedSpec | undefined) => (typeof e === 'string' ? { outcome: e } : e);
+  return s.fixes.flatMap((fix, i) =>
+    Object.entries(fix.expect).flatMap(([id, expected]) => {
+      const fixed = spec(expected) as Record<string, unknown> | undefined;
+      const faulted = spec(s.fault.expect[id]) as Record<string, unknown> | undefined;
+      // the faulted expectation says something the fix does not (another outcome, sameBackend, a count): asserted
+      if (!fixed || !faulted || !Object.entries(faulted).every(([k, v]) => canonical(fixed[k]) === canonical(v)))
+        return [];
+      return QUALIFIERS.filter((q) => fixed[q] !== undefined && faulted[q] === undefined).map((q) => ({
+        path: ['fixes', i, 'expect', id, q],
+        message: `fix ${fix.name} asserts ${id}'s ${q} (${canonical(fixed[q])}), which the faulted phase does not assert although it expects the same outcome: the symptom it fixes is never asserted`,
+        expected: `fault.expect.${id}.${q}: what it is while the fault holds`,
+      }));
+    }),
+  );
 }
 
 /**

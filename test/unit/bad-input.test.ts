@@ -272,6 +272,12 @@ const cases: Case[] = [
     message: 'a list of outcomes names failures only',
   },
   {
+    file: '67-fix-asserts-what-the-fault-omits.yaml',
+    line: 31,
+    field: 'fixes[0].expect.nodeport.clientAddress',
+    message: 'which the faulted phase does not assert although it expects the same outcome',
+  },
+  {
     file: '60-hostports-on-cilium.yaml',
     line: 15,
     field: 'topology.pods[0].hostPorts',
