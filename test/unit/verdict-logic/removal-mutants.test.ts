@@ -4,7 +4,12 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import * as engine from '../../../src/engine/run/run-scenario.ts';
 import { HarnessError } from '../../../src/model/errors.ts';
-import { mutateScenario, plannedMutants, type MutantResult } from '../../../src/engine/mutate/mutate-scenario.ts';
+import {
+  mutateScenario,
+  plannedMutants,
+  reportedMoves,
+  type MutantResult,
+} from '../../../src/engine/mutate/mutate-scenario.ts';
 import type { ClusterProvider } from '../../../src/contract/provider.ts';
 import type { Scenario } from '../../../src/model/scenario-schema.ts';
 import { aborted, fakeLab, SCENARIO, type Decide, type FakeLab } from './fake-lab.ts';
@@ -91,6 +96,7 @@ it('plannedMutants: every mutant mutate judges, by name', () => {
     'needs-fault:p',
     'needs-fault:check/drops',
     'needs-fault:check/no-rst',
+    'control-holds:fault/ran',
     'fix-removed:first',
     'needs-fix:first/p',
     'needs-fix:first/check/rule',
@@ -231,6 +237,11 @@ describe('each removal in a lab of its own', () => {
         'killed',
         'without the fault: expected lines matching /RST/ = 0, observed 1 matching line(s)',
       ],
+      [
+        'control-holds:fault/ran',
+        'killed',
+        'holds without the fault too, as a control does: expected delta >= 1, observed delta 1 (0 -> 1)',
+      ],
       ['fix-removed:first', 'killed', 'fix-removed:first/fixed/p: expected ok, observed timeout'],
       ['needs-fix:first/p', 'killed', 'without the fix: fix-removed:first: c -> web = timeout'],
       [
@@ -242,6 +253,28 @@ describe('each removal in a lab of its own', () => {
       ['needs-fix:second/p', 'killed', 'without the fix: fix-removed:second: c -> web = timeout'],
     ]);
     expect(seen).toEqual(plannedMutants(SCENARIO));
+  });
+
+  it('a control that fails without the fault carried the symptom: it survives, and is told to be asserted', async () => {
+    useLab((p, label) =>
+      p.variant === 'fault-removed'
+        ? {
+            ...symptomGone,
+            checks: [
+              ...symptomGone.checks.filter((c) => c.id !== 'ran'),
+              check({ id: 'ran', matched: false, expected: 'delta >= 1', observed: 'delta 0 (3 -> 3)', value: 0 }),
+            ],
+          }
+        : removed(p, label),
+    );
+    const r = await mutateScenario(loaded, { provider, signal, original: passed });
+    expect(judged(r.mutants, 'control-holds')).toEqual([
+      [
+        'control-holds:fault/ran',
+        'survived',
+        'control check ran fails without the fault (expected delta >= 1, observed delta 0 (3 -> 3)): it carries the symptom, so assert it (drop `control: true`)',
+      ],
+    ]);
   });
 
   it('an assertion that still holds without the steps survives; a check is told it may be a control', async () => {
@@ -368,5 +401,27 @@ describe('an abort (Ctrl-C) stops mutate', () => {
     useLab(() => new HarnessError('LAB_FAILED', 'x'));
     const r = await mutateScenario(loaded, { provider, signal, original: passed });
     expect(r.mutants).toHaveLength(plannedMutants(SCENARIO).length);
+  });
+});
+
+describe('a number the fault only reports', () => {
+  const reporting = {
+    ...SCENARIO,
+    fault: { ...SCENARIO.fault, checks: [{ id: 'r', on: 'node/n', cmd: 'x', counter: '(\\d+)', report: true }] },
+  } as unknown as Scenario;
+  const faulted = (variant: string, value: number) =>
+    phase({ name: 'faulted', variant, checks: [check({ id: 'r', value, reported: true })] });
+  it('is a symptom to assert when it is there with the fault and not without it', () => {
+    const [m] = reportedMoves(reporting, [faulted('a', 2), faulted('b', 3)], [faulted('fault-removed', 0)]);
+    expect(m).toMatchObject({
+      mutation: 'reported-moves:fault/r',
+      status: 'survived',
+      reason: 'reported, but it carries the fault: 2, 3 with it, 0 without it; assert it',
+    });
+  });
+  it('is only shown when it does not come and go with the fault', () => {
+    expect(reportedMoves(reporting, [faulted('a', 1)], [faulted('fault-removed', 1)])[0]?.status).toBe('killed');
+    expect(reportedMoves(reporting, [faulted('a', 0)], [faulted('fault-removed', 0)])[0]?.status).toBe('killed');
+    expect(reportedMoves(reporting, [faulted('a', 2)], [])[0]?.status).toBe('not-judged');
   });
 });
