@@ -98,6 +98,8 @@ export type TraceFact =
   | { kind: 'setting'; node: string; name: string; value: string }
   /** The node's main routing table as `ip -4 route show` prints it. */
   | { kind: 'routes'; node: string; table: string }
+  /** A built-in chain of the filter table, its policy and the packets the policy took (`Chain FORWARD (policy DROP 3 packets, ...)`). */
+  | { kind: 'policy'; node: string; chain: string; policy: string; packets: number; line: string }
   | { kind: 'tc-program'; node: string; dev: string; hook: 'ingress' | 'egress'; name: string; id: number }
   /** A cgroup program in attach (= run) order; `mappings` are the service entries its own maps hold. */
   | {

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { CheckResult, PhaseName, ProbeResult, StepResult } from '../../src/engine/run/results.ts';
 import type { ProbeTraceResult } from '../../src/model/trace-events.ts';
+import { policyFacts } from '../../src/providers/netns/trace/trace-facts.ts';
 import { diagnose } from '../../src/observe/trace/diagnosis.ts';
 
 interface Fixture {
@@ -497,11 +498,45 @@ describe('diagnosis of the seed incidents (recorded traces)', () => {
     expect(d.reason).toContain('out cni0');
   });
 
+  it("forward-policy-drop-docker: FORWARD's policy DROP, with the policy's own counter read with the trace", () => {
+    const d = run('forward-policy-drop-docker--other-node');
+    expect(d.culprit).toEqual({ kind: 'rule', node: 'node-a', where: 'filter/FORWARD', text: '-P FORWARD DROP' });
+    expect(d.reason).toMatch(
+      /Its counter on node-a reads \d+ packets? taken by the policy \(`Chain FORWARD \(policy DROP \d+ packets/,
+    );
+    expect(d.evidence?.[0]).toMatchObject({ where: 'node/node-a', command: 'iptables -t filter -L FORWARD -v -x -n' });
+  });
+
   it('finds no culprit in an empty trace', () => {
     const f = fixture('cilium-kube-proxy-forward-race--external');
     const trace = { ...f.probe.trace, events: [], facts: [] };
     expect(
       diagnose({ probe: { ...f.probe, detail: { packets: [] } }, phase: 'faulted', checks: [], trace }),
     ).toBeUndefined();
+  });
+});
+
+describe('policy facts', () => {
+  it("read each built-in chain's policy and packet count from iptables -L -v -x -n", () => {
+    const listing =
+      'Chain INPUT (policy ACCEPT 7 packets, 420 bytes)\n pkts bytes target\nChain FORWARD (policy DROP 3 packets, 180 bytes)\nChain KUBE-FORWARD (1 references)\n';
+    expect(policyFacts('node-a', listing)).toEqual([
+      {
+        kind: 'policy',
+        node: 'node-a',
+        chain: 'INPUT',
+        policy: 'ACCEPT',
+        packets: 7,
+        line: 'Chain INPUT (policy ACCEPT 7 packets, 420 bytes)',
+      },
+      {
+        kind: 'policy',
+        node: 'node-a',
+        chain: 'FORWARD',
+        policy: 'DROP',
+        packets: 3,
+        line: 'Chain FORWARD (policy DROP 3 packets, 180 bytes)',
+      },
+    ]);
   });
 });

@@ -118,7 +118,21 @@ function policyDrop(ctx: Ctx, drop: Rule): Found {
       ? 'A policy applies to every packet no rule decides: the FORWARD policy DROP Docker sets when it starts leaves forwarded traffic to the ACCEPT rules other components add (KUBE-FORWARD, FLANNEL-FWD), for the packets they match.'
       : 'A policy applies to every packet no rule of its chain decides.',
   ];
-  const evidence = translationEvidence(ctx, drop.packet);
+  // the policy's own counter, read with the trace: how many packets it has taken so far
+  const counted = ctx.facts.find(
+    (f): f is Extract<TraceFact, { kind: 'policy' }> =>
+      f.kind === 'policy' && f.node === drop.node && f.chain === drop.chain && drop.table === 'filter',
+  );
+  if (counted)
+    sentences.push(
+      `Its counter on ${drop.node} reads ${counted.packets} packet${counted.packets === 1 ? '' : 's'} taken by the policy (\`${counted.line}\`).`,
+    );
+  const evidence = [
+    ...(counted
+      ? [{ where: `node/${drop.node}`, command: `iptables -t filter -L ${drop.chain} -v -x -n`, output: counted.line }]
+      : []),
+    ...translationEvidence(ctx, drop.packet),
+  ];
   return {
     culprit: { kind: 'rule', node: drop.node, where: `${drop.table}/${drop.chain}`, text: `-P ${drop.chain} DROP` },
     packet: drop.packet,

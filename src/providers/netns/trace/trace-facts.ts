@@ -1,5 +1,5 @@
 // What a packet's path depended on, read once a probe did not end well: the settings that decide
-// whether bridged packets see netfilter, each node's routing table, the tc programs on each node's uplink, and the cgroup
+// whether bridged packets see netfilter, each node's routing table and filter policies, the tc programs on each node's uplink, and the cgroup
 // connect4 programs in the order they run, each with the service entries of its own maps.
 import { dirname } from 'node:path';
 import type { TraceFact } from '../../../model/trace-events.ts';
@@ -19,13 +19,26 @@ export async function readTraceFacts(lab: TracedLab): Promise<TraceFact[]> {
 
 async function nodeFacts(lab: TracedLab, node: string): Promise<TraceFact[]> {
   // the settings and the BPF state side by side: each read is a process in the node, and the verdict waits for them all
-  const [settings, routes, bpf] = await Promise.all([
+  const [settings, routes, filter, bpf] = await Promise.all([
     settingFacts(lab, node),
     lab.node(node).exec(['ip', '-4', 'route', 'show'], { reject: false }),
+    lab.node(node).exec(['iptables', '-w', '-t', 'filter', '-L', '-v', '-x', '-n'], { reject: false }),
     bpfFacts(lab, node),
   ]);
   const table: TraceFact[] = routes.exitCode === 0 ? [{ kind: 'routes', node, table: routes.stdout.trim() }] : [];
-  return [...settings, ...table, ...bpf];
+  return [...settings, ...table, ...policyFacts(node, filter.stdout), ...bpf];
+}
+
+/** The built-in chains' policies and their counters, from `iptables -L -v -x -n`'s chain headers. */
+export function policyFacts(node: string, listing: string): TraceFact[] {
+  return [...listing.matchAll(/^Chain (\S+) \(policy (\S+) (\d+) packets.*\)$/gm)].map((m) => ({
+    kind: 'policy',
+    node,
+    chain: m[1]!,
+    policy: m[2]!,
+    packets: Number(m[3]),
+    line: m[0],
+  }));
 }
 
 async function settingFacts(lab: TracedLab, node: string): Promise<TraceFact[]> {
