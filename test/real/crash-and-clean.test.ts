@@ -48,6 +48,9 @@ async function leftovers(runId: string): Promise<string[]> {
   for (const pid of (await readdir('/proc')).filter((p) => /^\d+$/.test(p))) {
     const cmd = (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).replaceAll('\0', ' ');
     const cgroups = await readFile(`/proc/${pid}/cgroup`, 'utf8').catch(() => '');
+    // a zombie has exited and holds nothing: it is gone once its parent reaps it (seen a moment after a clean)
+    const state = / \(.*\) (\S)/.exec(await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => ''))?.[1];
+    if (state === 'Z') continue;
     if (cmd.includes(prefix) || cgroups.includes(`/${prefix}`)) out.push(`process ${pid} ${cmd.slice(0, 80)}`);
   }
   return out;

@@ -266,7 +266,13 @@ export class ServiceChanges {
     // a Service kube-proxy ignores has no rule at all; one it handles again has its ClusterIP rules back
     if (!this.proxied(svc)) return ![...rules.nat, ...rules.filter].some((r) => mentions(r, ref));
     return [
-      !a.labels || ports.every((p) => written(clusterIPRules(rules, ref, p))),
+      // taken back by kube-proxy: its ClusterIP rules, and the endpoints its slices list again (they carry the
+      // Service's labels, and are let in a moment after it; a REJECT meanwhile is no sign of them)
+      !a.labels ||
+        (ports.every((p) => written(clusterIPRules(rules, ref, p))) &&
+          [...svc.ready]
+            .filter((pod) => this.visible(svc, pod, node))
+            .every((pod) => ports.every((p) => this.shows(rules, svc, p, pod)))),
       // the not-ready pods' endpoints come and go with publishNotReadyAddresses
       a.publishNotReadyAddresses === undefined ||
         [...svc.unready]
