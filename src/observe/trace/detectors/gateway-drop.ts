@@ -3,6 +3,7 @@
 // so the packet left by the route that covers everything. The gateway (the lab's fabric, as a real network's
 // router) drops it in ip_error and sends nothing back. Told from the node's routing table, read with the trace.
 import type { StateRead } from '../../../model/diagnosis.ts';
+import { cidrContains } from '../../../model/scenario-references.ts';
 import type { TraceFact } from '../../../model/trace-events.ts';
 import {
   type Conntrack,
@@ -81,8 +82,8 @@ export function coveringRoutes(table: string, ip: string): string[] {
   const prefix = (line: string) => {
     const dest = line.split(' ')[0] ?? '';
     if (dest === 'default') return 0;
-    const [net = '', len = '32'] = dest.split('/');
-    return contains(net, Number(len), ip) ? Number(len) : -1;
+    const cidr = dest.includes('/') ? dest : `${dest}/32`;
+    return cidrContains(cidr, `${ip}/32`) ? Number(cidr.split('/')[1]) : -1;
   };
   return table
     .split('\n')
@@ -92,13 +93,6 @@ export function coveringRoutes(table: string, ip: string): string[] {
     .filter((r) => r.len >= 0)
     .sort((a, b) => b.len - a.len)
     .map((r) => r.l);
-}
-
-const toInt = (ip: string) => ip.split('.').reduce((n, o) => (n << 8) + Number(o), 0) >>> 0;
-
-function contains(net: string, len: number, ip: string): boolean {
-  const mask = len === 0 ? 0 : (0xffffffff << (32 - len)) >>> 0;
-  return (toInt(net) & mask) >>> 0 === (toInt(ip) & mask) >>> 0;
 }
 
 export const gatewayDrop: Detector = { name: 'gateway-drop', detect };
