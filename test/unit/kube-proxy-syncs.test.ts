@@ -1,6 +1,7 @@
 // A node's kube-proxy sync count, read from its metrics text as kube-proxy v1.20.2 printed it on a kind node here.
 import { describe, expect, it } from 'vitest';
-import { parseSyncState } from '../../src/providers/real/common/kube-proxy-syncs.ts';
+import type { Target } from '../../src/contract/provider.ts';
+import { parseSyncState, waitKubeProxySettled } from '../../src/providers/real/common/kube-proxy-syncs.ts';
 
 const metrics = (
   queued: string,
@@ -23,5 +24,57 @@ describe('parseSyncState', () => {
 
   it('nothing from text without the count (no kube-proxy there)', () => {
     expect(parseSyncState('# cilium-agent metrics\ncilium_endpoint_count 3\n')).toBeUndefined();
+  });
+});
+
+/** A node whose kube-proxy answers with the next of `answers` (sync count, last sync in s) at each read, then the last. */
+function node(answers: [number, number][]): Target & { reads: number } {
+  const t = {
+    ref: 'node/a',
+    reads: 0,
+    exec: async () => {
+      const [count, last] = answers[Math.min(t.reads++, answers.length - 1)];
+      const stdout = `kubeproxy_sync_proxy_rules_duration_seconds_count ${count}\nkubeproxy_sync_proxy_rules_last_timestamp_seconds ${last}\n`;
+      return { exitCode: 0, stdout, stderr: '' };
+    },
+  };
+  return t as unknown as Target & { reads: number };
+}
+
+describe('waitKubeProxySettled', () => {
+  const since = 1_000_000_000_000; // ms; the syncs below are after it
+  it('waits past a second start-up sync that comes after the first (1 -> 2), until the count holds for a minSyncPeriod', async () => {
+    const n = node([
+      [1, 1_000_000_001],
+      [1, 1_000_000_001],
+      [2, 1_000_000_001.2],
+    ]);
+    const t0 = Date.now();
+    await waitKubeProxySettled(n, since, new AbortController().signal);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(1000);
+    expect(n.reads).toBeGreaterThan(3);
+  });
+
+  it('does not take the metrics of a process that last synced before the start as settled', async () => {
+    const n = node([
+      [57, 999_999_000],
+      [57, 999_999_000],
+      [57, 999_999_000],
+      [57, 999_999_000],
+      [57, 999_999_000],
+      [57, 999_999_000],
+      [57, 999_999_000],
+      [1, 1_000_000_001],
+    ]);
+    await waitKubeProxySettled(n, since, new AbortController().signal);
+    expect(n.reads).toBeGreaterThan(8);
+  });
+
+  it('gives up with why once aborted', async () => {
+    const abort = new AbortController();
+    abort.abort();
+    await expect(waitKubeProxySettled(node([[0, 0]]), since, abort.signal)).rejects.toThrow(
+      /aborted while waiting for kube-proxy/,
+    );
   });
 });

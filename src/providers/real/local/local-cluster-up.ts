@@ -34,7 +34,7 @@ import {
 import { writeKubeProxyConfig, writeNodeConfigs } from './local-node-configs.ts';
 import { bootKubeProxy } from '../../../dataplane/node-iptables.ts';
 import type { KubeProxyConfig } from '../../../model/lab-action.ts';
-import { kubeProxySyncs } from '../common/kube-proxy-syncs.ts';
+import { waitKubeProxySettled } from '../common/kube-proxy-syncs.ts';
 import { namespaceTarget } from './local-cluster.ts';
 import { packagePath } from '../../../model/package-root.ts';
 import {
@@ -52,8 +52,6 @@ import { defaultGateway, FABRIC_GATEWAY, FABRIC_NET } from '../../../dataplane/n
 export const APISERVER_IP = FABRIC_GATEWAY;
 export const SERVICE_CIDR = '10.96.0.0/12';
 const KUBERNETES_SERVICE_IP = '10.96.0.1';
-/** kube-proxy's default iptables.minSyncPeriod: the longest a queued sync waits. */
-const KUBE_PROXY_MIN_SYNC_MS = 1000;
 /** What kubelet would write to the host's kernel at start (setupKernelTunables): read from files in the node's own mount namespace instead. */
 const KUBELET_KERNEL_TUNABLES = [
   'vm/overcommit_memory',
@@ -315,25 +313,18 @@ class LocalBringUp {
   readonly restartKubeProxy = async (n: LocalNode, config: KubeProxyConfig): Promise<void> => {
     await n.daemons.get('kube-proxy')?.stop();
     await writeKubeProxyConfig(n, this.kubeconfig, config);
+    const since = Date.now();
     const proxy = await this.startKubeProxy(n);
-    // its rules stay in place across the restart: the new process's own sync count says when it wrote them. Its
-    // start brings up to four syncs close together (each informer's synced call, the node's labels, the run its
-    // informers queued, which waits at most its 1 s minSyncPeriod): it has settled once the count stays put that
-    // long, so that no start-up sync zeroes the counters a phase reads next.
-    const node = namespaceTarget(`node/${n.scenarioName}`, n.netns);
-    const deadline = Date.now() + 60_000;
-    let last: { count: number; since: number } | undefined;
-    for (;;) {
-      const count = (await kubeProxySyncs(node, true)) ?? 0;
-      if (count !== last?.count) last = { count, since: Date.now() };
-      else if (count >= 1 && Date.now() - last.since >= KUBE_PROXY_MIN_SYNC_MS) return;
-      if (!proxy.running)
-        throw new HarnessError('LAB_FAILED', `kube-proxy on ${n.kubeName} exited; its log:\n${await proxy.tail()}`);
-      if (Date.now() > deadline)
-        throw new HarnessError('LAB_FAILED', `kube-proxy on ${n.kubeName} did not sync within 60 s of its restart`);
-      if (this.input.run.signal.aborted) throw new HarnessError('ABORTED', 'aborted while waiting for kube-proxy');
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    // its rules stay in place across the restart: the new process's own syncs say when it wrote them
+    await waitKubeProxySettled(
+      namespaceTarget(`node/${n.scenarioName}`, n.netns),
+      since,
+      this.input.run.signal,
+      async () => {
+        if (!proxy.running)
+          throw new HarnessError('LAB_FAILED', `kube-proxy on ${n.kubeName} exited; its log:\n${await proxy.tail()}`);
+      },
+    );
   };
 
   /** Synced once its rules hold the `kubernetes` Service, which exists from the API server's start. */
