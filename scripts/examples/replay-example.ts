@@ -12,6 +12,8 @@ import type { GateResult } from '../../src/engine/gate/run-gate.ts';
 import { selectRunScenarios } from '../../src/cli/select-scenarios.ts';
 import { loadAllScenarios, selectScenarios } from '../../src/model/find-scenarios.ts';
 import { consoleReporter } from '../../src/report/console-reporter.ts';
+import { defaultInvocation } from '../../src/report/report-context.ts';
+import { reproduceCommand } from '../../src/report/reproduce-command.ts';
 import { gateText } from '../../src/report/gate-report.ts';
 import type { ExampleCommand } from './example-command.ts';
 
@@ -25,7 +27,7 @@ export interface ExampleRecord {
 }
 
 export async function replayExample(command: ExampleCommand, record: ExampleRecord): Promise<string> {
-  if (command.name === 'run') return replayRun(record.report as RunResult, command.stdoutOnly);
+  if (command.name === 'run') return replayRun(record.report as RunResult, command.stdoutOnly, command.options);
   if (command.name === 'gate') {
     if (!command.stdoutOnly) throw new Error('a gate example shows stdout alone: end it with 2>/dev/null');
     return gateText(record.report as GateResult);
@@ -52,7 +54,7 @@ export async function scenarioSets(
   return { recorded, now: selected.map((s) => s.scenario.id) };
 }
 
-async function replayRun(result: RunResult, stdoutOnly: boolean): Promise<string> {
+async function replayRun(result: RunResult, stdoutOnly: boolean, options: Record<string, unknown>): Promise<string> {
   let printed = '';
   // a stream that is no terminal: plain lines, as the recorded run printed into a file
   const sink = (shown: boolean) =>
@@ -63,7 +65,17 @@ async function replayRun(result: RunResult, stdoutOnly: boolean): Promise<string
         return true;
       },
     }) as unknown as NodeJS.WriteStream;
-  const reporter = consoleReporter(sink(!stdoutOnly), sink(true));
+  const reporter = consoleReporter(sink(!stdoutOnly), sink(true), {
+    quiet: options.quiet === true,
+    verbose: options.verbose === true,
+    reproduce: (r) =>
+      reproduceCommand(
+        r.id,
+        result.provider,
+        { shipped: true, file: '', appliedProfile: options.profile as string | undefined },
+        defaultInvocation(),
+      ),
+  });
   for (const event of runEvents(result)) reporter.onEvent?.(event);
   await reporter.onRunEnd?.(result);
   return stripVTControlCharacters(printed);
@@ -79,10 +91,11 @@ function* runEvents(result: RunResult): Generator<RunEvent> {
       for (const phase of s.phases.filter((p) => p.variant === lab.variant)) {
         yield { kind: 'phase-start', id, phase: phase.name, variant: phase.variant, title: phase.title };
         for (const step of phase.steps.filter((x) => !x.background))
-          yield { kind: 'step', id, phase: phase.name, step };
-        for (const probe of phase.probes) yield { kind: 'probe', id, phase: phase.name, probe };
-        for (const step of phase.steps.filter((x) => x.background)) yield { kind: 'step', id, phase: phase.name, step };
-        for (const check of phase.checks) yield { kind: 'check', id, phase: phase.name, check };
+          yield { kind: 'step', id, phase: phase.name, variant: phase.variant, step };
+        for (const probe of phase.probes) yield { kind: 'probe', id, phase: phase.name, variant: phase.variant, probe };
+        for (const step of phase.steps.filter((x) => x.background))
+          yield { kind: 'step', id, phase: phase.name, variant: phase.variant, step };
+        for (const check of phase.checks) yield { kind: 'check', id, phase: phase.name, variant: phase.variant, check };
       }
     }
     yield { kind: 'scenario-end', result: s };

@@ -105,12 +105,17 @@ function addRunCommand(program: Command): void {
       1,
     )
     .option('--fail-fast', 'start no other scenario once one failed or errored (those under way finish)')
-    .option('-q, --quiet', 'no progress: only scenarios that did not pass, with why, and the summary')
+    .option('-q, --quiet', 'no progress: only the recap of scenarios that did not pass, with why, and the summary')
+    .option(
+      '-v, --verbose',
+      'every lab, phase, step, probe and check as it happens (default: a line per scenario, then the recap)',
+    )
     .option('--keep', 'leave the lab up after the run; `netrepro clean --force` removes it')
     .addHelpText(
       'after',
       examples([
         ['one scenario, in about a second', 'netrepro run service-no-endpoints-reject'],
+        ['the same, step by step', 'netrepro run service-no-endpoints-reject --verbose'],
         ['every conntrack scenario on flannel, two at a time', "netrepro run 'conntrack-*' --cni flannel --parallel 2"],
         [
           'CI: everything, reports for the pipeline, stop at the first failure',

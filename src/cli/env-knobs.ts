@@ -52,3 +52,30 @@ export function envHelp(): string {
   const width = Math.max(...ENV_KNOBS.map(([name]) => name.length));
   return `\nEnvironment:\n${ENV_KNOBS.map(([name, meaning]) => `  ${name.padEnd(width)}  ${meaning}`).join('\n')}\n`;
 }
+
+/**
+ * The knobs that change what a run builds or how it judges, which a command reproducing a scenario repeats;
+ * the rest say where files are or how progress looks, which is the reader's own machine's business.
+ */
+const REPRODUCING = new Set([
+  'NETREPRO_K8S_VERSION',
+  'NETREPRO_CNI',
+  'NETREPRO_CILIUM_VERSION',
+  'NETREPRO_FLANNEL_VERSION',
+  'NETREPRO_CNI_PLUGINS_VERSION',
+  'NETREPRO_CNI_PLUGINS_URL',
+  'NETREPRO_CNI_PLUGINS_SHA256',
+  'NETREPRO_KIND_NODE_IMAGE',
+  'NETREPRO_KIND_ENGINE',
+  'NETREPRO_K3S_IMAGE',
+  'NETREPRO_PROBE_IMAGE',
+  'NETREPRO_AGENT_IMAGE',
+  'NETREPRO_TRACE',
+]);
+
+/** NAME=value, shell-quoted, for each reproducing knob set in `env`. */
+export function reproducingEnv(env: NodeJS.ProcessEnv, quote: (s: string) => string): string[] {
+  return ENV_KNOBS.map(([name]) => name)
+    .filter((name) => REPRODUCING.has(name) && env[name] !== undefined && env[name] !== '')
+    .map((name) => `${name}=${quote(env[name]!)}`);
+}

@@ -10,7 +10,8 @@ import type { PhaseResult, ProbeResult, RunResult, ScenarioResult } from '../eng
 import type { PathStep } from '../model/diagnosis.ts';
 import type { TopologySpec } from '../model/scenario-schema.ts';
 import { diagnosisLines, evidenceLines } from './diagnosis-lines.ts';
-import type { ReportContext, ScenarioFacts } from './report-context.ts';
+import { defaultInvocation, type ReportContext, type ScenarioFacts } from './report-context.ts';
+import { type Invocation, reproduceCommand } from './reproduce-command.ts';
 import type { Reporter } from './reporter.ts';
 import { writeReport } from './write-report.ts';
 
@@ -38,6 +39,7 @@ th{background:#f3f4f7} .incident{max-width:1100px;margin:4px 0} .repro{margin:6p
 
 export function renderHtml(result: RunResult, context?: ReportContext): string {
   const { passed, measured, failed, errored, skipped } = result.summary;
+  const invocation = context?.invocation ?? defaultInvocation();
   const versions = context
     ? ` · netrepro ${esc(context.netrepro)}, Node ${esc(context.node)}, kernel ${esc(context.kernel)}`
     : '';
@@ -48,7 +50,7 @@ export function renderHtml(result: RunResult, context?: ReportContext): string {
     result.scenarios.length > 3
       ? `<nav class="dim">${result.scenarios.map((s) => `<a href="#${esc(s.id)}">${esc(s.id)}</a> ${s.verdict}`).join(' · ')}</nav>`
       : '',
-    ...result.scenarios.map((s) => scenarioSection(s, result.provider, context?.scenarios.get(s.id))),
+    ...result.scenarios.map((s) => scenarioSection(s, result.provider, context?.scenarios.get(s.id), invocation)),
   ];
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>netrepro report</title><style>${CSS}</style></head><body>${body.join('\n')}</body></html>\n`;
 }
@@ -68,14 +70,17 @@ function incident(facts: ScenarioFacts | undefined): string {
 }
 
 /** The command that runs this scenario again the same way. */
-function reproduce(s: ScenarioResult, provider: string, facts: ScenarioFacts | undefined): string {
-  const shipped = facts?.file.startsWith('scenarios/');
-  const what = shipped || !facts ? s.id : facts.file;
-  const profile = facts?.appliedProfile ? ` --profile ${esc(facts.appliedProfile)}` : '';
-  return `<div class="repro">reproduce: <code>node bin/netrepro.js run ${esc(what)} --provider ${esc(provider)}${profile}</code></div>`;
+function reproduce(s: ScenarioResult, provider: string, facts: ScenarioFacts | undefined, invocation: Invocation) {
+  const command = reproduceCommand(s.id, provider, facts, invocation);
+  return `<div class="repro">reproduce: <code>${esc(command)}</code></div>`;
 }
 
-function scenarioSection(s: ScenarioResult, provider: string, facts: ScenarioFacts | undefined): string {
+function scenarioSection(
+  s: ScenarioResult,
+  provider: string,
+  facts: ScenarioFacts | undefined,
+  invocation: Invocation,
+): string {
   const verdict = `<span class="${s.verdict === 'passed' ? 'ok' : s.verdict === 'skipped' ? 'dim' : 'bad'}">${s.verdict}</span>`;
   const rows = s.phases.map(
     (p) =>
@@ -93,7 +98,7 @@ function scenarioSection(s: ScenarioResult, provider: string, facts: ScenarioFac
     `<h2 id="${esc(s.id)}">${esc(s.id)} · ${verdict}</h2><div>${esc(s.title)}</div>`,
     incident(facts),
     facts?.topology ? topologyPicture(facts.topology) : '',
-    reproduce(s, provider, facts),
+    reproduce(s, provider, facts, invocation),
     s.skipReason ? `<div class="dim">${esc(s.skipReason)}</div>` : '',
     ...(s.skippedFixes ?? []).map(
       ({ fix, reason }) => `<div class="dim">fix ${esc(fix)} skipped: ${esc(reason)}</div>`,

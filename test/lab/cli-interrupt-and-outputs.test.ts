@@ -2,11 +2,13 @@
 // what it tore down (never a stack), `clean` names the live runs it leaves, a pseudo-terminal of 0
 // columns gets plain lines, `--json -` keeps stdout to the report, `explain` leaves no temporary directory.
 import { spawn } from 'node:child_process';
-import { readdir } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { liveRuns } from '../../src/providers/netns/clean-leftovers.ts';
 import { PACKAGE_ROOT } from '../../src/model/package-root.ts';
+import { NETNS_DIR, STATE_ROOT } from '../../src/providers/namespaces/lab-names.ts';
+import { CGROUP_ROOT } from '../../src/providers/netns/run-cgroups.ts';
 import { runProcess } from '../child-process.ts';
 import { labSkipReason, tempDir } from '../lab-support.ts';
 
@@ -14,47 +16,98 @@ const CLI = join(PACKAGE_ROOT, 'bin/netrepro.js');
 const INTERRUPTED =
   /^SIGINT: (tore down the labs of [\w-]+ \((fix "[\w-]+"(, "[\w-]+")*|while being built)\)(; [\w-]+ \(.+\))*|no lab was up when it came); \d+ of \d+ scenario\(s\) finished before it, \d+ not started; exiting 130$/;
 
-/** `run --all` in its own process group, Ctrl-C'd (SIGINT to the whole group, as a terminal does) once stderr shows `when`. */
-async function interruptedRun(when: RegExp): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn('node', [CLI, 'run', '--all'], {
+/** The run id whose owner is `pid`, from the state directory each run writes first. */
+async function runIdOf(pid: number): Promise<string | undefined> {
+  for (const id of await readdir(STATE_ROOT).catch(() => [] as string[])) {
+    const owner = await readFile(join(STATE_ROOT, id, 'owner.json'), 'utf8').catch(() => '{}');
+    if ((JSON.parse(owner) as { pid?: number }).pid === pid) return id;
+  }
+  return undefined;
+}
+
+/** What the run left: its namespaces, state directory and cgroup, by its run id. */
+async function leftoversOf(id: string | undefined): Promise<string[]> {
+  if (!id) return [];
+  const namespaces = (await readdir(NETNS_DIR).catch(() => [] as string[])).filter((n) => n.startsWith(`nr-${id}-`));
+  const dirs = [join(STATE_ROOT, id), join(CGROUP_ROOT, id)];
+  const present = await Promise.all(
+    dirs.map((d) =>
+      stat(d).then(
+        () => [d],
+        () => [],
+      ),
+    ),
+  );
+  return [...namespaces, ...present.flat()];
+}
+
+/** netrepro in its own process group, Ctrl-C'd (SIGINT to the whole group, as a terminal does) once stderr shows `when`. */
+async function interruptedRun(
+  args: string[],
+  when: RegExp,
+): Promise<{ code: number | null; stderr: string; runId?: string; leftovers: string[] }> {
+  const child = spawn('node', [CLI, ...args], {
     cwd: PACKAGE_ROOT,
     detached: true,
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
   let sent = false;
+  let id: Promise<string | undefined> = Promise.resolve(undefined);
   child.stderr.on('data', (b: Buffer) => {
     stderr += b.toString();
     if (!sent && when.test(stderr)) {
       sent = true;
       process.kill(-child.pid!, 'SIGINT');
+      id = runIdOf(child.pid!);
     }
   });
   const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
-  return { code, stderr };
+  const runId = await id;
+  return { code, stderr, runId, leftovers: await leftoversOf(runId) };
 }
 
 describe.skipIf(labSkipReason)('the CLI on a lab', () => {
-  it.each([
-    ['as the run starts', /scenario\(s\) on netns/],
-    ['with a lab up', /lab up for fix/],
-  ])('Ctrl-C %s: exit 130 and one line saying what was torn down, no stack', async (_, when) => {
-    const { code, stderr } = await interruptedRun(when);
+  it('Ctrl-C as the run starts: exit 130 and one line saying what was torn down, no stack', async () => {
+    const { code, stderr } = await interruptedRun(['run', '--all'], /scenario\(s\) on netns/);
     expect(code).toBe(130);
-    const last = stderr.trimEnd().split('\n').at(-1)!;
-    expect(last).toMatch(INTERRUPTED);
+    expect(stderr.trimEnd().split('\n').at(-1)).toMatch(INTERRUPTED);
     expect(stderr).not.toMatch(/Error:|\n\s+at /);
+  });
+
+  // a scenario with a background injector, a tc shaper and two labs: Ctrl-C at each kind of moment, including
+  // while the injector and the probe it races run, ends the same way and leaves nothing of the run
+  it.each([
+    ['with a lab up', /lab up for fix "be-liberal"/],
+    ['during a foreground step', /\$ node\/node-a: tc qdisc add/],
+    ['while the background injector runs', /\[conntrack-invalid-reset-cross-node\] faulted/],
+    ['between the probes and the checks', /✓ download: client -> 10\.96\.0\.30:80 = reset/],
+    ['in the second fix variant', /lab up for fix "be-liberal-server-node-only"/],
+  ])('Ctrl-C %s: exit 130, "interrupted" without an error, nothing left', async (_, when) => {
+    const { code, stderr, runId, leftovers } = await interruptedRun(
+      ['run', 'conntrack-invalid-reset-cross-node', '--verbose'],
+      when,
+    );
+    expect(code, stderr).toBe(130);
+    expect(stderr.trimEnd().split('\n').at(-1)).toMatch(INTERRUPTED);
+    expect(stderr).not.toMatch(/Error:|\n\s+at |ERRORED|hint:|curl exit undefined/);
+    expect(runId).toMatch(/^[0-9a-f]{6}$/); // found while the run was up, so its leftovers were looked for
+    expect(leftovers).toEqual([]);
   });
 
   it('Ctrl-C typed on a terminal with a spinner reaches the run', async () => {
     const dir = await tempDir();
     // a pty 100 columns wide, so the spinner runs; ^C goes in as a keypress
     const { CI: _ci, ...env } = process.env; // CI set at all means plain lines
-    const child = spawn('script', ['-qfec', `stty cols 100 rows 30; node ${CLI} run --all`, join(dir, 'typescript')], {
-      cwd: PACKAGE_ROOT,
-      env,
-      stdio: ['pipe', 'pipe', 'inherit'],
-    });
+    const child = spawn(
+      'script',
+      ['-qfec', `stty cols 100 rows 30; node ${CLI} run --all --verbose`, join(dir, 'typescript')],
+      {
+        cwd: PACKAGE_ROOT,
+        env,
+        stdio: ['pipe', 'pipe', 'inherit'],
+      },
+    );
     let screen = '';
     let typed = false;
     child.stdout.on('data', (b: Buffer) => {
@@ -71,7 +124,7 @@ describe.skipIf(labSkipReason)('the CLI on a lab', () => {
   });
 
   it('clean names a live run it leaves alone', async () => {
-    const child = spawn('node', [CLI, 'run', 'stale-sock-lb-program', 'cilium-kube-proxy-forward-race'], {
+    const child = spawn('node', [CLI, 'run', 'stale-sock-lb-program', 'cilium-kube-proxy-forward-race', '--verbose'], {
       cwd: PACKAGE_ROOT,
       stdio: ['ignore', 'ignore', 'pipe'],
     });

@@ -19,9 +19,16 @@ const context: ReportContext = {
   node: 'v20.0.0',
   kernel: '6.18.0-test',
   startedAt: '2026-01-01T00:00:00.000Z',
+  invocation: { bin: 'node bin/netrepro.js', env: [] },
   scenarios: new Map([
-    ['broken', { cni: 'bridge', profile: 'kube-proxy-1.29', file: 'scenarios/broken.yaml', fixes: ['fix'] }],
-    ['not-here', { cni: 'cilium', profile: 'kube-proxy-1.15', file: 'scenarios/not-here.yaml', fixes: ['fix'] }],
+    [
+      'broken',
+      { cni: 'bridge', profile: 'kube-proxy-1.29', file: 'scenarios/broken.yaml', shipped: true, fixes: ['fix'] },
+    ],
+    [
+      'not-here',
+      { cni: 'cilium', profile: 'kube-proxy-1.15', file: 'scenarios/not-here.yaml', shipped: true, fixes: ['fix'] },
+    ],
   ]),
 };
 

@@ -163,14 +163,24 @@ describe('the summary', () => {
     expect(lines.join('\n').split(RULE).length - 1).toBe(1);
 
     const err = fakeTerminal(0);
-    consoleReporter(err as never, { write: () => true } as never).onEvent!({
+    const reporter = consoleReporter(err as never, { write: () => true } as never, {
+      reproduce: (r) => `netrepro run ${r.id}`,
+    });
+    reporter.onEvent!({
       kind: 'scenario-end',
       result: {
         ...scenario([failing('restart'), failing('liberal')], 'failed'),
         log: ['[restart] namespaces (10 ms)'],
       },
     });
+    // while the run goes on, one line with the first reason; the story comes in the recap at its end
+    expect(stripVTControlCharacters(err.written)).toMatch(
+      /^✗ \S+ \(1\.00 s\) {2}faulted clusterip \(every fix variant\): expected timeout, observed refused\n$/,
+    );
+    reporter.onEvent!({ kind: 'run-end', result: {} as RunResult });
     const shown = stripVTControlCharacters(err.written);
+    expect(shown).toContain('── 1 did not pass ──');
+    expect(shown).toMatch(/ {2}reproduce: netrepro run \S+\n/);
     expect(shown.split('culprit:').length - 1).toBe(1);
     expect(shown).toContain(
       'faulted clusterip (every fix variant): expected timeout, observed refused\n    culprit: rule filter/KUBE-SERVICES on node-a',

@@ -69,19 +69,34 @@ describe('the HTML report reproduces the run', () => {
       summary: { passed: 1, measured: 0, failed: 0, errored: 0, skipped: 0 },
       scenarios: [{ id: 's', title: 't', file: '', verdict: 'passed', durationMs: 0, phases: [], labs: [], log: [] }],
     };
-    const facts = (appliedProfile?: string) => ({
+    const facts = (appliedProfile?: string, invocation = { bin: 'node bin/netrepro.js', env: [] as string[] }) => ({
       netrepro: '0',
       node: '20',
       kernel: '6',
       startedAt: '',
+      invocation,
       scenarios: new Map([
-        ['s', { cni: 'bridge', profile: 'kube-proxy-1.14', file: 'scenarios/s.yaml', fixes: [], appliedProfile }],
+        [
+          's',
+          {
+            cni: 'bridge',
+            profile: 'kube-proxy-1.14',
+            file: 'scenarios/s.yaml',
+            shipped: true,
+            fixes: [],
+            appliedProfile,
+          },
+        ],
       ]),
     });
     expect(renderHtml(run, facts('kube-proxy-1.14'))).toContain(
       'reproduce: <code>node bin/netrepro.js run s --provider netns --profile kube-proxy-1.14</code>',
     );
     expect(renderHtml(run, facts())).toContain('reproduce: <code>node bin/netrepro.js run s --provider netns</code>');
+    // from an install, with the knobs the run had: npx, and the environment in front
+    expect(renderHtml(run, facts('/home/a b/p.yaml', { bin: 'npx netrepro', env: ['NETREPRO_CNI=bridge'] }))).toContain(
+      "reproduce: <code>NETREPRO_CNI=bridge npx netrepro run s --provider netns --profile '/home/a b/p.yaml'</code>",
+    );
     // the header counts measured scenarios too
     expect(renderHtml({ ...run, summary: { ...run.summary, measured: 2 } })).toContain(
       '1 passed, 2 measured, 0 failed',

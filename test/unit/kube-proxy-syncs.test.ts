@@ -33,7 +33,7 @@ function node(answers: [number, number][]): Target & { reads: number } {
     ref: 'node/a',
     reads: 0,
     exec: async () => {
-      const [count, last] = answers[Math.min(t.reads++, answers.length - 1)];
+      const [count, last] = answers[Math.min(t.reads++, answers.length - 1)]!;
       const stdout = `kubeproxy_sync_proxy_rules_duration_seconds_count ${count}\nkubeproxy_sync_proxy_rules_last_timestamp_seconds ${last}\n`;
       return { exitCode: 0, stdout, stderr: '' };
     },

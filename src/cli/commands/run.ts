@@ -16,7 +16,9 @@ import { applyProfile, loadProfile } from '../../model/profile.ts';
 import { consoleReporter } from '../../report/console-reporter.ts';
 import { jsonReporter } from '../../report/json-reporter.ts';
 import { markdownReporter } from '../../report/markdown-reporter.ts';
-import { reportContext } from '../../report/report-context.ts';
+import { defaultInvocation, reportContext } from '../../report/report-context.ts';
+import { reproduceCommand, shellWord } from '../../report/reproduce-command.ts';
+import { reproducingEnv } from '../env-knobs.ts';
 import { combineReporters, type Reporter } from '../../report/reporter.ts';
 import { verdictCounts } from '../../report/verdict-counts.ts';
 
@@ -37,6 +39,7 @@ export interface RunOptions {
   /** After a scenario fails or errors, start no other. */
   failFast?: boolean;
   quiet?: boolean;
+  verbose?: boolean;
 }
 
 export default async function run(ids: string[], options: RunOptions): Promise<number> {
@@ -54,7 +57,8 @@ export default async function run(ids: string[], options: RunOptions): Promise<n
     { flag: '--report-dir', what: 'evidence', path: options.reportDir, directory: true },
     { flag: '$GITHUB_STEP_SUMMARY', what: 'step summary', path: process.env.GITHUB_STEP_SUMMARY || undefined },
   ]);
-  const context = reportContext(scenarios, new Date(), options.profile);
+  const invocation = defaultInvocation(reproducingEnv(process.env, shellWord));
+  const context = reportContext(scenarios, new Date(), options.profile, invocation);
   const files: Reporter[] = [];
   if (options.json) files.push(jsonReporter(options.json));
   // loaded only when asked for
@@ -78,7 +82,12 @@ export default async function run(ids: string[], options: RunOptions): Promise<n
   const labs = interruptSummary(signal);
   // a report on stdout keeps it clean for a reader (`--json - | jq`): the summary goes to stderr
   const reporter = combineReporters([
-    consoleReporter(process.stderr, stdoutTaken ? process.stderr : process.stdout, { quiet: options.quiet, signal }),
+    consoleReporter(process.stderr, stdoutTaken ? process.stderr : process.stdout, {
+      quiet: options.quiet,
+      verbose: options.verbose,
+      signal,
+      reproduce: (r) => reproduceCommand(r.id, provider.name, context.scenarios.get(r.id), invocation),
+    }),
     labs,
     ...files,
   ]);

@@ -92,8 +92,8 @@ export type RunEvent =
   | { kind: 'scenario-start'; id: string; title: string }
   | { kind: 'lab-ready'; id: string; variant: string; ms: number }
   | { kind: 'phase-start'; id: string; phase: PhaseName; variant: string; title?: string }
-  | { kind: 'step'; id: string; phase: PhaseName; step: StepResult }
-  | { kind: 'probe'; id: string; phase: PhaseName; probe: ProbeResult }
-  | { kind: 'check'; id: string; phase: PhaseName; check: CheckResult }
+  | { kind: 'step'; id: string; phase: PhaseName; variant: string; step: StepResult }
+  | { kind: 'probe'; id: string; phase: PhaseName; variant: string; probe: ProbeResult }
+  | { kind: 'check'; id: string; phase: PhaseName; variant: string; check: CheckResult }
   | { kind: 'scenario-end'; result: ScenarioResult }
   | { kind: 'run-end'; result: RunResult };

@@ -237,7 +237,7 @@ async function runPhase(input: PhaseInput): Promise<void> {
     resolve: placeholderResolver(cluster),
     stepDone: (step) => {
       phase.steps.push(step);
-      options.emit({ kind: 'step', id: scenario.id, phase: input.name, step });
+      options.emit({ kind: 'step', id: scenario.id, phase: input.name, variant: input.variant, step });
     },
   };
   const evidenceDir =
@@ -256,7 +256,7 @@ async function runPhase(input: PhaseInput): Promise<void> {
       await alongsideBackgroundSteps(p, checks, ahead, () => runProbes(p, ahead));
       for (const check of await checks.finish()) {
         phase.checks.push(check);
-        options.emit({ kind: 'check', id: scenario.id, phase: input.name, check });
+        options.emit({ kind: 'check', id: scenario.id, phase: input.name, variant: input.variant, check });
       }
       // after the checks, whose evidence it cites
       attachDiagnoses(phase, (ref) => cluster.address(ref), baselineOf(input.result, input));
@@ -342,7 +342,7 @@ async function runProbes(p: RunningPhase, ahead: AheadWatches): Promise<void> {
         : { baseline: earlier('baseline'), faulted: p.name === 'fixed' ? earlier('faulted') : undefined },
     );
     p.phase.probes.push(probe);
-    options.emit({ kind: 'probe', id: scenario.id, phase: p.name, probe });
+    options.emit({ kind: 'probe', id: scenario.id, phase: p.name, variant: p.variant, probe });
   }
 }
 

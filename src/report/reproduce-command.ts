@@ -1,0 +1,35 @@
+// The command that runs a scenario again the way this run did: the same provider, profile and environment
+// knobs, through the entry point that works where the reader stands (the repository's own script, or npx
+// where netrepro is installed as a package).
+import type { ScenarioFacts } from './report-context.ts';
+
+/** How this run was started: the program to call and the environment settings that change what it runs. */
+export interface Invocation {
+  /** `node bin/netrepro.js` in the package's own checkout, `npx netrepro` elsewhere. */
+  bin: string;
+  /** NAME=value for each knob set, in a shell-safe form. */
+  env: string[];
+}
+
+const SAFE = /^[\w@%+=:,./-]*$/;
+/** A word as a POSIX shell reads it back unchanged. */
+export const shellWord = (s: string) => (SAFE.test(s) ? s : `'${s.replaceAll("'", `'\\''`)}'`);
+
+export function reproduceCommand(
+  id: string,
+  provider: string,
+  facts: Pick<ScenarioFacts, 'shipped' | 'file' | 'appliedProfile'> | undefined,
+  invocation: Invocation,
+): string {
+  // a shipped scenario by its id (found in the package wherever it is installed), any other by its file
+  const what = !facts || facts.shipped ? id : facts.file;
+  return [
+    ...invocation.env,
+    invocation.bin,
+    'run',
+    shellWord(what),
+    '--provider',
+    shellWord(provider),
+    ...(facts?.appliedProfile ? ['--profile', shellWord(facts.appliedProfile)] : []),
+  ].join(' ');
+}
