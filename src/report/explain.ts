@@ -1,5 +1,6 @@
 // `netrepro explain`: the diagnosis of one run, phase by phase, with the evidence behind each verdict:
-// what the client saw on its own interface, what the node captured, what conntrack holds.
+// what the client saw on its own interface, what the node captured, what conntrack holds; then, last, each
+// distinct culprit once with its whole story and the probes it explains.
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunResult } from '../engine/run/results.ts';
@@ -15,6 +16,7 @@ export async function explain(
   const result = JSON.parse(await readFile(jsonReport, 'utf8')) as RunResult;
   const out: string[] = [];
   for (const s of result.scenarios) {
+    const culprits = new Map<string, { story: string[]; where: string[] }>();
     out.push(`\n${s.id}: ${s.verdict}`, `  ${s.title}`);
     if (s.error) out.push(`  error: ${s.error.message}`);
     for (const phase of s.phases) {
@@ -27,8 +29,13 @@ export async function explain(
         );
         if (!probe.matched) out.push(`      why: ${probe.mismatch}`);
         const diagnosis = diagnosisLines(probe);
-        if (diagnosis.length)
-          out.push(`      diagnosis: ${diagnosis[0]}`, ...diagnosis.slice(1).map((l) => `        ${l}`));
+        if (diagnosis.length) {
+          // the same culprit in every fix variant and phase: its story once, at the end
+          const culprit = culprits.get(diagnosis[0]!) ?? { story: diagnosis, where: [] };
+          culprits.set(diagnosis[0]!, culprit);
+          culprit.where.push(`${phase.name} (${phase.variant}) ${probe.id}`);
+          out.push(`      diagnosis: ${diagnosis[0]} (told below)`);
+        }
         const packets = (probe.detail.packets as string[] | undefined) ?? [];
         if (packets.length && probe.observed !== 'ok')
           out.push("      on the client's eth0:", ...packets.slice(0, 8).map((l) => `        ${l}`));
@@ -61,6 +68,15 @@ export async function explain(
       }
       if (evidenceKept) out.push(`    evidence: ${dir}`);
     }
+    if (culprits.size)
+      out.push(
+        `\n  ${culprits.size === 1 ? 'culprit' : `${culprits.size} culprits`} of ${s.id}:`,
+        ...[...culprits.values()].flatMap(({ story: [head, ...rest], where }) => [
+          `    ${head!.replace(/^culprit: /, '')}`,
+          ...rest.map((l) => `      ${l}`),
+          `      seen by: ${where.join(', ')}`,
+        ]),
+      );
   }
   return `${out.join('\n')}\n`;
 }

@@ -3,12 +3,16 @@
 // trace: one that ended well keeps it when it observes, or is expected to observe, something else than in
 // its lab's baseline.
 import { readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { showsTheFault } from '../../src/engine/run/probe-trace-hooks.ts';
 import type { ProbeResult, RunResult } from '../../src/engine/run/results.ts';
 import { diagnose } from '../../src/observe/trace/diagnosis.ts';
 import { diagnosisLines } from '../../src/report/diagnosis-lines.ts';
+import { explain } from '../../src/report/explain.ts';
 import { renderHtml } from '../../src/report/html-reporter.ts';
+import { tempDir } from '../lab-support.ts';
 
 const recorded = JSON.parse(
   readFileSync(
@@ -101,6 +105,45 @@ describe('the HTML report reproduces the run', () => {
     expect(renderHtml({ ...run, summary: { ...run.summary, measured: 2 } })).toContain(
       '1 passed, 2 measured, 0 failed',
     );
+  });
+});
+
+describe('explain', () => {
+  it('says a culprit found in several fix variants once, last, with the probes it explains', async () => {
+    const phase = (variant: string) => ({
+      name: 'faulted' as const,
+      variant,
+      steps: [],
+      probes: [probe],
+      checks: [],
+      durationMs: 0,
+      status: 'passed' as const,
+    });
+    const run: RunResult = {
+      version: 1,
+      provider: 'netns',
+      durationMs: 0,
+      summary: { passed: 1, measured: 0, failed: 0, errored: 0, skipped: 0 },
+      scenarios: [
+        {
+          id: 's',
+          title: 't',
+          file: '',
+          verdict: 'passed',
+          durationMs: 0,
+          phases: [phase('a'), phase('b')],
+          labs: [],
+          log: [],
+        },
+      ],
+    };
+    const file = join(await tempDir(), 'run.json');
+    await writeFile(file, JSON.stringify(run));
+    const text = await explain(file);
+    const story = diagnosisLines(probe);
+    expect(text.split(story[1]!).length - 1).toBe(1);
+    expect(text.trimEnd().split('\n').at(-1)).toBe(`      seen by: faulted (a) ${probe.id}, faulted (b) ${probe.id}`);
+    expect(text).toContain(`    ${story[0]!.replace(/^culprit: /, '')}\n      ${story[1]}`);
   });
 });
 
