@@ -6,6 +6,7 @@
 // because the unit tests still run (and the lab tests skip, saying why).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
+import { release } from 'node:os';
 
 const root = new URL('..', import.meta.url).pathname;
 const forTests = process.argv.includes('--for=test');
@@ -65,10 +66,27 @@ if (missing.size > 0) {
       `missing packages: ${[...missing].join(' ')}; automatic install needs Debian/Ubuntu (apt-get)`,
       'install the equivalents with your package manager',
     );
-  say(`installing Debian packages: ${[...missing].join(' ')}`);
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit', env });
-  execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...missing], { stdio: 'inherit', env });
+  // a package another release names otherwise: Ubuntu before 24.10 ships bpftool only in the tools of its
+  // running kernel (linux-tools-$(uname -r)); the first name the archive has a candidate for is installed
+  const installable = (/** @type {string} */ pkg) =>
+    /^\s*Candidate: (?!\(none\))/m.test(spawnSync('apt-cache', ['policy', pkg], { encoding: 'utf8' }).stdout ?? '');
+  const chosen = [...missing].map((pkg) => {
+    /** @type {string[]} */
+    const other = requirements.alternatives[pkg] ?? [];
+    const names = [pkg, ...other.map((a) => a.replace('$(uname -r)', release()))];
+    const found = names.find(installable);
+    if (!found)
+      cannotRunLab(
+        `no package in this system's archive ships what ${pkg} ships (tried ${names.join(', ')})`,
+        `install it by hand, then run again`,
+      );
+    if (found !== pkg) say(`${pkg} is not in this archive: installing ${found} instead`);
+    return found;
+  });
+  say(`installing packages: ${chosen.join(' ')}`);
+  execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...chosen], { stdio: 'inherit', env });
 }
 
 if (process.getuid?.() !== 0) cannotRunLab('the netns lab needs root (it creates network namespaces)', 'run as root');
