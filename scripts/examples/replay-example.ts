@@ -12,8 +12,7 @@ import type { GateResult } from '../../src/engine/gate/run-gate.ts';
 import { selectRunScenarios } from '../../src/cli/select-scenarios.ts';
 import { loadAllScenarios, selectScenarios } from '../../src/model/find-scenarios.ts';
 import { consoleReporter } from '../../src/report/console-reporter.ts';
-import { defaultInvocation } from '../../src/report/report-context.ts';
-import { reproduceCommand } from '../../src/report/reproduce-command.ts';
+import { defaultInvocation, reproduceCommand } from '../../src/report/reproduce-command.ts';
 import { gateText } from '../../src/report/gate-report.ts';
 import type { ExampleCommand } from './example-command.ts';
 

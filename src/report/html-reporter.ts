@@ -4,23 +4,63 @@
 // and a sequence diagram of the packet path: one lane per pod/node (the client's lane named after it),
 // one row per hop in time order (netfilter verdicts and rewrites, conntrack, BPF programs, the bridge,
 // drops and rejects), the culprit in red, deduced hops dashed, every label whole in its tooltip.
-// No script, no external file.
-import { join } from 'node:path';
+// No script, no external file: the write-ups are inlined, and the captures are linked relatively from beside
+// the page (copied there when the evidence lies elsewhere), so the page works wherever its folder is moved.
+import { cp, readFile } from 'node:fs/promises';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import type { PhaseResult, ProbeResult, RunResult, ScenarioResult } from '../engine/run/results.ts';
 import type { PathStep } from '../model/diagnosis.ts';
 import type { TopologySpec } from '../model/scenario-schema.ts';
 import { diagnosisLines, evidenceLines } from './diagnosis-lines.ts';
-import { defaultInvocation, type ReportContext, type ScenarioFacts } from './report-context.ts';
-import { type Invocation, reproduceCommand } from './reproduce-command.ts';
+import type { ReportContext, ScenarioFacts } from './report-context.ts';
+import { defaultInvocation, type Invocation, reproduceCommand } from './reproduce-command.ts';
 import type { Reporter } from './reporter.ts';
 import { writeReport } from './write-report.ts';
 
 export function htmlReporter(file: string, context?: ReportContext): Reporter {
   return {
     async onRunEnd(result) {
-      await writeReport('HTML report', file, renderHtml(result, context));
+      const stdout = file === '-';
+      const dir = stdout ? undefined : dirname(resolve(file));
+      const page: PageFiles = { dir, writeups: await writeups(context) };
+      if (dir) page.evidence = await evidenceBeside(result, dir, `${basename(file)}.evidence`);
+      await writeReport('HTML report', file, renderHtml(result, context, page));
     },
   };
+}
+
+/** What the page links or inlines beyond the results. */
+export interface PageFiles {
+  /** The page's folder: capture links are relative to it. */
+  dir?: string;
+  /** Each scenario's evidence as the page links it, where it differs from where the run wrote it. */
+  evidence?: Map<string, string>;
+  /** Each scenario's write-up text, by scenario id. */
+  writeups?: Map<string, string>;
+}
+
+/** The write-ups the scenarios name, read from where their file says. */
+async function writeups(context: ReportContext | undefined): Promise<Map<string, string>> {
+  const texts = new Map<string, string>();
+  for (const [id, facts] of context?.scenarios ?? []) {
+    const text = facts.incidentFile && (await readFile(facts.incidentFile, 'utf8').catch(() => undefined));
+    if (text) texts.set(id, text);
+  }
+  return texts;
+}
+
+/** Evidence outside the page's folder, copied beside the page so that a moved folder keeps every link. */
+async function evidenceBeside(result: RunResult, dir: string, folder: string): Promise<Map<string, string>> {
+  const moved = new Map<string, string>();
+  for (const s of result.scenarios) {
+    if (!s.evidenceDir || s.evidenceDir === dir || s.evidenceDir.startsWith(dir + sep)) continue;
+    const copy = join(dir, folder, s.id);
+    await cp(s.evidenceDir, copy, { recursive: true }).then(
+      () => moved.set(s.id, copy),
+      () => undefined, // nothing written there (no lab came up): the page links nothing
+    );
+  }
+  return moved;
 }
 
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
@@ -34,10 +74,11 @@ table{border-collapse:collapse;margin:6px 0} td,th{border:1px solid #dde;padding
 th{background:#f3f4f7} .incident{max-width:1100px;margin:4px 0} .repro{margin:6px 0}
 .culprit{border-left:4px solid #b3261e;background:#fdf0ef;padding:8px 12px;margin:8px 0;max-width:1100px}
 .culprit b{color:#b3261e} .probe{margin:10px 0 26px} svg{display:block;margin:8px 0;max-width:100%}
+.writeup{font:12px ui-monospace,monospace;white-space:pre-wrap;background:#f7f7fa;padding:6px 8px;max-height:480px;overflow:auto}
 .culprit pre{font:12px ui-monospace,monospace;background:#f3f4f7;padding:6px 8px;margin:6px 0 0;white-space:pre-wrap}
 `;
 
-export function renderHtml(result: RunResult, context?: ReportContext): string {
+export function renderHtml(result: RunResult, context?: ReportContext, page: PageFiles = {}): string {
   const { passed, measured, failed, errored, skipped } = result.summary;
   const invocation = context?.invocation ?? defaultInvocation();
   const versions = context
@@ -50,20 +91,24 @@ export function renderHtml(result: RunResult, context?: ReportContext): string {
     result.scenarios.length > 3
       ? `<nav class="dim">${result.scenarios.map((s) => `<a href="#${esc(s.id)}">${esc(s.id)}</a> ${s.verdict}`).join(' · ')}</nav>`
       : '',
-    ...result.scenarios.map((s) => scenarioSection(s, result.provider, context?.scenarios.get(s.id), invocation)),
+    ...result.scenarios.map((s) => scenarioSection(s, result.provider, context?.scenarios.get(s.id), invocation, page)),
   ];
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>netrepro report</title><style>${CSS}</style></head><body>${body.join('\n')}</body></html>\n`;
 }
 
 /** The incident as the scenario file tells it: the mechanism, the write-up and the sources, linked. */
-function incident(facts: ScenarioFacts | undefined): string {
+function incident(facts: ScenarioFacts | undefined, writeup: string | undefined): string {
   if (!facts) return '';
-  const links = [
-    ...(facts.incident ? [`write-up: <a href="${esc(facts.incident)}">${esc(facts.incident)}</a>`] : []),
-    ...(facts.sources ?? []).map((u) => `<a href="${esc(u)}">${esc(u)}</a>`),
-  ];
+  const links = (facts.sources ?? []).map((u) => `<a href="${esc(u)}">${esc(u)}</a>`);
+  // the write-up inlined, so that it travels with the page; its path where it could not be read
+  const story = writeup
+    ? `<details class="incident"><summary>write-up (${esc(facts.incident ?? '')})</summary><pre class="writeup">${esc(writeup)}</pre></details>`
+    : facts.incident
+      ? `<div class="incident dim">write-up: ${esc(facts.incident)}</div>`
+      : '';
   return [
     facts.description ? `<div class="incident">${esc(facts.description)}</div>` : '',
+    story,
     links.length ? `<div class="incident dim">${links.join(' · ')}</div>` : '',
     `<div class="dim">${esc(facts.cni)} · ${esc(facts.profile)} · ${esc(facts.file)}</div>`,
   ].join('\n');
@@ -80,6 +125,7 @@ function scenarioSection(
   provider: string,
   facts: ScenarioFacts | undefined,
   invocation: Invocation,
+  page: PageFiles,
 ): string {
   const verdict = `<span class="${s.verdict === 'passed' ? 'ok' : s.verdict === 'skipped' ? 'dim' : 'bad'}">${s.verdict}</span>`;
   const rows = s.phases.map(
@@ -89,14 +135,14 @@ function scenarioSection(
           (x) =>
             `${x.matched ? '✓' : '✗'} ${esc(x.id)}: ${esc(x.observed)} <span class="dim">(expects ${esc(x.expected)}, ${x.durationMs} ms)</span>`,
         )
-        .join('<br>')}</td><td>${checkCell(p)}</td><td>${captureCell(s, p)}</td></tr>`,
+        .join('<br>')}</td><td>${checkCell(p)}</td><td>${captureCell(s, p, page)}</td></tr>`,
   );
   const probes = s.phases.flatMap((p) =>
     p.probes.filter((x) => x.diagnosis || (x.trace && !x.matched)).map((x) => probeSection(p, x)),
   );
   return [
     `<h2 id="${esc(s.id)}">${esc(s.id)} · ${verdict}</h2><div>${esc(s.title)}</div>`,
-    incident(facts),
+    incident(facts, page.writeups?.get(s.id)),
     facts?.topology ? topologyPicture(facts.topology) : '',
     reproduce(s, provider, facts, invocation),
     s.skipReason ? `<div class="dim">${esc(s.skipReason)}</div>` : '',
@@ -120,10 +166,12 @@ function checkCell(p: PhaseResult): string {
 }
 
 /** Where the phase's evidence (captures, iptables, conntrack per node) was written. */
-function captureCell(s: ScenarioResult, p: PhaseResult): string {
-  if (!s.evidenceDir || p.name === 'baseline') return '';
-  const dir = join(s.evidenceDir, new Set(s.phases.map((x) => x.variant)).size > 1 ? p.variant : '', p.name);
-  return `<a href="file://${esc(dir)}">${esc(dir)}</a>`;
+function captureCell(s: ScenarioResult, p: PhaseResult, page: PageFiles): string {
+  const root = page.evidence?.get(s.id) ?? s.evidenceDir;
+  if (!root || p.name === 'baseline') return '';
+  const dir = join(root, new Set(s.phases.map((x) => x.variant)).size > 1 ? p.variant : '', p.name);
+  const href = page.dir ? relative(page.dir, dir).split(sep).map(encodeURIComponent).join('/') : `file://${dir}`;
+  return `<a href="${esc(href)}">${esc(page.dir ? relative(page.dir, dir) : dir)}</a>`;
 }
 
 /** The cluster: each node a box with its pods, hosts outside, and the Services with their endpoints. */

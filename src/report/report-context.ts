@@ -1,27 +1,24 @@
 // What reports say about a run beyond its results: the tool, the machine, and per scenario the facts
 // a CI reader filters by (CNI, kube-proxy profile, the file it came from).
-import { relative, resolve, sep } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import type { LoadedScenario } from '../model/load-scenario.ts';
 import { PACKAGE_ROOT, packagePath } from '../model/package-root.ts';
 import type { TopologySpec } from '../model/scenario-schema.ts';
 import { reportMeta } from './report-meta.ts';
-import type { Invocation } from './reproduce-command.ts';
+import { defaultInvocation, type Invocation, type ScenarioRef } from './reproduce-command.ts';
 
-export interface ScenarioFacts {
+export interface ScenarioFacts extends ScenarioRef {
   cni: string;
   /** The kube-proxy rule layout, named as in profiles/ (kube-proxy-1.29). */
   profile: string;
-  /** Relative to the working directory, as CI tools link files. */
-  file: string;
-  /** One of the package's own scenarios, which `run ID` finds wherever the package is installed. */
-  shipped: boolean;
-  /** The `--profile` the run applied (a name or a file), which a command that reproduces it repeats. */
-  appliedProfile?: string;
   /** The fixes' names in file order: a variant's place under `fixes:`. */
   fixes: string[];
   /** What the HTML report shows of the incident: its mechanism, write-up and sources, and the cluster. */
   description?: string;
   incident?: string;
+  /** Where the write-up is on this machine, if it is there: the package's for a shipped scenario. */
+  incidentFile?: string;
   sources?: string[];
   topology?: TopologySpec;
 }
@@ -36,11 +33,15 @@ export interface ReportContext {
   scenarios: Map<string, ScenarioFacts>;
 }
 
-/** The entry point a reader calls: the checkout's own script in the package's folder, npx anywhere else. */
-export const defaultInvocation = (env: string[] = []): Invocation => ({
-  bin: resolve(process.cwd()) === PACKAGE_ROOT ? 'node bin/netrepro.js' : 'npx netrepro',
-  env,
-});
+const isShipped = (file: string) => resolve(file).startsWith(packagePath('scenarios') + sep);
+
+/** The write-up's file: in the package for a shipped scenario, else from the working directory or the file's. */
+function writeupFile(scenarioFile: string, incident: string): string | undefined {
+  const candidates = isShipped(scenarioFile)
+    ? [join(PACKAGE_ROOT, incident)]
+    : [resolve(incident), resolve(dirname(scenarioFile), incident)];
+  return candidates.find((f) => existsSync(f));
+}
 
 export function reportContext(
   scenarios: readonly LoadedScenario[],
@@ -63,10 +64,11 @@ export function reportContext(
           profile: `kube-proxy-${scenario.topology.kubeProxy}`,
           ...(appliedProfile ? { appliedProfile } : {}),
           file: relative(process.cwd(), file) || file,
-          shipped: resolve(file).startsWith(packagePath('scenarios') + sep),
+          shipped: isShipped(file),
           fixes: scenario.fixes.map((f) => f.name),
           description: scenario.description,
           incident: scenario.incident,
+          incidentFile: scenario.incident && writeupFile(file, scenario.incident),
           sources: scenario.sources,
           topology: scenario.topology,
         },
