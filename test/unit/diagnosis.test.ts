@@ -53,6 +53,30 @@ describe('diagnosis of the seed incidents (recorded traces)', () => {
     expect(d.path.some((s) => s.kind === 'bpf' && s.hook === 'tc ingress eth0')).toBe(true);
   });
 
+  it("the packet path draws the probe's own connection on the nodes it crossed: no deduced hop on another node, no earlier connection's drop", () => {
+    const f = fixture('cilium-kube-proxy-forward-race--external');
+    const tcA = f.probe.trace.facts.find((x) => x.kind === 'tc-program' && x.node === 'node-a')!;
+    const drop = f.probe.trace.events.find((e) => e.kind === 'drop')!;
+    if (drop.kind !== 'drop') throw new Error('no drop in the fixture');
+    const trace: ProbeTraceResult = {
+      ...f.probe.trace,
+      // node-b runs the same programs; an earlier connection from port 1 loses its late FIN on node-a
+      facts: [...f.probe.trace.facts, { ...tcA, node: 'node-b', id: 99999 }],
+      events: [{ ...drop, packet: { ...drop.packet, sport: 1, flags: 'FIN ACK' } }, ...f.probe.trace.events],
+    };
+    const d = diagnose({
+      probe: f.probe,
+      phase: f.phase,
+      steps: f.steps,
+      checks: f.checks,
+      trace,
+      baseline: f.baseline,
+    });
+    expect(d?.path.filter((s) => s.where === 'node/node-b')).toEqual([]);
+    expect(d?.path.filter((s) => /:1 >/.test(s.packet))).toEqual([]);
+    expect(d?.path.some((s) => s.kind === 'bpf' && s.where === 'node/node-a')).toBe(true);
+  });
+
   it('conntrack-invalid-reset: "SEQ is over upper bound", the forged segment, the un-NATed packet reaching the client', () => {
     const d = run('conntrack-invalid-reset--download');
     expect(d.culprit).toMatchObject({ kind: 'kernel', node: 'node-a', where: 'conntrack (INVALID: no reverse NAT)' });

@@ -30,8 +30,14 @@ interface PathInput {
 }
 
 /** Steps in push order: a stable sort keeps that order among steps at the same time. */
-export function buildPath(input: PathInput): PathStep[] {
-  const capture = new ClientCapture(input.packets, input.trace.startedAt);
+export function buildPath(whole: PathInput): PathStep[] {
+  const capture = new ClientCapture(whole.packets, whole.trace.startedAt);
+  // the trace also holds what the client's earlier connections did meanwhile (a late FIN dropped): only the
+  // probe's own connections, by the client's ports on its captured packets, are drawn
+  const input = {
+    ...whole,
+    trace: { ...whole.trace, events: whole.trace.events.filter(ownConnection(whole, capture)) },
+  };
   const seen = clientSteps(input, capture);
   const steps: Step[] = [
     ...seen,
@@ -40,6 +46,19 @@ export function buildPath(input: PathInput): PathStep[] {
     ...inferredSteps(input, seen),
   ];
   return collapse(steps.sort((a, b) => a.at - b.at));
+}
+
+/** Whether a traced event is of the probe's own connections: any not to or from the client's ports is not. */
+function ownConnection({ client }: PathInput, capture: ClientCapture): (e: TraceEvent) => boolean {
+  const ports = new Set(capture.packets.flatMap(({ p }) => (p.src === client ? p.sport : p.dport) ?? []));
+  if (ports.size === 0) return () => true;
+  return (e) => {
+    if (!('packet' in e)) return true;
+    const { src, dst, sport, dport } = e.packet;
+    if (src === client && sport !== undefined) return ports.has(sport);
+    if (dst === client && dport !== undefined) return ports.has(dport);
+    return true;
+  };
 }
 
 /** What the client's own interface sent and received, at the kernel's times. */
@@ -172,7 +191,7 @@ function dropStep(e: Drop, { clientRef, culprit }: PathInput, capture: ClientCap
 function inferredSteps({ culprit, trace }: PathInput, seen: Step[]): Step[] {
   return [
     ...connectRewriteSteps(culprit, seen),
-    ...tcProgramSteps(trace.facts, culprit, seen),
+    ...tcProgramSteps(trace, culprit, seen),
     ...bridgedReplySteps(culprit, seen),
   ];
 }
@@ -194,11 +213,19 @@ function connectRewriteSteps(culprit: Culprit, seen: Step[]): Step[] {
   ];
 }
 
-/** Where a rule is the culprit, the tc programs that handled the SYN and the SYN-ACK past netfilter. */
-function tcProgramSteps(facts: ProbeTraceResult['facts'], culprit: Culprit, seen: Step[]): Step[] {
+/**
+ * Where a rule is the culprit, the tc programs that handled the SYN and the SYN-ACK past netfilter: on the
+ * culprit's node and the nodes whose netfilter or conntrack saw the flow, never on a node it did not cross.
+ */
+function tcProgramSteps(trace: ProbeTraceResult, culprit: Culprit, seen: Step[]): Step[] {
+  if (culprit.culprit.kind !== 'rule') return [];
+  const crossed = new Set([
+    culprit.culprit.node,
+    ...trace.events.flatMap((e) => (e.kind === 'rule' || e.kind === 'conntrack' ? [e.node] : [])),
+  ]);
   const steps: Step[] = [];
-  for (const tc of facts) {
-    if (tc.kind !== 'tc-program' || culprit.culprit.kind !== 'rule') continue;
+  for (const tc of trace.facts) {
+    if (tc.kind !== 'tc-program' || !crossed.has(tc.node)) continue;
     const synAck = firstReceived(seen, (s) => s.packet.includes('[S.]'));
     const syn = seen.find((s) => s.kind === 'send' && s.packet.endsWith('[S]'));
     if (tc.hook === 'ingress' && synAck) steps.push(tcIngressStep(tc, synAck));
