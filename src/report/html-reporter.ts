@@ -175,8 +175,10 @@ function captureCell(s: ScenarioResult, p: PhaseResult, page: PageFiles): string
 }
 
 /** The cluster: each node a box with its pods, hosts outside, and the Services with their endpoints. */
+/** About how wide a text of `chars` characters draws at a font size, in px (monospace: 0.6 em a character). */
+const textWidth = (chars: number, size: number) => Math.ceil(chars * size * 0.6);
+
 export function topologyPicture(t: TopologySpec): string {
-  const boxW = 230;
   const podH = 20;
   const rows = Math.max(1, ...t.nodes.map((n) => t.pods.filter((p) => p.node === n.name).length));
   const boxH = 46 + rows * podH;
@@ -188,11 +190,16 @@ export function topologyPicture(t: TopologySpec): string {
     })),
     ...t.hosts.map((h) => ({ name: `host/${h.name}`, sub: 'outside the cluster', items: [] as string[] })),
   ];
-  const width = columns.length * (boxW + 20) + 20;
+  // every label whole: a box as wide as its longest name, the picture as wide as its longest Service line
+  const boxW = Math.max(
+    230,
+    ...columns.flatMap((c) => [textWidth(c.name.length, 13) + 16, ...c.items.map((p) => textWidth(p.length, 12) + 24)]),
+  );
   const svcLines = t.services.map(
     (v) =>
       `svc/${v.name} ${v.clusterIP} ${v.ports.map((p) => `${p.port}/${p.protocol}${p.nodePort ? ` nodePort ${p.nodePort}` : ''}`).join(', ')} → ${v.endpoints.map((e) => e.pod).join(', ') || 'no endpoints'}`,
   );
+  const width = Math.max(columns.length * (boxW + 20) + 20, ...svcLines.map((l) => textWidth(l.length, 11.5) + 40));
   const height = boxH + 30 + svcLines.length * 16;
   const parts = columns.flatMap((c, i) => {
     const x = 20 + i * (boxW + 20);

@@ -174,3 +174,20 @@ describe('which probes that ended well keep their trace', () => {
     expect(showsTheFault(result('ok'), {})).toBe(false);
   });
 });
+
+describe('the topology picture', () => {
+  it('is as wide as its longest label: a one-node cluster with a long Service line keeps it whole', async () => {
+    const { topologyPicture } = await import('../../src/report/html-reporter.ts');
+    const { loadScenarioFile } = await import('../../src/model/load-scenario.ts');
+    const { PACKAGE_ROOT } = await import('../../src/model/package-root.ts');
+    const { scenario } = await loadScenarioFile(
+      join(PACKAGE_ROOT, 'scenarios/br-netfilter-dns-unexpected-source.yaml'),
+    );
+    const svg = topologyPicture(scenario.topology);
+    const width = Number(/width="(\d+)"/.exec(svg)![1]);
+    const longest = Math.max(
+      ...[...svg.matchAll(/font-family="ui-monospace,monospace">([^<]*)</g)].map((m) => m[1]!.length),
+    );
+    expect(width).toBeGreaterThanOrEqual(Math.ceil(longest * 11.5 * 0.6) + 20);
+  });
+});

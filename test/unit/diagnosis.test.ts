@@ -55,7 +55,8 @@ describe('diagnosis of the seed incidents (recorded traces)', () => {
 
   it("the packet path draws the probe's own connection on the nodes it crossed: no deduced hop on another node, no earlier connection's drop", () => {
     const f = fixture('cilium-kube-proxy-forward-race--external');
-    const tcA = f.probe.trace.facts.find((x) => x.kind === 'tc-program' && x.node === 'node-a')!;
+    const tcA = f.probe.trace.facts.find((x) => x.kind === 'tc-program' && x.node === 'node-a');
+    if (tcA?.kind !== 'tc-program') throw new Error('no tc program in the fixture');
     const drop = f.probe.trace.events.find((e) => e.kind === 'drop')!;
     if (drop.kind !== 'drop') throw new Error('no drop in the fixture');
     const trace: ProbeTraceResult = {
