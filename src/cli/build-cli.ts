@@ -197,6 +197,8 @@ function addGateCommand(program: Command): void {
     .requiredOption('--candidate <profile>', 'profile name in profiles/ or a YAML file')
     .addOption(provider())
     .option('--json <file>', 'write the gate result as JSON (- for stdout; the matrix then goes to stderr)')
+    .option('--junit <file>', 'write the gate as a JUnit report: a regression or an unjudged incident is a failure')
+    .option('--html <file>', 'write the gate as one self-contained HTML page')
     .option('--markdown <file>', 'write the matrix as Markdown for a pull-request comment (- for stdout)')
     .option('--parallel <n>', 'labs at once', positiveInt, 1)
     .addHelpText(

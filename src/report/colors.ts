@@ -16,3 +16,6 @@ export function colorEnabled(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv
 export function colorsFor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv = process.env): Colors {
   return createColors(colorEnabled(stream, env));
 }
+
+/** No colour at all, whatever the environment says: for text kept in files and records. */
+export const PLAIN: Colors = createColors(false);

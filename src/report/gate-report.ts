@@ -1,5 +1,6 @@
 // The gate's matrix as text for the terminal and as Markdown fit for a pull-request comment.
 import type { GateResult } from '../engine/gate/run-gate.ts';
+import { type Colors, PLAIN } from './colors.ts';
 
 const MARK = {
   regression: '🔴 regression',
@@ -42,7 +43,9 @@ export function gateMarkdown(g: GateResult): string {
 
 const decided = (by: readonly string[]) => (by.length ? `decided by ${by.map((x) => `\`${x}\``).join(', ')}: ` : '');
 
-export function gateText(g: GateResult): string {
+/** `pc`: the stream's colours (none by default): regressions and the unjudged red, improvements green. */
+export function gateText(g: GateResult, pc: Colors = PLAIN): string {
+  const paint = { regression: pc.red, unjudged: pc.red, improvement: pc.green, unchanged: pc.dim } as const;
   const width = Math.max(...g.scenarios.map((s) => s.id.length), 8);
   const col = Math.max(g.baseline.length, g.candidate.length, 14);
   // what decided each row that is not plainly unchanged: the probe, and why
@@ -58,12 +61,15 @@ export function gateText(g: GateResult): string {
   return [
     `${'incident'.padEnd(width)}  ${g.baseline.padEnd(col)}  ${g.candidate.padEnd(col)}  change`,
     ...g.scenarios.map(
-      (s) => `${s.id.padEnd(width)}  ${s.baseline.padEnd(col)}  ${s.candidate.padEnd(col)}  ${s.change}`,
+      (s) =>
+        `${s.id.padEnd(width)}  ${s.baseline.padEnd(col)}  ${s.candidate.padEnd(col)}  ${paint[s.change](s.change)}`,
     ),
     ...(why.length ? ['', ...why] : []),
     '',
     // the closing line a terminal or CI log ends on, as the Markdown opens with it
-    `${g.baseline} -> ${g.candidate}: ${gateVerdict(g)}`,
+    (g.scenarios.some((s) => s.change === 'regression' || s.change === 'unjudged') ? pc.red : pc.green)(
+      `${g.baseline} -> ${g.candidate}: ${gateVerdict(g)}`,
+    ),
     '',
   ].join('\n');
 }

@@ -8,24 +8,13 @@
 import { readFile } from 'node:fs/promises';
 import { lineFinder } from '../model/load-scenario.ts';
 import { writeReport } from './write-report.ts';
+import { attrs, xml } from './xml-text.ts';
 import type { CheckResult, PhaseResult, ProbeResult, RunResult, ScenarioResult } from '../engine/run/results.ts';
 import type { ReportContext } from './report-context.ts';
 import type { Reporter } from './reporter.ts';
 
 const PACKETS_SHOWN = 12;
 
-// characters XML 1.0 cannot carry at all (control bytes from captures) become U+FFFD
-// biome-ignore lint/suspicious/noControlCharactersInRegex: XML 1.0 forbids these characters, so they are replaced
-const NOT_XML = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g;
-const xml = (s: string) =>
-  s
-    .replace(NOT_XML, '\ufffd')
-    .replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]!);
-const attrs = (a: Record<string, string | number | undefined>) =>
-  Object.entries(a)
-    .filter(([, v]) => v !== undefined)
-    .map(([k, v]) => ` ${k}="${xml(String(v))}"`)
-    .join('');
 const seconds = (ms: number) => (ms / 1000).toFixed(3);
 
 interface Case {

@@ -11,6 +11,8 @@ import { runGate } from '../../engine/gate/run-gate.ts';
 import { loadAllScenarios, selectScenarios } from '../../model/find-scenarios.ts';
 import { loadProfile, type Profile } from '../../model/profile.ts';
 import { gateReport } from '../../report/gate-json.ts';
+import { gateHtml } from '../../report/gate-html.ts';
+import { gateJunit } from '../../report/gate-junit.ts';
 import { gateMarkdown, gateText } from '../../report/gate-report.ts';
 import { writeReport } from '../../report/write-report.ts';
 
@@ -20,6 +22,8 @@ interface GateOptions {
   provider: string;
   json?: string;
   markdown?: string;
+  junit?: string;
+  html?: string;
   parallel: number;
 }
 
@@ -27,6 +31,8 @@ export default async function gate(ids: string[], options: GateOptions): Promise
   const { stdoutTaken } = await checkReportPaths([
     { flag: '--json', what: 'gate JSON', path: options.json },
     { flag: '--markdown', what: 'gate Markdown', path: options.markdown },
+    { flag: '--junit', what: 'gate JUnit', path: options.junit },
+    { flag: '--html', what: 'gate HTML', path: options.html },
     { flag: '$GITHUB_STEP_SUMMARY', what: 'step summary', path: process.env.GITHUB_STEP_SUMMARY || undefined },
   ]);
   const [baseline, candidate] = await Promise.all([loadProfile(options.baseline), loadProfile(options.candidate)]);
@@ -42,13 +48,21 @@ export default async function gate(ids: string[], options: GateOptions): Promise
   await Promise.all([providerFor(baseline), providerFor(candidate)]);
   const { signal, exitCode, labsDown } = interruptible();
   const c = colorsFor(process.stderr);
+  // by meaning: a side is only a regression once compared, so `susceptible` alone is a warning, not an alarm
+  const colour: Record<string, (s: string) => string> = {
+    immune: c.green,
+    susceptible: c.yellow,
+    broken: c.red,
+    unjudged: c.red,
+    'not-applicable': c.dim,
+  };
   const onAssessed = (profile: string, id: string, a: { verdict: string; reason: string; decidedBy: string[] }) => {
-    const verdict =
-      a.verdict === 'immune' ? c.green(a.verdict) : a.verdict === 'not-applicable' ? a.verdict : c.red(a.verdict);
+    const verdict = (colour[a.verdict] ?? ((x: string) => x))(a.verdict);
     process.stderr.write(
       `${c.bold(profile)} ${id}: ${verdict}${a.decidedBy.length ? ` by ${a.decidedBy.join(', ')}` : ''} ${c.dim(`(${a.reason})`)}\n`,
     );
   };
+  const startedAt = new Date().toISOString();
   const result = await runGate(scenarios, baseline, candidate, {
     provider: providerFor,
     signal,
@@ -56,11 +70,14 @@ export default async function gate(ids: string[], options: GateOptions): Promise
     parallel: options.parallel,
   }).finally(labsDown);
   if (exitCode() !== undefined) return exitCode()!;
-  (stdoutTaken ? process.stderr : process.stdout).write(gateText(result));
+  const out = stdoutTaken ? process.stderr : process.stdout;
+  out.write(gateText(result, colorsFor(out)));
   const stepSummary = process.env.GITHUB_STEP_SUMMARY;
   const written = await Promise.allSettled([
     options.json && writeReport('gate JSON', options.json, `${JSON.stringify(gateReport(result), null, 2)}\n`),
     options.markdown && writeReport('gate Markdown', options.markdown, gateMarkdown(result)),
+    options.junit && writeReport('gate JUnit', options.junit, gateJunit(result, startedAt)),
+    options.html && writeReport('gate HTML', options.html, gateHtml(result)),
     // on GitHub Actions the job's summary page shows the gate, regressions first
     stepSummary &&
       writeReport('step summary ($GITHUB_STEP_SUMMARY)', stepSummary, `${gateMarkdown(result)}\n`, { append: true }),
