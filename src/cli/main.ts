@@ -1,5 +1,8 @@
 // The process entry: bin/netrepro.js runs the compiled copy (dist/cli/main.js); in development
 // `npm run dev -- ARGS` runs this file through tsx.
+import { scenarioCacheWritten } from '../model/scenario-cache.ts';
 import { main } from './build-cli.ts';
 
-process.exit(await main(process.argv));
+const code = await main(process.argv);
+await scenarioCacheWritten(); // best effort, and quick: one small file renamed into place
+process.exit(code);

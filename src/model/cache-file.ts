@@ -1,9 +1,9 @@
-// The caches under node_modules/.cache/netrepro (the list catalogue, validated scenarios): keyed by
+// The caches under the user's cache directory (cache-dir.ts: the list catalogue, validated scenarios): keyed by
 // the validating code's print, read as JSON, written atomically (a temporary file renamed into place,
 // so concurrent runs never read half a file), and both best effort: a read-only install simply works
 // without them.
 import { createHash } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { VERSION } from './version.ts';
@@ -36,5 +36,7 @@ export async function writeCache(file: string, data: object): Promise<void> {
     await mkdir(dirname(file), { recursive: true });
     await writeFile(partial, JSON.stringify(data));
     await rename(partial, file);
-  } catch {}
+  } catch {
+    await rm(partial, { force: true }).catch(() => {}); // no half-written file left behind
+  }
 }

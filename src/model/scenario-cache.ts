@@ -6,11 +6,11 @@
 // invalid file is always checked again and reported as before. The scenario is stored as JSON, which
 // gives back exactly what validation returned (a unit test holds every shipped scenario to that).
 import { createHash } from 'node:crypto';
-import { packagePath } from './package-root.ts';
+import { cacheDir } from './cache-dir.ts';
 import { modelCodePrint, readCache, writeCache } from './cache-file.ts';
 import type { Scenario } from './scenario-schema.ts';
 
-const CACHE = packagePath('node_modules/.cache/netrepro/scenarios.json');
+const CACHE = cacheDir(process.env, 'validated', 'scenarios.json');
 
 interface CacheFile {
   code: string;
@@ -19,7 +19,10 @@ interface CacheFile {
 }
 
 let state: Promise<{ code: string; cache: CacheFile }> | undefined;
-let dirty: Promise<void> | undefined;
+/** A write scheduled (after the current batch of validations) and not begun. */
+let scheduled = false;
+/** Writes scheduled or under way. */
+const writes = new Set<Promise<void>>();
 
 function load(): Promise<{ code: string; cache: CacheFile }> {
   return (state ??= (async () => {
@@ -28,6 +31,11 @@ function load(): Promise<{ code: string; cache: CacheFile }> {
     return { code, cache: read?.code === code ? read : { code, entries: {} } };
   })());
 }
+
+/** The cache's write under way, if any: awaited before the process exits, so that no half-written file stays. */
+export const scenarioCacheWritten = async (): Promise<void> => {
+  await Promise.all(writes);
+};
 
 /** `validate()` of `bytes`, or what it returned for the same bytes and code before. */
 export async function cachedScenario(bytes: Buffer, validate: () => Scenario): Promise<Scenario> {
@@ -38,9 +46,15 @@ export async function cachedScenario(bytes: Buffer, validate: () => Scenario): P
   const scenario = validate();
   if (cache) {
     cache.entries[key] = scenario;
-    dirty ??= new Promise((resolve) => setImmediate(resolve)).then(
-      () => ((dirty = undefined), writeCache(CACHE, cache)),
-    );
+    if (!scheduled) {
+      scheduled = true;
+      const write = new Promise((resolve) => setImmediate(resolve)).then(() => {
+        scheduled = false;
+        return writeCache(CACHE, cache);
+      });
+      writes.add(write);
+      void write.finally(() => writes.delete(write));
+    }
   }
   return scenario;
 }

@@ -4,7 +4,7 @@
 // mtime and the validating code (modelCodePrint) match; anything else loads and validates afresh
 // (and an invalid file fails `list` as before).
 import { stat } from 'node:fs/promises';
-import { packagePath } from './package-root.ts';
+import { cacheDir } from './cache-dir.ts';
 import { modelCodePrint, readCache, writeCache } from './cache-file.ts';
 import { SCENARIO_DIR, scenarioFiles } from './scenario-files.ts';
 
@@ -16,7 +16,7 @@ export interface CatalogueEntry {
   incident?: string;
 }
 
-const CACHE = packagePath('node_modules/.cache/netrepro/catalogue.json');
+const CACHE = cacheDir(process.env, 'validated', 'catalogue.json');
 
 const fingerprint = async (file: string) => {
   const s = await stat(file);

@@ -2,8 +2,8 @@
 // package (scripts/build-kubernetes.sh, `npm run build:kubernetes`), cached outside the checkout by source
 // version under ${NETREPRO_CACHE:-~/.cache/netrepro}/kubernetes/<debian version>/. Nothing here builds.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { cacheDir } from '../../../model/cache-dir.ts';
 
 export const KUBE_BINARIES = [
   'kube-apiserver',
@@ -24,8 +24,7 @@ export interface LocalBuild {
   images: { pauseTar: string; pauseRef: string; podTar: string; podRef: string };
 }
 
-export const cacheRoot = (env: NodeJS.ProcessEnv = process.env) =>
-  join(env.NETREPRO_CACHE || join(homedir(), '.cache', 'netrepro'), 'kubernetes');
+export const cacheRoot = (env: NodeJS.ProcessEnv = process.env) => cacheDir(env, 'kubernetes');
 
 /** The upstream version in a Debian version: 1.20.5+really1.20.2-1.1+deb12u1 -> v1.20.2. */
 export function upstreamVersion(debianVersion: string): string {

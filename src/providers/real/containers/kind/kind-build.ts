@@ -3,9 +3,9 @@
 // source version under ${NETREPRO_CACHE:-~/.cache/netrepro}/kind/<kind version>+<debian version>/. Nothing
 // here builds.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { PINNED } from '../../common/real-options.ts';
+import { cacheDir } from '../../../../model/cache-dir.ts';
 
 export interface KindBuild {
   dir: string;
@@ -22,8 +22,7 @@ export interface KindBuild {
   podImage: string;
 }
 
-export const kindCacheRoot = (env: NodeJS.ProcessEnv = process.env) =>
-  join(env.NETREPRO_CACHE || join(homedir(), '.cache', 'netrepro'), 'kind');
+export const kindCacheRoot = (env: NodeJS.ProcessEnv = process.env) => cacheDir(env, 'kind');
 
 /** A complete build of the pinned kind, the newest Kubernetes source version first; undefined when there is none. */
 export function findKindBuild(env: NodeJS.ProcessEnv = process.env): KindBuild | undefined {
