@@ -7,6 +7,7 @@
 // a later netrepro adds an optional field; additive changes keep `version: 1`, anything else bumps it.
 import { z } from 'zod';
 import { OUTCOMES } from '../model/outcome.ts';
+import { jsonSchemaOf } from '../model/json-schema.ts';
 
 export const REPORT_VERSION = 1;
 
@@ -299,6 +300,6 @@ export type GateReport = z.infer<typeof GateReportSchema>;
 
 /** The JSON Schemas, as `npm run schema` writes them to docs/schemas/. */
 export function reportJsonSchemas(): Record<string, unknown> {
-  const toJson = (schema: z.ZodType) => z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'input' });
+  const toJson = (schema: z.ZodType) => jsonSchemaOf(schema);
   return { 'run-report.schema.json': toJson(RunReportSchema), 'gate-report.schema.json': toJson(GateReportSchema) };
 }

@@ -1,9 +1,7 @@
 // `netrepro schema`: the JSON Schema of scenario files, generated from the zod schema (for editors).
-import { z } from 'zod';
+import { jsonSchemaOf } from '../../model/json-schema.ts';
 import { ScenarioSchema } from '../../model/scenario-schema.ts';
 
 export default function schema(): void {
-  process.stdout.write(
-    `${JSON.stringify(z.toJSONSchema(ScenarioSchema, { io: 'input', target: 'draft-2020-12' }), null, 2)}\n`,
-  );
+  process.stdout.write(`${JSON.stringify(jsonSchemaOf(ScenarioSchema), null, 2)}\n`);
 }

@@ -1,5 +1,5 @@
-// Compile once per source version, cached in the checkout (node_modules/.cache), never on the host at
-// large. Labs in one process share one compilation (a promise per output), and processes compiling at
+// Compile once per source version, cached in the user's cache directory (model/cache-dir.ts), never in
+// the install folder, which may be read-only. Labs in one process share one compilation (a promise per output), and processes compiling at
 // the same time each write their own temporary file and rename it into place (atomic).
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, stat } from 'node:fs/promises';

@@ -1,5 +1,6 @@
 // Compiles the lab's C helper programs (the raw-socket packet injector, the probe trace's loader, the
 // native pod agent, the command spawner) with gcc once per source version (build-cache.ts).
+import { cacheDir } from '../../model/cache-dir.ts';
 import { packagePath } from '../../model/package-root.ts';
 import { runCommand } from '../../contract/command.ts';
 import { cachedBuild } from './build-cache.ts';
@@ -11,7 +12,7 @@ const LIBS: Partial<Record<Helper, string[]>> = { 'drop-trace': ['-lbpf'] };
 
 export function helperBinary(name: Helper): Promise<string> {
   const source = packagePath(`src/providers/netns/agent/${name}.c`);
-  return cachedBuild(packagePath('node_modules/.cache/netrepro-bin/'), name, source, '', (output) =>
+  return cachedBuild(`${cacheDir(process.env, 'bin')}/`, name, source, '', (output) =>
     runCommand(['gcc', '-O2', '-Wall', '-Wextra', '-o', output, source, ...(LIBS[name] ?? [])]),
   );
 }

@@ -1,11 +1,12 @@
 // Compiles our BPF C sources with clang once per source version (build-cache.ts).
+import { cacheDir } from '../../model/cache-dir.ts';
 import { packagePath } from '../../model/package-root.ts';
 import { runCommand } from '../../contract/command.ts';
 import { cachedBuild } from '../namespaces/build-cache.ts';
 
 export function bpfObject(name: 'masquerade' | 'sock-lb' | 'drop-trace'): Promise<string> {
   const source = packagePath(`src/providers/netns/bpf/${name}.c`);
-  return cachedBuild(packagePath('node_modules/.cache/netrepro-bpf/'), name, source, '.o', (output) =>
+  return cachedBuild(`${cacheDir(process.env, 'bpf')}/`, name, source, '.o', (output) =>
     runCommand([
       'clang',
       '-O2',

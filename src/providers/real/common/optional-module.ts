@@ -1,5 +1,6 @@
-// The real-cluster providers need libraries a netns user never loads (~100 MB): they are optional
-// dependencies. When one is absent, say so as an environment problem (exit 3) with the install line.
+// The real-cluster providers need libraries a netns user never loads (~100 MB): they are optional peer
+// dependencies, installed only on request. When one is absent, say so as an environment problem (exit 3)
+// with the install line.
 import { createRequire } from 'node:module';
 import { HarnessError } from '../../../model/errors.ts';
 
@@ -14,7 +15,7 @@ function missingPackage(e: unknown): string | undefined {
 function absent(what: string, pkg: string, cause?: unknown): HarnessError {
   return new HarnessError(
     'ENVIRONMENT',
-    `${what} needs ${pkg}, which is not installed (an optional dependency, left out by --omit=optional or --no-optional)`,
+    `${what} needs ${pkg}, which is not installed (an optional peer dependency: npm installs it only on request)`,
     `npm install ${REAL_CLUSTER_PACKAGES.join(' ')}`,
     { cause },
   );
