@@ -6,13 +6,16 @@ import { dirname, join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PACKAGE_ROOT } from '../../src/model/package-root.ts';
 
-const OPTIONAL = Object.keys(
+// the optional peer dependencies: a consumer installs them only for a real-cluster provider
+const OPTIONAL = Object.entries(
   (
     JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as {
-      optionalDependencies: Record<string, string>;
+      peerDependenciesMeta: Record<string, { optional?: boolean }>;
     }
-  ).optionalDependencies,
-);
+  ).peerDependenciesMeta,
+)
+  .filter(([, meta]) => meta.optional)
+  .map(([name]) => name);
 
 /** Every declaration file the entry reaches, and each import of an optional dependency among them. */
 function reach(entry: string): { files: Set<string>; optional: string[] } {
