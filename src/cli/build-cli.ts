@@ -46,6 +46,7 @@ export function buildCli(): Command {
   addExplainCommand(program);
   addGateCommand(program);
   addMutateCommand(program);
+  addMergeCommand(program);
   addRenderCommand(program);
   addCleanCommand(program);
   addSchemaCommand(program);
@@ -105,6 +106,10 @@ function addRunCommand(program: Command): void {
       1,
     )
     .option('--fail-fast', 'start no other scenario once one failed or errored (those under way finish)')
+    .option(
+      '--shard <i/n>',
+      "run part i of n of the selection, balanced by each scenario's recorded cost (netrepro merge joins the parts' --json reports)",
+    )
     .option('-q, --quiet', 'no progress: only the recap of scenarios that did not pass, with why, and the summary')
     .option(
       '-v, --verbose',
@@ -183,6 +188,29 @@ function addExplainCommand(program: Command): void {
       ]),
     )
     .action(lazy(() => import('./commands/explain.ts')));
+}
+
+/** `netrepro merge` */
+function addMergeCommand(program: Command): void {
+  program
+    .command('merge')
+    .description("join the --json reports of a run's shards (run --shard i/n) into one run's reports")
+    .argument('<reports...>', "the shards' JSON reports")
+    .option('--json <file>', 'write the merged run report as JSON (- for stdout)')
+    .option('--junit <file>', 'write the merged JUnit report')
+    .option('--markdown <file>', 'write the merged Markdown summary')
+    .option('--html <file>', 'write the merged HTML report')
+    .option('--profile <profile>', "the --profile the shards ran under, for the reports' reproduce commands")
+    .addHelpText(
+      'after',
+      examples([
+        [
+          'three machines, then one report',
+          'netrepro run --all --shard 1/3 --json s1.json  # and 2/3, 3/3 elsewhere\nnetrepro merge s1.json s2.json s3.json --junit junit.xml --html report.html',
+        ],
+      ]),
+    )
+    .action(lazy(() => import('./commands/merge.ts')));
 }
 
 /** `netrepro gate` */

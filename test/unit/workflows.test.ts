@@ -59,7 +59,13 @@ describe('real-clusters.yml', () => {
       readFileSync(join(import.meta.dirname, '../../.github/workflows/real-clusters.yml'), 'utf8'),
     ).toJS() as {
       env: Record<string, string>;
-      jobs: { scenarios: { strategy: { matrix: { include: { provider: string; k8s: string }[] } } } };
+      jobs: {
+        scenarios: {
+          env: Record<string, string>;
+          strategy: { matrix: { provider: string[]; cni: string[]; shard: number[] } };
+        };
+        merge: { needs: string; steps: { run?: string }[] };
+      };
     };
     expect(doc.env).toMatchObject({
       KIND_VERSION: PINNED.kindVersion,
@@ -68,7 +74,24 @@ describe('real-clusters.yml', () => {
       NETREPRO_CILIUM_VERSION: PINNED.ciliumChartVersion,
     });
     // every cell runs the pinned Kubernetes unless a dispatch names a candidate
-    for (const cell of doc.jobs.scenarios.strategy.matrix.include)
-      expect(cell.k8s, `${cell.provider}`).toBe(PINNED.k8sVersion);
+    expect(doc.jobs.scenarios.env.NETREPRO_K8S_VERSION).toBe(`\${{ inputs.k8s_version || '${PINNED.k8sVersion}' }}`);
+  });
+
+  it('runs each cell in parts and merges them into one report per cell', () => {
+    const doc = parseDocument(
+      readFileSync(join(import.meta.dirname, '../../.github/workflows/real-clusters.yml'), 'utf8'),
+    ).toJS() as {
+      jobs: {
+        scenarios: { strategy: { matrix: { shard: number[] } }; steps: { run?: string }[] };
+        merge: { needs: string; steps: { run?: string }[] };
+      };
+    };
+    const parts = doc.jobs.scenarios.strategy.matrix.shard;
+    expect(parts).toEqual([1, 2]);
+    expect(doc.jobs.scenarios.steps.some((s) => s.run?.includes(`--shard \${{ matrix.shard }}/${parts.length}`))).toBe(
+      true,
+    );
+    expect(doc.jobs.merge.needs).toBe('scenarios');
+    expect(doc.jobs.merge.steps.some((s) => s.run?.includes('bin/netrepro.js merge'))).toBe(true);
   });
 });

@@ -11,6 +11,7 @@ import { interruptSummary } from '../interrupt-summary.ts';
 import { interruptible } from '../interruptible.ts';
 import { checkReportPaths } from '../report-paths.ts';
 import { selectRunScenarios } from '../select-scenarios.ts';
+import { parseShard, recordedCosts, shardOf } from '../shard.ts';
 import { HarnessError } from '../../model/errors.ts';
 import { applyProfile, loadProfile } from '../../model/profile.ts';
 import { consoleReporter } from '../../report/console-reporter.ts';
@@ -40,6 +41,8 @@ export interface RunOptions {
   failFast?: boolean;
   quiet?: boolean;
   verbose?: boolean;
+  /** `i/n`: part i of n of the selection (shard.ts). */
+  shard?: string;
 }
 
 export default async function run(ids: string[], options: RunOptions): Promise<number> {
@@ -47,7 +50,10 @@ export default async function run(ids: string[], options: RunOptions): Promise<n
   // the provider's checks (programs, kernel features: processes, mostly waiting) run while the scenarios parse
   // awaited below, after the scenarios: a bad scenario file is reported first
   const usable = awaitedLater(usableProvider(resolveRunConfig({ provider: options.provider, profile })));
-  const selected = await selectRunScenarios(ids, options);
+  const chosen = await selectRunScenarios(ids, options);
+  const selected = options.shard
+    ? shardOf(chosen, parseShard(options.shard), await recordedCosts(options.provider))
+    : chosen;
   const scenarios = profile ? selected.map((s) => ({ ...s, scenario: applyProfile(s.scenario, profile) })) : selected;
   const { stdoutTaken } = await checkReportPaths([
     { flag: '--json', what: 'JSON report', path: options.json },
