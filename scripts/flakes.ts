@@ -1,6 +1,6 @@
 // Runs the whole netns suite N times in this process, one scenario at a time, and reports how
 // often each scenario passed, with the details of every failure (probe mismatch text, errors).
-// Usage: npm run flakes -- [--runs N] [--parallel N] [--out DIR]   (root; writes DIR/flakes.json)
+// Usage: npm run flakes -- [--runs N] [--parallel N] [--out DIR] [ids...]   (root; writes DIR/flakes.json)
 // --parallel above the core count is the load test: verdict margins must hold with labs competing for CPU.
 // Exit 1 if any run had a failed or errored scenario. No retries: a flake is a finding.
 import { mkdir, writeFile } from 'node:fs/promises';

@@ -1,10 +1,11 @@
 // What the bench and flake scripts share: --runs, the netns lab (exit 3 with the fix where it cannot
-// run), every scenario, and an abort signal on Ctrl-C / SIGTERM (teardown still runs).
+// run), every scenario or the ids named after the options, and an abort signal on Ctrl-C / SIGTERM
+// (teardown still runs).
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { usableProvider } from '../src/providers/create-provider.ts';
 import type { ClusterProvider } from '../src/contract/provider.ts';
 import { HarnessError } from '../src/model/errors.ts';
-import { loadAllScenarios } from '../src/model/find-scenarios.ts';
+import { loadAllScenarios, selectScenarios } from '../src/model/find-scenarios.ts';
 import type { LoadedScenario } from '../src/model/load-scenario.ts';
 
 export interface SuiteScript {
@@ -22,8 +23,10 @@ export async function setUpSuiteScript(
   usage = '',
 ): Promise<SuiteScript> {
   let values: Record<string, string | boolean | undefined>;
+  let ids: string[];
   try {
-    ({ values } = parseArgs({
+    ({ values, positionals: ids } = parseArgs({
+      allowPositionals: true,
       options: {
         runs: { type: 'string', default: String(defaultRuns) },
         out: { type: 'string', default: 'reports' },
@@ -36,7 +39,7 @@ export async function setUpSuiteScript(
     process.exit(2);
   }
   if (values.help) {
-    console.log(usage || `usage: npm run ${name} -- [--runs N] [--out DIR]`);
+    console.log(usage || `usage: npm run ${name} -- [--runs N] [--out DIR] [scenario ids...]`);
     process.exit(0);
   }
   const runs = Number(values.runs);
@@ -58,7 +61,7 @@ export async function setUpSuiteScript(
     runs,
     options: values as Record<string, string | undefined>,
     provider,
-    scenarios: await loadAllScenarios(),
+    scenarios: ids.length ? await selectScenarios(ids) : await loadAllScenarios(),
     signal: controller.signal,
   };
 }

@@ -5,12 +5,14 @@ import type { ClusterProvider } from '../../contract/provider.ts';
 import type { ScenarioResult } from '../run/results.ts';
 import { runLimited } from '../run/run-limited.ts';
 import type { LoadedScenario } from '../../model/load-scenario.ts';
-import { killRate, mutateScenario, type MutantResult, type ScenarioMutants } from './mutate-scenario.ts';
+import { killRate, mutateScenario, type MutantResult, type Retry, type ScenarioMutants } from './mutate-scenario.ts';
 
 export interface MutateRun {
   mutants: MutantResult[];
   /** Scenarios whose unmutated run did not pass: their mutants are listed as not judged. */
   originalFailures: { scenario: string; reason: string }[];
+  /** Labs run again once because a phase before the judged one did not hold. */
+  retries: Retry[];
   killRate: number;
   durationMs: number;
 }
@@ -45,6 +47,7 @@ export async function mutateAll(
   return {
     mutants,
     originalFailures,
+    retries: done.flatMap((s) => s.retries),
     killRate: killRate(mutants),
     durationMs: Math.round(performance.now() - started),
   };
@@ -77,13 +80,19 @@ export function mutateTable(run: MutateRun): string {
     ...run.originalFailures.map((f) =>
       pc.red(`original FAILED ${f.scenario}: ${f.reason.split('\n')[0]} (its mutants are not judged)`),
     ),
-    `kill rate ${(run.killRate * 100).toFixed(1)}%: ${count('killed')} of ${judged} judged mutants killed${count('not-judged') ? `, ${count('not-judged')} not judged` : ''} (${(run.durationMs / 1000).toFixed(1)} s)`,
+    // how often a lab was run again: under load a history phase can lose a race its original won
+    ...run.retries.map((r) =>
+      pc.yellow(
+        `retried ${r.scenario} ${r.lab}: ${r.first.replace(/^not judged: /, '')}; ${r.judged ? 'judged on the retry' : 'not judged on the retry either'}`,
+      ),
+    ),
+    `kill rate ${(run.killRate * 100).toFixed(1)}%: ${count('killed')} of ${judged} judged mutants killed${count('not-judged') ? `, ${count('not-judged')} not judged` : ''}${run.retries.length ? `; ${run.retries.length} lab(s) retried` : ''} (${(run.durationMs / 1000).toFixed(1)} s)`,
     '',
   ].join('\n');
 }
 
 /** The --json file's text: the mutants and the kill rate. */
 export function mutateJson(run: MutateRun): string {
-  const { mutants, originalFailures, killRate: rate, durationMs } = run;
-  return `${JSON.stringify({ version: 1, mutants, originalFailures, killRate: rate, durationMs }, null, 2)}\n`;
+  const { mutants, originalFailures, retries, killRate: rate, durationMs } = run;
+  return `${JSON.stringify({ version: 1, mutants, originalFailures, retries, killRate: rate, durationMs }, null, 2)}\n`;
 }

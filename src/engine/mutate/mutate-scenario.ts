@@ -46,6 +46,18 @@ export interface ScenarioMutants {
   scenario: string;
   originalFailure?: string;
   mutants: MutantResult[];
+  /** Labs run again once because a phase before the one judged did not hold (load, mostly): what failed first. */
+  retries: Retry[];
+}
+
+export interface Retry {
+  scenario: string;
+  /** The removal's mutation whose lab ran again. */
+  lab: string;
+  /** What did not hold in the first lab. */
+  first: string;
+  /** Whether the second lab's history held, so its mutants were judged. */
+  judged: boolean;
 }
 
 export type MutateOptions = Pick<ScenarioRunOptions, 'provider' | 'signal'> & {
@@ -81,6 +93,7 @@ function emptyResult(scenario: Scenario): ScenarioResult {
 export async function mutateScenario(loaded: LoadedScenario, options: MutateOptions): Promise<ScenarioMutants> {
   const { scenario } = loaded;
   const report = (m: MutantResult) => (options.onMutant?.(m), m);
+  const retries: Retry[] = [];
   const original = options.original ?? (await runScenario(loaded, { ...options, emit: quiet }));
   if (original.verdict !== 'passed' && original.verdict !== 'measured') {
     const why = scenarioFailures(original)[0] ?? original.skipReason ?? original.verdict;
@@ -89,14 +102,15 @@ export async function mutateScenario(loaded: LoadedScenario, options: MutateOpti
       scenario: scenario.id,
       originalFailure: why,
       mutants: plannedMutants(scenario).map((m) => report(mutant(scenario.id, m, 'not-judged', reason))),
+      retries,
     };
   }
   const results = swappedOutcomes(scenario, original).map(report);
-  const removals = await removalRuns(scenario, options);
+  const removals = await removalRuns(scenario, options, retries);
   for (const m of removals.mutants) results.push(report(m));
   for (const m of absences(scenario, [...original.phases, ...removals.phases])) results.push(report(m));
   for (const m of reportedMoves(scenario, original.phases, removals.phases)) results.push(report(m));
-  return { scenario: scenario.id, mutants: results };
+  return { scenario: scenario.id, mutants: results, retries };
 }
 
 /**
@@ -236,6 +250,8 @@ interface RemovalRun {
   phase?: PhaseResult;
   all: PhaseResult[];
   notJudged?: string;
+  /** A phase before the judged one did not hold, as it did in the original run. */
+  historyBroken?: boolean;
 }
 
 /**
@@ -246,12 +262,19 @@ interface RemovalRun {
 async function removalRuns(
   scenario: Scenario,
   options: MutateOptions,
+  retries: Retry[],
 ): Promise<{ mutants: MutantResult[]; phases: PhaseResult[] }> {
   const runOptions: ScenarioRunOptions = { provider: options.provider, signal: options.signal, emit: quiet };
   const mutants: MutantResult[] = [];
   const phases: PhaseResult[] = [];
   for (const r of removals(scenario)) {
-    const run = await alone(scenario, r, runOptions);
+    let run = await alone(scenario, r, runOptions);
+    // a history phase that did not hold is retried once in a fresh lab before its mutants go unjudged
+    if (run.historyBroken) {
+      const first = run.notJudged!;
+      run = await alone(scenario, r, runOptions);
+      retries.push({ scenario: scenario.id, lab: r.mutation, first, judged: !run.notJudged });
+    }
     phases.push(...run.all);
     mutants.push(...judge(scenario, r, run));
   }
@@ -275,6 +298,7 @@ async function alone(scenario: Scenario, r: Removal, options: ScenarioRunOptions
     return {
       all: result.phases,
       notJudged: `not judged: its ${broken.variant}/${broken.name} did not hold (${phaseFailures(broken)[0]?.split('\n')[0] ?? broken.status})`,
+      historyBroken: true,
     };
   return { phase: own, all: result.phases };
 }

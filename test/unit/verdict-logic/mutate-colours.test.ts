@@ -34,6 +34,7 @@ it('so is its table row; a failed original is red', () => {
   const lines = mutateTable({
     mutants: [m('killed'), m('survived'), m('not-judged')],
     originalFailures: [{ scenario: 'o', reason: 'x' }],
+    retries: [],
     killRate: 0.5,
     durationMs: 0,
   }).split('\n');

@@ -33,6 +33,7 @@ const options = () => ({ provider: {} as ClusterProvider, signal: new AbortContr
 const run = (over: Partial<MutateRun>): MutateRun => ({
   mutants: [],
   originalFailures: [],
+  retries: [],
   killRate: 1,
   durationMs: 0,
   ...over,
@@ -54,8 +55,9 @@ describe('mutateAll', () => {
               m('a', 'fix-removed:x', 'survived'),
               m('a', 'needs-fault:p', 'not-judged'),
             ],
+            retries: [],
           }
-        : { scenario: 'b', mutants: [m('b', 'fault-removed', 'killed')] };
+        : { scenario: 'b', mutants: [m('b', 'fault-removed', 'killed')], retries: [] };
     });
     const provider = {} as ClusterProvider;
     const signal = new AbortController().signal;
@@ -84,11 +86,22 @@ describe('mutateAll', () => {
             scenario: 'a',
             originalFailure: 'fix/faulted/p: expected timeout, observed ok',
             mutants: [m('a', 'fault-removed', 'not-judged')],
+            retries: [
+              { scenario: 'a', lab: 'fix-removed:x', first: 'not judged: its x/faulted did not hold', judged: false },
+            ],
           }
-        : { scenario: 'b', mutants: [m('b', 'fault-removed', 'killed')] },
+        : { scenario: 'b', mutants: [m('b', 'fault-removed', 'killed')], retries: [] },
     );
     const r = await mutateAll([loaded('a'), loaded('b')], options());
     expect(r.originalFailures).toEqual([{ scenario: 'a', reason: 'fix/faulted/p: expected timeout, observed ok' }]);
+    // the lab run again is counted, and the table says so
+    expect(r.retries).toEqual([
+      { scenario: 'a', lab: 'fix-removed:x', first: 'not judged: its x/faulted did not hold', judged: false },
+    ]);
+    expect(mutateTable(r)).toContain(
+      'retried a fix-removed:x: its x/faulted did not hold; not judged on the retry either',
+    );
+    expect(mutateTable(r)).toContain('; 1 lab(s) retried');
     expect(r.mutants.map((x) => x.status)).toEqual(['not-judged', 'killed']);
     expect(r.killRate).toBe(1);
   });
@@ -97,6 +110,7 @@ describe('mutateAll', () => {
     vi.mocked(mutate.mutateScenario).mockImplementation(async ({ scenario }) => ({
       scenario: scenario.id,
       mutants: [],
+      retries: [],
     }));
     const b = scenarioResult({ id: 'b' });
     await mutateAll([loaded('a'), loaded('b')], { ...options(), originals: [scenarioResult({ id: 'c' }), b] });
@@ -110,14 +124,14 @@ describe('mutateAll', () => {
     const controller = new AbortController();
     vi.mocked(mutate.mutateScenario).mockImplementation(async ({ scenario }) => {
       controller.abort();
-      return { scenario: scenario.id, mutants: [m(scenario.id, 'fault-removed', 'killed')] };
+      return { scenario: scenario.id, mutants: [m(scenario.id, 'fault-removed', 'killed')], retries: [] };
     });
     const r = await mutateAll([loaded('a'), loaded('b')], { ...options(), signal: controller.signal });
     expect(r.mutants.map((x) => x.scenario)).toEqual(['a']);
   });
 
   it('its duration is the time between its start and its end, in whole ms', async () => {
-    vi.mocked(mutate.mutateScenario).mockResolvedValue({ scenario: 'a', mutants: [] });
+    vi.mocked(mutate.mutateScenario).mockResolvedValue({ scenario: 'a', mutants: [], retries: [] });
     const now = vi.spyOn(performance, 'now').mockReturnValueOnce(1000.2).mockReturnValueOnce(3500.9);
     try {
       expect((await mutateAll([loaded('a')], options())).durationMs).toBe(2501);
@@ -199,7 +213,7 @@ describe('mutateTable', () => {
 });
 
 describe('mutateJson', () => {
-  it('version 1, the mutants, the failed originals, the kill rate and the duration, indented, ending in a newline', () => {
+  it('version 1, the mutants, the failed originals, the retried labs, the kill rate and the duration, indented, ending in a newline', () => {
     const text = mutateJson(
       run({
         mutants: [m('s', 'fault-removed', 'killed')],
@@ -212,6 +226,7 @@ describe('mutateJson', () => {
       version: 1,
       mutants: [{ scenario: 's', mutation: 'fault-removed', status: 'killed', killed: true, reason: 'r' }],
       originalFailures: [{ scenario: 't', reason: 'x' }],
+      retries: [],
       killRate: 1,
       durationMs: 5,
     });

@@ -192,6 +192,34 @@ describe('each removal in a lab of its own', () => {
     ]);
   });
 
+  it('a history phase that did not hold is run again once in a fresh lab, and the retry is counted', async () => {
+    // the first fix-removed:first lab loses its faulted history phase (a race under load); the second holds
+    let lost = false;
+    useLab((p, label) => {
+      if (label === 'fix-removed:first' && p.name === 'faulted' && !lost) {
+        lost = true;
+        return { status: 'failed', probes: [probe({ matched: false, mismatch: 'expected timeout, observed ok' })] };
+      }
+      return removed(p, label);
+    });
+    const r = await mutateScenario(loaded, { provider, signal, original: passed });
+    expect(lab.labs.map((l) => l.label)).toEqual([
+      'fault-removed',
+      'fix-removed:first',
+      'fix-removed:first',
+      'fix-removed:second',
+    ]);
+    expect(r.retries).toEqual([
+      {
+        scenario: 'race',
+        lab: 'fix-removed:first',
+        first: expect.stringMatching(/^not judged: its mutants\/faulted did not hold/),
+        judged: true,
+      },
+    ]);
+    expect(r.mutants.find((m) => m.mutation === 'fix-removed:first')?.status).toBe('killed');
+  });
+
   it('a stepless phase keeps what it expects and checks; the lab runs quietly with the provider and signal', async () => {
     useLab(removed);
     await mutateScenario(loaded, { provider, signal, original: passed });
