@@ -12,8 +12,8 @@ import { labSkipReason } from '../lab-support.ts';
 
 const provider = new NetnsProvider();
 const signal = new AbortController().signal;
-const copyOf = async (id: string, edit: (text: string) => string) => {
-  const text = await readFile(new URL(`../../scenarios/${id}.yaml`, import.meta.url), 'utf8');
+const copyOf = async (id: string, edit: (text: string) => string, file = `${id}.yaml`) => {
+  const text = await readFile(new URL(`../../scenarios/${file}`, import.meta.url), 'utf8');
   const edited = edit(text);
   expect(edited).not.toBe(text);
   return { file: `${id}-copy.yaml`, scenario: parseScenario(edited, `${id}-copy.yaml`) };
@@ -42,6 +42,36 @@ describe.skipIf(labSkipReason)('weakened copies on the netns lab', () => {
       }),
     ]);
     expect(result.scenarios[0]!.candidateReason).toMatch(/^a control broke: pod-other-node: expected ok/);
+  });
+
+  it('a preserve copy whose probe no longer crosses the fault (the pod to its own address) fails as unobserved', async () => {
+    // the hairpin port turned into "traffic survives": the probe goes to the pod's own IP, over its loopback
+    const copy = await copyOf(
+      'e2e-hairpin-to-self',
+      (t) =>
+        t
+          .replace('probes:', 'purpose: preserve\n\nprobes:')
+          .replace('http: { to: svc/hairpin-test, port: 8080 }', 'http: { to: pod/hairpin, port: 8080 }')
+          .replace(
+            'self-via-service: { outcome: timeout, connected: false }',
+            // the check that proves the change happened, which a preserve scenario must have
+            "self-via-service: { outcome: ok, servedBy: hairpin }\n  checks:\n    - { id: hairpin-off, on: node/node-a, cmd: bridge -d link show, matches: 'hairpin off', expect: { count: { min: 1 } } }",
+          )
+          .replace(
+            /(fixes:[\s\S]*self-via-service: \{ outcome: ok, servedBy: hairpin \})/,
+            "$1\n    checks:\n      - { id: hairpin-on, on: node/node-a, cmd: bridge -d link show, matches: 'hairpin on', expect: { count: { min: 1 } } }",
+          ),
+      'upstream-e2e/hairpin-to-self.yaml',
+    );
+    const { runScenario } = await import('../../src/engine/run/run-scenario.ts');
+    const r = await runScenario(copy, { provider, signal, emit: () => {} });
+    const faulted = r.phases.find((p) => p.name === 'faulted')!;
+    expect(r.verdict).toBe('failed');
+    expect(faulted.probes[0]!.mismatch).toMatch(
+      /^unobserved: none of the probe's packets was captured on the client's interface/,
+    );
+    // the baseline, whose probe is not judged as a preserved change, still holds
+    expect(r.phases.find((p) => p.name === 'baseline')!.status).toBe('passed');
   });
 
   it('mutate kills an absence whose pattern never matches and a counter that rises with any traffic', async () => {

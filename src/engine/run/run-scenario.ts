@@ -332,6 +332,7 @@ async function runProbes(p: RunningPhase, ahead: AheadWatches): Promise<void> {
       observation,
       (ref) => ((p.result.addresses ??= {})[ref] = cluster.address(ref)),
     );
+    if (scenario.purpose === 'preserve' && p.name === 'faulted') mustCrossTheWire(probe);
     // keeps the trace of a faulted or failing probe
     const earlier = (name: PhaseName) =>
       p.result.phases.find((x) => x.name === name && x.variant === p.variant)?.probes.find((b) => b.id === id);
@@ -378,6 +379,18 @@ export function probeResult(
       answers: observation.answers,
     },
   };
+}
+
+/**
+ * A change traffic must survive is shown only by traffic that went where the change is: a faulted probe of a
+ * preserve scenario none of whose packets the client's interface captured (its traffic stayed on the pod's
+ * loopback, say) proves nothing about it, and fails as unobserved.
+ */
+function mustCrossTheWire(probe: ProbeResult): void {
+  const packets = probe.detail.packets;
+  if (!probe.matched || !Array.isArray(packets) || packets.length > 0) return;
+  probe.matched = false;
+  probe.mismatch = `unobserved: none of the probe's packets was captured on the client's interface, so it cannot show that traffic survives the fault: ${probe.summary}`;
 }
 
 /** The observation behind a probe result, as recorded: lets an expectation be judged again without a lab. */

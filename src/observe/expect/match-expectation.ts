@@ -129,6 +129,17 @@ function matchOne(expected: ExpectedSpec, observed: Observation, address: (ref: 
   if (clientRef)
     parts.push(`the server saw the client as ${clientRef === clientIp ? clientIp : `${clientRef} (${clientIp})`}`);
   const text = parts.join(', ');
+  // what the wire alone tells needs the wire: a probe none of whose packets the client's interface captured
+  // (its traffic went over another interface, or the capture saw nothing) cannot show where they went or came
+  // from (whether it connected, curl's connect time says)
+  const wire = [sourceIp && 'its source', sentTo && 'where its SYN went'];
+  const unobserved = wire.filter(Boolean);
+  if (unobserved.length && Array.isArray(observed.detail.packets) && observed.detail.packets.length === 0)
+    return {
+      matched: false,
+      expected: text,
+      mismatch: `unobserved: none of the probe's packets was captured on the client's interface, so ${unobserved.join(' and ')} cannot be judged: ${observed.summary}`,
+    };
   // a DNS reply is only ok when its answer section holds the address the expectation names
   const got = observed.answers ?? [];
   const holds = Array.isArray(answer)

@@ -278,3 +278,21 @@ it('every field of the expectation is read into one line, in a fixed order', () 
     expected: 'ok, served by web, from pod/web (10.244.1.3), TCP connected, SYN sent to 10.96.0.20, answer 10.96.0.10',
   });
 });
+
+describe('what only the wire tells', () => {
+  it("a source or a SYN's destination is not judged from a probe none of whose packets were captured: unobserved", () => {
+    const none = observation({ outcome: 'ok', source: undefined, detail: { packets: [] }, summary: 'c -> web = ok' });
+    expect(match({ outcome: 'ok', sentTo: 'pod/web' }, none)).toEqual({
+      matched: false,
+      expected: 'ok, SYN sent to 10.244.1.3',
+      mismatch:
+        "unobserved: none of the probe's packets was captured on the client's interface, so where its SYN went cannot be judged: c -> web = ok",
+    });
+    expect(
+      match({ outcome: 'unexpected-source', source: 'pod/web' }, { ...none, outcome: 'unexpected-source' }).mismatch,
+    ).toMatch(/^unobserved: .* so its source cannot be judged/);
+    // an outcome alone, or curl's word on the handshake, needs no capture
+    expect(match('ok', none).matched).toBe(true);
+    expect(match({ outcome: 'ok', connected: true }, { ...none, connected: true }).matched).toBe(true);
+  });
+});
