@@ -53,7 +53,9 @@ describe.skipIf(skip)(
       ['node-b', 0],
     ] as const) {
       it(`${node}: the health check answers as the lab's health-check server does (localEndpoints ${count})`, async () => {
-        const r = await cluster!.node(node).exec(['curl', '-sS', '-i', `http://${cluster!.address(`node/${node}`)}:32100/`]);
+        const r = await cluster!
+          .node(node)
+          .exec(['curl', '-sS', '-i', `http://${cluster!.address(`node/${node}`)}:32100/`]);
         const [head = '', body] = r.stdout.split('\r\n\r\n');
         const lines = head.split('\r\n').map((l) => l.replace(/^Date: .*/, 'Date: -'));
         const expected = healthBody('default', 'lb-local', count);

@@ -39,6 +39,8 @@ export const LOCAL_SCENARIOS = [
   'forward-policy-drop-docker',
   'hairpin-off-pod-to-own-service',
   'ip-forward-off-node',
+  'lb-local-policy-health-check-node-drained',
+  'lb-source-ranges-client-outside-dropped',
   'mtu-blackhole-vxlan-icmp-dropped',
   'node-without-default-route',
   'nodeport-cluster-policy-hides-client-ip',
