@@ -55,7 +55,13 @@ export class ReferenceCheck {
     if (ref === 'fabric') return; // the lab's node network: always there
     const [kind, name] = ref.split('/') as [NamedKind, string];
     if (!this.names[kind].has(name))
-      this.issues.push({ path, message: `unknown ${kind}`, received: name, expected: `one of: ${this.known(kind)}` });
+      this.issues.push({
+        path,
+        message:
+          kind === 'lb' ? 'unknown LoadBalancer Service (lb/NAME names one with a loadBalancerIP)' : `unknown ${kind}`,
+        received: name,
+        expected: `one of: ${this.known(kind)}`,
+      });
   }
 }
 
