@@ -26,6 +26,7 @@ export const LOCAL_SCENARIOS = [
   'e2e-hairpin-to-self',
   'e2e-headless-label',
   'e2e-hostport-hostip-no-conflict',
+  'e2e-lb-source-ranges',
   'e2e-multiport-endpoints',
   'e2e-publish-not-ready-addresses',
   'e2e-rejected-no-endpoints',
