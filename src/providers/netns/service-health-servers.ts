@@ -7,10 +7,12 @@ import { join } from 'node:path';
 import type { PodPlacement } from '../../contract/kube-objects.ts';
 import { endpointSlices, serviceObject } from '../../contract/kube-objects.ts';
 import type { Spawned } from '../../contract/command.ts';
+import type { Target } from '../../contract/provider.ts';
+import type { TopologySpec } from '../../model/scenario-schema.ts';
+import type { KubeProxySettings } from '../../dataplane/node-iptables.ts';
 import { kubeProxyLayout } from '../../dataplane/kube-proxy-layout.ts';
 import { serviceHealth } from '../../dataplane/service-health.ts';
 import { helperBinary } from '../namespaces/helper-build.ts';
-import type { NetnsLab } from './netns-lab.ts';
 
 const READY_TIMEOUT_MS = 5000;
 
@@ -19,11 +21,21 @@ interface Server {
   process: Spawned;
 }
 
+/** What the servers need of their lab: its Services now, each node's kube-proxy, a place for files, its nodes. */
+export interface HealthServerLab {
+  readonly topology: TopologySpec;
+  readonly names: { readonly stateDir: string };
+  kubeProxy(node: string): KubeProxySettings;
+  node(name: string): Target;
+  /** Killed at the lab's teardown. */
+  track(process: Spawned): void;
+}
+
 export class ServiceHealthServers {
   /** `node ns/name` -> its server. */
   private readonly servers = new Map<string, Server>();
 
-  constructor(private readonly lab: NetnsLab) {}
+  constructor(private readonly lab: HealthServerLab) {}
 
   /** Whether any Service of the lab asks for a health check (else nothing is built or started). */
   get wanted(): boolean {
