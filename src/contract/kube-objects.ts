@@ -31,7 +31,10 @@ export function serviceObject(svc: ServiceSpec): V1Service {
         protocol: p.protocol,
         ...(p.nodePort ? { nodePort: p.nodePort } : {}),
       })),
-      ...(svc.type === 'NodePort' ? { externalTrafficPolicy: svc.externalTrafficPolicy } : {}),
+      ...(svc.type !== 'ClusterIP' ? { externalTrafficPolicy: svc.externalTrafficPolicy } : {}),
+      ...(svc.loadBalancerIP ? { loadBalancerIP: svc.loadBalancerIP } : {}),
+      ...(svc.loadBalancerSourceRanges ? { loadBalancerSourceRanges: svc.loadBalancerSourceRanges } : {}),
+      ...(svc.healthCheckNodePort ? { healthCheckNodePort: svc.healthCheckNodePort } : {}),
       ...(svc.internalTrafficPolicy === 'Local' ? { internalTrafficPolicy: 'Local' } : {}),
       ...(svc.publishNotReadyAddresses ? { publishNotReadyAddresses: true } : {}),
       ...(svc.sessionAffinity === 'ClientIP'
@@ -45,6 +48,8 @@ export function serviceObject(svc: ServiceSpec): V1Service {
           }
         : {}),
     },
+    // what a cloud controller publishes once the load balancer is up; kube-proxy writes its rules from this
+    ...(svc.loadBalancerIP ? { status: { loadBalancer: { ingress: [{ ip: svc.loadBalancerIP }] } } } : {}),
   };
 }
 

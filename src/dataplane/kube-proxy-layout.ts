@@ -28,7 +28,7 @@ export interface KubeProxyLayout {
   inputToServices: boolean;
   /** filter FORWARD -> KUBE-EXTERNAL-SERVICES (ctstate NEW): 1.20 (PR 95252). */
   forwardToExternalServices: boolean;
-  /** filter INPUT -> KUBE-NODEPORTS "kubernetes health check service ports": 1.21. */
+  /** filter INPUT -> KUBE-NODEPORTS "kubernetes health check service ports", with an ACCEPT there for each healthCheckNodePort: 1.21. */
   inputToNodePorts: boolean;
   /** KUBE-PROXY-FIREWALL from INPUT/OUTPUT/FORWARD (ctstate NEW): 1.25. */
   proxyFirewall: boolean;
@@ -46,6 +46,12 @@ export interface KubeProxyLayout {
   endpointComments: 'none' | 'service' | 'service-to-endpoint';
   /** KUBE-XLB: the "Redirect pods ... to clusterIP" rule comes before the "masquerade/route LOCAL traffic" rules (1.16) instead of after them. */
   xlbRedirectFirst: boolean;
+  /**
+   * loadBalancerSourceRanges: a KUBE-FW chain in nat for every LoadBalancer address, ending in KUBE-MARK-DROP (< 1.24);
+   * a KUBE-FW chain only with source ranges, jumping to KUBE-EXT and ending in KUBE-MARK-DROP (1.24, derived: KUBE-EXT's
+   * arrival with the 1.20 ending); the same chain ending in a comment, the DROP written in filter KUBE-PROXY-FIREWALL (1.25).
+   */
+  loadBalancerFirewall: 'fw-mark-drop' | 'ext-mark-drop' | 'proxy-firewall';
   /** externalTrafficPolicy Local: KUBE-XLB chains with KUBE-MARK-DROP (< 1.24) or KUBE-EXT/KUBE-SVL with a filter DROP (1.24). */
   externalChains: 'xlb' | 'ext';
   /** internalTrafficPolicy is honoured (beta, on by default, 1.22). */
@@ -107,6 +113,7 @@ export function kubeProxyLayout(version: string): KubeProxyLayout {
     endpointComments: v >= 24 ? 'service-to-endpoint' : v >= 20 ? 'service' : 'none',
     xlbRedirectFirst: v >= 16,
     externalChains: v >= 24 ? 'ext' : 'xlb',
+    loadBalancerFirewall: v >= 25 ? 'proxy-firewall' : v >= 24 ? 'ext-mark-drop' : 'fw-mark-drop',
     internalTrafficPolicy: v >= 22,
     terminatingFallback: v >= 26,
     ipvsCleanupAtStart: v <= 14,

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import { DEFAULT_AFFINITY_SECONDS } from '../contract/kube-objects.ts';
 import { type KubeProxyLayout, proxies } from './kube-proxy-layout.ts';
+import { cidrContains } from '../model/scenario-references.ts';
 
 export interface RuleInput {
   layout: KubeProxyLayout;
@@ -18,6 +19,8 @@ export interface RuleInput {
   masqueradeAll: boolean;
   /** The node kube-proxy runs on: endpoints on it are "local". */
   nodeName: string;
+  /** Its address (kube-proxy's nodeIP): a source range holding it lets the node reach the load balancer address. */
+  nodeIP?: string;
   /** net.netfilter.nf_conntrack_tcp_be_liberal as kube-proxy read it at start. */
   beLiberal: boolean;
   /** Whether kube-proxy could create its nfacct counters (needs nfnetlink_acct); without them it writes the rules without `-m nfacct`. */
@@ -160,6 +163,11 @@ function portContext(input: RuleInput, svc: V1Service, port: ServicePort) {
       : undefined;
   const sep = (e: Endpoint) => chainName('KUBE-SEP-', `${portName}${proto}${e.ip}:${e.port}`);
   const affinity = clientIPAffinity(svc);
+  // what kube-proxy reads of a LoadBalancer: the addresses its status publishes, and the source ranges
+  const lbIPs =
+    svc.spec?.type === 'LoadBalancer' ? (svc.status?.loadBalancer?.ingress ?? []).flatMap((i) => i.ip ?? []) : [];
+  const sourceRanges = svc.spec?.loadBalancerSourceRanges ?? [];
+  const healthCheckNodePort = etpLocal && svc.spec?.type === 'LoadBalancer' ? (svc.spec.healthCheckNodePort ?? 0) : 0;
   return {
     input,
     L,
@@ -177,6 +185,9 @@ function portContext(input: RuleInput, svc: V1Service, port: ServicePort) {
     masq,
     sep,
     affinity,
+    lbIPs,
+    sourceRanges,
+    healthCheckNodePort,
   };
 }
 type PortContext = ReturnType<typeof portContext>;
@@ -193,22 +204,81 @@ function servicePortRules(
   if (c.clusterEps.length === 0) noEndpointRules(c, filter);
   else if (c.L.externalChains === 'xlb') xlbRules(c, filter, nat);
   else splitChainRules(c, filter, nat);
+  // the health check's port is let in whether or not the node has endpoints (filter INPUT -> KUBE-NODEPORTS)
+  if (c.healthCheckNodePort && c.L.inputToNodePorts)
+    filter.rules.push(
+      `-A KUBE-NODEPORTS -p tcp ${q(`${c.portName} health check node port`)} -m tcp --dport ${c.healthCheckNodePort} -j ACCEPT`,
+    );
 }
 
 /** No usable endpoint: the ClusterIP (and the node port) REJECTed in the filter table. */
-function noEndpointRules({ vip, proto, portName, port, nodePort }: PortContext, filter: TableRules): void {
+function noEndpointRules({ vip, proto, portName, port, nodePort, lbIPs }: PortContext, filter: TableRules): void {
   filter.rules.push(
     `-A KUBE-SERVICES -d ${vip}/32 -p ${proto} ${q(`${portName} has no endpoints`)} -m ${proto} --dport ${port.port} -j REJECT --reject-with icmp-port-unreachable`,
   );
+  for (const ip of lbIPs)
+    filter.rules.push(externalFilter(ip, proto, portName, port.port, 'has no endpoints', 'REJECT'));
   if (nodePort)
     filter.rules.push(
       `-A KUBE-EXTERNAL-SERVICES -p ${proto} ${q(`${portName} has no endpoints`)} -m addrtype --dst-type LOCAL -m ${proto} --dport ${nodePort} -j REJECT --reject-with icmp-port-unreachable`,
     );
 }
 
+/** A KUBE-EXTERNAL-SERVICES rule for a load balancer address: REJECT without endpoints, DROP without local ones (1.24). */
+function externalFilter(
+  ip: string,
+  proto: string,
+  portName: string,
+  port: number,
+  why: string,
+  target: 'REJECT' | 'DROP',
+) {
+  const reject = target === 'REJECT' ? ' --reject-with icmp-port-unreachable' : '';
+  return `-A KUBE-EXTERNAL-SERVICES -d ${ip}/32 -p ${proto} ${q(`${portName} ${why}`)} -m ${proto} --dport ${port} -j ${target}${reject}`;
+}
+
+/**
+ * A LoadBalancer's addresses: KUBE-SERVICES sends them to its firewall chain KUBE-FW (every one before 1.24, only with
+ * source ranges from then on, else straight to `external`). KUBE-FW lets each source range through to `external`,
+ * the load balancer's own address too where a range holds the node's (the "allowFromNode" rule, for a node that
+ * reaches the address locally), and drops the rest: KUBE-MARK-DROP before 1.25, a filter DROP from then on.
+ */
+function loadBalancerRules(
+  { input, L, proto, portName, port, lbIPs, sourceRanges, etpLocal }: PortContext,
+  filter: TableRules,
+  nat: TableRules,
+  external: string,
+): void {
+  const fw = chainName('KUBE-FW-', `${portName}${proto}`);
+  const comment = q(`${portName} loadbalancer IP`);
+  const usesFw = L.loadBalancerFirewall === 'fw-mark-drop' || sourceRanges.length > 0;
+  const nodeInRange = input.nodeIP !== undefined && sourceRanges.some((r) => cidrContains(r, `${input.nodeIP}/32`));
+  for (const ip of lbIPs) {
+    nat.rules.push(
+      `-A KUBE-SERVICES -d ${ip}/32 -p ${proto} ${comment} -m ${proto} --dport ${port.port} -j ${usesFw ? fw : external}`,
+    );
+    if (usesFw && L.loadBalancerFirewall === 'proxy-firewall')
+      filter.rules.push(
+        `-A KUBE-PROXY-FIREWALL -d ${ip}/32 -p ${proto} ${q(`${portName} traffic not accepted by ${fw}`)} -m ${proto} --dport ${port.port} -j DROP`,
+      );
+    if (!usesFw) continue;
+    nat.chains.push(fw);
+    // before KUBE-EXT, the firewall chain marks Cluster-policy traffic for SNAT itself
+    if (L.loadBalancerFirewall === 'fw-mark-drop' && !etpLocal) nat.rules.push(`-A ${fw} ${comment} -j KUBE-MARK-MASQ`);
+    if (sourceRanges.length === 0) nat.rules.push(`-A ${fw} ${comment} -j ${external}`);
+    for (const range of sourceRanges) nat.rules.push(`-A ${fw} -s ${range} ${comment} -j ${external}`);
+    if (nodeInRange) nat.rules.push(`-A ${fw} -s ${ip}/32 ${comment} -j ${external}`);
+    nat.rules.push(
+      L.loadBalancerFirewall === 'proxy-firewall'
+        ? `-A ${fw} ${q(`other traffic to ${portName} will be dropped by KUBE-PROXY-FIREWALL`)}`
+        : `-A ${fw} ${comment} -j KUBE-MARK-DROP`,
+    );
+  }
+}
+
 /** Before 1.24: one KUBE-SVC chain with every ready endpoint, and KUBE-XLB for Local external traffic. */
-function xlbRules(
-  {
+function xlbRules(c: PortContext, filter: TableRules, nat: TableRules): void {
+  const {
     input,
     L,
     vip,
@@ -225,10 +295,7 @@ function xlbRules(
     masq,
     sep,
     affinity,
-  }: PortContext,
-  filter: TableRules,
-  nat: TableRules,
-): void {
+  } = c;
   const internal = itpLocal ? clusterEps.filter((e) => e.local) : clusterEps;
   if (itpLocal && internal.length === 0) {
     filter.rules.push(
@@ -240,6 +307,7 @@ function xlbRules(
   }
   nat.chains.push(svcChain);
   const xlb = chainName('KUBE-XLB-', `${portName}${proto}`);
+  loadBalancerRules(c, filter, nat, etpLocal ? xlb : svcChain);
   if (nodePort) {
     const np = `-p ${proto} ${q(portName)} -m ${proto} --dport ${nodePort}`;
     if (!etpLocal)
@@ -279,8 +347,8 @@ function xlbRules(
 }
 
 /** From 1.24: KUBE-SVC (Cluster policy), KUBE-SVL (Local policy), KUBE-EXT (external destinations). */
-function splitChainRules(
-  {
+function splitChainRules(c: PortContext, filter: TableRules, nat: TableRules): void {
+  const {
     input,
     L,
     vip,
@@ -297,10 +365,7 @@ function splitChainRules(
     masq,
     sep,
     affinity,
-  }: PortContext,
-  filter: TableRules,
-  nat: TableRules,
-): void {
+  } = c;
   const svl = chainName('KUBE-SVL-', `${portName}${proto}`);
   const ext = chainName('KUBE-EXT-', `${portName}${proto}`);
   const usesCluster = clusterEps.length > 0 && (!itpLocal || (nodePort !== 0 && !etpLocal));
@@ -314,6 +379,10 @@ function splitChainRules(
     filter.rules.push(
       `-A KUBE-SERVICES -d ${vip}/32 -p ${proto} ${q(`${portName} has no local endpoints`)} -m ${proto} --dport ${port.port} -j DROP`,
     );
+  loadBalancerRules(c, filter, nat, ext);
+  if (!hasExternal)
+    for (const ip of c.lbIPs)
+      filter.rules.push(externalFilter(ip, proto, portName, port.port, 'has no local endpoints', 'DROP'));
   if (nodePort) {
     if (L.nfacct && input.nfacctCounters) {
       nat.rules.push(

@@ -7,6 +7,7 @@ import type { IptablesOp } from './iptables-ops.ts';
 import { kubeProxyLayout } from './kube-proxy-layout.ts';
 import { kubeProxyRules } from './kube-proxy-rules.ts';
 import { ciliumStart, flannelStart, kubeProxyStart, type NodeComponent } from './node-components.ts';
+import { nodeAddress } from './node-network.ts';
 
 /** What a component reads from the node when it starts. */
 export interface NodeFacts {
@@ -60,6 +61,7 @@ export function componentStart(
     clusterCIDR: proxy.clusterCIDR,
     masqueradeAll: proxy.masqueradeAll,
     nodeName,
+    nodeIP: nodeAddress(topology.nodes, nodeName),
     beLiberal: facts.beLiberal,
     nfacctCounters: facts.nfacctCounters,
   });

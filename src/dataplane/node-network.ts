@@ -15,3 +15,9 @@ export function defaultGateway(defaultRoute: string, hostAddress: (ref: string) 
   if (defaultRoute === 'none') return undefined;
   return defaultRoute === 'fabric' ? FABRIC_GATEWAY : hostAddress(defaultRoute);
 }
+
+/** Node `name`'s address on the nodes' network: the i-th node of the topology is .(2+i). */
+export function nodeAddress(nodes: readonly { name: string }[], name: string): string | undefined {
+  const i = nodes.findIndex((n) => n.name === name);
+  return i < 0 ? undefined : `${FABRIC_NET}.${i + 2}`;
+}

@@ -78,6 +78,8 @@ export type LabAction =
         nodePort?: number;
       }[];
       publishNotReadyAddresses?: boolean;
+      /** A LoadBalancer's new source ranges; null removes them (every client let in). */
+      loadBalancerSourceRanges?: string[] | null;
       /** Labels set, or removed where null (a merge patch of metadata.labels). */
       labels?: Record<string, string | null>;
     };

@@ -26,6 +26,10 @@ export interface Observation {
   connected?: boolean;
   /** TCP probes: where the client's SYN really went (differs from the URL when connect() was rewritten). */
   sentTo?: string;
+  /** HTTP probes: the status code of the answer, when one came. */
+  httpStatus?: number;
+  /** HTTP probes of a kube-proxy health check: the `localEndpoints` its JSON body reports. */
+  localEndpoints?: number;
   /** DNS probes: the addresses in the answer section of the server's reply. */
   answers?: string[];
   durationMs: number;

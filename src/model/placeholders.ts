@@ -7,7 +7,7 @@
 //   {port/NODE}                          the node's port on the fabric
 //   {bin/NAME}                           a helper program built at set-up
 //   {cidr/services}                      the range the cluster allocates ClusterIPs from
-const PLACEHOLDER = /\{((?:pod|svc|node|host|ns|cgroup|bpffs|veth|port|bin|cidr)\/[a-z][a-z0-9-]*)\}/g;
+const PLACEHOLDER = /\{((?:pod|svc|lb|node|host|ns|cgroup|bpffs|veth|port|bin|cidr)\/[a-z][a-z0-9-]*)\}/g;
 
 /** kubeadm's default Service range, which the lab, `local` and minikube use. */
 export const DEFAULT_SERVICE_CIDR = '10.96.0.0/12';
@@ -23,7 +23,7 @@ export function placeholderResolver(cluster: {
   readonly serviceCIDR?: string;
 }): (ref: string) => string {
   return (ref) =>
-    /^(pod|svc|node|host)\//.test(ref)
+    /^(pod|svc|lb|node|host)\//.test(ref)
       ? cluster.address(ref)
       : ref.startsWith('ns/')
         ? cluster.namespace(ref.slice('ns/'.length))

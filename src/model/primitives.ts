@@ -30,20 +30,22 @@ export const Port = z.number().int().min(1).max(65535).describe('a port, 1-65535
 export const Duration = z
   .union([z.number().positive(), z.string().regex(/^\d+(\.\d+)?(ms|s)$/, 'a duration such as 800ms or 1s')])
   .describe('milliseconds as a number, or a string such as 800ms / 1.5s');
-/** A reference to something with an address: pod/NAME, svc/NAME, node/NAME or host/NAME (outside the cluster). */
+/** A reference to something with an address: pod/NAME, svc/NAME, lb/NAME (a LoadBalancer's address), node/NAME or host/NAME (outside the cluster). */
 export const Ref = z
   .string()
-  .regex(/^(pod|svc|node|host)\/[a-z][a-z0-9-]*$/, 'pod/NAME, svc/NAME, node/NAME or host/NAME')
-  .describe('something with an address: pod/NAME, svc/NAME, node/NAME or host/NAME');
+  .regex(/^(pod|svc|lb|node|host)\/[a-z][a-z0-9-]*$/, 'pod/NAME, svc/NAME, lb/NAME, node/NAME or host/NAME')
+  .describe(
+    "something with an address: pod/NAME, svc/NAME (its ClusterIP), lb/NAME (a LoadBalancer Service's loadBalancerIP), node/NAME or host/NAME",
+  );
 /** What a probe sends to: something with an address, or `localhost`, the client's own loopback address. */
 export const ProbeTarget = z
   .string()
   .regex(
-    /^((pod|svc|node|host)\/[a-z][a-z0-9-]*|localhost)$/,
-    "pod/NAME, svc/NAME, node/NAME, host/NAME or localhost (the client's own 127.0.0.1)",
+    /^((pod|svc|lb|node|host)\/[a-z][a-z0-9-]*|localhost)$/,
+    "pod/NAME, svc/NAME, lb/NAME, node/NAME, host/NAME or localhost (the client's own 127.0.0.1)",
   )
   .describe(
-    "where the probe sends to: pod/NAME, svc/NAME, node/NAME, host/NAME, or localhost: the client's own loopback address 127.0.0.1 (a node's localhost reaches a hostPort bound to 127.0.0.1)",
+    "where the probe sends to: pod/NAME, svc/NAME (its ClusterIP), lb/NAME (a LoadBalancer Service's address), node/NAME, host/NAME, or localhost: the client's own loopback address 127.0.0.1 (a node's localhost reaches a hostPort bound to 127.0.0.1)",
   );
 /**
  * The address of its node a hostPort is bound to (a container port's hostIP): `node/NAME`, the node's address

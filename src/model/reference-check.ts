@@ -9,7 +9,7 @@ export interface ReferenceIssue {
 }
 
 /** The kinds a `kind/name` reference can name in a scenario's own topology. */
-export type NamedKind = 'node' | 'pod' | 'svc' | 'host';
+export type NamedKind = 'node' | 'pod' | 'svc' | 'lb' | 'host';
 
 /** One check of a scenario's references: what the scenario defines, and every issue found, in the order found. */
 export class ReferenceCheck {
@@ -30,6 +30,8 @@ export class ReferenceCheck {
       node: new Set(t.nodes.map((n) => n.name)),
       pod: new Set(t.pods.map((p) => p.name)),
       svc: new Set(t.services.map((v) => v.name)),
+      // a LoadBalancer Service's address: lb/NAME
+      lb: new Set(t.services.filter((v) => v.loadBalancerIP).map((v) => v.name)),
       host: new Set(t.hosts.map((h) => h.name)),
     };
     this.probeIds = new Set(scenario.probes.map((p) => p.id));
@@ -53,7 +55,13 @@ export class ReferenceCheck {
     if (ref === 'fabric') return; // the lab's node network: always there
     const [kind, name] = ref.split('/') as [NamedKind, string];
     if (!this.names[kind].has(name))
-      this.issues.push({ path, message: `unknown ${kind}`, received: name, expected: `one of: ${this.known(kind)}` });
+      this.issues.push({
+        path,
+        message:
+          kind === 'lb' ? 'unknown LoadBalancer Service (lb/NAME names one with a loadBalancerIP)' : `unknown ${kind}`,
+        received: name,
+        expected: `one of: ${this.known(kind)}`,
+      });
   }
 }
 

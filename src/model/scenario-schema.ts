@@ -165,13 +165,28 @@ const Service = z
         'its virtual address; None for a headless Service: kube-proxy writes nothing for it, and the cluster DNS answers its name with the addresses of its ready endpoints',
       ),
     type: z
-      .enum(['ClusterIP', 'NodePort'])
+      .enum(['ClusterIP', 'NodePort', 'LoadBalancer'])
       .default('ClusterIP')
-      .describe("ClusterIP, or NodePort (also reachable on every node's port)"),
+      .describe(
+        "ClusterIP, NodePort (also reachable on every node's port) or LoadBalancer (a NodePort Service with a load balancer's address, loadBalancerIP)",
+      ),
     externalTrafficPolicy: z
       .enum(['Cluster', 'Local'])
       .default('Cluster')
-      .describe("NodePort traffic: any endpoint (SNAT) or only this node's"),
+      .describe("NodePort and LoadBalancer traffic: any endpoint (SNAT) or only this node's"),
+    loadBalancerIP: Ipv4.optional().describe(
+      "type LoadBalancer: the load balancer's address, published as status.loadBalancer.ingress[0].ip (no cloud controller runs: the lab and the real providers set the status themselves); a `route` step to it via a node is what a load balancer that keeps the client's address does",
+    ),
+    loadBalancerSourceRanges: z
+      .array(Cidr)
+      .min(1)
+      .optional()
+      .describe(
+        "type LoadBalancer: the only client ranges let in through the load balancer's address (kube-proxy's KUBE-FW chain, or KUBE-PROXY-FIREWALL from 1.25); NodePorts are not filtered",
+      ),
+    healthCheckNodePort: Port.optional().describe(
+      "type LoadBalancer with externalTrafficPolicy Local: the port kube-proxy serves the Service's health check on, on every node (HTTP 200 with localEndpoints N where the node has ready endpoints, 503 where it has none)",
+    ),
     internalTrafficPolicy: z
       .enum(['Cluster', 'Local'])
       .default('Cluster')
@@ -192,14 +207,35 @@ const Service = z
       .describe('pods backing the service, in EndpointSlice order: a pod name, or {pod, ready, terminating}'),
   })
   .strict()
+  .refine((s) => s.type === 'ClusterIP' || s.ports.every((p) => p.nodePort !== undefined), {
+    message: 'a NodePort or LoadBalancer service names a nodePort on every port',
+    path: ['ports'],
+  })
+  .refine((s) => s.type !== 'ClusterIP' || s.ports.every((p) => p.nodePort === undefined), {
+    message: 'nodePort needs type: NodePort or LoadBalancer',
+    path: ['ports'],
+  })
+  .refine((s) => (s.type === 'LoadBalancer') === (s.loadBalancerIP !== undefined), {
+    message:
+      'type LoadBalancer names its load balancer address (loadBalancerIP), and only a LoadBalancer service has one',
+    path: ['loadBalancerIP'],
+  })
+  .refine((s) => s.loadBalancerSourceRanges === undefined || s.type === 'LoadBalancer', {
+    message: 'loadBalancerSourceRanges needs type: LoadBalancer',
+    path: ['loadBalancerSourceRanges'],
+  })
   .refine(
-    (s) => s.type !== 'NodePort' || s.ports.every((p) => p.nodePort !== undefined),
-    'a NodePort service names a nodePort on every port',
+    (s) => (s.healthCheckNodePort !== undefined) === (s.type === 'LoadBalancer' && s.externalTrafficPolicy === 'Local'),
+    {
+      message:
+        'healthCheckNodePort is set on a LoadBalancer service with externalTrafficPolicy Local, and on no other (as the API server requires; the scenario names it as it names nodePorts)',
+      path: ['healthCheckNodePort'],
+    },
   )
-  .refine(
-    (s) => s.type === 'NodePort' || s.ports.every((p) => p.nodePort === undefined),
-    'nodePort needs type: NodePort',
-  )
+  .refine((s) => s.healthCheckNodePort === undefined || s.ports.every((p) => p.nodePort !== s.healthCheckNodePort), {
+    message: 'healthCheckNodePort must differ from every nodePort',
+    path: ['healthCheckNodePort'],
+  })
   .refine(
     (s) => s.sessionAffinityConfig === undefined || s.sessionAffinity === 'ClientIP',
     'sessionAffinityConfig needs sessionAffinity: ClientIP',
@@ -374,6 +410,23 @@ const Expected = z.union([
         .optional()
         .describe(
           "http, udp and download probes with outcome ok: the address the server saw the request come from (pod/x, node/x, host/x or an IPv4 address): the client's own when its source is preserved, a node's when SNAT hid it",
+        ),
+      httpStatus: z
+        .number()
+        .int()
+        .min(100)
+        .max(599)
+        .optional()
+        .describe(
+          'http probes: the status code of the answer (2xx and 3xx are outcome ok, any other wrong-answer), e.g. 503 from a kube-proxy health check on a node without local endpoints',
+        ),
+      localEndpoints: z
+        .number()
+        .int()
+        .min(0)
+        .optional()
+        .describe(
+          "http probes of a Service's healthCheckNodePort: the count of the node's local ready endpoints kube-proxy's health check reports (`\"localEndpoints\": N`)",
         ),
       answer: z
         .union([Ref, Ipv4, z.array(z.union([Ref, Ipv4])).min(1)])

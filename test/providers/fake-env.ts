@@ -106,7 +106,7 @@ export interface RecordingApi extends KubeApi {
   pods: V1Pod[];
   execs: { pod: PodRef; argv: readonly string[] }[];
   /** JSON merge patches, in order. */
-  patches: { kind: 'Pod' | 'Service'; namespace: string; name: string; patch: object }[];
+  patches: { kind: 'Pod' | 'Service' | 'ServiceStatus'; namespace: string; name: string; patch: object }[];
   deleted: string[];
 }
 
@@ -133,6 +133,8 @@ export function recordingKubeApi(nodes: ClusterNode[]): {
     createPod: async (b) => void api.pods.push(b),
     patchPod: async (namespace, name, patch) => void api.patches.push({ kind: 'Pod', namespace, name, patch }),
     patchService: async (namespace, name, patch) => void api.patches.push({ kind: 'Service', namespace, name, patch }),
+    patchServiceStatus: async (namespace, name, patch) =>
+      void api.patches.push({ kind: 'ServiceStatus', namespace, name, patch }),
     waitPodReady: async (namespace, name) => ({
       metadata: { name, namespace },
       status: { podIP: `10.244.9.${++pod}` },

@@ -12,6 +12,7 @@ import type { StartedCluster } from '../../src/contract/provider.ts';
 import { newRunId, runPrefix } from '../../src/contract/run-id.ts';
 import { realSkipReason } from './real-support.ts';
 import { normalise, ORACLE_TOPOLOGY } from './oracle-topology.ts';
+import { healthBody, healthStatus } from '../../src/dataplane/service-health.ts';
 
 const skip = realSkipReason();
 
@@ -43,6 +44,31 @@ describe.skipIf(skip)(
         expect({ missing, extra }).toEqual({ missing: [], extra: [] });
         // and in the same order, apart from the Service rules of KUBE-SERVICES/KUBE-NODEPORTS
         expect(real).toEqual(render);
+      });
+    }
+
+    // kube-proxy's health check of lb-local: what the lab's server (agent/health-check.c) answers, header by header
+    for (const [node, count] of [
+      ['node-a', 1],
+      ['node-b', 0],
+    ] as const) {
+      it(`${node}: the health check answers as the lab's health-check server does (localEndpoints ${count})`, async () => {
+        const r = await cluster!
+          .node(node)
+          .exec(['curl', '-sS', '-i', `http://${cluster!.address(`node/${node}`)}:32100/`]);
+        const [head = '', body] = r.stdout.split('\r\n\r\n');
+        const lines = head.split('\r\n').map((l) => l.replace(/^Date: .*/, 'Date: -'));
+        const expected = healthBody('default', 'lb-local', count);
+        expect({ lines, body }).toEqual({
+          lines: [
+            `HTTP/1.1 ${healthStatus(count)}`,
+            'Content-Type: application/json',
+            'X-Content-Type-Options: nosniff',
+            'Date: -',
+            `Content-Length: ${expected.length}`,
+          ],
+          body: expected,
+        });
       });
     }
 

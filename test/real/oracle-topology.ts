@@ -4,7 +4,9 @@ import { Topology, type TopologySpec } from '../../src/model/scenario-schema.ts'
 
 /**
  * Every Service kind the render covers; pods placed so NodePort Local has a local endpoint on node-a only, and
- * `sleepy` a not-ready endpoint (its readiness probe never passes) beside a ready one and alone.
+ * `sleepy` a not-ready endpoint (its readiness probe never passes) beside a ready one and alone. The two
+ * LoadBalancers: one with source ranges, the first holding the nodes' addresses (the "allowFromNode" rule), and one
+ * with externalTrafficPolicy Local and a health check, its endpoint on node-a only.
  */
 export const ORACLE_TOPOLOGY: TopologySpec = Topology.parse({
   cni: 'bridge',
@@ -67,6 +69,25 @@ export const ORACLE_TOPOLOGY: TopologySpec = Topology.parse({
       clusterIP: '10.96.0.26',
       ports: [{ name: 'http', port: 80, targetPort: 8080 }],
       endpoints: [{ pod: 'sleepy', ready: false }],
+    },
+    {
+      name: 'lb-ranges',
+      type: 'LoadBalancer',
+      clusterIP: '10.96.0.27',
+      loadBalancerIP: '203.0.113.10',
+      loadBalancerSourceRanges: ['172.18.0.0/24', '198.51.100.0/24'],
+      ports: [{ name: 'http', port: 80, targetPort: 8080, nodePort: 30082 }],
+      endpoints: ['web-b'],
+    },
+    {
+      name: 'lb-local',
+      type: 'LoadBalancer',
+      externalTrafficPolicy: 'Local',
+      healthCheckNodePort: 32100,
+      clusterIP: '10.96.0.28',
+      loadBalancerIP: '203.0.113.11',
+      ports: [{ name: 'http', port: 80, targetPort: 8080, nodePort: 30083 }],
+      endpoints: ['web-a1'],
     },
   ],
 });

@@ -278,6 +278,24 @@ const cases: Case[] = [
     message: 'which the faulted phase does not assert although it expects the same outcome',
   },
   {
+    file: '68-health-check-port-with-cluster-policy.yaml',
+    line: 19,
+    field: 'topology.services[0].healthCheckNodePort',
+    message: 'healthCheckNodePort is set on a LoadBalancer service with externalTrafficPolicy Local, and on no other',
+  },
+  {
+    file: '69-source-ranges-on-a-nodeport.yaml',
+    line: 18,
+    field: 'topology.services[0].loadBalancerSourceRanges',
+    message: 'loadBalancerSourceRanges needs type: LoadBalancer',
+  },
+  {
+    file: '70-lb-address-of-a-clusterip-service.yaml',
+    line: 20,
+    field: 'probes[0].http.to',
+    message: 'unknown LoadBalancer Service',
+  },
+  {
     file: '60-hostports-on-cilium.yaml',
     line: 15,
     field: 'topology.pods[0].hostPorts',

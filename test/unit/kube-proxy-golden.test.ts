@@ -467,4 +467,138 @@ describe('kube-proxy rules against upstream', () => {
     expect(order('1.20', 'INPUT')).toEqual(['KUBE-EXTERNAL-SERVICES']);
     expect(order('1.21', 'INPUT')).toEqual(['KUBE-NODEPORTS', 'KUBE-EXTERNAL-SERVICES']);
   });
+
+  it('LoadBalancer: source ranges and the health check port, newest layout (TestOverallIPTablesRules svc5, svc2)', () => {
+    // A TestOverallIPTablesRules of the KUBE-PROXY-FIREWALL era (the same chain hashes as aroradaman/kubernetes
+    // @4177b600; found by find_string, file id 44324665236): ns5/svc5 a LoadBalancer (status ingress 5.6.7.8,
+    // loadBalancerSourceRanges 203.0.113.0/25, nodePort 3002, one endpoint), ns2/svc2 a LoadBalancer with
+    // externalTrafficPolicy Local, healthCheckNodePort 30000, status ingress 1.2.3.4, nodePort 3001 and its one
+    // endpoint on another node. svc2's externalIP is left out (the lab has no externalIPs).
+    const lb = (ns: string, name: string, ip: string, nodePort: number, extra: V1Service['spec']): V1Service => {
+      const base = svc(ns, name, ip, nodePort);
+      return { ...base, spec: { ...base.spec, ...extra, type: 'LoadBalancer' } };
+    };
+    const svc5 = lb('ns5', 'svc5', '172.30.0.45', 3002, { loadBalancerSourceRanges: ['203.0.113.0/25'] });
+    const svc2 = lb('ns2', 'svc2', '172.30.0.42', 3001, { externalTrafficPolicy: 'Local', healthCheckNodePort: 30000 });
+    const withIngress = (s: V1Service, ip: string): V1Service => ({
+      ...s,
+      status: { loadBalancer: { ingress: [{ ip }] } },
+    });
+    const input = {
+      services: [withIngress(svc5, '5.6.7.8'), withIngress(svc2, '1.2.3.4')],
+      slices: [
+        slice('ns5', 'svc5', '10.180.0.3'),
+        { ...slice('ns2', 'svc2', '10.180.0.2'), endpoints: [{ addresses: ['10.180.0.2'], nodeName: 'host2' }] },
+      ],
+      clusterCIDR: '10.0.0.0/8',
+    };
+    const got = ours({ ...kubeProxyLayout('1.34'), randomFully: false }, false, input);
+    expect(got.filter['KUBE-PROXY-FIREWALL']).toEqual([
+      saveForm(
+        '-A KUBE-PROXY-FIREWALL -m comment --comment "ns5/svc5:p80 traffic not accepted by KUBE-FW-NUKIZ6OKUXPJNT4C" -m tcp -p tcp -d 5.6.7.8 --dport 80 -j DROP',
+      ),
+    ]);
+    expect(got.filter['KUBE-NODEPORTS']).toEqual([
+      saveForm(
+        '-A KUBE-NODEPORTS -m comment --comment "ns2/svc2:p80 health check node port" -m tcp -p tcp --dport 30000 -j ACCEPT',
+      ),
+    ]);
+    expect(got.filter['KUBE-EXTERNAL-SERVICES']).toEqual(
+      byChain([
+        '-A KUBE-EXTERNAL-SERVICES -m comment --comment "ns2/svc2:p80 has no local endpoints" -m tcp -p tcp -d 1.2.3.4 --dport 80 -j DROP',
+        '-A KUBE-EXTERNAL-SERVICES -m comment --comment "ns2/svc2:p80 has no local endpoints" -m addrtype --dst-type LOCAL -m tcp -p tcp --dport 3001 -j DROP',
+      ])['KUBE-EXTERNAL-SERVICES'],
+    );
+    expect(got.nat['KUBE-FW-NUKIZ6OKUXPJNT4C']).toEqual(
+      [
+        '-A KUBE-FW-NUKIZ6OKUXPJNT4C -m comment --comment "ns5/svc5:p80 loadbalancer IP" -s 203.0.113.0/25 -j KUBE-EXT-NUKIZ6OKUXPJNT4C',
+        '-A KUBE-FW-NUKIZ6OKUXPJNT4C -m comment --comment "other traffic to ns5/svc5:p80 will be dropped by KUBE-PROXY-FIREWALL"',
+      ].map(saveForm),
+    );
+    for (const rule of [
+      '-A KUBE-SERVICES -m comment --comment "ns5/svc5:p80 loadbalancer IP" -m tcp -p tcp -d 5.6.7.8 --dport 80 -j KUBE-FW-NUKIZ6OKUXPJNT4C',
+      '-A KUBE-SERVICES -m comment --comment "ns2/svc2:p80 loadbalancer IP" -m tcp -p tcp -d 1.2.3.4 --dport 80 -j KUBE-EXT-GNZBNJ2PO5MGZ6GT',
+    ])
+      expect(got.nat['KUBE-SERVICES']).toContain(saveForm(rule));
+    expect(got.nat['KUBE-EXT-NUKIZ6OKUXPJNT4C']).toEqual(
+      [
+        '-A KUBE-EXT-NUKIZ6OKUXPJNT4C -m comment --comment "masquerade traffic for ns5/svc5:p80 external destinations" -j KUBE-MARK-MASQ',
+        '-A KUBE-EXT-NUKIZ6OKUXPJNT4C -j KUBE-SVC-NUKIZ6OKUXPJNT4C',
+      ].map(saveForm),
+    );
+
+    // a source range holding the node's address lets the load balancer address itself in (allowFromNode)
+    const fromNode = kubeProxyRules({
+      layout: kubeProxyLayout('1.34'),
+      masqueradeAll: false,
+      ...input,
+      nodeName: 'test-node',
+      nodeIP: '203.0.113.9',
+      beLiberal: false,
+      nfacctCounters: false,
+    });
+    expect(fromNode.tables.nat.rules).toContain(
+      '-A KUBE-FW-NUKIZ6OKUXPJNT4C -s 5.6.7.8/32 -m comment --comment "ns5/svc5:p80 loadbalancer IP" -j KUBE-EXT-NUKIZ6OKUXPJNT4C',
+    );
+
+    // 1.24 (PR 110289's "old behavior"): the same KUBE-FW chain, ending in KUBE-MARK-DROP, and no KUBE-PROXY-FIREWALL
+    const v24 = ours(kubeProxyLayout('1.24'), false, input);
+    expect(v24.nat['KUBE-FW-NUKIZ6OKUXPJNT4C']!.at(-1)).toBe(
+      '-A KUBE-FW-NUKIZ6OKUXPJNT4C -m comment --comment "ns5/svc5:p80 loadbalancer IP" -j KUBE-MARK-DROP',
+    );
+    expect(v24.filter['KUBE-PROXY-FIREWALL']).toBeUndefined();
+    // the health check's ACCEPT arrives with its INPUT jump (1.21)
+    expect(ours(kubeProxyLayout('1.20'), false, input).filter['KUBE-NODEPORTS']).toBeUndefined();
+    expect(ours(kubeProxyLayout('1.21'), false, input).filter['KUBE-NODEPORTS']).toHaveLength(1);
+  });
+
+  it('LoadBalancer before 1.24: every load balancer address through KUBE-FW (v1.20.2 syncProxyRules, TestLoadBalancer, TestOnlyLocalLoadBalancing)', () => {
+    // v1.20.2 pkg/proxy/iptables/proxier.go lines 1161-1240: a KUBE-FW chain per service port with an ingress
+    // address, KUBE-MARK-MASQ first for Cluster policy, then each source range (or every source) to KUBE-SVC, or
+    // KUBE-XLB for Local, and KUBE-MARK-DROP last; without endpoints a REJECT of the address in KUBE-EXTERNAL-SERVICES.
+    // proxier_test.go TestLoadBalancer / TestOnlyLocalLoadBalancing check the same jumps; the oracle test compares
+    // whole dumps with a real v1.20.2 kube-proxy.
+    const lbSvc = (policy: 'Cluster' | 'Local', ranges?: string[]): V1Service => {
+      const base = svc('ns1', 'svc1', '172.30.0.41', 3001);
+      return {
+        ...base,
+        spec: {
+          ...base.spec,
+          type: 'LoadBalancer',
+          externalTrafficPolicy: policy,
+          ...(ranges ? { loadBalancerSourceRanges: ranges } : {}),
+        },
+        status: { loadBalancer: { ingress: [{ ip: '1.2.3.4' }] } },
+      };
+    };
+    const run = (s: V1Service, eps: V1EndpointSlice[]) =>
+      ours(kubeProxyLayout('1.20'), false, { services: [s], slices: eps, clusterCIDR: '10.0.0.0/8' });
+    const local = [
+      { ...slice('ns1', 'svc1', '10.180.0.1'), endpoints: [{ addresses: ['10.180.0.1'], nodeName: 'test-node' }] },
+    ];
+    const cluster = run(lbSvc('Cluster'), local);
+    const [fw, fwRules] = Object.entries(cluster.nat).find(([c]) => c.startsWith('KUBE-FW-'))!;
+    const svcChain = fw.replace('KUBE-FW-', 'KUBE-SVC-');
+    const c = '-m comment --comment "ns1/svc1:p80 loadbalancer IP"';
+    expect(cluster.nat['KUBE-SERVICES']).toContain(
+      `-A KUBE-SERVICES -d 1.2.3.4/32 -p tcp ${c} -m tcp --dport 80 -j ${fw}`,
+    );
+    expect(fwRules).toEqual([
+      `-A ${fw} ${c} -j KUBE-MARK-MASQ`,
+      `-A ${fw} ${c} -j ${svcChain}`,
+      `-A ${fw} ${c} -j KUBE-MARK-DROP`,
+    ]);
+    const ranged = run(lbSvc('Local', ['203.0.113.0/25', '198.51.100.0/24']), local);
+    const xlb = fw.replace('KUBE-FW-', 'KUBE-XLB-');
+    expect(ranged.nat[fw]).toEqual([
+      `-A ${fw} -s 203.0.113.0/25 ${c} -j ${xlb}`,
+      `-A ${fw} -s 198.51.100.0/24 ${c} -j ${xlb}`,
+      `-A ${fw} ${c} -j KUBE-MARK-DROP`,
+    ]);
+    const none = run(lbSvc('Cluster'), []);
+    expect(none.filter['KUBE-EXTERNAL-SERVICES']).toContain(
+      '-A KUBE-EXTERNAL-SERVICES -d 1.2.3.4/32 -p tcp -m comment --comment "ns1/svc1:p80 has no endpoints" -m tcp --dport 80 -j REJECT --reject-with icmp-port-unreachable',
+    );
+    expect(Object.keys(none.nat).some((k) => k.startsWith('KUBE-FW-'))).toBe(false);
+  });
 });

@@ -19,8 +19,15 @@ export const routeStep = defineStep({
         ),
       on: TargetRef,
       to: z
-        .union([z.literal('default'), z.literal('services'), Cidr])
-        .describe("default, a CIDR, or services: the cluster's Service range (its {cidr/services})"),
+        .union([
+          z.literal('default'),
+          z.literal('services'),
+          Cidr,
+          z.string().regex(/^lb\/[a-z][a-z0-9-]*$/, 'lb/NAME: a LoadBalancer Service'),
+        ])
+        .describe(
+          "default, a CIDR, services: the cluster's Service range (its {cidr/services}), or lb/NAME: a LoadBalancer Service's address (/32), as a load balancer that keeps the client's address forwards it to a node",
+        ),
       via: z
         .union([Ipv4, z.string().regex(/^(node|host|pod)\/[a-z][a-z0-9-]*$/, 'node/NAME, host/NAME or pod/NAME')])
         .optional(),
@@ -40,9 +47,13 @@ export const routeStep = defineStep({
       path: ['onlink'],
     })
     .strict(),
-  refs: (s) => [{ ref: s.on, path: ['on'] }, ...(s.via?.includes('/') ? [{ ref: s.via, path: ['via'] }] : [])],
+  refs: (s) => [
+    { ref: s.on, path: ['on'] },
+    ...(s.via?.includes('/') ? [{ ref: s.via, path: ['via'] }] : []),
+    ...(s.to.startsWith('lb/') ? [{ ref: s.to, path: ['to'] }] : []),
+  ],
   expand: ({ op, on, to: dest, via, dev, onlink }, resolve) => {
-    const to = dest === 'services' ? resolve('cidr/services') : dest;
+    const to = dest === 'services' ? resolve('cidr/services') : dest.startsWith('lb/') ? `${resolve(dest)}/32` : dest;
     const gw = via === undefined ? undefined : via.includes('/') ? resolve(via) : via;
     if (op === 'delete') {
       const route = [to, ...(gw ? ['via', gw] : []), ...(dev ? ['dev', dev] : [])];

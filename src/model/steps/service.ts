@@ -1,10 +1,11 @@
 // `service: {name, type?, nodePorts?, externalTrafficPolicy?, internalTrafficPolicy?, sessionAffinity?,
-// sessionAffinityConfig?, ports?, labels?}`: a Service spec (or label) change (kubectl patch), after which kube-proxy syncs on
+// sessionAffinityConfig?, ports?, loadBalancerSourceRanges?, labels?}`: a Service spec (or label) change (kubectl patch), after which kube-proxy syncs on
 // every node: its chains are rewritten for the new spec and read back by the provider. `ports` replaces the
 // whole list, as a patch of spec.ports does; the EndpointSlice's ports follow it.
 import { z } from 'zod';
 import type { LabAction } from '../lab-action.ts';
 import {
+  Cidr,
   LabelKey,
   LabelValue,
   Name,
@@ -21,7 +22,7 @@ const Policy = z.enum(['Cluster', 'Local']);
 export const serviceStep = defineStep({
   key: 'service',
   description:
-    'a Service spec change (type, nodePorts, traffic policies, session affinity, ports), then kube-proxy syncs on every node',
+    'a Service spec change (type, nodePorts, traffic policies, session affinity, ports, load balancer source ranges), then kube-proxy syncs on every node',
   schema: z
     .object({
       name: Name,
@@ -35,6 +36,12 @@ export const serviceStep = defineStep({
       ports: ServicePorts.optional().describe(
         'the whole port list after the change: a port added, removed, or its number or protocol changed',
       ),
+      loadBalancerSourceRanges: z
+        .array(Cidr)
+        .min(1)
+        .nullable()
+        .optional()
+        .describe('type LoadBalancer: the new source ranges (the whole list), or null to let every client in'),
       labels: z
         .record(LabelKey, LabelValue.nullable())
         .optional()
@@ -75,8 +82,10 @@ type PortSpec = NonNullable<ServiceAction['ports']>[number];
 interface ServiceFields {
   labels?: Record<string, string>;
   publishNotReadyAddresses: boolean;
-  type: 'ClusterIP' | 'NodePort';
+  type: 'ClusterIP' | 'NodePort' | 'LoadBalancer';
   externalTrafficPolicy: 'Cluster' | 'Local';
+  loadBalancerSourceRanges?: string[];
+  healthCheckNodePort?: number;
   internalTrafficPolicy: 'Cluster' | 'Local';
   sessionAffinity?: 'None' | 'ClientIP';
   sessionAffinityConfig?: { clientIP: { timeoutSeconds: number } };
@@ -85,12 +94,22 @@ interface ServiceFields {
 
 /** The service after the patch; the API server's own checks (nodePort needs NodePort, a config needs ClientIP) apply. */
 export function changedService<S extends ServiceFields>(svc: S, a: ServiceAction): S {
+  // a LoadBalancer's address comes from its (absent) cloud controller: it stays what the topology says
+  if (svc.type === 'LoadBalancer' && a.type)
+    throw new Error(`service ${a.name}: a LoadBalancer service keeps its type here`);
+  if (svc.type === 'LoadBalancer' && a.externalTrafficPolicy === 'Local' && svc.externalTrafficPolicy !== 'Local')
+    throw new Error(
+      `service ${a.name}: externalTrafficPolicy Local on a LoadBalancer needs a healthCheckNodePort, which the topology names`,
+    );
+  if (a.loadBalancerSourceRanges !== undefined && svc.type !== 'LoadBalancer')
+    throw new Error(`service ${a.name}: loadBalancerSourceRanges needs type LoadBalancer`);
   const type = a.type ?? svc.type;
+  const withNodePorts = type !== 'ClusterIP';
   const ports = (a.ports ?? svc.ports).map((p, i) => {
-    const nodePort = type === 'NodePort' ? (a.nodePorts?.[i] ?? p.nodePort) : undefined;
-    if (type === 'NodePort' && nodePort === undefined)
-      throw new Error(`service ${a.name}: type NodePort needs a nodePort for port ${i + 1} (nodePorts)`);
-    if (type !== 'NodePort' && a.ports && p.nodePort !== undefined)
+    const nodePort = withNodePorts ? (a.nodePorts?.[i] ?? p.nodePort) : undefined;
+    if (withNodePorts && nodePort === undefined)
+      throw new Error(`service ${a.name}: type ${type} needs a nodePort for port ${i + 1} (nodePorts)`);
+    if (!withNodePorts && a.ports && p.nodePort !== undefined)
       throw new Error(`service ${a.name}: nodePort on port ${i + 1} needs type NodePort`);
     const { nodePort: _old, ...rest } = p;
     return nodePort === undefined ? rest : { ...rest, nodePort };
@@ -101,7 +120,19 @@ export function changedService<S extends ServiceFields>(svc: S, a: ServiceAction
     sessionAffinity === 'ClientIP' ? (a.sessionAffinityConfig ?? svc.sessionAffinityConfig) : undefined;
   if (a.sessionAffinityConfig && sessionAffinity !== 'ClientIP')
     throw new Error(`service ${a.name}: sessionAffinityConfig needs sessionAffinity ClientIP`);
-  const { sessionAffinity: _a, sessionAffinityConfig: _c, labels: _l, ...rest } = svc;
+  const {
+    sessionAffinity: _a,
+    sessionAffinityConfig: _c,
+    labels: _l,
+    loadBalancerSourceRanges: _r,
+    healthCheckNodePort: _h,
+    ...rest
+  } = svc;
+  const externalTrafficPolicy = a.externalTrafficPolicy ?? svc.externalTrafficPolicy;
+  const sourceRanges =
+    a.loadBalancerSourceRanges === undefined ? svc.loadBalancerSourceRanges : (a.loadBalancerSourceRanges ?? undefined);
+  // the API server releases the health check's port when the policy goes back to Cluster
+  const healthCheckNodePort = externalTrafficPolicy === 'Local' ? svc.healthCheckNodePort : undefined;
   const labels = Object.fromEntries(
     Object.entries({ ...svc.labels, ...a.labels }).filter((e): e is [string, string] => e[1] !== null),
   );
@@ -111,8 +142,10 @@ export function changedService<S extends ServiceFields>(svc: S, a: ServiceAction
     type,
     ports,
     publishNotReadyAddresses: a.publishNotReadyAddresses ?? svc.publishNotReadyAddresses,
-    externalTrafficPolicy: a.externalTrafficPolicy ?? svc.externalTrafficPolicy,
+    externalTrafficPolicy,
     internalTrafficPolicy: a.internalTrafficPolicy ?? svc.internalTrafficPolicy,
+    ...(sourceRanges ? { loadBalancerSourceRanges: sourceRanges } : {}),
+    ...(healthCheckNodePort ? { healthCheckNodePort } : {}),
     ...(sessionAffinity ? { sessionAffinity } : {}),
     ...(sessionAffinityConfig ? { sessionAffinityConfig } : {}),
   } as S;

@@ -124,6 +124,10 @@ function matchOne(expected: ExpectedSpec, observed: Observation, address: (ref: 
   // one address the answer must hold, or the exact set a list names
   const answer = wanted === undefined ? undefined : Array.isArray(wanted) ? wanted.map(resolve) : resolve(wanted);
   if (answer) parts.push(Array.isArray(answer) ? `answer exactly ${answer.join(',')}` : `answer ${answer}`);
+  const httpStatus = 'httpStatus' in spec ? spec.httpStatus : undefined;
+  if (httpStatus !== undefined) parts.push(`HTTP ${httpStatus}`);
+  const localEndpoints = 'localEndpoints' in spec ? spec.localEndpoints : undefined;
+  if (localEndpoints !== undefined) parts.push(`localEndpoints ${localEndpoints}`);
   const clientRef = 'clientAddress' in spec ? spec.clientAddress : undefined;
   const clientIp = clientRef && (clientRef.includes('/') ? address(clientRef) : clientRef);
   if (clientRef)
@@ -176,6 +180,20 @@ function matchOne(expected: ExpectedSpec, observed: Observation, address: (ref: 
       matched: false,
       expected: text,
       mismatch: `expected the server to see the client as ${clientIp}, it saw ${observed.clientAddress ?? 'nothing it reported'}`,
+    };
+  }
+  if (httpStatus !== undefined && observed.httpStatus !== httpStatus) {
+    return {
+      matched: false,
+      expected: text,
+      mismatch: `expected HTTP ${httpStatus}, got ${observed.httpStatus ?? 'no HTTP answer'}`,
+    };
+  }
+  if (localEndpoints !== undefined && observed.localEndpoints !== localEndpoints) {
+    return {
+      matched: false,
+      expected: text,
+      mismatch: `expected a health check reporting localEndpoints ${localEndpoints}, got ${observed.localEndpoints ?? 'no such answer'}`,
     };
   }
   if (connected !== undefined && observed.connected !== connected) {

@@ -6,8 +6,8 @@ import { runCommand } from '../../contract/command.ts';
 import { cachedBuild } from './build-cache.ts';
 
 export const HELPERS = ['inject-ahead'] as const;
-/** drop-trace and rcvbuf (the probe trace), pod-agent (the pods' servers and probes) and spawner (every command) are the harness's own, not a `{bin/NAME}` for scenarios. */
-export type Helper = (typeof HELPERS)[number] | 'drop-trace' | 'pod-agent' | 'spawner' | 'rcvbuf';
+/** drop-trace and rcvbuf (the probe trace), pod-agent (the pods' servers and probes), health-check (kube-proxy's service health server) and spawner (every command) are the harness's own, not a `{bin/NAME}` for scenarios. */
+export type Helper = (typeof HELPERS)[number] | 'drop-trace' | 'pod-agent' | 'spawner' | 'rcvbuf' | 'health-check';
 const LIBS: Partial<Record<Helper, string[]>> = { 'drop-trace': ['-lbpf'] };
 
 export function helperBinary(name: Helper): Promise<string> {

@@ -9,6 +9,7 @@ import { kubeProxyLayout, type KubeProxyLayout } from '../../dataplane/kube-prox
 import type { KubeProxySettings } from '../../dataplane/node-iptables.ts';
 import { kubeProxyRules, restorePayload, type KubeProxyRules } from '../../dataplane/kube-proxy-rules.ts';
 import type { Target } from '../../contract/provider.ts';
+import { nodeAddress } from '../../dataplane/node-network.ts';
 
 /** The sysctl kube-proxy >= 1.29 reads at start and at each sync (it then leaves the INVALID DROP out). */
 export const BE_LIBERAL = 'net.netfilter.nf_conntrack_tcp_be_liberal';
@@ -63,6 +64,7 @@ export function rulesFor(
     clusterCIDR: proxy.clusterCIDR,
     masqueradeAll: proxy.masqueradeAll,
     nodeName,
+    nodeIP: nodeAddress(topology.nodes, nodeName),
     beLiberal,
     nfacctCounters: false,
   });

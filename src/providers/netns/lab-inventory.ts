@@ -64,6 +64,7 @@ export class LabInventory implements ReadonlyLabInventory {
   constructor(topology: TopologySpec) {
     // a headless Service has no address of its own
     for (const s of topology.services) if (s.clusterIP !== 'None') this.addresses.set(`svc/${s.name}`, s.clusterIP);
+    for (const s of topology.services) if (s.loadBalancerIP) this.addresses.set(`lb/${s.name}`, s.loadBalancerIP);
   }
 
   address(ref: string): string | undefined {

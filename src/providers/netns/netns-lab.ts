@@ -21,6 +21,7 @@ import { NetnsTarget } from '../namespaces/netns-target.ts';
 import { PodSandboxes } from './pod-network.ts';
 import { LabTracer } from './trace/lab-tracer.ts';
 import type { ProbeTraceSession, TraceFlows } from '../../model/trace-events.ts';
+import { ServiceHealthServers } from './service-health-servers.ts';
 
 /** What a lab action does on this lab; given by the provisioning code that knows the CNI shape. */
 export type ActionHandler = (lab: NetnsLab, action: LabAction) => Promise<void>;
@@ -49,6 +50,8 @@ export class NetnsLab implements StartedCluster {
   readonly commands: CommandRunner;
   /** The probe trace of this lab: started by provisioning, asked by each probe (startTrace). */
   readonly tracer: LabTracer;
+  /** kube-proxy's service health servers on the lab's nodes, kept in step with its syncs. */
+  readonly serviceHealth: ServiceHealthServers;
   /** What test/lab/native-agent.test.ts compares the lab's native agent with. */
   readonly nodeAgentCommand = NODE_AGENT_COMMAND;
   /** The topology as the lab's steps left it. */
@@ -71,6 +74,7 @@ export class NetnsLab implements StartedCluster {
     this.actionHandler = perform;
     this.commands = commands.runner;
     this.tracer = new LabTracer(this);
+    this.serviceHealth = new ServiceHealthServers(this);
     this.teardown = new TeardownStack();
     // every other undo may run commands through it
     this.teardown.push('command spawner', () => commands.close());

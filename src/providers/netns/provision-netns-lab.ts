@@ -71,6 +71,10 @@ export async function provisionNetnsLab(topology: TopologySpec, run: RunContext)
       );
     await steps.step('helper programs', () => buildHelpers(inventory));
     await bootNodes(steps, sysctls);
+    if (lab.serviceHealth.wanted)
+      await steps.step("kube-proxy's service health checks", () =>
+        steps.eachNode((n) => lab.serviceHealth.sync(n, podPlacements(lab, lab.topology))),
+      );
     if (topology.cni !== 'cilium' && topology.pods.some((p) => p.hostPorts)) await chainHostPorts(steps);
     lab.tracer.prepare(); // probe trace: conntrack's part, now that the node has booted, while the pods get ready
     await steps.step('pod programs ready', () => programs!);

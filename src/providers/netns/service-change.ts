@@ -63,6 +63,7 @@ export async function changeServices(
       const proxied = (list: typeof before) => list.filter((s) => s.clusterIP !== 'None' && proxies(layout, s.labels));
       for (const argv of udpConntrackDeletes(layout, proxied(before), proxied(after), placements, flows))
         await node.exec(argv, { reject: false });
+      if (lab.serviceHealth.wanted) await lab.serviceHealth.sync(nodeName, placements);
     }),
   );
 }

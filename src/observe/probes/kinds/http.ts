@@ -139,7 +139,12 @@ export async function runHttp(run: ProbeRun, http: NonNullable<ProbeSpec['http']
       ...(errno ? { connectErrno: errno } : {}),
       ...(routeLookup ? { routeLookup } : {}),
     };
-    return observation(run, classified, detail, packets, tcp);
+    const answered = r.exitCode === 0 && httpCode > 0;
+    return {
+      ...observation(run, classified, detail, packets, tcp),
+      ...(answered ? { httpStatus: httpCode } : {}),
+      ...(answered ? localEndpointsOf(body) : {}),
+    };
   } finally {
     await watch.stop();
   }
@@ -160,6 +165,16 @@ function curlWriteOut(stdout: string): {
     connectSeconds: Number(connect),
     clientAddress,
   };
+}
+
+/** The count a kube-proxy health check answers with (`"localEndpoints": N` in its JSON body), when the body is one. */
+function localEndpointsOf(body: string): { localEndpoints?: number } {
+  try {
+    const n = (JSON.parse(body) as { localEndpoints?: unknown }).localEndpoints;
+    return typeof n === 'number' ? { localEndpoints: n } : {};
+  } catch {
+    return {};
+  }
 }
 
 /** Why curl was stopped before its end. */

@@ -64,6 +64,9 @@ export function clientKubeApi(access: KubeAccess): KubeApi {
     async patchService(namespace, name, patch) {
       await withRetryAfter(() => core.patchNamespacedService({ name, namespace, body: patch }, mergePatch));
     },
+    async patchServiceStatus(namespace, name, patch) {
+      await withRetryAfter(() => core.patchNamespacedServiceStatus({ name, namespace, body: patch }, mergePatch));
+    },
     waitPodReady: (namespace, name, timeoutMs, ready = true) =>
       waitPod(core, { namespace, name, timeoutMs, until: ready ? 'ready' : 'not-ready' }),
     waitPodAddressed: async (namespace, name, timeoutMs) =>

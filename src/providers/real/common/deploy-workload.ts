@@ -63,9 +63,13 @@ export async function deployWorkload({ api, cluster, topology, nodeMap, images, 
   for (const [i, body] of serviceObjects(topology, prefix, run.runId, images.ownCluster).entries()) {
     const svc = topology.services[i]!;
     const created = await api.createService(body);
+    // no cloud controller runs: the load balancer's address is published as one would publish it
+    if (body.status?.loadBalancer)
+      await api.patchServiceStatus(body.metadata!.namespace!, svc.name, { status: body.status });
     const ip = created.spec?.clusterIP;
     if (!ip) throw new HarnessError('LAB_FAILED', `service ${svc.namespace}/${svc.name} got no ClusterIP`);
     if (ip !== 'None') cluster.addresses.set(`svc/${svc.name}`, ip);
+    if (svc.loadBalancerIP) cluster.addresses.set(`lb/${svc.name}`, svc.loadBalancerIP);
   }
   // a headless Service answers with its pods' addresses, which a cluster of the run's own hands out in order
   const predicted = predictedPlacements(topology);

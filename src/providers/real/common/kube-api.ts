@@ -29,6 +29,8 @@ export interface KubeApi {
   patchPod(namespace: string, name: string, patch: object): Promise<void>;
   /** A JSON merge patch (RFC 7386) of a Service: a list in it (spec.ports) replaces the list whole. */
   patchService(namespace: string, name: string, patch: object): Promise<void>;
+  /** A JSON merge patch of a Service's status (what a cloud controller writes: status.loadBalancer.ingress). */
+  patchServiceStatus(namespace: string, name: string, patch: object): Promise<void>;
   /**
    * Waits until the pod is Running with an address and Ready, or, with `ready: false`, with every container
    * started and the kubelet reporting it not Ready; returns it (status.podIP set).

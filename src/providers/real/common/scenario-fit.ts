@@ -146,7 +146,30 @@ export function fitNodePorts(topology: TopologySpec): Misfit | undefined {
           reason: `service ${svc.name}'s nodePort ${p.nodePort} is outside the API server's default range ${low}-${high}, which refuses it`,
           hint: `choose a nodePort in ${low}-${high}, or run it with --provider netns`,
         };
+  for (const svc of topology.services)
+    if (svc.healthCheckNodePort !== undefined && (svc.healthCheckNodePort < low || svc.healthCheckNodePort > high))
+      return {
+        reason: `service ${svc.name}'s healthCheckNodePort ${svc.healthCheckNodePort} is outside the API server's default node port range ${low}-${high}, which refuses it`,
+        hint: `choose a port in ${low}-${high}, or run it with --provider netns`,
+      };
   return undefined;
+}
+
+/**
+ * A LoadBalancer Service on a container-based cluster: its address is published in its status as the local
+ * provider publishes it, which has run on `local` only; k3s's own ServiceLB controller would write that status
+ * itself (its node addresses), so its load balancer would not be the scenario's.
+ */
+export function fitLoadBalancers(topology: TopologySpec, provider: 'kind' | 'minikube' | 'k3s'): Misfit | undefined {
+  const lb = topology.services.find((s) => s.type === 'LoadBalancer');
+  if (!lb) return undefined;
+  return {
+    reason:
+      provider === 'k3s'
+        ? `service ${lb.name} is a LoadBalancer: k3s's ServiceLB publishes its own address for it, not the scenario's loadBalancerIP`
+        : `service ${lb.name} is a LoadBalancer: publishing its loadBalancerIP in its status (no cloud controller runs) has run on the local provider only, not on ${provider}`,
+    hint: 'run it with --provider local or --provider netns',
+  };
 }
 
 /**
@@ -192,6 +215,7 @@ export function realMisfit(
   return (
     fitKubeProxy(topology, options.k8sVersion) ??
     fitNodePorts(topology) ??
+    fitLoadBalancers(topology, provider) ??
     fitEndpointConditions(topology) ??
     fitNodeSetup(topology) ??
     own(topology, fit.cni)

@@ -14,6 +14,8 @@ import type { RealCni } from './real-options.ts';
 import {
   clusterIPEndpoints,
   clusterIPRules,
+  firewallRanges,
+  loadBalancerRules,
   mentions,
   nodePortRules,
   showsAffinity,
@@ -41,12 +43,16 @@ const SERVICE_FIELDS = new Set([
   'sessionAffinityConfig',
   'labels',
   'publishNotReadyAddresses',
+  'loadBalancerSourceRanges',
 ]);
 
 /** A Service as the topology and the steps so far left it. */
 interface ServiceState {
   ref: ServiceRef;
-  type: 'ClusterIP' | 'NodePort';
+  type: 'ClusterIP' | 'NodePort' | 'LoadBalancer';
+  /** type LoadBalancer: its address (set in its status) and source ranges. */
+  loadBalancerIP?: string;
+  sourceRanges: string[];
   externalTrafficPolicy: 'Cluster' | 'Local';
   internalTrafficPolicy: 'Cluster' | 'Local';
   /** ClientIP affinity's timeout in seconds; undefined without affinity. */
@@ -104,6 +110,8 @@ export class ServiceChanges {
       this.services.set(svc.name, {
         ref: { namespace: clusterNamespace(input.prefix, svc.namespace), name: svc.name },
         type: svc.type,
+        loadBalancerIP: svc.loadBalancerIP,
+        sourceRanges: svc.loadBalancerSourceRanges ?? [],
         externalTrafficPolicy: svc.externalTrafficPolicy,
         internalTrafficPolicy: svc.internalTrafficPolicy,
         affinitySeconds:
@@ -132,10 +140,15 @@ export class ServiceChanges {
     if (this.input.cni === 'cilium' && ciliumSettings(this.input.topology).kubeProxyReplacement) return;
     const states = [...this.services.values()].filter((s) => !s.headless && this.proxied(s));
     await this.wait('kube-proxy writing every endpoint of every Service', (rules, node) =>
-      states.every((s) =>
-        [...s.ready]
-          .filter((pod) => this.visible(s, pod, node))
-          .every((pod) => s.ports.every((p) => this.shows(rules, s, p, pod))),
+      states.every(
+        (s) =>
+          [...s.ready]
+            .filter((pod) => this.visible(s, pod, node))
+            .every((pod) => s.ports.every((p) => this.shows(rules, s, p, pod))) &&
+          // a load balancer's address is written once its status reaches kube-proxy
+          (!s.loadBalancerIP ||
+            s.ready.size === 0 ||
+            s.ports.every((p) => loadBalancerRules(rules, s.ref, p, s.loadBalancerIP!).length > 0)),
       ),
     );
   }
@@ -210,7 +223,7 @@ export class ServiceChanges {
     const ports = (a.ports ?? before).map((p, i): Port => {
       const { nodePort: _previous, ...rest } = p;
       const nodePort = a.nodePorts?.[i] ?? p.nodePort;
-      return nodePort && type === 'NodePort' ? { ...rest, nodePort } : rest;
+      return nodePort && type !== 'ClusterIP' ? { ...rest, nodePort } : rest;
     });
     if (a.ports || a.nodePorts)
       spec.ports = ports.map((p) => ({
@@ -227,6 +240,11 @@ export class ServiceChanges {
       : a.sessionAffinity === 'None'
         ? undefined
         : (a.sessionAffinityConfig?.clientIP.timeoutSeconds ?? DEFAULT_AFFINITY_SECONDS);
+    if (a.loadBalancerSourceRanges !== undefined) {
+      if (svc.type !== 'LoadBalancer')
+        throw new HarnessError('STEP_FAILED', `service ${a.name}: loadBalancerSourceRanges needs type LoadBalancer`);
+      spec.loadBalancerSourceRanges = a.loadBalancerSourceRanges;
+    }
     if (a.sessionAffinity) spec.sessionAffinity = a.sessionAffinity;
     if (affinity)
       spec.sessionAffinityConfig =
@@ -240,6 +258,7 @@ export class ServiceChanges {
       else svc.labels[key] = value;
 
     svc.type = type;
+    if (a.loadBalancerSourceRanges !== undefined) svc.sourceRanges = a.loadBalancerSourceRanges ?? [];
     if (a.publishNotReadyAddresses !== undefined) {
       svc.publishNotReadyAddresses = a.publishNotReadyAddresses;
       for (const pod of svc.unready)
@@ -261,7 +280,7 @@ export class ServiceChanges {
   /** Whether `node`'s rules show every field the step changed (`gone`: the ports it removed). */
   private specShown(a: ServiceAction, svc: ServiceState, gone: Port[], rules: NodeRules, node: string): boolean {
     const { ref, ports } = svc;
-    const nodePort = svc.type === 'NodePort';
+    const nodePort = svc.type !== 'ClusterIP';
     const written = (found: string[]) => found.length > 0;
     // a Service kube-proxy ignores has no rule at all; one it handles again has its ClusterIP rules back
     if (!this.proxied(svc)) return ![...rules.nat, ...rules.filter].some((r) => mentions(r, ref));
@@ -299,7 +318,16 @@ export class ServiceChanges {
         ![...svc.ready].some((pod) => this.visible(svc, pod, node)) ||
         ports.every((p) => showsAffinity(rules, ref, p, svc.affinitySeconds) === (svc.affinitySeconds !== undefined)),
       !a.internalTrafficPolicy || ports.every((p) => this.policyShown(rules, svc, p, node)),
+      // the firewall chain is written only while the Service has an endpoint
+      a.loadBalancerSourceRanges === undefined || svc.ready.size === 0 || this.rangesShown(rules, svc),
     ].every(Boolean);
+  }
+
+  /** Exactly the Service's source ranges in its firewall chain (the allowFromNode rule's load balancer address aside). */
+  private rangesShown(rules: NodeRules, svc: ServiceState): boolean {
+    const shown = firewallRanges(rules, svc.ref);
+    if (svc.loadBalancerIP) shown.delete(`${svc.loadBalancerIP}/32`);
+    return shown.size === svc.sourceRanges.length && svc.sourceRanges.every((r) => shown.has(r));
   }
 
   /** internalTrafficPolicy on one node: Local reaches this node's ready endpoints and no other, Cluster every ready one. */

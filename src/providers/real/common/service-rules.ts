@@ -115,3 +115,23 @@ export function showsAffinity(rules: NodeRules, svc: ServiceRef, port: PortRef, 
   const check = seconds === undefined ? ' -m recent ' : ` -m recent --rcheck --seconds ${seconds} `;
   return clusterIPChains(rules, svc, port).some((r) => r.includes(check));
 }
+
+/** The nat rules sending a service port's load balancer address on (`"ns/name:port loadbalancer IP"` in KUBE-SERVICES). */
+export function loadBalancerRules(rules: NodeRules, svc: ServiceRef, port: PortRef, ip: string): string[] {
+  return rules.nat.filter(
+    (r) =>
+      r.startsWith(`-A KUBE-SERVICES -d ${ip}/32 `) &&
+      r.includes(' loadbalancer IP') &&
+      mentions(r, svc, port) &&
+      matchesPort(r, port.protocol, port.port),
+  );
+}
+
+/** The source ranges a service's firewall chains (KUBE-FW-*) let through, each as written (`-s CIDR`). */
+export function firewallRanges(rules: NodeRules, svc: ServiceRef): Set<string> {
+  return new Set(
+    rules.nat.flatMap((r) =>
+      r.startsWith('-A KUBE-FW-') && mentions(r, svc) ? (/ -s (\S+) /.exec(r)?.[1] ?? []) : [],
+    ),
+  );
+}

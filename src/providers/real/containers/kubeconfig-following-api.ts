@@ -31,6 +31,7 @@ export function kubeconfigFollowingApi(access: KubeAccess, load: (access: KubeAc
     createPod: (body) => current().createPod(body),
     patchPod: (namespace, name, patch) => current().patchPod(namespace, name, patch),
     patchService: (namespace, name, patch) => current().patchService(namespace, name, patch),
+    patchServiceStatus: (namespace, name, patch) => current().patchServiceStatus(namespace, name, patch),
     waitPodReady: (namespace, name, timeoutMs, ready) => current().waitPodReady(namespace, name, timeoutMs, ready),
     waitPodAddressed: (namespace, name, timeoutMs) => current().waitPodAddressed(namespace, name, timeoutMs),
     logs: (pod) => current().logs(pod),
