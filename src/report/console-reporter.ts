@@ -107,16 +107,17 @@ export function consoleReporter(
       }
     },
     async onRunEnd(result) {
-      stdout.write(
-        summary(
-          result,
-          out,
-          (stdout as { isTTY?: boolean }).isTTY ? (stdout as NodeJS.WriteStream).columns : undefined,
-        ),
-      );
+      const columns = (stdout as { isTTY?: boolean }).isTTY ? (stdout as NodeJS.WriteStream).columns : undefined;
+      // awaited, with a turn of the event loop: a reader that went away (`run | head`) shows as EPIPE before
+      // the run's exit code is decided, even when nothing was written while the scenarios ran
+      await written(stdout, summary(result, out, columns));
+      await written(stderr, '');
     },
   };
 }
+
+const written = (stream: NodeJS.WritableStream, text: string) =>
+  new Promise<void>((resolve) => stream.write(text, () => setImmediate(resolve)));
 
 /** Every scenario that failed or errored, with its whole story, once the run is over (as vitest closes). */
 function recap(pc: Colors, results: ScenarioResult[], reproduce?: (r: ScenarioResult) => string): string {

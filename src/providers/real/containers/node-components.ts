@@ -9,7 +9,7 @@ import type { Target } from '../../../contract/provider.ts';
 import { COMPONENT_DAEMONSETS, holdLabel } from './component-daemonsets.ts';
 import type { KubeCli } from '../common/kube-cli.ts';
 import { standInRefusal } from '../common/kube-proxy-stand-in.ts';
-import { waitKubeProxySettled } from '../common/kube-proxy-syncs.ts';
+import { waitKubeProxySynced } from './kube-proxy-synced.ts';
 import { nodePods, readyAnew, runningAnew, waitNodePods, type NodePod, type PodQuery } from './node-pods.ts';
 
 const READY_TIMEOUT_MS = 180_000;
@@ -196,7 +196,7 @@ export class NodeComponents {
       timeoutMs: this.readyTimeoutMs,
       signal: this.input.signal,
     });
-    if (component === 'kube-proxy') await waitKubeProxySettled(target, sinceMs, this.input.signal);
+    if (component === 'kube-proxy') await waitKubeProxySynced(target, sinceMs, this.input.signal);
   }
 
   private label(k8sName: string, labels: string[]) {
