@@ -59,8 +59,9 @@ async function replayRun(result: RunResult, stdoutOnly: boolean, options: Record
   const sink = (shown: boolean) =>
     Object.assign(new EventEmitter(), {
       isTTY: false,
-      write: (chunk: string) => {
+      write: (chunk: string, done?: () => void) => {
         if (shown) printed += chunk;
+        done?.();
         return true;
       },
     }) as unknown as NodeJS.WriteStream;
