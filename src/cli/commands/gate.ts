@@ -4,6 +4,7 @@ import { usableProvider } from '../../providers/create-provider.ts';
 import type { ClusterProvider } from '../../contract/provider.ts';
 import { resolveRunConfig } from '../../providers/run-config.ts';
 import { colorsFor } from '../../report/colors.ts';
+import { fitWidth } from '../../report/fit-width.ts';
 import { EXIT } from '../exit-codes.ts';
 import { interruptible } from '../interruptible.ts';
 import { checkReportPaths } from '../report-paths.ts';
@@ -58,9 +59,8 @@ export default async function gate(ids: string[], options: GateOptions): Promise
   };
   const onAssessed = (profile: string, id: string, a: { verdict: string; reason: string; decidedBy: string[] }) => {
     const verdict = (colour[a.verdict] ?? ((x: string) => x))(a.verdict);
-    process.stderr.write(
-      `${c.bold(profile)} ${id}: ${verdict}${a.decidedBy.length ? ` by ${a.decidedBy.join(', ')}` : ''} ${c.dim(`(${a.reason})`)}\n`,
-    );
+    const line = `${c.bold(profile)} ${id}: ${verdict}${a.decidedBy.length ? ` by ${a.decidedBy.join(', ')}` : ''} ${c.dim(`(${a.reason})`)}`;
+    process.stderr.write(`${fitWidth(line, process.stderr.isTTY ? process.stderr.columns : undefined)}\n`);
   };
   const startedAt = new Date().toISOString();
   const result = await runGate(scenarios, baseline, candidate, {
@@ -71,7 +71,7 @@ export default async function gate(ids: string[], options: GateOptions): Promise
   }).finally(labsDown);
   if (exitCode() !== undefined) return exitCode()!;
   const out = stdoutTaken ? process.stderr : process.stdout;
-  out.write(gateText(result, colorsFor(out)));
+  out.write(fitWidth(gateText(result, colorsFor(out)), out.isTTY ? out.columns : undefined));
   const stepSummary = process.env.GITHUB_STEP_SUMMARY;
   const written = await Promise.allSettled([
     options.json && writeReport('gate JSON', options.json, `${JSON.stringify(gateReport(result), null, 2)}\n`),
