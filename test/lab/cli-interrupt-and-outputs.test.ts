@@ -76,8 +76,9 @@ describe.skipIf(labSkipReason)('the CLI on a lab', () => {
   });
 
   // a scenario with a background injector, a tc shaper and two labs: Ctrl-C at each kind of moment, including
-  // while the injector and the probe it races run, ends the same way and leaves nothing of the run
-  it.each([
+  // while the injector and the probe it races run, ends the same way and leaves nothing of the run (the five
+  // runs side by side, each its own process and run id)
+  it.concurrent.each([
     ['with a lab up', /lab up for fix "be-liberal"/],
     ['during a foreground step', /\$ node\/node-a: tc qdisc add/],
     ['while the background injector runs', /\[conntrack-invalid-reset-cross-node\] faulted/],

@@ -1,5 +1,5 @@
 // A node's kube-proxy sync count, read from its metrics text as kube-proxy v1.20.2 printed it on a kind node here.
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Target } from '../../src/contract/provider.ts';
 import { parseSyncState, waitKubeProxySettled } from '../../src/providers/real/common/kube-proxy-syncs.ts';
 
@@ -42,6 +42,14 @@ function node(answers: [number, number][]): Target & { reads: number } {
 }
 
 describe('waitKubeProxySettled', () => {
+  // its polls and its minSyncPeriod on a fake clock: the waits are counted, not spent
+  beforeEach(() => vi.useFakeTimers({ toFake: ['setTimeout', 'Date'] }));
+  afterEach(() => vi.useRealTimers());
+  const settled = async (p: Promise<void>) => {
+    await vi.runAllTimersAsync();
+    await p;
+  };
+
   const since = 1_000_000_000_000; // ms; the syncs below are after it
   it('waits past a second start-up sync that comes after the first (1 -> 2), until the count holds for a minSyncPeriod', async () => {
     const n = node([
@@ -50,7 +58,7 @@ describe('waitKubeProxySettled', () => {
       [2, 1_000_000_001.2],
     ]);
     const t0 = Date.now();
-    await waitKubeProxySettled(n, since, new AbortController().signal);
+    await settled(waitKubeProxySettled(n, since, new AbortController().signal));
     expect(Date.now() - t0).toBeGreaterThanOrEqual(1000);
     expect(n.reads).toBeGreaterThan(3);
   });
@@ -66,7 +74,7 @@ describe('waitKubeProxySettled', () => {
       [57, 999_999_000],
       [1, 1_000_000_001],
     ]);
-    await waitKubeProxySettled(n, since, new AbortController().signal);
+    await settled(waitKubeProxySettled(n, since, new AbortController().signal));
     expect(n.reads).toBeGreaterThan(8);
   });
 
