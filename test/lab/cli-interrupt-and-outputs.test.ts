@@ -53,16 +53,25 @@ async function interruptedRun(
   });
   let stderr = '';
   let sent = false;
-  let id: Promise<string | undefined> = Promise.resolve(undefined);
+  let closed = false;
+  // the run id from the owner file the run writes as it starts, looked up until found (before the teardown
+  // that Ctrl-C starts can remove it)
+  const id = (async () => {
+    for (;;) {
+      const found = await runIdOf(child.pid!);
+      if (found || closed) return found;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  })();
   child.stderr.on('data', (b: Buffer) => {
     stderr += b.toString();
     if (!sent && when.test(stderr)) {
       sent = true;
       process.kill(-child.pid!, 'SIGINT');
-      id = runIdOf(child.pid!);
     }
   });
   const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+  closed = true;
   const runId = await id;
   return { code, stderr, runId, leftovers: await leftoversOf(runId) };
 }
