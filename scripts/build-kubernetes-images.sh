@@ -38,7 +38,7 @@ agent_src="$repo/src/providers/netns/agent/pod-agent.c"
 # the helper programs scenarios name as {bin/NAME} (local-cluster.ts: POD_HELPERS), at /netrepro/NAME
 helpers=(inject-ahead)
 helper_srcs=("${helpers[@]/#/$repo/src/providers/netns/agent/}"); helper_srcs=("${helper_srcs[@]/%/.c}")
-inputs="$(sha256sum "$agent_src" "${helper_srcs[@]}" "$0" "$repo/scripts/lib/image-archive.sh" | cut -c1-64; for t in "${tools[@]}"; do p="$(command -v "$t")"; sha256sum "$(readlink -f "$p")" | cut -c1-64; done; sha256sum /bin/busybox | cut -c1-64)"
+inputs="$(sha256sum "$agent_src" "${helper_srcs[@]}" "$repo"/src/providers/netns/agent/*.h "$0" "$repo/scripts/lib/image-archive.sh" | cut -c1-64; for t in "${tools[@]}"; do p="$(command -v "$t")"; sha256sum "$(readlink -f "$p")" | cut -c1-64; done; sha256sum /bin/busybox | cut -c1-64)"
 pod_hash="$(echo "$inputs" | sha256sum | cut -c1-12)"
 if [ "$(cat "$out/pod.hash" 2>/dev/null)" != "$pod_hash" ] || [ ! -s "$out/pod.tar" ]; then
   say "pod image (agent, busybox, ${tools[*]})"

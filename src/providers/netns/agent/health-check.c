@@ -16,6 +16,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/prctl.h>
+#include "forking-server.h"
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -61,6 +62,10 @@ static bool closes(const char *head) {
   return http10;
 }
 
+struct service {
+  const char *ns, *name, *file;
+};
+
 static void serve_connection(int fd, const char *ns, const char *name, const char *file) {
   char buf[16 * 1024 + 1];
   size_t have = 0;
@@ -95,6 +100,11 @@ static void serve_connection(int fd, const char *ns, const char *name, const cha
   }
 }
 
+static void serve_service(int fd, void *context) {
+  const struct service *svc = context;
+  serve_connection(fd, svc->ns, svc->name, svc->file);
+}
+
 int main(int argc, char **argv) {
   const char *port = option(argc, argv, "--port"), *ns = option(argc, argv, "--namespace");
   const char *name = option(argc, argv, "--name"), *file = option(argc, argv, "--endpoints");
@@ -102,7 +112,6 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: health-check --port P --namespace NS --name SVC --endpoints FILE\n");
     return 2;
   }
-  signal(SIGCHLD, SIG_IGN);
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((unsigned short)atoi(port))};
@@ -110,19 +119,8 @@ int main(int argc, char **argv) {
     perror("health-check: listen");
     return 1;
   }
-  pid_t server = getpid();
-  printf("ready health-check %s\n", port);
-  fflush(stdout);
-  for (;;) {
-    int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
-    if (c < 0) continue;
-    if (fork() == 0) {
-      prctl(PR_SET_PDEATHSIG, SIGTERM);
-      if (getppid() != server) _exit(0);
-      close(fd);
-      serve_connection(c, ns, name, file);
-      _exit(0);
-    }
-    close(c);
-  }
+  char ready[64];
+  snprintf(ready, sizeof ready, "ready health-check %s", port);
+  struct service svc = {ns, name, file};
+  serve_forked(fd, ready, serve_service, &svc);
 }

@@ -34,6 +34,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include "forking-server.h"
 
 static double now_ms(void) {
   struct timespec t;
@@ -192,26 +193,12 @@ static void serve_connection(int fd, const char *name) {
   }
 }
 
+static void serve_named(int fd, void *name) { serve_connection(fd, name); }
+
 static _Noreturn void serve_http(int port, const char *name) {
-  signal(SIGCHLD, SIG_IGN); // connections' processes are reaped by the kernel
-  int fd = listening_socket(SOCK_STREAM, port);
-  pid_t server = getpid();
-  printf("ready http %d\n", port);
-  fflush(stdout);
-  // a process per connection: several at once, each with plain blocking reads and writes
-  for (;;) {
-    int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
-    if (c < 0) continue;
-    if (fork() == 0) {
-      // the connection ends with its server (SIGTERM at teardown)
-      prctl(PR_SET_PDEATHSIG, SIGTERM);
-      if (getppid() != server) _exit(0);
-      close(fd);
-      serve_connection(c, name);
-      _exit(0);
-    }
-    close(c);
-  }
+  char ready[32];
+  snprintf(ready, sizeof ready, "ready http %d", port);
+  serve_forked(listening_socket(SOCK_STREAM, port), ready, serve_named, (void *)name);
 }
 
 /** Every datagram answered with the server's name and its sender's address:port, as this socket saw them. */
