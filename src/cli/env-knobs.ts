@@ -54,28 +54,21 @@ export function envHelp(): string {
 }
 
 /**
- * The knobs that change what a run builds or how it judges, which a command reproducing a scenario repeats;
- * the rest say where files are or how progress looks, which is the reader's own machine's business.
+ * The knobs that say where files are or how this machine is reached, which a command reproducing a scenario
+ * leaves to the reader's machine; every other NETREPRO_* knob changes what a run builds or how it judges, and
+ * is repeated.
  */
-const REPRODUCING = new Set([
-  'NETREPRO_K8S_VERSION',
-  'NETREPRO_CNI',
-  'NETREPRO_CILIUM_VERSION',
-  'NETREPRO_FLANNEL_VERSION',
-  'NETREPRO_CNI_PLUGINS_VERSION',
-  'NETREPRO_CNI_PLUGINS_URL',
-  'NETREPRO_CNI_PLUGINS_SHA256',
-  'NETREPRO_KIND_NODE_IMAGE',
-  'NETREPRO_KIND_ENGINE',
-  'NETREPRO_K3S_IMAGE',
-  'NETREPRO_PROBE_IMAGE',
-  'NETREPRO_AGENT_IMAGE',
-  'NETREPRO_TRACE',
+const MACHINE_ONLY = new Set([
+  'NETREPRO_CACHE',
+  'NETREPRO_KIND_SRC',
+  'NETREPRO_WORK_DIR',
+  'NETREPRO_ALLOW_CONTEXT',
+  'NETREPRO_SPAWNER',
 ]);
 
 /** NAME=value, shell-quoted, for each reproducing knob set in `env`. */
 export function reproducingEnv(env: NodeJS.ProcessEnv, quote: (s: string) => string): string[] {
   return ENV_KNOBS.map(([name]) => name)
-    .filter((name) => REPRODUCING.has(name) && env[name] !== undefined && env[name] !== '')
+    .filter((name) => name.startsWith('NETREPRO_') && !MACHINE_ONLY.has(name) && env[name])
     .map((name) => `${name}=${quote(env[name]!)}`);
 }
