@@ -7,7 +7,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { showsTheFault } from '../../src/engine/run/probe-trace-hooks.ts';
-import type { ProbeResult, RunResult } from '../../src/engine/run/results.ts';
+import type { PhaseResult, ProbeResult, RunResult } from '../../src/engine/run/results.ts';
 import { diagnose } from '../../src/observe/trace/diagnosis.ts';
 import { diagnosisLines } from '../../src/report/diagnosis-lines.ts';
 import { explain } from '../../src/report/explain.ts';
@@ -25,6 +25,25 @@ const probe: ProbeResult = {
   diagnosis: diagnose({ ...recorded, trace: recorded.probe.trace }),
 };
 
+/** The recorded probe in a faulted phase of fix variant `variant`. */
+const faulted = (variant: string): PhaseResult => ({
+  name: 'faulted',
+  variant,
+  steps: [],
+  probes: [probe],
+  checks: [],
+  durationMs: 0,
+  status: 'passed',
+});
+/** A passed run of one scenario `s` with `phases`. */
+const runOf = (...phases: PhaseResult[]): RunResult => ({
+  version: 1,
+  provider: 'netns',
+  durationMs: 0,
+  summary: { passed: 1, measured: 0, failed: 0, errored: 0, skipped: 0 },
+  scenarios: [{ id: 's', title: 't', file: '', verdict: 'passed', durationMs: 0, phases, labs: [], log: [] }],
+});
+
 describe('the state behind the culprit in the reports', () => {
   it('explain and the console: each command, then its output indented, after the sentences', () => {
     const lines = diagnosisLines(probe);
@@ -40,24 +59,7 @@ describe('the state behind the culprit in the reports', () => {
   });
 
   it('the HTML report: the same lines set apart under the sentences', () => {
-    const phase = {
-      name: 'faulted' as const,
-      variant: 'v',
-      steps: [],
-      probes: [probe],
-      checks: [],
-      durationMs: 0,
-      status: 'passed' as const,
-    };
-    const run: RunResult = {
-      version: 1,
-      provider: 'netns',
-      durationMs: 0,
-      summary: { passed: 1, measured: 0, failed: 0, errored: 0, skipped: 0 },
-      scenarios: [
-        { id: 's', title: 't', file: '', verdict: 'passed', durationMs: 0, phases: [phase], labs: [], log: [] },
-      ],
-    };
+    const run = runOf(faulted('v'));
     expect(renderHtml(run)).toMatch(
       /<pre>\$ node\/node-b: sysctl net\.ipv4\.conf\.all\.rp_filter net\.ipv4\.conf\.flannel\/1\.rp_filter\n {2}net\.ipv4\.conf\.all\.rp_filter = 1\n/,
     );
@@ -110,33 +112,7 @@ describe('the HTML report reproduces the run', () => {
 
 describe('explain', () => {
   it('says a culprit found in several fix variants once, last, with the probes it explains', async () => {
-    const phase = (variant: string) => ({
-      name: 'faulted' as const,
-      variant,
-      steps: [],
-      probes: [probe],
-      checks: [],
-      durationMs: 0,
-      status: 'passed' as const,
-    });
-    const run: RunResult = {
-      version: 1,
-      provider: 'netns',
-      durationMs: 0,
-      summary: { passed: 1, measured: 0, failed: 0, errored: 0, skipped: 0 },
-      scenarios: [
-        {
-          id: 's',
-          title: 't',
-          file: '',
-          verdict: 'passed',
-          durationMs: 0,
-          phases: [phase('a'), phase('b')],
-          labs: [],
-          log: [],
-        },
-      ],
-    };
+    const run = runOf(faulted('a'), faulted('b'));
     const file = join(await tempDir(), 'run.json');
     await writeFile(file, JSON.stringify(run));
     const text = await explain(file);
