@@ -1,13 +1,15 @@
-// The console while a run goes on, as a test runner's: a line per finished scenario on stderr (a spinner naming
-// the running ones on a terminal), then a recap of every scenario that did not pass with its whole story, then
-// the summary table on stdout. --verbose adds each lab, phase, step, probe and check as it happens, prefixed by
-// the scenario and, where it has several, the fix variant; --quiet keeps only the recap and the summary.
+// The console while a run goes on, as a test runner's: a line per finished scenario on stderr (on a terminal,
+// under the count done, a live line per running scenario with its phase and time), then a recap of every
+// scenario that did not pass with its whole story, then the summary table on stdout. --verbose adds each lab,
+// phase, step, probe and check as it happens, prefixed by the scenario and, where it has several, the fix
+// variant; --quiet keeps only the recap and the summary.
 // Colours are chosen per stream (src/report/colors.ts): progress by stderr, the summary by stdout.
 import { colorsFor, type Colors } from './colors.ts';
 import type { RunEvent, ScenarioResult } from '../engine/run/results.ts';
 import { fitWidth } from './fit-width.ts';
 import type { Reporter } from './reporter.ts';
 import { progress } from './progress.ts';
+import { RunningScenarios } from './running-scenarios.ts';
 import { outcomeBlock, outcomeLine } from './scenario-outcome.ts';
 import { summary } from './summary-table.ts';
 
@@ -62,23 +64,26 @@ export function consoleReporter(
   const out = colorsFor(stdout as { isTTY?: boolean });
   const lines = progress(stderr, { spinner: !options.quiet });
   const print = (text: string) => lines.print(fitWidth(text, stderr.isTTY ? stderr.columns : undefined));
-  options.signal?.addEventListener('abort', () => lines.stop(), { once: true });
   const variants = new Map<string, number>();
-  const running = new Set<string>();
   const notPassed: ScenarioResult[] = [];
-  let total = 0;
-  let done = 0;
-  const status = () => lines.status(`${[...running].join(', ')}  ${pc.dim(`${done}/${total} done`)}`);
+  let running = new RunningScenarios(0);
+  const status = () => lines.status(running.text(pc, stderr.columns, stderr.rows));
+  // the elapsed seconds move on between events; unref'd, it never keeps a finished run alive
+  const ticker = setInterval(status, 1000).unref();
+  const stop = () => {
+    clearInterval(ticker);
+    lines.stop();
+  };
+  options.signal?.addEventListener('abort', stop, { once: true });
   return {
     onEvent(event) {
       switch (event.kind) {
         case 'run-start':
-          total = event.scenarios.length;
-          if (!options.quiet) print(pc.dim(`netrepro: ${total} scenario(s) on ${event.provider}`));
-          lines.status('provisioning');
-          return;
+          running = new RunningScenarios(event.scenarios.length);
+          if (!options.quiet) print(pc.dim(`netrepro: ${event.scenarios.length} scenario(s) on ${event.provider}`));
+          return status();
         case 'scenario-start':
-          running.add(event.id);
+          running.start(event.id);
           if (options.verbose) print(`${pc.bold('▶')} ${pc.bold(event.id)}  ${pc.dim(event.title)}`);
           return status();
         case 'lab-ready':
@@ -86,6 +91,9 @@ export function consoleReporter(
           if (options.verbose) print(detailLine(pc, event, prefix(event, variants)));
           return;
         case 'phase-start':
+          running.phase(event.id, event.variant, event.phase);
+          if (options.verbose) print(detailLine(pc, event, prefix(event, variants)));
+          return status();
         case 'step':
         case 'probe':
         case 'check':
@@ -93,15 +101,14 @@ export function consoleReporter(
           return;
         case 'scenario-end': {
           const r = event.result;
-          running.delete(r.id);
-          done++;
+          running.end(r.id);
           if (r.verdict === 'failed' || r.verdict === 'errored') notPassed.push(r);
           if (options.verbose) print(outcomeBlock(pc, r, options.reproduce?.(r)));
           else if (!options.quiet) print(outcomeLine(pc, r));
           return status();
         }
         case 'run-end':
-          lines.stop();
+          stop();
           if (notPassed.length > 0) print(recap(pc, notPassed, options.reproduce));
           return;
       }

@@ -21,3 +21,10 @@ export function fitWidth(text: string, columns: number | undefined): string {
     })
     .join('\n');
 }
+
+/** `line` cut at a word boundary to fit `columns`, ending in `…` where it was cut; unchanged where the width is unknown. */
+export function truncateLine(line: string, columns: number | undefined): string {
+  if (!columns || columns < MIN_COLUMNS) return line;
+  const pieces = wrapAnsi(line, columns - 1, { hard: true, trim: false }).split('\n');
+  return pieces.length === 1 ? line : `${pieces[0]!.trimEnd()}…`;
+}
