@@ -74,6 +74,29 @@ describe.skipIf(labSkipReason)('weakened copies on the netns lab', () => {
     expect(r.phases.find((p) => p.name === 'baseline')!.status).toBe('passed');
   });
 
+  it('a preserve copy whose probe goes around the change (to the first pod, not the Service) fails its fault path', async () => {
+    // every request still lands on the first pod, so the probe passes in every phase; but it never enters the
+    // Service's chain that the scale-up rewrote
+    const copy = await copyOf(
+      'e2e-session-affinity-clusterip',
+      (t) =>
+        t.replace(
+          'http: { to: svc/affinity-clusterip, port: 80 }',
+          'http: { to: pod/affinity-clusterip-1, port: 9376 }',
+        ),
+      'upstream-e2e/session-affinity-clusterip.yaml',
+    );
+    const { runScenario } = await import('../../src/engine/run/run-scenario.ts');
+    const r = await runScenario(copy, { provider, signal, emit: () => {} });
+    const faulted = r.phases.find((p) => p.name === 'faulted')!;
+    expect(faulted.probes.every((p) => p.matched)).toBe(true);
+    expect(faulted.checks.find((c) => c.id === 'fault-path:crossed')).toMatchObject({ matched: false });
+    expect(faulted.checks.find((c) => c.id === 'fault-path:crossed')!.observed).toMatch(
+      /^no rule on the fault's change counted a packet while the probes ran \(changed: nat\/KUBE-SEP-/,
+    );
+    expect(r.verdict).toBe('failed');
+  });
+
   it('mutate kills an absence whose pattern never matches and a counter that rises with any traffic', async () => {
     const copy = await copyOf('br-netfilter-clusterip-same-node', (t) =>
       t.replace('    pod-ip: { outcome: ok, servedBy: web }\n\nfixes:', () =>

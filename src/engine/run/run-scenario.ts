@@ -7,6 +7,7 @@ import { unrunnableFixes, unsupported } from '../../contract/provider-support.ts
 import { collectPhaseEvidence } from '../../observe/evidence/collect-evidence.ts';
 import { matchExpectation } from '../../observe/expect/match-expectation.ts';
 import { PhaseChecks } from '../../observe/expect/run-checks.ts';
+import { FaultPath } from '../../observe/expect/fault-path.ts';
 import { errorFields, HarnessError } from '../../model/errors.ts';
 import type { LoadedScenario } from '../../model/load-scenario.ts';
 import type { Observation } from '../../model/outcome.ts';
@@ -245,7 +246,12 @@ async function runPhase(input: PhaseInput): Promise<void> {
     join(input.result.evidenceDir, scenario.fixes.length > 1 ? input.variant : '', input.name);
   try {
     await collectPhaseEvidence(cluster, evidenceDir, scenario.evidence, async () => {
+      // a change traffic must survive proves something only where the probes cross it
+      const faultPath =
+        input.name === 'faulted' && scenario.purpose === 'preserve' ? new FaultPath(cluster) : undefined;
+      await faultPath?.read();
       await runForegroundSteps(p);
+      await faultPath?.read(true);
       const checks = new PhaseChecks(p.checks, cluster, p.resolve);
       // the probes' packet watches start now, after the steps (which may replace an interface), while the checks read
       const ahead = new AheadWatches(phaseProbes(p), cluster);
@@ -254,7 +260,9 @@ async function runPhase(input: PhaseInput): Promise<void> {
         throw e;
       });
       await alongsideBackgroundSteps(p, checks, ahead, () => runProbes(p, ahead));
-      for (const check of await checks.finish()) {
+      const finished = await checks.finish();
+      await faultPath?.read();
+      for (const check of [...finished, ...(faultPath ? [faultPath.verdict()] : [])]) {
         phase.checks.push(check);
         options.emit({ kind: 'check', id: scenario.id, phase: input.name, variant: input.variant, check });
       }
