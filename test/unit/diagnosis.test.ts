@@ -87,6 +87,20 @@ describe('diagnosis of the seed incidents (recorded traces)', () => {
     expect(d.reason).toContain('the un-NATed packet reached the client, which answered RST to 10.244.1.3:8080');
   });
 
+  it('conntrack-invalid-reset under kube-proxy 1.20: the INVALID drop of a segment outside the window of a connection conntrack saw both ways', () => {
+    const d = run('conntrack-invalid-reset-kube-proxy-1-20--download');
+    expect(d.culprit).toEqual({
+      kind: 'rule',
+      node: 'node-a',
+      where: 'filter/KUBE-FORWARD',
+      text: '-A KUBE-FORWARD -m conntrack --ctstate INVALID -j DROP',
+    });
+    expect(d.reason).toMatch(/had seen the connection both ways \(ESTABLISHED\), so the packet was INVALID by itself/);
+    expect(d.reason).toMatch(/as the kernel logged: "nf_ct_proto_6: SEQ is over upper bound \d+/);
+    // the story of a reply conntrack never saw belongs to the Cilium race, not here
+    expect(d.reason).not.toMatch(/never saw|TIME_WAIT/);
+  });
+
   it('stale-sock-lb-program: the connect4 program (id, attach order) that rewrote the ClusterIP to the dead backend', () => {
     const d = run('stale-sock-lb-program--clusterip');
     expect(d.culprit.kind).toBe('bpf-program');

@@ -3,6 +3,7 @@
 // when no rule of it took the packet, and for an INVALID drop, why conntrack could not place the packet.
 import type { TraceFact } from '../../../model/trace-events.ts';
 import {
+  type Conntrack,
   ctState,
   type Ctx,
   type Detector,
@@ -68,14 +69,21 @@ function detect(ctx: Ctx): Found | undefined {
     );
   }
   if (/INVALID/.test(text)) {
-    const ct = lastConntrack(ctx, drop.node);
+    const ct = conntrackAtDrop(ctx, drop);
     const synAck = ctx.packets.find((p) => p.dst === ctx.client && p.flags?.startsWith('S.'));
-    if (ct) {
+    if (ct && (ct.unreplied || ct.state === 'SYN_SENT' || ct.state === 'NEW')) {
       sentences.push(
         `conntrack on ${drop.node} still held the connection in ${ctState(ct)}` +
           (synAck
             ? `, although the client had received the SYN-ACK from ${endpoint(synAck.src, synAck.sport)}: the node's conntrack never saw that reply, so the client's next packet was INVALID there.`
             : ': it never saw a reply, so the next packet was INVALID.'),
+      );
+    } else if (ct) {
+      // the entry saw both ways: the packet itself did not fit the connection (a segment outside its window)
+      const logged = ctx.checks.flatMap((c) => c.evidence).find((l) => /nf_ct_proto_\d+: /.test(l));
+      sentences.push(
+        `conntrack on ${drop.node} had seen the connection both ways (${ctState(ct)}), so the packet was INVALID by itself: it did not fit the connection's TCP window` +
+          (logged ? `, as the kernel logged: "${/nf_ct_proto_\d+: .*/.exec(logged)![0].trim()}".` : '.'),
       );
     }
     const tc = ctx.facts.find(
@@ -94,6 +102,22 @@ function detect(ctx: Ctx): Found | undefined {
     reason: sentences.join(' '),
     ...(evidence.length ? { evidence } : {}),
   };
+}
+
+/** The conntrack entry of the dropped packet's own connection on the drop's node, as last reported before the drop. */
+function conntrackAtDrop(ctx: Ctx, drop: Rule): Conntrack | undefined {
+  const port = ctx.flow.clientPort(drop.packet);
+  const before = ctx.events.slice(0, ctx.events.indexOf(drop));
+  const own = before
+    .filter(
+      (e): e is Conntrack =>
+        e.kind === 'conntrack' &&
+        e.node === drop.node &&
+        e.packet.src === ctx.client &&
+        (port === undefined || ctx.flow.clientPort(e.packet) === port),
+    )
+    .at(-1);
+  return own ?? lastConntrack(ctx, drop.node);
 }
 
 /** The chain's policy DROP took the packet: no rule of the chain accepted it (Docker sets FORWARD's at start). */
