@@ -47,11 +47,13 @@ export async function liveRuns(): Promise<string[]> {
   return live;
 }
 
-export async function cleanLeftovers({ force }: { force: boolean }): Promise<string[]> {
+/** `run`: only that run's leftovers (`netrepro clean --run`), alive or not. */
+export async function cleanLeftovers({ force, run }: { force: boolean; run?: string }): Promise<string[]> {
   const removed: string[] = [];
   const { runs, namespaces } = await runsFound();
   for (const runId of runs) {
-    if (!force && (await liveOwner(runId)) !== undefined) continue;
+    if (run !== undefined && runId !== run) continue;
+    if (!force && run === undefined && (await liveOwner(runId)) !== undefined) continue;
     // pods first, then nodes, then the fabric: the reverse of creation
     const mine = namespaces.filter((n) => n.startsWith(`nr-${runId}-`)).sort((a, b) => rank(a) - rank(b));
     await removeNamespaces(mine);

@@ -22,13 +22,15 @@ async function ownerAlive(dir: string): Promise<boolean> {
   }
 }
 
-export async function cleanLocalLeftovers({ force }: { force: boolean }): Promise<string[]> {
+/** `run`: only that run's leftovers (`netrepro clean --run`), alive or not. */
+export async function cleanLocalLeftovers({ force, run }: { force: boolean; run?: string }): Promise<string[]> {
   const removed: string[] = [];
   const runs = (await readdir(LOCAL_STATE_ROOT).catch(() => [] as string[])).filter((d) => RUN_PREFIX.test(d));
   for (const dir of runs) {
     const state = join(LOCAL_STATE_ROOT, dir);
-    if (!force && (await ownerAlive(state))) continue;
     const runId = RUN_PREFIX.exec(dir)![1]!;
+    if (run !== undefined && runId !== run) continue;
+    if (!force && run === undefined && (await ownerAlive(state))) continue;
     const prefix = `nr-${runId}-`;
     // the pods first (their processes are in no namespace of ours), then everything in the namespaces
     const roots = new Set<string>();
