@@ -32,7 +32,13 @@ export const LOADED_FUNCTION =
 /** Prints each watched module that is in the kernel, one a line. */
 export const MODULES_COMMAND: CaptureCommand = {
   key: 'modules',
-  argv: ['sh', '-c', `${LOADED_FUNCTION}\nfor m in "$@"; do loaded "$m" && echo "$m"; done; true`, 'sh', ...WATCHED_MODULES],
+  argv: [
+    'sh',
+    '-c',
+    `${LOADED_FUNCTION}\nfor m in "$@"; do loaded "$m" && echo "$m"; done; true`,
+    'sh',
+    ...WATCHED_MODULES,
+  ],
 };
 
 /**

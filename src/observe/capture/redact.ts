@@ -14,6 +14,9 @@ export const KEPT_NAMES: ReadonlySet<string> = new Set([
   'kubernetes',
 ]);
 
+/** The cluster's own namespaces: the objects in them (kube-dns, coredns-..., kube-proxy-...) keep their names. */
+export const SYSTEM_NAMESPACES: ReadonlySet<string> = new Set(['kube-system', 'kube-public', 'kube-node-lease']);
+
 export type NameKind = 'namespace' | 'service' | 'pod' | 'owner';
 const PREFIX: Record<NameKind, string> = { namespace: 'ns', service: 'svc', pod: 'pod', owner: 'owner' };
 
@@ -54,7 +57,10 @@ export function redactionOf(bundle: Bundle): Redaction {
     taken.add(to);
     names.set(name, { kind, to });
   };
-  const cluster = (file: string) => itemsOf(bundle.files.get(`cluster/${file}.json`));
+  const cluster = (file: string) =>
+    itemsOf(bundle.files.get(`cluster/${file}.json`)).filter(
+      (o) => !SYSTEM_NAMESPACES.has(o.metadata?.namespace ?? ''),
+    );
   for (const o of [...cluster('pods'), ...cluster('services'), ...cluster('endpointslices')])
     add(o.metadata?.namespace, 'namespace');
   for (const o of cluster('services')) add(o.metadata?.name, 'service');
@@ -129,7 +135,13 @@ function redactJson(text: string, rename: (s: string) => string, renameKey: (s: 
       return Object.fromEntries(
         Object.entries(v)
           .filter(([k]) => k !== 'managedFields')
-          .map(([k, x]) => [labelMap ? renameKey(k) : k, walk(x, LABEL_MAPS.has(k))]),
+          .map(([k, x]) => [
+            labelMap ? renameKey(k) : k,
+            // `web-7d9f-`: the name before the hyphen the API server adds a suffix after
+            k === 'generateName' && typeof x === 'string'
+              ? `${rename(x.replace(/-$/, ''))}-`
+              : walk(x, LABEL_MAPS.has(k)),
+          ]),
       );
     return v;
   };
