@@ -328,6 +328,11 @@ function addCaptureCommand(program: Command): void {
       "a real cluster's node, through `kubectl debug node/NODE` and the host's own tools",
     )
     .option('--image <image>', 'the debug pod image for --kubectl-debug (it needs only chroot)', 'busybox:1.36')
+    .option(
+      '--debug-profile <profile>',
+      "kubectl debug's --profile (kubectl >= 1.27; sysadmin: a privileged pod, which iptables-save and conntrack need)",
+    )
+    .option('--kubectl <path>', 'the kubectl to run (default: kubectl on PATH)')
     .addHelpText(
       'after',
       examples([

@@ -117,7 +117,7 @@ describe.skipIf(labSkipReason)('netrepro capture --run', () => {
       // the fault: bridge-nf-call-iptables=0 in node-a's namespace, the lab's stand-in for the module not loaded
       expect(JSON.parse(await b('nodes/node-a/sysctls.json'))['net.bridge.bridge-nf-call-iptables']).toBe('0');
       expect(JSON.parse(await b('nodes/node-a/modules.json'))).toEqual({ br_netfilter: false });
-      expect(node.moduleEvidence.br_netfilter).toMatch(/^netns lab emulation/);
+      expect(node.moduleEvidence.br_netfilter).toMatch(/^emulated per node namespace/);
       expect(await b('nodes/node-a/iptables-save.txt')).toContain('--comment "default/web:http cluster IP"');
       // the lab's own objects, as a cluster lists them
       const services = JSON.parse(await b('cluster/services.json'));

@@ -265,7 +265,7 @@ describe('the one-script form (kubectl debug)', () => {
       '--',
       'chroot',
       '/host',
-      'sh',
+      '/bin/sh',
       '-c',
       'S',
     ]);

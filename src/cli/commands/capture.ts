@@ -34,6 +34,10 @@ export interface CaptureOptions {
   node?: string[];
   kubectlDebug?: string[];
   image: string;
+  /** kubectl debug's --profile (sysadmin: a privileged pod, kubectl >= 1.27). */
+  debugProfile?: string;
+  /** The kubectl to run for --kubectl-debug and --kubeconfig (default: kubectl on PATH). */
+  kubectl?: string;
 }
 
 export default async function capture(options: CaptureOptions): Promise<number> {
@@ -84,21 +88,26 @@ async function captureInput(options: CaptureOptions, conntrackLines: number | un
   const kubeconfig = options.kubeconfig ?? (process.env.KUBECONFIG || undefined);
   if (options.run !== undefined) return keptRunInput(options.run, options.node, conntrackLines);
   if (options.kubectlDebug?.length) {
-    const kubectl = 'kubectl';
+    const kubectl = options.kubectl ?? 'kubectl';
+    const profile = options.debugProfile;
     return {
       source: { kind: 'kubectl-debug', kubeconfig: kubeconfig ?? null },
       nodes: options.kubectlDebug.map((node) => ({
         name: node,
-        reader: new ScriptReader((script) => debugRun({ kubectl, kubeconfig, node, image: options.image, script })),
+        reader: new ScriptReader((script) =>
+          debugRun({ kubectl, kubeconfig, node, image: options.image, profile, script }),
+        ),
       })),
-      cluster: () => readClusterObjects(kubectlOn(['kubectl', ...(kubeconfig ? ['--kubeconfig', kubeconfig] : [])])),
+      cluster: () => readClusterObjects(kubectlOn([kubectl, ...(kubeconfig ? ['--kubeconfig', kubeconfig] : [])])),
       node: { conntrackLines, brNetfilter: 'module' },
     };
   }
   return {
     source: { kind: 'host', kubeconfig: kubeconfig ?? null },
     nodes: [{ name: options.nodeName ?? hostname(), reader: new TargetReader(thisHost()) }],
-    cluster: kubeconfig ? () => readClusterObjects(kubectlOn(['kubectl', '--kubeconfig', kubeconfig])) : undefined,
+    cluster: kubeconfig
+      ? () => readClusterObjects(kubectlOn([options.kubectl ?? 'kubectl', '--kubeconfig', kubeconfig]))
+      : undefined,
     node: { conntrackLines, brNetfilter: 'module' },
   };
 }
@@ -123,8 +132,8 @@ async function keptRunInput(
     nodes: nodes.map((n) => ({ name: n.kubeName, reader: new TargetReader(n.target) })),
     cluster:
       run.kind === 'lab' ? () => labObjects(run.labObjects!) : () => readClusterObjects(kubectlOn(run.kubectl!.argv)),
-    // the lab stands for "br_netfilter not loaded" per node; a local cluster's nodes share the host's module
-    node: { conntrackLines, brNetfilter: run.kind === 'lab' ? 'lab-emulation' : 'module' },
+    // both stand for "br_netfilter not loaded" per node namespace, as the br-netfilter step sets it
+    node: { conntrackLines, brNetfilter: 'lab-emulation' },
   };
 }
 
@@ -157,6 +166,7 @@ async function debugRun(i: {
   kubeconfig?: string;
   node: string;
   image: string;
+  profile?: string;
   script: string;
 }): Promise<{ stdout: string; failure?: string }> {
   const r = await runCommand(kubectlDebugArgv(i), { reject: false, timeoutMs: 300_000 }).catch((e: Error) => ({
@@ -164,8 +174,15 @@ async function debugRun(i: {
     stderr: e.message,
     exitCode: undefined,
   }));
-  const pod = debugPodName(r.stderr);
-  if (pod) await runCommand(deleteDebugPodArgv(i, pod), { reject: false, timeoutMs: 60_000 }).catch(() => {});
+  // kubectl prints it on stdout before the script's output (kubectl 1.20), on stderr elsewhere
+  const pod = debugPodName(`${r.stderr}\n${r.stdout}`);
+  if (pod) {
+    const d = await runCommand(deleteDebugPodArgv(i, pod), { reject: false, timeoutMs: 60_000 }).catch((e: Error) => ({
+      exitCode: undefined,
+      stderr: e.message,
+    }));
+    if (d.exitCode !== 0) process.stderr.write(`the debug pod ${pod} stays: ${d.stderr.trim()}\n`);
+  }
   const failure =
     r.exitCode === 0
       ? undefined

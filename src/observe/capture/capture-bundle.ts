@@ -17,15 +17,11 @@ export interface CaptureInput {
 
 export async function captureBundle(input: CaptureInput): Promise<Bundle> {
   const capturedAt = (input.now ?? (() => new Date()))().toISOString();
-  const [cluster, ...nodes] = await Promise.all([
-    input.cluster?.(),
-    // nodes one after another: a node's reads are many short processes, and the machine is shared
-    (async () => {
-      const out = [];
-      for (const n of input.nodes) out.push(await captureNode(n.name, n.reader, input.node));
-      return out;
-    })(),
-  ]).then(([c, ns]) => [c, ...ns] as const);
+  // the cluster first: a node read through a debug pod adds that pod to the cluster while it runs
+  const cluster = await input.cluster?.();
+  // nodes one after another: a node's reads are many short processes, and the machine is shared
+  const nodes = [];
+  for (const n of input.nodes) nodes.push(await captureNode(n.name, n.reader, input.node));
   const files = new Map<string, string>();
   for (const [path, text] of cluster?.files ?? []) files.set(path, text);
   for (const n of nodes) for (const [path, text] of n.files) files.set(path, text);

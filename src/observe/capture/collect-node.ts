@@ -9,9 +9,9 @@ export interface NodeCaptureOptions {
   conntrackLines?: number;
   /**
    * How br_netfilter's state is decided. `module`: loaded when /proc/sys/net/bridge exists in the node's network
-   * namespace. `lab-emulation`: the netns lab stands for "not loaded" with bridge-nf-call-iptables=0 in a node's
-   * namespace (the host's module is loaded for every namespace), so that value counts as not loaded: a replay of
-   * the bundle then stands for the same node.
+   * namespace. `lab-emulation`: nodes that are namespaces of this host (the netns lab, a `local` cluster) stand for
+   * "not loaded" with bridge-nf-call-iptables=0 in the node's namespace (the `br-netfilter` step; the host's module
+   * serves every namespace), so that value counts as not loaded: a replay of the bundle stands for the same node.
    */
   brNetfilter: 'module' | 'lab-emulation';
 }
@@ -174,7 +174,7 @@ export function brNetfilter(
     if (rule === 'lab-emulation' && dir && sysctls.values[BRIDGE_NF] === '0')
       return {
         loaded: false,
-        decidedBy: `netns lab emulation: ${BRIDGE_NF}=0 in the node's namespace stands for br_netfilter not loaded (the host's module is loaded; /proc/sys/net/bridge exists)`,
+        decidedBy: `emulated per node namespace (netns lab, local cluster): ${BRIDGE_NF}=0 in the node's namespace stands for br_netfilter not loaded (the host's module is loaded; /proc/sys/net/bridge exists)`,
       };
     return {
       loaded: dir,

@@ -20,9 +20,9 @@ export const SYSTEM_NAMESPACES: ReadonlySet<string> = new Set(['kube-system', 'k
 export type NameKind = 'namespace' | 'service' | 'pod' | 'owner';
 const PREFIX: Record<NameKind, string> = { namespace: 'ns', service: 'svc', pod: 'pod', owner: 'owner' };
 
-/** Original name -> redacted name, with the kind each was found as. */
+/** Original name -> redacted name, with the kinds it was found as (a pod and its Service often share a name). */
 export interface Redaction {
-  names: Map<string, { kind: NameKind; to: string }>;
+  names: Map<string, { kind: NameKind; to: string; kinds: Set<NameKind> }>;
 }
 
 interface KubeObject {
@@ -43,19 +43,21 @@ const COMMENT_NAMES = /([a-z0-9]([-a-z0-9]*[a-z0-9])?)\/([a-z0-9]([-a-z0-9.]*[a-
 
 /** The names to rename, from the cluster objects and from rule comments (a bundle read without a kubeconfig). */
 export function redactionOf(bundle: Bundle): Redaction {
-  const names = new Map<string, { kind: NameKind; to: string }>();
+  const names: Redaction['names'] = new Map();
   const counters: Record<NameKind, number> = { namespace: 0, service: 0, pod: 0, owner: 0 };
   // a name already in the bundle cannot be a new name
   const taken = new Set<string>(
     [...bundle.files.values()].flatMap((t) => t.match(/\b(?:ns|svc|pod|owner)-\d+\b/g) ?? []),
   );
   const add = (name: string | undefined, kind: NameKind) => {
-    if (!name || KEPT_NAMES.has(name) || names.has(name)) return;
+    if (!name || KEPT_NAMES.has(name)) return;
+    const known = names.get(name);
+    if (known) return void known.kinds.add(kind);
     let to: string;
     do to = `${PREFIX[kind]}-${++counters[kind]}`;
     while (taken.has(to));
     taken.add(to);
-    names.set(name, { kind, to });
+    names.set(name, { kind, to, kinds: new Set([kind]) });
   };
   const cluster = (file: string) =>
     itemsOf(bundle.files.get(`cluster/${file}.json`)).filter(
@@ -151,6 +153,6 @@ function redactJson(text: string, rename: (s: string) => string, renameKey: (s: 
 /** The mapping for the user, original -> redacted, by kind: written beside the bundle, never inside. */
 export function redactionMapping(redaction: Redaction): Record<NameKind, Record<string, string>> {
   const out: Record<NameKind, Record<string, string>> = { namespace: {}, service: {}, pod: {}, owner: {} };
-  for (const [name, { kind, to }] of redaction.names) out[kind][name] = to;
+  for (const [name, { kinds, to }] of redaction.names) for (const kind of kinds) out[kind][name] = to;
   return out;
 }
