@@ -1,15 +1,22 @@
 // A real cluster's node reached through `kubectl debug node/NODE`: a pod on the node with the host's filesystem at
 // /host and the host's network namespace (node debug pods are hostNetwork), which runs one script under
-// `chroot /host`, so the host's own iptables-save, ip, conntrack and bpftool read the node. `-i` without `-t`: a TTY
-// would turn the output's newlines into CRLF and mix stderr into it. The debug pod stays behind as Completed until
-// deleted: capture deletes it by the name kubectl printed. kubectl's default debug pod is not privileged: without
-// CAP_NET_ADMIN, iptables-save, nft and conntrack are refused ("Permission denied (you must be root)") and said so
-// in the manifest; kubectl from 1.27 has `--profile=sysadmin` for a privileged pod.
+// `chroot /host /bin/sh`, so the host's own iptables-save, ip, conntrack and bpftool read the node. The host's shell
+// by its path: a BusyBox image's chroot runs its own `sh` applet for a bare `sh`, which then runs its own `ip`
+// applet (no `-j`) instead of the host's.
+//
+// The pod is not attached to (`--attach=false`): a script that ends before kubectl attaches loses its output
+// (kubectl 1.20 then exits 0 with nothing, seen on the `local` cluster); its output is read from the pod's log once
+// the pod has ended, and the pod, which would stay behind as Completed, is deleted. kubectl's default debug pod
+// is not privileged: without CAP_NET_ADMIN, iptables-save, nft and conntrack are refused ("Permission denied (you
+// must be root)") and the manifest says so; kubectl from 1.27 has `--profile=sysadmin` for a privileged pod.
 
-export interface KubectlDebugInput {
+export interface KubectlAccess {
   /** The kubectl to run (default kubectl on PATH). */
   kubectl?: string;
   kubeconfig?: string;
+}
+
+export interface KubectlDebugInput extends KubectlAccess {
   node: string;
   image: string;
   /** kubectl's debugging profile (`sysadmin`: a privileged pod; kubectl >= 1.27), else kubectl's default. */
@@ -17,16 +24,9 @@ export interface KubectlDebugInput {
   script: string;
 }
 
-const base = (i: Pick<KubectlDebugInput, 'kubectl' | 'kubeconfig'>) => [
-  i.kubectl ?? 'kubectl',
-  ...(i.kubeconfig ? ['--kubeconfig', i.kubeconfig] : []),
-];
+const base = (i: KubectlAccess) => [i.kubectl ?? 'kubectl', ...(i.kubeconfig ? ['--kubeconfig', i.kubeconfig] : [])];
 
-/**
- * kubectl debug node/NODE --image=IMAGE -i -- chroot /host /bin/sh -c SCRIPT. The host's shell by its path: a
- * BusyBox image's chroot runs its own `sh` applet for a bare `sh`, which then runs its own `ip` applet (no `-j`)
- * instead of the host's.
- */
+/** kubectl debug node/NODE --image=IMAGE --attach=false -- chroot /host /bin/sh -c SCRIPT */
 export function kubectlDebugArgv(i: KubectlDebugInput): string[] {
   return [
     ...base(i),
@@ -34,7 +34,7 @@ export function kubectlDebugArgv(i: KubectlDebugInput): string[] {
     `node/${i.node}`,
     `--image=${i.image}`,
     ...(i.profile ? [`--profile=${i.profile}`] : []),
-    '-i',
+    '--attach=false',
     '--',
     'chroot',
     '/host',
@@ -44,12 +44,22 @@ export function kubectlDebugArgv(i: KubectlDebugInput): string[] {
   ];
 }
 
-/** The debug pod's name, from kubectl's "Creating debugging pod NAME with container ..." line. */
-export function debugPodName(stderr: string): string | undefined {
-  return /Creating debugging pod (\S+)/.exec(stderr)?.[1];
+/** The debug pod's name, from kubectl's "Creating debugging pod NAME with container ..." line (stdout or stderr). */
+export function debugPodName(output: string): string | undefined {
+  return /Creating debugging pod (\S+)/.exec(output)?.[1];
+}
+
+/** The pod's phase: Pending, Running, then Succeeded or Failed. */
+export function podPhaseArgv(i: KubectlAccess, pod: string): string[] {
+  return [...base(i), 'get', 'pod', pod, '-o', 'jsonpath={.status.phase}'];
+}
+
+/** What the script printed. */
+export function podLogsArgv(i: KubectlAccess, pod: string): string[] {
+  return [...base(i), 'logs', pod];
 }
 
 /** Deletes the debug pod (not waiting for it to go). */
-export function deleteDebugPodArgv(i: Pick<KubectlDebugInput, 'kubectl' | 'kubeconfig'>, pod: string): string[] {
+export function deleteDebugPodArgv(i: KubectlAccess, pod: string): string[] {
   return [...base(i), 'delete', 'pod', pod, '--wait=false'];
 }

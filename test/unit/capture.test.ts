@@ -32,7 +32,13 @@ import { type CommandOutcome, TargetReader } from '../../src/observe/capture/nod
 import { redactBundle, redactionMapping, redactionOf } from '../../src/observe/capture/redact.ts';
 import { nodeScript, parseScriptOutput, ScriptReader } from '../../src/observe/capture/script-reader.ts';
 import { defaultBundleName, mappingPath, writeBundle } from '../../src/observe/capture/write-bundle.ts';
-import { debugPodName, deleteDebugPodArgv, kubectlDebugArgv } from '../../src/providers/kubectl-debug-node.ts';
+import {
+  debugPodName,
+  deleteDebugPodArgv,
+  kubectlDebugArgv,
+  podLogsArgv,
+  podPhaseArgv,
+} from '../../src/providers/kubectl-debug-node.ts';
 import { tempDir } from '../lab-support.ts';
 
 const ok = (stdout: string, argv: readonly string[] = ['x']): CommandOutcome => ({
@@ -253,7 +259,7 @@ describe('the one-script form (kubectl debug)', () => {
     expect(out.get('iptables-save')?.notRun).toBe('kubectl debug node/n1: exit 1: image pull');
   });
 
-  it('is run by kubectl debug with the host chrooted, and its pod deleted after', () => {
+  it('is run by kubectl debug with the host chrooted, read from its log, and its pod deleted after', () => {
     expect(kubectlDebugArgv({ kubeconfig: '/k', node: 'worker-1', image: 'busybox:1.36', script: 'S' })).toEqual([
       'kubectl',
       '--kubeconfig',
@@ -261,7 +267,7 @@ describe('the one-script form (kubectl debug)', () => {
       'debug',
       'node/worker-1',
       '--image=busybox:1.36',
-      '-i',
+      '--attach=false',
       '--',
       'chroot',
       '/host',
@@ -270,15 +276,27 @@ describe('the one-script form (kubectl debug)', () => {
       'S',
     ]);
     expect(
+      kubectlDebugArgv({ kubectl: '/opt/kubectl', node: 'n', image: 'i', profile: 'sysadmin', script: 'S' }).slice(
+        0,
+        6,
+      ),
+    ).toEqual(['/opt/kubectl', 'debug', 'node/n', '--image=i', '--profile=sysadmin', '--attach=false']);
+    expect(
       debugPodName('Creating debugging pod node-debugger-worker-1-x7k2p with container debugger on node worker-1.'),
     ).toBe('node-debugger-worker-1-x7k2p');
-    expect(deleteDebugPodArgv({}, 'node-debugger-worker-1-x7k2p')).toEqual([
+    const pod = 'node-debugger-worker-1-x7k2p';
+    expect(podPhaseArgv({ kubeconfig: '/k' }, pod)).toEqual([
       'kubectl',
-      'delete',
+      '--kubeconfig',
+      '/k',
+      'get',
       'pod',
-      'node-debugger-worker-1-x7k2p',
-      '--wait=false',
+      pod,
+      '-o',
+      'jsonpath={.status.phase}',
     ]);
+    expect(podLogsArgv({}, pod)).toEqual(['kubectl', 'logs', pod]);
+    expect(deleteDebugPodArgv({}, pod)).toEqual(['kubectl', 'delete', 'pod', pod, '--wait=false']);
   });
 });
 

@@ -20,7 +20,14 @@ import { redactBundle, redactionMapping, redactionOf } from '../../observe/captu
 import { ScriptReader } from '../../observe/capture/script-reader.ts';
 import { defaultBundleName, mappingPath, writeBundle } from '../../observe/capture/write-bundle.ts';
 import { findKeptRun, thisHost } from '../../providers/kept-run.ts';
-import { debugPodName, deleteDebugPodArgv, kubectlDebugArgv } from '../../providers/kubectl-debug-node.ts';
+import {
+  debugPodName,
+  deleteDebugPodArgv,
+  type KubectlDebugInput,
+  kubectlDebugArgv,
+  podLogsArgv,
+  podPhaseArgv,
+} from '../../providers/kubectl-debug-node.ts';
 
 export interface CaptureOptions {
   out?: string;
@@ -160,35 +167,45 @@ const kubectlOn =
     return { argv: r.argv, stdout: r.stdout, stderr: r.stderr, exitCode: r.exitCode };
   };
 
-/** One node's script in a debug pod, which is deleted afterwards. */
-async function debugRun(i: {
-  kubectl: string;
-  kubeconfig?: string;
-  node: string;
-  image: string;
-  profile?: string;
-  script: string;
-}): Promise<{ stdout: string; failure?: string }> {
-  const r = await runCommand(kubectlDebugArgv(i), { reject: false, timeoutMs: 300_000 }).catch((e: Error) => ({
-    stdout: '',
-    stderr: e.message,
-    exitCode: undefined,
-  }));
-  // kubectl prints it on stdout before the script's output (kubectl 1.20), on stderr elsewhere
-  const pod = debugPodName(`${r.stderr}\n${r.stdout}`);
-  if (pod) {
-    const d = await runCommand(deleteDebugPodArgv(i, pod), { reject: false, timeoutMs: 60_000 }).catch((e: Error) => ({
+/** One node's script in a debug pod: started, waited for, its log read, then deleted. */
+async function debugRun(i: KubectlDebugInput): Promise<{ stdout: string; failure?: string }> {
+  const run = (argv: string[], timeoutMs = 60_000) =>
+    runCommand(argv, { reject: false, timeoutMs }).catch((e: Error) => ({
       exitCode: undefined,
+      stdout: '',
       stderr: e.message,
     }));
+  const started = await run(kubectlDebugArgv(i));
+  // kubectl 1.20 prints the pod's name on stdout, later ones on stderr
+  const pod = debugPodName(`${started.stderr}\n${started.stdout}`);
+  if (started.exitCode !== 0 || !pod)
+    return {
+      stdout: '',
+      failure: `kubectl debug node/${i.node}: exit ${started.exitCode ?? '?'}: ${tail(started.stderr)}`,
+    };
+  try {
+    let phase = '';
+    const deadline = Date.now() + DEBUG_POD_TIMEOUT_MS;
+    while (!['Succeeded', 'Failed'].includes(phase) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 500));
+      phase = (await run(podPhaseArgv(i, pod))).stdout.trim();
+    }
+    if (!['Succeeded', 'Failed'].includes(phase))
+      return {
+        stdout: '',
+        failure: `debug pod ${pod} still ${phase || 'unknown'} after ${DEBUG_POD_TIMEOUT_MS / 1000} s`,
+      };
+    const logs = await run(podLogsArgv(i, pod), 120_000);
+    if (logs.exitCode !== 0) return { stdout: '', failure: `kubectl logs ${pod}: ${tail(logs.stderr)}` };
+    return { stdout: logs.stdout, failure: phase === 'Failed' ? `debug pod ${pod} failed` : undefined };
+  } finally {
+    const d = await run(deleteDebugPodArgv(i, pod));
     if (d.exitCode !== 0) process.stderr.write(`the debug pod ${pod} stays: ${d.stderr.trim()}\n`);
   }
-  const failure =
-    r.exitCode === 0
-      ? undefined
-      : `kubectl debug node/${i.node}: exit ${r.exitCode ?? '?'}: ${r.stderr.trim().slice(-400)}`;
-  return { stdout: r.stdout, failure };
 }
+
+const DEBUG_POD_TIMEOUT_MS = 300_000;
+const tail = (s: string) => s.trim().slice(-400);
 
 const kib = (n: number) => (n < 1024 ? `${n} B` : `${(n / 1024).toFixed(1)} KiB`);
 
