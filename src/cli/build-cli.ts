@@ -134,8 +134,8 @@ function addRunCommand(program: Command): void {
         ['the JSON report into jq', 'netrepro run br-netfilter-clusterip-same-node --json - | jq .summary'],
         ['under a profile', 'netrepro run cilium-kube-proxy-forward-race --profile kube-proxy-1.15'],
         [
-          'leave the lab faulted, capture it, remove it',
-          'netrepro run br-netfilter-clusterip-same-node --keep --stop-after faulted\nnetrepro capture --run RUNID\nnetrepro clean --run RUNID',
+          'leave the lab in its faulted state for `netrepro capture --run RUNID` (it prints the run id)',
+          'netrepro run br-netfilter-clusterip-same-node --keep --stop-after faulted',
         ],
       ]),
     )
@@ -337,14 +337,15 @@ function addCaptureCommand(program: Command): void {
       'after',
       examples([
         [
-          'on the node that drops traffic',
-          'sudo netrepro capture --kubeconfig /etc/kubernetes/admin.conf --out node.tar.gz',
+          'on the node that drops traffic, as root',
+          'netrepro capture --kubeconfig /etc/kubernetes/admin.conf --out node.tar.gz',
         ],
+        ['a lab left faulted by `netrepro run ID --keep --stop-after faulted`', 'netrepro capture --run 1a2b3c'],
+        ['to share: names renamed, the mapping beside the bundle', 'netrepro capture --redact --out node.tar.gz'],
         [
-          'a lab left in its faulted state',
-          'netrepro run br-netfilter-clusterip-same-node --keep --stop-after faulted\nnetrepro capture --run RUNID',
+          "a real cluster's node through a debug pod",
+          'netrepro capture --kubectl-debug worker-1 --debug-profile sysadmin --out worker-1.tar.gz',
         ],
-        ['to share', 'netrepro capture --redact --out node.tar.gz'],
       ]),
     )
     .action(lazy(() => import('./commands/capture.ts')));
@@ -364,6 +365,7 @@ function addCleanCommand(program: Command): void {
       examples([
         ['after a crash or kill -9', 'netrepro clean'],
         ['also a lab kept with run --keep', 'netrepro clean --force'],
+        ['only the run kept as 1a2b3c', 'netrepro clean --run 1a2b3c'],
       ]),
     )
     .action(lazy(() => import('./commands/clean.ts')));

@@ -14,11 +14,12 @@ import { runProcess } from '../child-process.ts';
 import { tempDir } from '../lab-support.ts';
 import { realSkipReason } from './real-support.ts';
 
-/** netrepro's CLI, under `prefix` (e.g. nsenter into a namespace) when given. */
-const cli = (args: string[], prefix: string[] = []) => {
-  const argv = [...prefix, 'node', join(PACKAGE_ROOT, 'bin/netrepro.js'), ...args];
-  return runProcess(argv[0]!, argv.slice(1), { cwd: PACKAGE_ROOT });
-};
+const bin = () => join(PACKAGE_ROOT, 'bin/netrepro.js');
+/** netrepro's CLI, in the network namespace `netns` when given. */
+const cli = (args: string[], netns?: string) =>
+  netns
+    ? runProcess('nsenter', [`--net=${netns}`, 'node', bin(), ...args], { cwd: PACKAGE_ROOT })
+    : runProcess('node', [bin(), ...args], { cwd: PACKAGE_ROOT });
 
 describe.skipIf(realSkipReason())('netrepro capture on a kept local cluster', () => {
   it('reads the faulted node and the API server, through --run and through kubectl debug', async () => {
@@ -77,7 +78,7 @@ describe.skipIf(realSkipReason())('netrepro capture on a kept local cluster', ()
           '--out',
           join(dir, 'debug'),
         ],
-        ['nsenter', `--net=${names.netnsPath(names.fabric)}`],
+        names.netnsPath(names.fabric),
       );
       expect(debug.exitCode, debug.stderr).toBe(0);
       const dm = JSON.parse(await readFile(join(dir, 'debug/manifest.json'), 'utf8'));

@@ -225,12 +225,15 @@ describe("a node's outcomes as files and manifest entry", () => {
   });
 });
 
+/** A program no machine has (built here, so the spawn scan does not take it for one netrepro needs). */
+const ABSENT = `no-such-program-${process.pid}`;
+
 describe('the one-script form (kubectl debug)', () => {
   it('runs in a real sh: outputs, stderr, exit statuses and missing programs come back per command', async () => {
     const commands: CaptureCommand[] = [
       { key: 'two-lines', argv: ['printf', 'x\\n@@NR-END two-lines\\n'] },
       { key: 'fails', argv: ['sh', '-c', 'echo partial; echo "it broke" >&2; exit 3'] },
-      { key: 'absent', argv: ['no-such-program-netrepro'] },
+      { key: 'absent', argv: [ABSENT] },
       { key: 'quoted', argv: ['printf', '%s', 'it\'s "quoted" $HOME'] },
     ];
     const r = await runCommand(['sh', '-c', nodeScript(commands)]);
@@ -238,7 +241,7 @@ describe('the one-script form (kubectl debug)', () => {
     // a command printing a marker cannot end its own record
     expect(out.get('two-lines')).toMatchObject({ stdout: 'x\n@@NR-END two-lines\n', exitCode: 0 });
     expect(out.get('fails')).toMatchObject({ stdout: 'partial\n', stderr: 'it broke\n', exitCode: 3 });
-    expect(out.get('absent')?.notRun).toBe('no-such-program-netrepro: command not found');
+    expect(out.get('absent')?.notRun).toBe(`${ABSENT}: command not found`);
     expect(out.get('quoted')?.stdout).toBe('it\'s "quoted" $HOME');
     expect(out.get(MODULES_COMMAND.key)?.exitCode).toBe(0);
   });
