@@ -385,7 +385,7 @@ function shopBundle(): Bundle {
       format: BUNDLE_FORMAT,
       netrepro: '0.1.0',
       capturedAt: '2026-11-28T17:30:00.000Z',
-      source: { kind: 'host', kubeconfig: '/k' },
+      source: { kind: 'host', run: null, kubeconfig: '/k' },
       kubernetes: { serverVersion: 'v1.20.2' },
       redacted: false,
       cluster: { files: {}, unreadable: [] },

@@ -1,6 +1,7 @@
 // `netrepro capture`: what decides a packet's fate on a node, read read-only into a bundle (docs/capture.md) that
 // `netrepro import` turns into a lab scenario. Where it reads: this host (the node itself), the nodes of a run
 // kept with `run --keep` (their network namespaces), or a real cluster's node through `kubectl debug`.
+import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
@@ -55,21 +56,24 @@ export default async function capture(options: CaptureOptions): Promise<number> 
   const at = new Date(bundle.manifest.capturedAt);
   const label = input.nodes.length === 1 ? input.nodes[0]!.name : (options.run ?? 'cluster');
   const out = resolve(options.out ?? defaultBundleName(label, at));
-  let mapping: string | undefined;
+  let mapping: { path: string; text: string } | undefined;
   if (options.redact) {
     const redaction = redactionOf(bundle);
     bundle = redactBundle(bundle, redaction);
-    mapping = mappingPath(out);
-    await writeFile(mapping, `${JSON.stringify(redactionMapping(redaction), null, 2)}\n`, { flag: 'wx' }).catch(
-      (e: NodeJS.ErrnoException) => {
-        throw new HarnessError('USAGE', `cannot write the redaction mapping ${mapping}: ${e.code ?? e.message}`);
-      },
-    );
+    mapping = { path: mappingPath(out), text: `${JSON.stringify(redactionMapping(redaction), null, 2)}\n` };
+    if (existsSync(mapping.path))
+      throw new HarnessError(
+        'USAGE',
+        `${mapping.path} exists`,
+        'the redaction mapping goes there: move it, or name another --out',
+      );
   }
   const written = await writeBundle(out, bundleFiles(bundle));
+  // beside the bundle, never inside it
+  if (mapping) await writeFile(mapping.path, mapping.text, { flag: 'wx' });
   process.stdout.write(summary(out, bundle, written, Math.round(performance.now() - started)));
   if (mapping)
-    process.stderr.write(`redaction mapping (original -> bundle names), kept outside the bundle: ${mapping}\n`);
+    process.stderr.write(`redaction mapping (original -> bundle names), kept outside the bundle: ${mapping.path}\n`);
   return 0;
 }
 
@@ -92,13 +96,19 @@ async function captureInput(options: CaptureOptions, conntrackLines: number | un
       '--node selects nodes of a kept run',
       'use it with --run RUNID (on a node itself: --node-name)',
     );
-  const kubeconfig = options.kubeconfig ?? (process.env.KUBECONFIG || undefined);
+  if (options.run !== undefined && options.kubeconfig)
+    throw new HarnessError(
+      'USAGE',
+      '--kubeconfig with --run: a kept run gives its own cluster objects (a lab its file, a local cluster its kubeconfig)',
+      'leave --kubeconfig out',
+    );
   if (options.run !== undefined) return keptRunInput(options.run, options.node, conntrackLines);
+  const kubeconfig = options.kubeconfig ?? (process.env.KUBECONFIG || undefined);
   if (options.kubectlDebug?.length) {
     const kubectl = options.kubectl ?? 'kubectl';
     const profile = options.debugProfile;
     return {
-      source: { kind: 'kubectl-debug', kubeconfig: kubeconfig ?? null },
+      source: { kind: 'kubectl-debug', run: null, kubeconfig: kubeconfig ?? null },
       nodes: options.kubectlDebug.map((node) => ({
         name: node,
         reader: new ScriptReader((script) =>
@@ -110,7 +120,7 @@ async function captureInput(options: CaptureOptions, conntrackLines: number | un
     };
   }
   return {
-    source: { kind: 'host', kubeconfig: kubeconfig ?? null },
+    source: { kind: 'host', run: null, kubeconfig: kubeconfig ?? null },
     nodes: [{ name: options.nodeName ?? hostname(), reader: new TargetReader(thisHost()) }],
     cluster: kubeconfig
       ? () => readClusterObjects(kubectlOn([options.kubectl ?? 'kubectl', '--kubeconfig', kubeconfig]))

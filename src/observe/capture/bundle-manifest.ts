@@ -37,7 +37,8 @@ export interface BundleManifest {
   format: typeof BUNDLE_FORMAT;
   netrepro: string;
   capturedAt: string;
-  source: { kind: SourceKind; run?: string; kubeconfig: string | null };
+  /** `run`: the kept run's id (lab, local), else null. */
+  source: { kind: SourceKind; run: string | null; kubeconfig: string | null };
   kubernetes: { serverVersion: string } | null;
   redacted: boolean;
   cluster: ClusterEntry | null;
