@@ -12,6 +12,7 @@ import { HarnessError } from '../model/errors.ts';
 import { labNames, NETNS_DIR } from './namespaces/lab-names.ts';
 import { NetnsTarget } from './namespaces/netns-target.ts';
 import { cleanLeftovers } from './netns/clean-leftovers.ts';
+import { CGROUP_ROOT } from './netns/run-cgroups.ts';
 import { cleanLocalLeftovers } from './real/local/clean-local-leftovers.ts';
 import { findLocalBuild } from './real/local/local-build.ts';
 import { localNames } from './real/local/local-names.ts';
@@ -22,6 +23,8 @@ export interface KeptNode {
   /** The Kubernetes node name: the lab's node name, a `local` cluster's kubelet's (nr-ID-node-a). */
   kubeName: string;
   target: Target;
+  /** The node's own cgroup (v2), where it has one: a Cilium lab node's pods', a local node's kubelet root. */
+  cgroup?: string;
 }
 
 export interface KeptRun {
@@ -50,7 +53,12 @@ export async function findKeptRun(runId: string): Promise<KeptRun> {
     return {
       kind: 'local',
       runId,
-      nodes: nodeNames.map((name) => keptNode(name, local.kubeNode(name), local.netnsPath(local.node(name)))),
+      nodes: nodeNames.map((name) =>
+        keptNode(name, local.kubeNode(name), local.netnsPath(local.node(name)), [
+          `/sys/fs/cgroup/unified/${local.cgroupRoot(name)}`,
+          `/sys/fs/cgroup/${local.cgroupRoot(name)}`,
+        ]),
+      ),
       kubectl: {
         argv: [
           'nsenter',
@@ -70,7 +78,9 @@ export async function findKeptRun(runId: string): Promise<KeptRun> {
     return {
       kind: 'lab',
       runId,
-      nodes: nodeNames.map((name) => keptNode(name, name, lab.netnsPath(lab.node(name)))),
+      nodes: nodeNames.map((name) =>
+        keptNode(name, name, lab.netnsPath(lab.node(name)), [`${CGROUP_ROOT}/${runId}/${name}`]),
+      ),
       labObjects: async () => JSON.parse(await readFile(lab.clusterObjects, 'utf8')) as LabClusterObjects,
     };
   throw new HarnessError(
@@ -80,8 +90,10 @@ export async function findKeptRun(runId: string): Promise<KeptRun> {
   );
 }
 
-function keptNode(name: string, kubeName: string, netnsPath: string): KeptNode {
-  return { name, kubeName, target: new NetnsTarget(`node/${name}`, netnsPath) };
+/** `cgroups`: where the node's own cgroup may be, the first that exists is it. */
+function keptNode(name: string, kubeName: string, netnsPath: string, cgroups: string[]): KeptNode {
+  const cgroup = cgroups.find((c) => existsSync(join(c, 'cgroup.procs')));
+  return { name, kubeName, target: new NetnsTarget(`node/${name}`, netnsPath), ...(cgroup ? { cgroup } : {}) };
 }
 
 /** This host, as a Target: commands run as they are. */

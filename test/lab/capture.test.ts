@@ -13,6 +13,7 @@ import { nodeCommands } from '../../src/observe/capture/capture-commands.ts';
 import { TargetReader } from '../../src/observe/capture/node-reader.ts';
 import { ScriptReader } from '../../src/observe/capture/script-reader.ts';
 import { NetnsTarget } from '../../src/providers/namespaces/netns-target.ts';
+import { liveRuns } from '../../src/providers/netns/clean-leftovers.ts';
 import { runProcess } from '../child-process.ts';
 import { cliInProcess } from '../cli-in-process.ts';
 import { labSkipReason, tempDir } from '../lab-support.ts';
@@ -28,6 +29,10 @@ async function keptFaulted(id: string): Promise<string> {
   expect(runId, r.stderr).toBeDefined();
   expect(r.stderr).toContain(`capture: netrepro capture --run ${runId}`);
   expect(r.stderr).toContain(`remove:  netrepro clean --run ${runId}`);
+  // kept: a clean without --force, which removes dead runs' leftovers, leaves it (its owner has ended)
+  expect(await liveRuns()).toContainEqual(
+    expect.stringMatching(new RegExp(`^netns run ${runId} \\(\\d+ namespace\\(s\\)\\), kept with run --keep$`)),
+  );
   return runId!;
 }
 

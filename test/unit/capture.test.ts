@@ -67,6 +67,18 @@ describe('the commands capture runs', () => {
     expect(argvOf('conntrack')?.[2]).toContain('conntrack -L -o extended | head -n "$1"');
   });
 
+  it("read a kept run's node's own cgroup where it has one, not the shared host's whole tree", () => {
+    const cgroup = (root?: string) => nodeCommands(undefined, root).find((c) => c.key === 'bpf-cgroup')?.argv;
+    expect(cgroup('/sys/fs/cgroup/unified/netrepro/abc123/node-a')).toEqual([
+      'bpftool',
+      '-j',
+      'cgroup',
+      'tree',
+      '/sys/fs/cgroup/unified/netrepro/abc123/node-a',
+    ]);
+    expect(cgroup()).toEqual(['bpftool', '-j', 'cgroup', 'tree']);
+  });
+
   it('read the conntrack table only when asked, bounded at 10000 lines by default', () => {
     expect(nodeCommands(undefined).some((c) => c.key === 'conntrack')).toBe(false);
     expect(CONNTRACK_DEFAULT_LINES).toBe(10_000);

@@ -146,7 +146,7 @@ async function keptRunInput(
   if (nodes.length === 0) throw new HarnessError('USAGE', `run ${runId} has no node namespace left to capture`);
   return {
     source: { kind: run.kind, run: runId, kubeconfig: run.kubectl?.kubeconfig ?? null },
-    nodes: nodes.map((n) => ({ name: n.kubeName, reader: new TargetReader(n.target) })),
+    nodes: nodes.map((n) => ({ name: n.kubeName, reader: new TargetReader(n.target), cgroupRoot: n.cgroup })),
     cluster:
       run.kind === 'lab' ? () => labObjects(run.labObjects!) : () => readClusterObjects(kubectlOn(run.kubectl!.argv)),
     // both stand for "br_netfilter not loaded" per node namespace, as the br-netfilter step sets it

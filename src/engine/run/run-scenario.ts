@@ -209,8 +209,10 @@ export async function runLab(
     }
   } finally {
     const t1 = performance.now();
-    if (options.keep) log(`kept: lab ${runId} stays up; remove it with \`netrepro clean --run ${runId}\``);
-    else await cluster.destroy();
+    if (options.keep) {
+      await cluster.markKept?.();
+      log(`kept: lab ${runId} stays up; remove it with \`netrepro clean --run ${runId}\``);
+    } else await cluster.destroy();
     lab.teardownMs = Math.round(performance.now() - t1);
   }
 }

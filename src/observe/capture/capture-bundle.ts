@@ -3,12 +3,11 @@
 import { VERSION } from '../../model/version.ts';
 import { BUNDLE_FORMAT, type Bundle, type BundleManifest, MANIFEST_FILE } from './bundle-manifest.ts';
 import type { ClusterCapture } from './cluster-objects.ts';
-import { captureNode, type NodeCaptureOptions } from './collect-node.ts';
-import type { NodeReader } from './node-reader.ts';
+import { captureNode, type NodeCaptureOptions, type NodeToCapture } from './collect-node.ts';
 
 export interface CaptureInput {
   source: BundleManifest['source'];
-  nodes: readonly { name: string; reader: NodeReader }[];
+  nodes: readonly NodeToCapture[];
   /** The cluster objects, read while the nodes are; undefined when there is no cluster to read. */
   cluster?: () => Promise<ClusterCapture>;
   node: NodeCaptureOptions;
@@ -21,7 +20,7 @@ export async function captureBundle(input: CaptureInput): Promise<Bundle> {
   const cluster = await input.cluster?.();
   // nodes one after another: a node's reads are many short processes, and the machine is shared
   const nodes = [];
-  for (const n of input.nodes) nodes.push(await captureNode(n.name, n.reader, input.node));
+  for (const n of input.nodes) nodes.push(await captureNode(n, input.node));
   const files = new Map<string, string>();
   for (const [path, text] of cluster?.files ?? []) files.set(path, text);
   for (const n of nodes) for (const [path, text] of n.files) files.set(path, text);

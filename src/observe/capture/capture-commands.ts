@@ -126,6 +126,16 @@ export const FILE_COMMANDS: readonly (CaptureCommand & { file: string })[] = [
   { key: 'bpf-cgroup', file: 'bpf-cgroup.json', argv: ['bpftool', '-j', 'cgroup', 'tree'] },
 ];
 
+/**
+ * `bpftool -j cgroup tree`, from `root` when given: a kept run's node is a namespace of a shared host, whose whole
+ * tree holds every other run's programs too; its own cgroup (a Cilium lab node's pods, a local node's kubelet root)
+ * holds its own.
+ */
+export function cgroupTreeCommand(root: string | undefined): CaptureCommand & { file: string } {
+  const base = FILE_COMMANDS.find((c) => c.key === 'bpf-cgroup')!;
+  return root ? { ...base, argv: [...base.argv, root] } : base;
+}
+
 /** Bundle files made from a command's output rather than kept as printed. */
 export const DERIVED_FILES = {
   sysctls: 'sysctls.json',
@@ -133,13 +143,13 @@ export const DERIVED_FILES = {
   conntrack: 'conntrack.txt',
 } as const;
 
-/** Every command of one node's capture, in the order they run. */
-export function nodeCommands(conntrackLines: number | undefined): CaptureCommand[] {
+/** Every command of one node's capture, in the order they run (`cgroupRoot`: cgroupTreeCommand's). */
+export function nodeCommands(conntrackLines: number | undefined, cgroupRoot?: string): CaptureCommand[] {
   return [
     MODULES_COMMAND,
     ...FACT_COMMANDS,
     SYSCTLS_COMMAND,
-    ...FILE_COMMANDS,
+    ...FILE_COMMANDS.map((c) => (c.key === 'bpf-cgroup' ? cgroupTreeCommand(cgroupRoot) : c)),
     ...(conntrackLines !== undefined ? [conntrackListCommand(conntrackLines)] : []),
   ];
 }

@@ -16,15 +16,22 @@ export interface NodeCaptureOptions {
   brNetfilter: 'module' | 'lab-emulation';
 }
 
+/** One node to capture: its name, how its commands run, and its own cgroup where it has one (cgroupTreeCommand). */
+export interface NodeToCapture {
+  name: string;
+  reader: NodeReader;
+  cgroupRoot?: string;
+}
+
 export interface NodeCapture {
   entry: NodeEntry;
   /** Path inside the bundle -> content. */
   files: Map<string, string>;
 }
 
-export async function captureNode(name: string, reader: NodeReader, options: NodeCaptureOptions): Promise<NodeCapture> {
-  const outcomes = await reader.read(nodeCommands(options.conntrackLines));
-  return nodeCapture(name, outcomes, options);
+export async function captureNode(node: NodeToCapture, options: NodeCaptureOptions): Promise<NodeCapture> {
+  const outcomes = await node.reader.read(nodeCommands(options.conntrackLines, node.cgroupRoot));
+  return nodeCapture(node.name, outcomes, options);
 }
 
 /** The node's files and manifest entry from its commands' outcomes (pure). */

@@ -144,6 +144,10 @@ export class NetnsLab implements StartedCluster {
     await writeFile(this.names.clusterObjects, `${JSON.stringify(objects)}\n`);
   }
 
+  async markKept(): Promise<void> {
+    await writeFile(this.names.keptMark, `${JSON.stringify({ kept: new Date().toISOString() })}\n`);
+  }
+
   /** The pod agent's argv: the native agent once built, else pod-agent.mjs. */
   get agentCommand(): readonly string[] {
     return this.inventory.agentCommand;

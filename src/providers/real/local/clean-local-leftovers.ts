@@ -3,6 +3,7 @@
 // and in its namespaces (control plane, containerd, kubelet, kube-proxy) is killed, the namespaces and
 // cgroups removed, then its files. Mounts need nothing: each node's mounts live in its own mount namespace,
 // which ends with its last process.
+import { existsSync } from 'node:fs';
 import { readdir, readFile, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RUN_PREFIX } from '../../../contract/run-id.ts';
@@ -30,7 +31,8 @@ export async function cleanLocalLeftovers({ force, run }: { force: boolean; run?
     const state = join(LOCAL_STATE_ROOT, dir);
     const runId = RUN_PREFIX.exec(dir)![1]!;
     if (run !== undefined && runId !== run) continue;
-    if (!force && run === undefined && (await ownerAlive(state))) continue;
+    // a run kept with --keep counts as alive: only --force or --run removes it
+    if (!force && run === undefined && ((await ownerAlive(state)) || existsSync(join(state, 'kept.json')))) continue;
     const prefix = `nr-${runId}-`;
     // the pods first (their processes are in no namespace of ours), then everything in the namespaces
     const roots = new Set<string>();
