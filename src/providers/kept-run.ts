@@ -23,8 +23,8 @@ export interface KeptNode {
   /** The Kubernetes node name: the lab's node name, a `local` cluster's kubelet's (nr-ID-node-a). */
   kubeName: string;
   target: Target;
-  /** The node's own cgroup (v2), where it has one: a Cilium lab node's pods', a local node's kubelet root. */
-  cgroup?: string;
+  /** The node's own cgroup (v2): a Cilium lab node's pods', a local node's kubelet root; false where it has none. */
+  cgroup: string | false;
 }
 
 export interface KeptRun {
@@ -93,7 +93,7 @@ export async function findKeptRun(runId: string): Promise<KeptRun> {
 /** `cgroups`: where the node's own cgroup may be, the first that exists is it. */
 function keptNode(name: string, kubeName: string, netnsPath: string, cgroups: string[]): KeptNode {
   const cgroup = cgroups.find((c) => existsSync(join(c, 'cgroup.procs')));
-  return { name, kubeName, target: new NetnsTarget(`node/${name}`, netnsPath), ...(cgroup ? { cgroup } : {}) };
+  return { name, kubeName, target: new NetnsTarget(`node/${name}`, netnsPath), cgroup: cgroup ?? false };
 }
 
 /** This host, as a Target: commands run as they are. */

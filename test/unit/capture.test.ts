@@ -77,6 +77,11 @@ describe('the commands capture runs', () => {
       '/sys/fs/cgroup/unified/netrepro/abc123/node-a',
     ]);
     expect(cgroup()).toEqual(['bpftool', '-j', 'cgroup', 'tree']);
+    // a namespace without a cgroup of its own: the host's tree is not its state
+    expect(nodeCommands(undefined, false).find((c) => c.key === 'bpf-cgroup')?.skip).toMatch(
+      /without a cgroup of its own/,
+    );
+    expect(nodeScript(nodeCommands(undefined, false))).toContain("skip bpf-cgroup 'the node is a network namespace");
   });
 
   it('read the conntrack table only when asked, bounded at 10000 lines by default', () => {

@@ -18,6 +18,8 @@ export interface CaptureCommand {
   needsModule?: WatchedModule;
   /** Run only when iptables is not iptables-nft or nf_tables is loaded (iptables-nft-save would load it). */
   needsIptablesTables?: boolean;
+  /** Not run, for this reason (the item is unreadable with it). */
+  skip?: string;
 }
 
 /**
@@ -131,10 +133,20 @@ export const FILE_COMMANDS: readonly (CaptureCommand & { file: string })[] = [
  * tree holds every other run's programs too; its own cgroup (a Cilium lab node's pods, a local node's kubelet root)
  * holds its own.
  */
-export function cgroupTreeCommand(root: string | undefined): CaptureCommand & { file: string } {
+export function cgroupTreeCommand(root: CgroupRoot): CaptureCommand & { file: string } {
   const base = FILE_COMMANDS.find((c) => c.key === 'bpf-cgroup')!;
+  if (root === false) return { ...base, skip: NO_OWN_CGROUP };
   return root ? { ...base, argv: [...base.argv, root] } : base;
 }
+
+/**
+ * Where a node's cgroup programs are read: its own cgroup, the whole tree (undefined: a node that is a host), or
+ * nowhere (false: a namespace of a shared host without a cgroup of its own).
+ */
+export type CgroupRoot = string | undefined | false;
+
+export const NO_OWN_CGROUP =
+  "the node is a network namespace of a shared host without a cgroup of its own: the host's cgroup tree holds other runs' programs, none of this node's";
 
 /** Bundle files made from a command's output rather than kept as printed. */
 export const DERIVED_FILES = {
@@ -144,7 +156,7 @@ export const DERIVED_FILES = {
 } as const;
 
 /** Every command of one node's capture, in the order they run (`cgroupRoot`: cgroupTreeCommand's). */
-export function nodeCommands(conntrackLines: number | undefined, cgroupRoot?: string): CaptureCommand[] {
+export function nodeCommands(conntrackLines: number | undefined, cgroupRoot?: CgroupRoot): CaptureCommand[] {
   return [
     MODULES_COMMAND,
     ...FACT_COMMANDS,

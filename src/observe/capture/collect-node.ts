@@ -1,6 +1,6 @@
 // One node's part of a bundle: its commands' outcomes turned into files (as printed, or as JSON for the sysctls
 // and modules), its manifest entry, and every item that could not be read with the command and why.
-import { BRIDGE_MARKER, DERIVED_FILES, FILE_COMMANDS, nodeCommands } from './capture-commands.ts';
+import { BRIDGE_MARKER, type CgroupRoot, DERIVED_FILES, FILE_COMMANDS, nodeCommands } from './capture-commands.ts';
 import type { NodeEntry, Unreadable } from './bundle-manifest.ts';
 import type { CommandOutcome, NodeReader } from './node-reader.ts';
 
@@ -20,7 +20,7 @@ export interface NodeCaptureOptions {
 export interface NodeToCapture {
   name: string;
   reader: NodeReader;
-  cgroupRoot?: string;
+  cgroupRoot?: CgroupRoot;
 }
 
 export interface NodeCapture {

@@ -28,6 +28,7 @@ export function guardOf(
   loaded: ReadonlySet<string>,
   iptablesVersion: string | undefined,
 ): string | undefined {
+  if (command.skip) return command.skip;
   const module = command.needsModule;
   if (module && !loaded.has(module)) return notLoaded(module, command.argv[0]!);
   if (command.needsIptablesTables && iptablesVersion?.includes('nf_tables') && !loaded.has('nf_tables'))

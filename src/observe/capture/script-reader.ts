@@ -24,6 +24,7 @@ export function nodeScript(commands: readonly CaptureCommand[]): string {
 }
 
 function commandLine(c: CaptureCommand): string {
+  if (c.skip) return `skip ${c.key} ${shellQuote(c.skip)}`;
   const program = c.argv[0]!;
   const guards: string[] = [
     `if missing ${shellQuote(program)}; then skip ${c.key} ${shellQuote(`${program}: command not found`)}`,
