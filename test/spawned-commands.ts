@@ -72,6 +72,15 @@ const SHELL_BUILTINS = new Set([
   'trap',
   'shift',
   'eval',
+  // shell syntax, not programs
+  'for',
+  'do',
+  'done',
+  'if',
+  'then',
+  'elif',
+  'else',
+  'fi',
 ]);
 
 /** Tracked and untracked (not ignored) files; a walk when this is not a git checkout. */

@@ -48,6 +48,7 @@ export function buildCli(): Command {
   addMutateCommand(program);
   addMergeCommand(program);
   addRenderCommand(program);
+  addCaptureCommand(program);
   addCleanCommand(program);
   addSchemaCommand(program);
   return program;
@@ -115,7 +116,11 @@ function addRunCommand(program: Command): void {
       '-v, --verbose',
       'every lab, phase, step, probe and check as it happens (default: a line per scenario, then the recap)',
     )
-    .option('--keep', 'leave the lab up after the run; `netrepro clean --force` removes it')
+    .option('--keep', 'leave the lab up after the run; prints its run id; `netrepro clean --run ID` removes it')
+    .option(
+      '--stop-after <phase>',
+      'run the phases up to this one (baseline, faulted or a fix name) and stop; with --keep the lab stays in that state for `netrepro capture --run`',
+    )
     .addHelpText(
       'after',
       examples([
@@ -128,6 +133,10 @@ function addRunCommand(program: Command): void {
         ],
         ['the JSON report into jq', 'netrepro run br-netfilter-clusterip-same-node --json - | jq .summary'],
         ['under a profile', 'netrepro run cilium-kube-proxy-forward-race --profile kube-proxy-1.15'],
+        [
+          'leave the lab in its faulted state for `netrepro capture --run RUNID` (it prints the run id)',
+          'netrepro run br-netfilter-clusterip-same-node --keep --stop-after faulted',
+        ],
       ]),
     )
     .action(lazy(() => import('./commands/run.ts')));
@@ -294,6 +303,54 @@ function addRenderCommand(program: Command): void {
     .action(lazy(() => import('./commands/render.ts')));
 }
 
+/** `netrepro capture` */
+function addCaptureCommand(program: Command): void {
+  program
+    .command('capture')
+    .description(
+      "read, read-only, what decides a packet's fate on a node (rules, routes, sysctls, modules, conntrack, BPF) into a bundle for `netrepro import` (docs/capture.md)",
+    )
+    .option('--out <dir|file.tar.gz>', 'where the bundle goes (default: ./netrepro-capture-NODE-TIMESTAMP/)')
+    .option('--redact', 'rename namespaces, Services and pods consistently; the mapping is written beside the bundle')
+    .option(
+      '--conntrack [lines]',
+      `also the conntrack table, its first lines (default ${10_000}); conntrack -S is always read`,
+    )
+    .option(
+      '--kubeconfig <path>',
+      'also read nodes, pods, Services and EndpointSlices through this kubeconfig (default: $KUBECONFIG)',
+    )
+    .option('--node-name <name>', "this host's Kubernetes node name (default: the hostname)")
+    .option('--run <runId>', 'the nodes of a run kept with `netrepro run --keep` (a netns lab or a local cluster)')
+    .option('--node <name...>', 'with --run: only these nodes')
+    .option(
+      '--kubectl-debug <node...>',
+      "a real cluster's node, through `kubectl debug node/NODE` and the host's own tools",
+    )
+    .option('--image <image>', 'the debug pod image for --kubectl-debug (it needs only chroot)', 'busybox:1.36')
+    .option(
+      '--debug-profile <profile>',
+      "kubectl debug's --profile (kubectl >= 1.27; sysadmin: a privileged pod, which iptables-save and conntrack need)",
+    )
+    .option('--kubectl <path>', 'the kubectl to run (default: kubectl on PATH)')
+    .addHelpText(
+      'after',
+      examples([
+        [
+          'on the node that drops traffic, as root',
+          'netrepro capture --kubeconfig /etc/kubernetes/admin.conf --out node.tar.gz',
+        ],
+        ['a lab left faulted by `netrepro run ID --keep --stop-after faulted`', 'netrepro capture --run 1a2b3c'],
+        ['to share: names renamed, the mapping beside the bundle', 'netrepro capture --redact --out node.tar.gz'],
+        [
+          "a real cluster's node through a debug pod",
+          'netrepro capture --kubectl-debug worker-1 --debug-profile sysadmin --out worker-1.tar.gz',
+        ],
+      ]),
+    )
+    .action(lazy(() => import('./commands/capture.ts')));
+}
+
 /** `netrepro clean` */
 function addCleanCommand(program: Command): void {
   program
@@ -302,11 +359,13 @@ function addCleanCommand(program: Command): void {
       'remove every leftover of earlier runs by the run prefix: namespaces, processes, cgroups, state; kind/minikube/k3s clusters',
     )
     .option('--force', 'also remove labs of runs that are still alive (e.g. kept with --keep)')
+    .option('--run <runId>', 'only this run (a netns lab or local cluster, alive or not)')
     .addHelpText(
       'after',
       examples([
         ['after a crash or kill -9', 'netrepro clean'],
         ['also a lab kept with run --keep', 'netrepro clean --force'],
+        ['only the run kept as 1a2b3c', 'netrepro clean --run 1a2b3c'],
       ]),
     )
     .action(lazy(() => import('./commands/clean.ts')));

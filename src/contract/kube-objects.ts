@@ -1,6 +1,7 @@
 // The Kubernetes objects a scenario's topology stands for, typed with @kubernetes/client-node.
 // Real-cluster providers create them; the netns lab feeds them to its kube-proxy rule writer.
 import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
+import { HarnessError } from '../model/errors.ts';
 import type { TopologySpec } from '../model/scenario-schema.ts';
 
 type ServiceSpec = TopologySpec['services'][number];
@@ -139,4 +140,29 @@ export function endpointSlices(
     endpoints: g.endpoints,
     ports: g.ports,
   }));
+}
+
+/**
+ * Scenario namespace of each pod: that of the services it backs; a pod backing none (yet: an `endpoint` step
+ * may add it later, and a Service selects only pods of its own namespace) goes where all the Services are
+ * when they share one namespace, else to `default`.
+ */
+export function podNamespaces(topology: TopologySpec): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const svc of topology.services) {
+    for (const { pod } of svc.endpoints) {
+      const seen = out.get(pod);
+      if (seen && seen !== svc.namespace) {
+        throw new HarnessError(
+          'SCENARIO_INVALID',
+          `pod ${pod} backs services in namespaces ${seen} and ${svc.namespace}; a real pod lives in one namespace`,
+        );
+      }
+      out.set(pod, svc.namespace);
+    }
+  }
+  const shared = new Set(topology.services.map((s) => s.namespace));
+  const fallback = shared.size === 1 ? [...shared][0]! : 'default';
+  for (const pod of topology.pods) if (!out.has(pod.name)) out.set(pod.name, fallback);
+  return out;
 }

@@ -125,6 +125,12 @@ export interface StartedCluster extends AsyncDisposable {
   snatTable?(node: string): SnatTable;
   /** Traces one probe's packets in the lab's namespaces (rule verdicts, drop reasons, conntrack); absent where a provider cannot. */
   startTrace?(flows: TraceFlows, signal?: AbortSignal): Promise<ProbeTraceSession>;
+  /**
+   * The run ends and leaves this lab up (`run --keep`): marked so that `netrepro clean` without --force leaves it
+   * alone though its owner has ended (`clean --force` or `clean --run ID` removes it). Absent where a provider keeps
+   * no such mark.
+   */
+  markKept?(): Promise<void>;
   /** Idempotent, reverse order, survives partial provisioning. */
   destroy(): Promise<void>;
 }

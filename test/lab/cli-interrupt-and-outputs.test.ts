@@ -20,7 +20,12 @@ const INTERRUPTED =
 async function runIdOf(pid: number): Promise<string | undefined> {
   for (const id of await readdir(STATE_ROOT).catch(() => [] as string[])) {
     const owner = await readFile(join(STATE_ROOT, id, 'owner.json'), 'utf8').catch(() => '{}');
-    if ((JSON.parse(owner) as { pid?: number }).pid === pid) return id;
+    // another run may be writing its owner file this moment (runs of other tests share the state root)
+    let ownerPid: number | undefined;
+    try {
+      ownerPid = (JSON.parse(owner) as { pid?: number }).pid;
+    } catch {}
+    if (ownerPid === pid) return id;
   }
   return undefined;
 }

@@ -3,10 +3,18 @@
 // not installed has nothing to reap that this machine could reach through it; that is said on stderr,
 // not an error.
 import { createProvider, PROVIDER_NAMES } from '../../providers/create-provider.ts';
+import { removeKeptRun } from '../../providers/kept-run.ts';
 import { resolveRunConfig } from '../../providers/run-config.ts';
 import { HarnessError } from '../../model/errors.ts';
 
-export default async function clean(options: { force?: boolean }): Promise<void> {
+export default async function clean(options: { force?: boolean; run?: string }): Promise<void> {
+  if (options.run !== undefined) {
+    const removed = await removeKeptRun(options.run);
+    process.stdout.write(
+      removed.length ? removed.map((r) => `removed ${r}\n`).join('') : `nothing of run ${options.run} on this host\n`,
+    );
+    return;
+  }
   const force = options.force ?? false;
   const removed: string[] = [];
   const alive: string[] = [];

@@ -5,6 +5,7 @@ import { usableProvider } from '../../providers/create-provider.ts';
 import { resolveRunConfig } from '../../providers/run-config.ts';
 import type { RunResult } from '../../engine/run/results.ts';
 import { runSuite } from '../../engine/run/run-suite.ts';
+import { stopAfterPlan } from '../../engine/run/run-scenario.ts';
 import { unusableRun } from '../../engine/run/unusable-run.ts';
 import { EXIT } from '../exit-codes.ts';
 import { interruptSummary } from '../interrupt-summary.ts';
@@ -43,6 +44,8 @@ export interface RunOptions {
   verbose?: boolean;
   /** `i/n`: part i of n of the selection (shard.ts). */
   shard?: string;
+  /** baseline, faulted or a fix's name: the last phase each lab runs (with --keep, the state it is left in). */
+  stopAfter?: string;
 }
 
 export default async function run(ids: string[], options: RunOptions): Promise<number> {
@@ -55,6 +58,9 @@ export default async function run(ids: string[], options: RunOptions): Promise<n
     ? shardOf(chosen, parseShard(options.shard), await recordedCosts(options.provider))
     : chosen;
   const scenarios = profile ? selected.map((s) => ({ ...s, scenario: applyProfile(s.scenario, profile) })) : selected;
+  // a phase a scenario does not have is bad input, said before any lab starts
+  if (options.stopAfter !== undefined)
+    for (const s of scenarios) stopAfterPlan(s.scenario, s.scenario.fixes, options.stopAfter);
   const { stdoutTaken } = await checkReportPaths([
     { flag: '--json', what: 'JSON report', path: options.json },
     { flag: '--junit', what: 'JUnit report', path: options.junit },
@@ -111,6 +117,7 @@ export default async function run(ids: string[], options: RunOptions): Promise<n
       emit: reporter.onEvent,
       keep: options.keep,
       failFast: options.failFast,
+      stopAfter: options.stopAfter,
     });
   } catch (e) {
     if (exitCode() !== undefined) return interrupted();
@@ -125,9 +132,28 @@ export default async function run(ids: string[], options: RunOptions): Promise<n
     throw e;
   }
   if (exitCode() !== undefined) return interrupted();
+  if (options.keep) process.stderr.write(keptLabs(result, options.stopAfter));
   const notRun = scenarios.length - result.scenarios.length;
   if (options.failFast && notRun > 0)
     process.stderr.write(`--fail-fast: stopped after the first failure; ${notRun} scenario(s) not run\n`);
   const counts = verdictCounts(result);
   return counts.failed + counts.errored > 0 ? EXIT.failed : EXIT.ok;
+}
+
+/** Each kept lab: its run id, the phase it was left in, and the commands that capture and remove it. */
+export function keptLabs(result: RunResult, stopAfter: string | undefined): string {
+  return result.scenarios
+    .flatMap((s) =>
+      s.labs.flatMap((lab) => {
+        const last = s.phases.filter((p) => p.variant === lab.variant).at(-1);
+        const state = last ? `after its ${last.name} phase (${last.status})` : 'before any phase';
+        return [
+          `kept: ${s.id} [${lab.variant}] run ${lab.runId}, left ${state}${stopAfter ? `; --stop-after ${stopAfter}` : ''}`,
+          `  capture: netrepro capture --run ${lab.runId}`,
+          `  remove:  netrepro clean --run ${lab.runId}`,
+        ];
+      }),
+    )
+    .map((l) => `${l}\n`)
+    .join('');
 }

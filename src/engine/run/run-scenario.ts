@@ -35,6 +35,34 @@ export interface ScenarioRunOptions {
   faultOnly?: boolean;
   /** How many of the scenario's fix variants run at once (each in its own lab); without, one at a time. */
   slots?: LabSlots;
+  /**
+   * The last phase to run: `baseline`, `faulted` (one lab, the first fix variant's) or a fix's name (that fix's lab
+   * only); with `keep`, the lab stays in that phase's state (for `netrepro capture --run`).
+   */
+  stopAfter?: string;
+}
+
+/** The fix variants whose labs run, and the phases each runs, under `stopAfter`. */
+export function stopAfterPlan(
+  scenario: Scenario,
+  runnable: readonly Scenario['fixes'][number][],
+  stopAfter: string | undefined,
+): { fixes: Scenario['fixes'][number][]; phases: number } {
+  if (stopAfter === undefined) return { fixes: [...runnable], phases: 3 };
+  if (stopAfter === 'baseline' || stopAfter === 'faulted')
+    return { fixes: runnable.slice(0, 1), phases: stopAfter === 'baseline' ? 1 : 2 };
+  const fix = runnable.find((f) => f.name === stopAfter);
+  if (!fix) {
+    const why = scenario.fixes.some((f) => f.name === stopAfter)
+      ? `its fix ${stopAfter} cannot run on this provider`
+      : `it has no fix ${stopAfter}`;
+    throw new HarnessError(
+      'USAGE',
+      `--stop-after ${stopAfter}: ${why} (scenario ${scenario.id})`,
+      `baseline, faulted or a fix: ${scenario.fixes.map((f) => f.name).join(', ')}`,
+    );
+  }
+  return { fixes: [fix], phases: 3 };
 }
 
 export async function runScenario(
@@ -65,7 +93,8 @@ export async function runScenario(
     const runnable = scenario.fixes.filter((f) => !skippedFixes.some((s) => s.fix === f.name));
     // each fix variant builds its own lab: they run side by side, as many as the slots allow,
     // each into its own part of the result, put together in the scenario's order
-    const fixes = options.faultOnly ? runnable.slice(0, 1) : runnable;
+    const plan = stopAfterPlan(scenario, runnable, options.stopAfter);
+    const fixes = options.faultOnly ? runnable.slice(0, 1) : plan.fixes;
     const parts = fixes.map(() => ({
       ...result,
       phases: [] as PhaseResult[],
@@ -74,7 +103,7 @@ export async function runScenario(
     }));
     try {
       await inSlots(fixes, options.slots ?? new LabSlots(1), options.signal, (fix, i) =>
-        runVariant(scenario, fix, parts[i]!, options),
+        runVariant(scenario, fix, parts[i]!, options, plan.phases),
       );
     } finally {
       for (const part of parts) {
@@ -127,12 +156,13 @@ async function runVariant(
   fix: Scenario['fixes'][number],
   result: ScenarioResult,
   options: ScenarioRunOptions,
+  phases: number,
 ): Promise<void> {
   const plan: PhasePlan[] = [
-    { name: 'baseline', variant: fix.name, spec: scenario.baseline },
-    { name: 'faulted', variant: fix.name, spec: scenario.fault },
+    { name: 'baseline' as const, variant: fix.name, spec: scenario.baseline },
+    { name: 'faulted' as const, variant: fix.name, spec: scenario.fault },
     ...(options.faultOnly ? [] : [{ name: 'fixed' as const, variant: fix.name, spec: fix }]),
-  ];
+  ].slice(0, phases);
   await runLab(scenario, fix.name, plan, result, options);
 }
 
@@ -180,8 +210,10 @@ export async function runLab(
     }
   } finally {
     const t1 = performance.now();
-    if (options.keep) log(`kept: lab ${runId} stays up; remove it with \`netrepro clean --force\``);
-    else await cluster.destroy();
+    if (options.keep) {
+      await cluster.markKept?.();
+      log(`kept: lab ${runId} stays up; remove it with \`netrepro clean --run ${runId}\``);
+    } else await cluster.destroy();
     lab.teardownMs = Math.round(performance.now() - t1);
   }
 }

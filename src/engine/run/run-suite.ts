@@ -19,6 +19,8 @@ export interface SuiteOptions {
   keep?: boolean;
   /** Once a scenario fails or errors, start no other (those under way still finish). */
   failFast?: boolean;
+  /** The last phase each lab runs (run-scenario.ts, stopAfterPlan). */
+  stopAfter?: string;
 }
 
 export async function runSuite(scenarios: readonly LoadedScenario[], options: SuiteOptions): Promise<RunResult> {

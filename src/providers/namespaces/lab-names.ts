@@ -10,6 +10,10 @@ export function labNames(runId: string) {
     runId,
     prefix,
     stateDir: `${STATE_ROOT}/${runId}`,
+    /** The Kubernetes objects a netns lab stands for (lab-cluster-objects.ts), kept current as its Services change. */
+    clusterObjects: `${STATE_ROOT}/${runId}/cluster-objects.json`,
+    /** Written when the run keeps the lab (`run --keep`): `netrepro clean` without --force leaves it then. */
+    keptMark: `${STATE_ROOT}/${runId}/kept.json`,
     fabric: `${prefix}fabric`,
     node: (name: string) => `${prefix}n-${name}`,
     pod: (name: string) => `${prefix}p-${name}`,

@@ -1,10 +1,11 @@
 // `netrepro clean`: finds what earlier runs left behind by the run prefix and removes it.
 // A run whose owner process is still alive is left alone unless forced, so a clean never
 // pulls a lab from under a run in progress; nothing without our prefix is ever touched.
+import { existsSync } from 'node:fs';
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { RUN_PREFIX } from '../../contract/run-id.ts';
 import { runCommand } from '../../contract/command.ts';
-import { NETNS_DIR, STATE_ROOT } from '../namespaces/lab-names.ts';
+import { labNames, NETNS_DIR, STATE_ROOT } from '../namespaces/lab-names.ts';
 import { removeNamespaces } from '../namespaces/namespace-batch.ts';
 import { CGROUP_ROOT, removeRunCgroups } from './run-cgroups.ts';
 
@@ -20,6 +21,9 @@ async function liveOwner(runId: string): Promise<number | undefined> {
     return undefined;
   }
 }
+
+/** The run was kept with `run --keep`: alive as far as a clean without --force is concerned. */
+const kept = (runId: string) => existsSync(labNames(runId).keptMark);
 
 /** Every run with something on this host: by its namespaces, state directory or cgroup. */
 async function runsFound(): Promise<{ runs: Set<string>; namespaces: string[] }> {
@@ -43,15 +47,18 @@ export async function liveRuns(): Promise<string[]> {
     const pid = await liveOwner(runId);
     const count = namespaces.filter((n) => n.startsWith(`nr-${runId}-`)).length;
     if (pid !== undefined) live.push(`netns run ${runId} (${count} namespace(s)), owner pid ${pid} still running`);
+    else if (kept(runId)) live.push(`netns run ${runId} (${count} namespace(s)), kept with run --keep`);
   }
   return live;
 }
 
-export async function cleanLeftovers({ force }: { force: boolean }): Promise<string[]> {
+/** `run`: only that run's leftovers (`netrepro clean --run`), alive or not. */
+export async function cleanLeftovers({ force, run }: { force: boolean; run?: string }): Promise<string[]> {
   const removed: string[] = [];
   const { runs, namespaces } = await runsFound();
   for (const runId of runs) {
-    if (!force && (await liveOwner(runId)) !== undefined) continue;
+    if (run !== undefined && runId !== run) continue;
+    if (!force && run === undefined && ((await liveOwner(runId)) !== undefined || kept(runId))) continue;
     // pods first, then nodes, then the fabric: the reverse of creation
     const mine = namespaces.filter((n) => n.startsWith(`nr-${runId}-`)).sort((a, b) => rank(a) - rank(b));
     await removeNamespaces(mine);

@@ -5,6 +5,7 @@
 import { rm, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { dnsRecords } from '../../contract/agent-program.ts';
+import { labClusterObjects } from '../../contract/lab-cluster-objects.ts';
 import { HarnessError } from '../../model/errors.ts';
 import type { TopologySpec } from '../../model/scenario-schema.ts';
 import type { CommandRunner, Spawned } from '../../contract/command.ts';
@@ -131,6 +132,20 @@ export class NetnsLab implements StartedCluster {
       (pod) => this.address(`pod/${pod}`),
     );
     await writeFile(this.dnsRecordsFile, records.map((r) => `${r}\n`).join(''));
+    await this.writeClusterObjects();
+  }
+
+  /**
+   * The cluster objects the lab stands for, as the Services now are, beside its state (removed with it): a lab has
+   * no API server, and `netrepro capture --run` reads them from here for a kept lab.
+   */
+  private async writeClusterObjects(): Promise<void> {
+    const objects = labClusterObjects(this.current, (ref) => this.inventory.address(ref));
+    await writeFile(this.names.clusterObjects, `${JSON.stringify(objects)}\n`);
+  }
+
+  async markKept(): Promise<void> {
+    await writeFile(this.names.keptMark, `${JSON.stringify({ kept: new Date().toISOString() })}\n`);
   }
 
   /** The pod agent's argv: the native agent once built, else pod-agent.mjs. */

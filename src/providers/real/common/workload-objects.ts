@@ -42,30 +42,9 @@ const managed = (runId: string) => ({ 'app.kubernetes.io/managed-by': 'netrepro'
 
 export const clusterNamespace = (prefix: string, scenarioNamespace: string) => `${prefix}${scenarioNamespace}`;
 
-/**
- * Scenario namespace of each pod: that of the services it backs; a pod backing none (yet: an `endpoint` step
- * may add it later, and a Service selects only pods of its own namespace) goes where all the Services are
- * when they share one namespace, else to `default`.
- */
-export function podNamespaces(topology: TopologySpec): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const svc of topology.services) {
-    for (const { pod } of svc.endpoints) {
-      const seen = out.get(pod);
-      if (seen && seen !== svc.namespace) {
-        throw new HarnessError(
-          'SCENARIO_INVALID',
-          `pod ${pod} backs services in namespaces ${seen} and ${svc.namespace}; a real pod lives in one namespace`,
-        );
-      }
-      out.set(pod, svc.namespace);
-    }
-  }
-  const shared = new Set(topology.services.map((s) => s.namespace));
-  const fallback = shared.size === 1 ? [...shared][0]! : 'default';
-  for (const pod of topology.pods) if (!out.has(pod.name)) out.set(pod.name, fallback);
-  return out;
-}
+// where a pod lives is the contract's (the netns lab's cluster objects place pods the same way)
+export { podNamespaces } from '../../../contract/kube-objects.ts';
+import { podNamespaces } from '../../../contract/kube-objects.ts';
 
 export function namespaceObjects(topology: TopologySpec, prefix: string, runId: string): V1Namespace[] {
   const names = new Set([...podNamespaces(topology).values(), ...topology.services.map((s) => s.namespace)]);

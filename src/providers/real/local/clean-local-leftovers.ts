@@ -3,6 +3,7 @@
 // and in its namespaces (control plane, containerd, kubelet, kube-proxy) is killed, the namespaces and
 // cgroups removed, then its files. Mounts need nothing: each node's mounts live in its own mount namespace,
 // which ends with its last process.
+import { existsSync } from 'node:fs';
 import { readdir, readFile, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RUN_PREFIX } from '../../../contract/run-id.ts';
@@ -22,13 +23,16 @@ async function ownerAlive(dir: string): Promise<boolean> {
   }
 }
 
-export async function cleanLocalLeftovers({ force }: { force: boolean }): Promise<string[]> {
+/** `run`: only that run's leftovers (`netrepro clean --run`), alive or not. */
+export async function cleanLocalLeftovers({ force, run }: { force: boolean; run?: string }): Promise<string[]> {
   const removed: string[] = [];
   const runs = (await readdir(LOCAL_STATE_ROOT).catch(() => [] as string[])).filter((d) => RUN_PREFIX.test(d));
   for (const dir of runs) {
     const state = join(LOCAL_STATE_ROOT, dir);
-    if (!force && (await ownerAlive(state))) continue;
     const runId = RUN_PREFIX.exec(dir)![1]!;
+    if (run !== undefined && runId !== run) continue;
+    // a run kept with --keep counts as alive: only --force or --run removes it
+    if (!force && run === undefined && ((await ownerAlive(state)) || existsSync(join(state, 'kept.json')))) continue;
     const prefix = `nr-${runId}-`;
     // the pods first (their processes are in no namespace of ours), then everything in the namespaces
     const roots = new Set<string>();

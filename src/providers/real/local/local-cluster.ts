@@ -2,6 +2,7 @@
 // the API, teardown stack) plus what a cluster of namespaces on this host can also do: commands on the fabric
 // and on hosts outside the cluster, kube-proxy restarted with another configuration, the names of a node's fabric port and a pod's host-side veth, the helper
 // programs in the pod image.
+import { writeFile } from 'node:fs/promises';
 import { HarnessError } from '../../../model/errors.ts';
 import type { TopologySpec } from '../../../model/scenario-schema.ts';
 import type { KubeProxyConfig, LabAction } from '../../../model/lab-action.ts';
@@ -26,6 +27,13 @@ export class LocalCluster extends RealCluster {
   hostAgent?: readonly string[];
   /** Restarts a node's kube-proxy (the cluster's one build) with its configuration changed by `config`. */
   restartKubeProxy?: (node: string, config: Partial<KubeProxyConfig>) => Promise<void>;
+
+  /** Where `markKept` writes (the run's state directory), set once provisioning made it. */
+  keptMark?: string;
+
+  async markKept(): Promise<void> {
+    if (this.keptMark) await writeFile(this.keptMark, `${JSON.stringify({ kept: new Date().toISOString() })}\n`);
+  }
 
   override async perform(action: LabAction): Promise<void> {
     if (action.kind === 'start' && action.component === 'kube-proxy' && this.restartKubeProxy)

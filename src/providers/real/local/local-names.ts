@@ -12,6 +12,8 @@ export function localNames(runId: string) {
   return {
     ...lab,
     state,
+    /** Written when the run keeps the cluster (`run --keep`): `netrepro clean` without --force leaves it then. */
+    keptMark: `${state}/kept.json`,
     /** The Kubernetes node name of a scenario node (what kubelet registers). */
     kubeNode: (node: string) => `${lab.prefix}${node}`,
     /** The directory of one node's containerd, kubelet and mount namespace. */

@@ -115,6 +115,7 @@ export class LocalProvider implements ClusterProvider {
     const kube = guardedKube(context, this.options, await defaultKubeApi(this.deps));
     const cluster = new LocalCluster(scenarioNodeNames(topology), run, LOCAL_AGENT_COMMAND);
     cluster.hostAgent = [await helperBinary('pod-agent')];
+    cluster.keptMark = names.keptMark;
     try {
       const up = await bringUpLocalCluster({
         build,
