@@ -48,6 +48,7 @@ export function buildCli(): Command {
   addMutateCommand(program);
   addMergeCommand(program);
   addRenderCommand(program);
+  addImportCommand(program);
   addCleanCommand(program);
   addSchemaCommand(program);
   return program;
@@ -292,6 +293,26 @@ function addRenderCommand(program: Command): void {
       ]),
     )
     .action(lazy(() => import('./commands/render.ts')));
+}
+
+/** `netrepro import` */
+function addImportCommand(program: Command): void {
+  program
+    .command('import')
+    .description(
+      'write a replay scenario from a capture bundle: the nodes hold the captured state verbatim, every probe is expected ok',
+    )
+    .argument('<bundle>', 'the bundle `netrepro capture` wrote: a directory or a .tar.gz')
+    .option('-o, --output <file>', 'the scenario file to write (default: ID.yaml here)')
+    .option('--id <id>', 'the scenario id (default: replay-BUNDLE)')
+    .addHelpText(
+      'after',
+      examples([
+        ['a bundle as a scenario', 'netrepro import capture-2026-11-28/ -o incident.yaml'],
+        ['then replay it', 'netrepro run incident.yaml'],
+      ]),
+    )
+    .action(lazy(() => import('./commands/import.ts')));
 }
 
 /** `netrepro clean` */

@@ -64,7 +64,9 @@ export async function runScenario(
     const runnable = scenario.fixes.filter((f) => !skippedFixes.some((s) => s.fix === f.name));
     // each fix variant builds its own lab: they run side by side, as many as the slots allow,
     // each into its own part of the result, put together in the scenario's order
-    const fixes = options.faultOnly ? runnable.slice(0, 1) : runnable;
+    // a replay without a fix yet runs its baseline, the captured incident, in one lab
+    const asCaptured = scenario.purpose === 'replay' && scenario.fixes.length === 0 ? [AS_CAPTURED] : [];
+    const fixes = options.faultOnly ? runnable.slice(0, 1) : [...runnable, ...asCaptured];
     const parts = fixes.map(() => ({
       ...result,
       phases: [] as PhaseResult[],
@@ -113,6 +115,9 @@ function measurements(result: ScenarioResult): string[] {
   ]);
 }
 
+/** The lab of a replay with no fix yet: its baseline alone. */
+const AS_CAPTURED: Scenario['fixes'][number] = { name: 'captured', steps: [], expect: {}, checks: [] };
+
 /** One phase of a lab's run: which phase, for which variant, and what it does and expects. */
 export interface PhasePlan {
   name: PhaseName;
@@ -127,10 +132,12 @@ async function runVariant(
   result: ScenarioResult,
   options: ScenarioRunOptions,
 ): Promise<void> {
+  // a replay's captured state is its fault: its fix follows the baseline
+  const replay = scenario.purpose === 'replay';
   const plan: PhasePlan[] = [
     { name: 'baseline', variant: fix.name, spec: scenario.baseline },
-    { name: 'faulted', variant: fix.name, spec: scenario.fault },
-    ...(options.faultOnly ? [] : [{ name: 'fixed' as const, variant: fix.name, spec: fix }]),
+    ...(replay ? [] : [{ name: 'faulted' as const, variant: fix.name, spec: scenario.fault }]),
+    ...(options.faultOnly || fix === AS_CAPTURED ? [] : [{ name: 'fixed' as const, variant: fix.name, spec: fix }]),
   ];
   await runLab(scenario, fix.name, plan, result, options);
 }
