@@ -86,35 +86,30 @@ export function conntrackInsert(line: string): { argv: string[] } | { why: strin
     !reply.dport
   )
     return { why: 'not both tuples with addresses and ports' };
-  const argv = [
-    'conntrack',
-    '-I',
-    '-p',
-    proto,
-    '-s',
-    orig.src,
-    '-d',
-    orig.dst,
-    '--sport',
-    orig.sport,
+  const dnat = reply.src !== orig.dst || reply.sport !== orig.dport;
+  const snat = reply.dst !== orig.src || reply.dport !== orig.sport;
+  // the kernel applies a NAT to the reply tuple it is given (nf_nat_setup_info): with one, the reply tuple is
+  // the original's inverse, and the NAT makes it the captured one with the status bits that rewrite packets
+  const r = dnat || snat ? { src: orig.dst, dst: orig.src, sport: orig.dport, dport: orig.sport } : reply;
+  const argv = ['conntrack', '-I', '-p', proto, '-s', orig.src, '-d', orig.dst, '--sport', orig.sport];
+  argv.push(
     '--dport',
     orig.dport,
     '-r',
-    reply.src,
+    r.src!,
     '-q',
-    reply.dst,
+    r.dst!,
     '--reply-port-src',
-    reply.sport,
+    r.sport!,
     '--reply-port-dst',
-    reply.dport,
-    '-t',
-    String(Math.max(timeout, MIN_CONNTRACK_TIMEOUT_S)),
-  ];
+    r.dport!,
+  );
+  argv.push('-t', String(Math.max(timeout, MIN_CONNTRACK_TIMEOUT_S)));
   if (state) argv.push('--state', state);
   const status = [...(flags.has('UNREPLIED') ? [] : ['SEEN_REPLY']), ...(flags.has('ASSURED') ? ['ASSURED'] : [])];
   if (status.length > 0) argv.push('-u', status.join(','));
-  if (reply.src !== orig.dst || reply.sport !== orig.dport) argv.push('--dst-nat', `${reply.src}:${reply.sport}`);
-  if (reply.dst !== orig.src || reply.dport !== orig.sport) argv.push('--src-nat', `${reply.dst}:${reply.dport}`);
+  if (dnat) argv.push('--dst-nat', `${reply.src}:${reply.sport}`);
+  if (snat) argv.push('--src-nat', `${reply.dst}:${reply.dport}`);
   if (mark !== undefined && mark !== '0') argv.push('-m', mark);
   if (zone !== undefined && zone !== '0') argv.push('-w', zone);
   return { argv };

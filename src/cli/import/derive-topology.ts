@@ -245,20 +245,22 @@ function restoredSysctls(
 ): Record<string, string> {
   const all = (state.json.sysctls ?? {}) as Record<string, unknown>;
   const out: Record<string, string> = {};
-  const left: string[] = [];
+  const left = new Map<string, string[]>();
+  const leave = (why: string, item: string) => left.set(why, [...(left.get(why) ?? []), item]);
   for (const [key, raw] of Object.entries(all)) {
     const value = String(raw).trim();
     const device = /^net\.ipv[46]\.(conf|neigh)\.([^.]+)\./.exec(key)?.[2];
-    const known = device === undefined || device === 'all' || device === 'default' || devices.includes(device);
-    if (RESTORED_SYSCTL.test(key) && known && /^[\w.-]+$/.test(value)) out[key] = value;
-    else left.push(`${key}=${value}`);
+    if (device !== undefined && device !== 'all' && device !== 'default' && !devices.includes(device))
+      leave(`device ${device} is not one the lab makes`, `${key}=${value}`);
+    else if (!RESTORED_SYSCTL.test(key))
+      leave(
+        "not among the sysctls the lab sets in a node's namespace (a host-wide one such as nf_conntrack_max, or one it does not know)",
+        `${key}=${value}`,
+      );
+    else if (!/^[\w.-]+$/.test(value)) leave('a value of several words', `${key}=${value}`);
+    else out[key] = value;
   }
-  if (left.length > 0)
-    notReplayed.push({
-      node,
-      what: `sysctls ${left.join(', ')}`,
-      why: "not set in the lab: a device it does not make, a value with spaces, or a setting that is the host's rather than the node namespace's",
-    });
+  for (const [why, items] of left) notReplayed.push({ node, what: `sysctls ${items.join(', ')}`, why });
   return out;
 }
 
