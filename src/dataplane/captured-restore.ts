@@ -53,7 +53,7 @@ export function conntrackInsert(line: string): { argv: string[] } | { why: strin
   if (words[0] === 'ipv6') return { why: 'an IPv6 entry (the lab is IPv4 only)' };
   const proto = words[at];
   if (proto !== 'tcp' && proto !== 'udp')
-    return { why: `a ${proto ?? 'malformed'} entry (only TCP and UDP are recreated)` };
+    return { why: `an entry of protocol ${proto ?? '(none)'}: only TCP and UDP entries are recreated` };
   const timeout = Number(words[at + 2]);
   if (!Number.isInteger(timeout)) return { why: 'no timeout where `conntrack -L -o extended` prints one' };
   const state = proto === 'tcp' && /^[A-Z_]+$/.test(words[at + 3] ?? '') ? words[at + 3] : undefined;

@@ -672,12 +672,16 @@ export const ScenarioSchema = z
         message: 'a replay has no fault phase: the captured state is the fault (add the fix under `fixes`)',
       });
     if (!replay && !s.fault)
-      ctx.addIssue({ code: 'custom', path: ['fault'], message: 'a fault phase is required (only a replay has none)' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['fault'],
+        message: 'required field is missing: a fault phase (only a replay has none)',
+      });
     if (!replay && s.fixes.length === 0)
       ctx.addIssue({
         code: 'custom',
         path: ['fixes'],
-        message: 'at least one fix is required (only a replay may have none)',
+        message: 'required field is missing: at least one fix (only a replay may have none)',
       });
     const captured = s.topology.nodes.map((n) => n.captured !== undefined);
     if (replay && !captured.every(Boolean))
