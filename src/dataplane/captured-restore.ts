@@ -26,7 +26,24 @@ export function iptablesRestoreInput(save: string): { flushed: string; kept: str
     into.push(line.replace(/^\[\d+:\d+\] /, '[0:0] ').replace(/^(:\S+ \S+) \[\d+:\d+\]$/, '$1 [0:0]'));
   }
   const text = (lines: string[]) => (lines.length > 0 ? `${lines.join('\n')}\n` : '');
-  return { flushed: text(flushed), kept: text(kept) };
+  return { flushed: text(flushed), kept: text(withoutIdleChains(kept)) };
+}
+
+/**
+ * A built-in chain with policy ACCEPT and no rule is what no chain at all is; iptables-save lists every built-in
+ * chain of a table, but restoring one makes an nf_tables base chain the node may never have had, which the
+ * probe trace then reports as one more hook the packet passed.
+ */
+function withoutIdleChains(lines: string[]): string[] {
+  const tables: string[][] = [];
+  for (const l of lines) l.startsWith('*') ? tables.push([l]) : tables.at(-1)?.push(l);
+  return tables.flatMap((table) => {
+    const used = new Set(table.flatMap((l) => /^(?:\[\d+:\d+\] )?-A (\S+)/.exec(l)?.[1] ?? []));
+    return table.filter((l) => {
+      const chain = /^:(PREROUTING|INPUT|FORWARD|OUTPUT|POSTROUTING) ACCEPT /.exec(l)?.[1];
+      return chain === undefined || used.has(chain);
+    });
+  });
 }
 
 /** `ip -batch` lines: the lab's own routes (every non-kernel route of main) out, the captured routes and rules in. */

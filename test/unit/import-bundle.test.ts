@@ -293,6 +293,13 @@ describe('what the restore runs', () => {
     expect(kept).toMatch(/^\*raw$/m);
     expect(`${flushed}${kept}`).not.toMatch(/netrepro-trace|\[[1-9]\d*:\d+\]|^#/m);
     expect(`${flushed}${kept}`.split('\n').filter((l) => l.startsWith('[0:0] -A')).length).toBeGreaterThan(20);
+    // raw and mangle keep only the built-in chains with a rule (or a policy of their own): the lab's trace rules are gone
+    expect(kept).toBe('*mangle\nCOMMIT\n*raw\nCOMMIT\n');
+    expect(
+      iptablesRestoreInput(
+        '*raw\n:PREROUTING ACCEPT [5:300]\n:OUTPUT DROP [0:0]\n[1:60] -A PREROUTING -j CT --notrack\nCOMMIT\n',
+      ).kept,
+    ).toBe('*raw\n:PREROUTING ACCEPT [0:0]\n:OUTPUT DROP [0:0]\n[0:0] -A PREROUTING -j CT --notrack\nCOMMIT\n');
   });
 
   it('routes replace the lab own; rules are added', () => {
