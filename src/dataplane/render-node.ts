@@ -53,7 +53,9 @@ export function renderNode(topology: TopologySpec, nodeName: string, options: Re
   const node = topology.nodes[nodeIndex]!;
   const nodeIP = (i: number) => nodeAddress(topology.nodes, topology.nodes[i]!.name)!;
   const out = [
-    `# node ${nodeName} (${nodeIP(nodeIndex)}), CNI ${topology.cni}, kube-proxy ${topology.kubeProxy}; boot order: ${bootOrder(topology).join(', ')}`,
+    node.captured
+      ? `# node ${nodeName} (${nodeIP(nodeIndex)}), CNI ${topology.cni}; its captured state (netrepro import), restored verbatim`
+      : `# node ${nodeName} (${nodeIP(nodeIndex)}), CNI ${topology.cni}, kube-proxy ${topology.kubeProxy}; boot order: ${bootOrder(topology).join(', ')}`,
     '# iptables-save',
     renderIptables(topology, nodeName, options).trimEnd(),
   ];

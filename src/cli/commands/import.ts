@@ -15,7 +15,6 @@ export interface ImportOptions {
 }
 
 export default async function importCommand(bundlePath: string, options: ImportOptions): Promise<void> {
-  const started = performance.now();
   const bundle = await readBundle(bundlePath);
   const scenario = importScenario(bundle, options.id);
   const file = resolve(options.output ?? `${scenario.id}.yaml`);
@@ -26,7 +25,7 @@ export default async function importCommand(bundlePath: string, options: ImportO
   });
   const shown = options.output ?? `${scenario.id}.yaml`;
   process.stdout.write(
-    `${shown}: ${loaded.topology.nodes.length} nodes, ${loaded.topology.pods.length} pods, ${loaded.topology.services.length} services, ${loaded.probes.length} probes (imported in ${Math.round(performance.now() - started)} ms)\n`,
+    `${shown}: ${loaded.topology.nodes.length} nodes, ${loaded.topology.pods.length} pods, ${loaded.topology.services.length} services, ${loaded.probes.length} probes\n`,
   );
   process.stdout.write(notReplayedLines(shown, loaded.topology.notReplayed));
   process.stdout.write(`run it: netrepro run ${shown}\n`);
