@@ -9,7 +9,8 @@ import { checkFalsifiable } from './falsifiable.ts';
 import { checkReferences, type ReferenceIssue } from './scenario-references.ts';
 import { cachedScenario } from './scenario-cache.ts';
 
-const MAX_BYTES = 256 * 1024; // a scenario is a page of YAML; anything larger is a mistake
+/** A scenario is a page of YAML; anything larger is a mistake (an import with a large captured state says so). */
+export const MAX_BYTES = 256 * 1024;
 /** Far deeper than any scenario; refused before parsing, so a pathological file cannot exhaust the parser's stack. */
 const MAX_DEPTH = 64;
 

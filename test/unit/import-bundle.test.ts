@@ -8,6 +8,8 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readBundle } from '../../src/cli/import/read-bundle.ts';
+import importCommand from '../../src/cli/commands/import.ts';
+import { existsSync } from 'node:fs';
 import { deriveTopology } from '../../src/cli/import/derive-topology.ts';
 import { deriveProbes } from '../../src/cli/import/derive-probes.ts';
 import { importScenario, scenarioYaml } from '../../src/cli/import/import-scenario.ts';
@@ -97,6 +99,23 @@ describe('the bundle reader', () => {
     await expect(readBundle(join(scratch, 'nothing'))).rejects.toThrow(
       `${join(scratch, 'nothing')}: no such file or directory`,
     );
+  });
+
+  it('a captured state too large to carry inline is refused before anything is written, with the sizes', async () => {
+    const dir = copy('healthy');
+    const save = join(dir, 'nodes/node-a/iptables-save.txt');
+    const rule = (i: number) =>
+      `[0:0] -A KUBE-SERVICES -d 10.96.${i >> 8}.${i & 255}/32 -p tcp -m tcp --dport 80 -j KUBE-SVC-X${i}\n`;
+    writeFileSync(
+      save,
+      readFileSync(save, 'utf8').replace('*nat\n', `*nat\n${Array.from({ length: 4000 }, (_, i) => rule(i)).join('')}`),
+    );
+    const output = join(scratch, 'big.yaml');
+    const e = await importCommand(dir, { output }).catch((x) => x);
+    expect(e.message).toMatch(
+      /the replay would be \d+ bytes, over the 262144 a scenario may be: .*\(node-a \d+ bytes, node-b \d+ bytes\)/,
+    );
+    expect(existsSync(output)).toBe(false);
   });
 
   it('a bundle without cluster objects cannot be imported: said with what to do', async () => {

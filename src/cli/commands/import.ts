@@ -3,7 +3,7 @@
 import { writeFile } from 'node:fs/promises';
 import { dirname, relative, resolve } from 'node:path';
 import { HarnessError } from '../../model/errors.ts';
-import { loadScenarioFile } from '../../model/load-scenario.ts';
+import { loadScenarioFile, MAX_BYTES } from '../../model/load-scenario.ts';
 import { packagePath } from '../../model/package-root.ts';
 import { importScenario, scenarioYaml } from '../import/import-scenario.ts';
 import { readBundle } from '../import/read-bundle.ts';
@@ -19,7 +19,19 @@ export default async function importCommand(bundlePath: string, options: ImportO
   const scenario = importScenario(bundle, options.id);
   const file = resolve(options.output ?? `${scenario.id}.yaml`);
   const schema = relative(dirname(file), packagePath('scenarios', 'scenario.schema.json'));
-  await writeFile(file, scenarioYaml(scenario, schema));
+  const yaml = scenarioYaml(scenario, schema);
+  const bytes = Buffer.byteLength(yaml);
+  if (bytes > MAX_BYTES) {
+    const sizes = scenario.topology.nodes.map(
+      (n) => `${n.name} ${Buffer.byteLength(n.captured?.iptables ?? '')} bytes`,
+    );
+    throw new HarnessError(
+      'USAGE',
+      `${bundlePath}: the replay would be ${bytes} bytes, over the ${MAX_BYTES} a scenario may be: the captured state is carried inline and its iptables rules are too large (${sizes.join(', ')})`,
+      'a replay of this size needs the state in files beside the scenario, which import does not write yet',
+    );
+  }
+  await writeFile(file, yaml);
   const { scenario: loaded } = await loadScenarioFile(file, { cached: false }).catch((e: Error) => {
     throw new HarnessError('COMMAND_FAILED', `${file}: the imported scenario does not validate:\n${e.message}`);
   });
