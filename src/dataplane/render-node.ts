@@ -37,7 +37,8 @@ export function renderIptables(topology: TopologySpec, nodeName: string, options
   const node = topology.nodes.find((n) => n.name === nodeName)!;
   // a captured node gets its captured tables back, as the lab restores them
   if (node.captured) {
-    const { flushed, kept } = iptablesRestoreInput(node.captured.iptables);
+    // a state directory is read in when the file loads (captured-files.ts)
+    const { flushed, kept } = iptablesRestoreInput(node.captured.iptables ?? '');
     return flushed + kept;
   }
   const facts = {

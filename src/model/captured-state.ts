@@ -8,8 +8,16 @@ export const CapturedState = z
     iptables: z
       .string()
       .min(1)
+      .optional()
       .describe(
         "the node's `iptables-save -c` as captured (every table, chain, policy and rule): the lab restores it with iptables-restore, counters zeroed, in place of the rules its components would write",
+      ),
+    state: z
+      .string()
+      .regex(/^(?!\/)(?!.*(^|\/)\.\.(\/|$)).+$/, 'a directory relative to the scenario file, inside its folder')
+      .optional()
+      .describe(
+        "instead of `iptables` inline: a directory, relative to the scenario file, holding the node's iptables-save.txt (and conntrack.txt) as the bundle had them, read when the scenario loads (netrepro import writes it when the state is too large to carry inline); move it with the file",
       ),
     brNetfilter: z
       .boolean()
@@ -34,6 +42,10 @@ export const CapturedState = z
       ),
   })
   .strict()
+  .refine((c) => (c.iptables === undefined) !== (c.state === undefined), {
+    message: 'the captured rules are inline (`iptables`) or in a state directory (`state`), one of them',
+    path: ['iptables'],
+  })
   .describe("the node's captured state (netrepro import writes it): restored verbatim after the lab built its network");
 
 export const NotReplayed = z

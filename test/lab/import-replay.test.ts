@@ -3,10 +3,11 @@
 // source scenario's probe to the same destination observed in that state, and the diagnosis names the same
 // culprit. Import and run times are printed (docs/import.md quotes them).
 import { execFile } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { cp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import importCommand from '../../src/cli/commands/import.ts';
 import { importScenario, scenarioYaml } from '../../src/cli/import/import-scenario.ts';
 import { readBundle } from '../../src/cli/import/read-bundle.ts';
 import { runScenario } from '../../src/engine/run/run-scenario.ts';
@@ -133,6 +134,34 @@ describe.skipIf(labSkipReason)('netrepro import: a replay shows what the capture
         `import-replay ${c.bundle}: import ${Math.round(importMs)} ms, run ${Math.round(runMs)} ms (lab ${replay.labs[0]?.provisionMs} ms), ${imported.scenario.probes.length} probes\n  ${rows.join('\n  ')}`,
       );
     });
+
+  it('a captured state in files beside the scenario (too large inline) replays the same', {
+    timeout: 120_000,
+  }, async () => {
+    const dir = await tempDir('netrepro-import-state-');
+    // forward-drop with 4000 more ClusterIP rules on node-a: over the size a scenario may carry inline
+    const bundle = join(dir, 'bundle');
+    await cp(join(CAPTURE, 'forward-drop'), bundle, { recursive: true });
+    const save = join(bundle, 'nodes/node-a/iptables-save.txt');
+    const rule = (i: number) =>
+      `[0:0] -A KUBE-SERVICES -d 10.97.${i >> 8}.${i & 255}/32 -p tcp -m tcp --dport 80 -j RETURN\n`;
+    const text = await readFile(save, 'utf8');
+    const commit = text.indexOf('COMMIT', text.indexOf('*nat'));
+    const rules = Array.from({ length: 4000 }, (_, i) => rule(i)).join('');
+    await writeFile(save, `${text.slice(0, commit)}${rules}${text.slice(commit)}`);
+    const t0 = performance.now();
+    await importCommand(bundle, { output: join(dir, 'big.yaml') });
+    const importMs = performance.now() - t0;
+    const t1 = performance.now();
+    const replay = await run(await loadScenarioFile(join(dir, 'big.yaml'), { cached: false }), false);
+    expect(replay.phases.length, JSON.stringify(replay.error ?? replay.skipReason)).toBe(1);
+    const probe = replay.phases[0]!.probes.find((p) => p.id === 'client-web-b')!;
+    expect(probe.observed).toBe('timeout');
+    expect(culprit(probe)).toBe('rule filter/FORWARD on node-a: -P FORWARD DROP');
+    console.log(
+      `import-replay forward-drop + 4000 rules (state directory): import ${Math.round(importMs)} ms, run ${Math.round(performance.now() - t1)} ms (lab ${replay.labs[0]?.provisionMs} ms)`,
+    );
+  });
 
   it('netrepro explain names the same culprit on the replay as on the source scenario', {
     timeout: 120_000,

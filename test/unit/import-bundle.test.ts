@@ -9,12 +9,11 @@ import { stringify } from 'yaml';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readBundle } from '../../src/cli/import/read-bundle.ts';
 import importCommand from '../../src/cli/commands/import.ts';
-import { existsSync } from 'node:fs';
 import { deriveTopology } from '../../src/cli/import/derive-topology.ts';
 import { deriveProbes } from '../../src/cli/import/derive-probes.ts';
 import { importScenario, scenarioYaml } from '../../src/cli/import/import-scenario.ts';
 import { conntrackInsert, iptablesRestoreInput, routeBatch } from '../../src/dataplane/captured-restore.ts';
-import { parseScenario } from '../../src/model/load-scenario.ts';
+import { loadScenarioFile, parseScenario } from '../../src/model/load-scenario.ts';
 import { fitCaptured } from '../../src/providers/real/common/scenario-fit.ts';
 import { localMisfit } from '../../src/providers/real/local/local-support.ts';
 
@@ -101,7 +100,7 @@ describe('the bundle reader', () => {
     );
   });
 
-  it('a captured state too large to carry inline is refused before anything is written, with the sizes', async () => {
+  it('a captured state too large to carry inline goes to FILE.state/NODE/ beside the scenario, read back when it loads', async () => {
     const dir = copy('healthy');
     const save = join(dir, 'nodes/node-a/iptables-save.txt');
     const rule = (i: number) =>
@@ -110,12 +109,26 @@ describe('the bundle reader', () => {
       save,
       readFileSync(save, 'utf8').replace('*nat\n', `*nat\n${Array.from({ length: 4000 }, (_, i) => rule(i)).join('')}`),
     );
-    const output = join(scratch, 'big.yaml');
-    const e = await importCommand(dir, { output }).catch((x) => x);
+    const out = mkdtempSync(join(scratch, 'big-'));
+    await importCommand(dir, { output: join(out, 'big.yaml') });
+    const text = readFileSync(join(out, 'big.yaml'), 'utf8');
+    expect(text).toMatch(/^ {6}captured:\n {8}brNetfilter: true\n(.*\n)* {8}state: big\.state\/node-a$/m);
+    expect(text).not.toMatch(/KUBE-SVC-X/);
+    expect(readFileSync(join(out, 'big.state/node-a/iptables-save.txt'), 'utf8')).toBe(readFileSync(save, 'utf8'));
+    // moved together, it loads with the rules and entries read back in
+    const moved = mkdtempSync(join(scratch, 'moved-'));
+    cpSync(out, moved, { recursive: true });
+    const { scenario } = await loadScenarioFile(join(moved, 'big.yaml'), { cached: false });
+    expect(scenario.topology.nodes[0]!.captured!.iptables).toMatch(/KUBE-SVC-X3999$/m);
+    expect(scenario.topology.nodes[0]!.captured!.conntrack.length).toBeGreaterThan(0);
+    // and without its state directory, the load says which file and field
+    rmSync(join(moved, 'big.state'), { recursive: true });
+    const e = await loadScenarioFile(join(moved, 'big.yaml'), { cached: false }).catch((x) => x);
     expect(e.message).toMatch(
-      /the replay would be \d+ bytes, over the 262144 a scenario may be: .*\(node-a \d+ bytes, node-b \d+ bytes\)/,
+      new RegExp(
+        `^${join(moved, 'big.yaml')}:\\d+:1: topology\\.nodes\\[0\\]\\.captured\\.state: cannot read ${join(moved, 'big.state/node-a/iptables-save.txt')} \\(ENOENT\\)`,
+      ),
     );
-    expect(existsSync(output)).toBe(false);
   });
 
   it('a bundle without cluster objects cannot be imported: said with what to do', async () => {
@@ -427,6 +440,22 @@ describe('a replay scenario', () => {
         },
       }),
     ).toThrow(/fault: a replay has no fault phase/);
+  });
+
+  it('the captured rules are inline or in a state directory inside the scenario folder, one of them', async () => {
+    const s = await imported('healthy');
+    const node = (captured: object) => ({
+      ...s,
+      topology: { ...s.topology, nodes: [{ ...s.topology.nodes[0], captured }, s.topology.nodes[1]] },
+    });
+    const { iptables, ...rest } = s.topology.nodes[0]!.captured!;
+    expect(parse(node({ ...rest }))).toThrow(
+      /captured.iptables: the captured rules are inline \(`iptables`\) or in a state directory \(`state`\), one of them/,
+    );
+    expect(parse(node({ ...rest, iptables, state: 'x.state/node-a' }))).toThrow(/one of them/);
+    expect(parse(node({ ...rest, state: '../elsewhere/node-a' }))).toThrow(
+      /captured.state: a directory relative to the scenario file, inside its folder/,
+    );
   });
 
   it('a fix must assert something the replayed baseline does not', async () => {

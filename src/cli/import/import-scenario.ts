@@ -3,6 +3,7 @@
 import { basename } from 'node:path';
 import { stringify } from 'yaml';
 import type { ScenarioInput } from '../../model/scenario-schema.ts';
+import { STATE_FILES } from '../../model/captured-files.ts';
 import { deriveProbes } from './derive-probes.ts';
 import { deriveTopology } from './derive-topology.ts';
 import type { Bundle } from './read-bundle.ts';
@@ -46,4 +47,24 @@ function scenarioId(path: string): string {
     .slice(0, 63)
     .replace(/-+$/, '');
   return id;
+}
+
+/**
+ * The scenario with each node's captured rules and conntrack entries moved out to `DIR/NODE/` (relative to the
+ * scenario file, as the bundle names them), for a state too large to carry inline; `files` is what to write.
+ */
+export function withStateDirectories(
+  scenario: ScenarioInput,
+  dir: string,
+): { scenario: ScenarioInput; files: Map<string, string> } {
+  const files = new Map<string, string>();
+  const nodes = scenario.topology.nodes.map((n) => {
+    if (!n.captured) return n;
+    const { iptables = '', conntrack = [], ...rest } = n.captured;
+    const state = `${dir}/${n.name}`;
+    files.set(`${state}/${STATE_FILES.iptables}`, iptables);
+    if (conntrack.length > 0) files.set(`${state}/${STATE_FILES.conntrack}`, `${conntrack.join('\n')}\n`);
+    return { ...n, captured: { ...rest, state } };
+  });
+  return { scenario: { ...scenario, topology: { ...scenario.topology, nodes } }, files };
 }

@@ -9,6 +9,12 @@ import type { NetnsLab } from './netns-lab.ts';
 
 export async function restoreCaptured(lab: NetnsLab, nodeName: string, state: CapturedStateSpec): Promise<void> {
   const node = lab.node(nodeName);
+  // a state directory is read in when the scenario loads (captured-files.ts): a topology parsed without its file has none
+  if (state.iptables === undefined)
+    throw new HarnessError(
+      'LAB_FAILED',
+      `node ${nodeName}: its captured state ${state.state} was not read in (load the scenario from its file)`,
+    );
   const { flushed, kept } = iptablesRestoreInput(state.iptables);
   // -c: the zeroed counters are set as well; -w: the trace's own restore may hold the lock
   if (flushed) await node.exec(['iptables-restore', '-w', '-c'], { input: flushed });
