@@ -16,6 +16,7 @@ import { conntrackInsert, iptablesRestoreInput, routeBatch } from '../../src/dat
 import { loadScenarioFile, parseScenario } from '../../src/model/load-scenario.ts';
 import { fitCaptured } from '../../src/providers/real/common/scenario-fit.ts';
 import { localMisfit } from '../../src/providers/real/local/local-support.ts';
+import { notReplayedLines } from '../../src/cli/commands/validate.ts';
 
 const FIXTURES = new URL('../fixtures/capture/', import.meta.url).pathname;
 const fixture = (name: string) => join(FIXTURES, name);
@@ -299,6 +300,25 @@ describe('what is not replayed', () => {
       ]),
     );
     expect(topology.nodes[0]!.captured!.routes).not.toContain('10.0.0.0/8 dev tunl0 proto bird');
+  });
+
+  it('flannel from its VTEP; validate prints every entry under the file', async () => {
+    const dir = copy('healthy');
+    editJson(join(dir, 'nodes/node-b/ip-link.json'), (links) =>
+      links.push({ ifname: 'flannel.1', link_type: 'ether', linkinfo: { info_kind: 'vxlan' } }),
+    );
+    const { topology } = deriveTopology(await readBundle(dir));
+    expect(topology.cni).toBe('flannel');
+    expect(topology.notReplayed!.some((x) => x.what.includes('flannel.1'))).toBe(false);
+    expect(
+      notReplayedLines('r.yaml', [
+        { node: 'node-a', what: 'devices tunl0 (ipip)', why: 'not made' },
+        { what: 'x', why: 'y' },
+      ]),
+    ).toBe(
+      'r.yaml: not replayed (2): the lab runs without it, so the replay may differ from the incident there\n  - node node-a: devices tunl0 (ipip): not made\n  - x: y\n',
+    );
+    expect(notReplayedLines('r.yaml', [])).toBe('');
   });
 
   it('a node address outside the lab network is left to the lab and said; a node the bundle did not capture too', async () => {
