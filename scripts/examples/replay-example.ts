@@ -7,6 +7,8 @@
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { stripVTControlCharacters } from 'node:util';
+import { resolve, sep } from 'node:path';
+import { packagePath } from '../../src/model/package-root.ts';
 import type { RunEvent, RunResult } from '../../src/engine/run/results.ts';
 import type { GateResult } from '../../src/engine/gate/run-gate.ts';
 import { selectRunScenarios } from '../../src/cli/select-scenarios.ts';
@@ -72,7 +74,8 @@ async function replayRun(result: RunResult, stdoutOnly: boolean, options: Record
       reproduceCommand(
         r.id,
         result.provider,
-        { shipped: true, file: '', appliedProfile: options.profile as string | undefined },
+        // a scenario file outside the package's scenarios/ is named by its file, as the run named it
+        { shipped: shipped(r.file), file: r.file, appliedProfile: options.profile as string | undefined },
         defaultInvocation(),
       ),
   });
@@ -80,6 +83,10 @@ async function replayRun(result: RunResult, stdoutOnly: boolean, options: Record
   await reporter.onRunEnd?.(result);
   return stripVTControlCharacters(printed);
 }
+
+/** A file the recorded run read from the package's scenarios/ (the report holds it relative to the run's directory, the package root). */
+const shipped = (file: string | undefined) =>
+  file === undefined || resolve(packagePath(), file).startsWith(packagePath('scenarios') + sep);
 
 function* runEvents(result: RunResult): Generator<RunEvent> {
   yield { kind: 'run-start', provider: result.provider, scenarios: result.scenarios.map((s) => s.id) };

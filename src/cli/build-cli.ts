@@ -49,6 +49,7 @@ export function buildCli(): Command {
   addMergeCommand(program);
   addRenderCommand(program);
   addCaptureCommand(program);
+  addImportCommand(program);
   addCleanCommand(program);
   addSchemaCommand(program);
   return program;
@@ -349,6 +350,26 @@ function addCaptureCommand(program: Command): void {
       ]),
     )
     .action(lazy(() => import('./commands/capture.ts')));
+}
+
+/** `netrepro import` */
+function addImportCommand(program: Command): void {
+  program
+    .command('import')
+    .description(
+      'write a replay scenario from a capture bundle: the nodes hold the captured state verbatim, every probe is expected ok',
+    )
+    .argument('<bundle>', 'the bundle `netrepro capture` wrote: a directory or a .tar.gz')
+    .option('-o, --output <file>', 'the scenario file to write (default: ID.yaml here)')
+    .option('--id <id>', 'the scenario id (default: replay-BUNDLE)')
+    .addHelpText(
+      'after',
+      examples([
+        ['a bundle as a scenario', 'netrepro import capture-2026-11-28/ -o incident.yaml'],
+        ['then replay it', 'netrepro run incident.yaml'],
+      ]),
+    )
+    .action(lazy(() => import('./commands/import.ts')));
 }
 
 /** `netrepro clean` */

@@ -16,8 +16,8 @@ export function defaultGateway(defaultRoute: string, hostAddress: (ref: string) 
   return defaultRoute === 'fabric' ? FABRIC_GATEWAY : hostAddress(defaultRoute);
 }
 
-/** Node `name`'s address on the nodes' network: the i-th node of the topology is .(2+i). */
-export function nodeAddress(nodes: readonly { name: string }[], name: string): string | undefined {
+/** Node `name`'s address on the nodes' network: its own `address`, or .(2+i) for the i-th node of the topology. */
+export function nodeAddress(nodes: readonly { name: string; address?: string }[], name: string): string | undefined {
   const i = nodes.findIndex((n) => n.name === name);
-  return i < 0 ? undefined : `${FABRIC_NET}.${i + 2}`;
+  return i < 0 ? undefined : (nodes[i]!.address ?? `${FABRIC_NET}.${i + 2}`);
 }

@@ -7,16 +7,17 @@ import type { PodPlacement } from '../contract/kube-objects.ts';
 import { flannelDevice, flannelPeerEntries, vtepMac, type FlannelNode } from './flannel-entries.ts';
 import { IptablesModel } from './iptables-ops.ts';
 import { bootOps, bootOrder } from './node-iptables.ts';
-import { defaultGateway, FABRIC_NET } from './node-network.ts';
+import { defaultGateway, FABRIC_NET, nodeAddress } from './node-network.ts';
 import { DEFAULT_CNI_CHAIN } from '../model/primitives.ts';
 import { hostIPAddress } from './port-mappings.ts';
+import { iptablesRestoreInput } from './captured-restore.ts';
 
 export interface RenderOptions {
   /** Render as on a node where kube-proxy could create its nfacct counters (the lab cannot). */
   nfacct?: boolean;
 }
 
-/** The addresses the lab will hand out: host-local gives .2, .3, ... in pod order on each node. */
+/** The addresses the lab will hand out: a pod's own `ip`, else host-local's .2, .3, ... in pod order on each node. */
 export function predictedPlacements(topology: TopologySpec): Map<string, PodPlacement> {
   const out = new Map<string, PodPlacement>();
   for (const node of topology.nodes) {
@@ -26,7 +27,7 @@ export function predictedPlacements(topology: TopologySpec): Map<string, PodPlac
       .filter((p) => p.node === node.name)
       .forEach((p, i) => {
         const n = (start >>> 0) + 2 + i;
-        out.set(p.name, { ip: [24, 16, 8, 0].map((s) => (n >>> s) & 0xff).join('.'), node: node.name });
+        out.set(p.name, { ip: p.ip ?? [24, 16, 8, 0].map((s) => (n >>> s) & 0xff).join('.'), node: node.name });
       });
   }
   return out;
@@ -34,6 +35,12 @@ export function predictedPlacements(topology: TopologySpec): Map<string, PodPlac
 
 export function renderIptables(topology: TopologySpec, nodeName: string, options: RenderOptions = {}): string {
   const node = topology.nodes.find((n) => n.name === nodeName)!;
+  // a captured node gets its captured tables back, as the lab restores them
+  if (node.captured) {
+    // a state directory is read in when the file loads (captured-files.ts)
+    const { flushed, kept } = iptablesRestoreInput(node.captured.iptables ?? '');
+    return flushed + kept;
+  }
   const facts = {
     placements: predictedPlacements(topology),
     beLiberal: Number(node.sysctls?.['net.netfilter.nf_conntrack_tcp_be_liberal'] ?? 0) === 1,
@@ -45,9 +52,11 @@ export function renderIptables(topology: TopologySpec, nodeName: string, options
 export function renderNode(topology: TopologySpec, nodeName: string, options: RenderOptions = {}): string {
   const nodeIndex = topology.nodes.findIndex((n) => n.name === nodeName);
   const node = topology.nodes[nodeIndex]!;
-  const nodeIP = (i: number) => `${FABRIC_NET}.${i + 2}`;
+  const nodeIP = (i: number) => nodeAddress(topology.nodes, topology.nodes[i]!.name)!;
   const out = [
-    `# node ${nodeName} (${nodeIP(nodeIndex)}), CNI ${topology.cni}, kube-proxy ${topology.kubeProxy}; boot order: ${bootOrder(topology).join(', ')}`,
+    node.captured
+      ? `# node ${nodeName} (${nodeIP(nodeIndex)}), CNI ${topology.cni}; its captured state (netrepro import), restored verbatim`
+      : `# node ${nodeName} (${nodeIP(nodeIndex)}), CNI ${topology.cni}, kube-proxy ${topology.kubeProxy}; boot order: ${bootOrder(topology).join(', ')}`,
     '# iptables-save',
     renderIptables(topology, nodeName, options).trimEnd(),
   ];

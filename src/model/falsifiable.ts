@@ -247,6 +247,8 @@ export function assertedBeyond(phase: Assertions, other: Assertions): { probes: 
 }
 
 function faultShowsSymptom(s: Scenario): ReferenceIssue[] {
+  // a replay's captured state is its fault: its baseline asserts what the probes show there
+  if (s.purpose === 'replay') return [];
   const beyond = assertedBeyond(s.fault, s.baseline);
   if (s.purpose === 'preserve') {
     if (beyond.checks.length > 0) return [];
@@ -271,14 +273,16 @@ function faultShowsSymptom(s: Scenario): ReferenceIssue[] {
 }
 
 function fixesRemoveIt(s: Scenario): ReferenceIssue[] {
+  // a replay's fix runs after its baseline, the captured incident
+  const [before, phase] = s.purpose === 'replay' ? [s.baseline, 'baseline'] : [s.fault, 'faulted phase'];
   return s.fixes.flatMap((fix, i) => {
-    const beyond = assertedBeyond(fix, s.fault);
+    const beyond = assertedBeyond(fix, before);
     if (beyond.probes.length > 0 || beyond.checks.length > 0) return [];
     return [
       {
         path: ['fixes', i, 'expect'],
-        message: `fix ${fix.name} asserts nothing the faulted phase does not: a fix that does nothing would pass. Expect the symptom gone, or add a check that proves the fix took effect`,
-        expected: 'an outcome or check that differs from the faulted phase',
+        message: `fix ${fix.name} asserts nothing the ${phase} does not: a fix that does nothing would pass. Expect the symptom gone, or add a check that proves the fix took effect`,
+        expected: `an outcome or check that differs from the ${phase}`,
       },
     ];
   });

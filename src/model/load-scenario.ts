@@ -8,8 +8,10 @@ import { nearest } from './nearest.ts';
 import { checkFalsifiable } from './falsifiable.ts';
 import { checkReferences, type ReferenceIssue } from './scenario-references.ts';
 import { cachedScenario } from './scenario-cache.ts';
+import { withCapturedFiles } from './captured-files.ts';
 
-const MAX_BYTES = 256 * 1024; // a scenario is a page of YAML; anything larger is a mistake
+/** A scenario is a page of YAML; anything larger is a mistake (an import with a large captured state says so). */
+export const MAX_BYTES = 256 * 1024;
 /** Far deeper than any scenario; refused before parsing, so a pathological file cannot exhaust the parser's stack. */
 const MAX_DEPTH = 64;
 
@@ -54,10 +56,11 @@ export async function loadScenarioFile(
   { cached = true }: { cached?: boolean } = {},
 ): Promise<LoadedScenario> {
   const buffer = await readScenarioBytes(file);
-  return {
-    file,
-    scenario: cached ? await cachedScenario(buffer, () => parseScenario(buffer, file)) : parseScenario(buffer, file),
-  };
+  const scenario = cached
+    ? await cachedScenario(buffer, () => parseScenario(buffer, file))
+    : parseScenario(buffer, file);
+  // a replay's state directories are read each time (the cache keys the file's bytes, not theirs)
+  return { file, scenario: await withCapturedFiles(scenario, file, () => lineFinder(buffer.toString('utf8'))) };
 }
 
 /** A file's topology, whatever else it holds or lacks (`render` needs no probes, fault or fixes). */
@@ -82,7 +85,8 @@ export async function loadTopologyFile(file: string): Promise<{ id: string; topo
   } as Scenario;
   const refs = checkReferences(bare);
   if (refs.length > 0) throw referenceError(refs, file, doc, position);
-  return { id: data.id ?? file, topology: data.topology };
+  const { topology } = await withCapturedFiles(data, file, () => lineFinder(buffer.toString('utf8')));
+  return { id: data.id ?? file, topology };
 }
 
 async function readScenarioBytes(file: string): Promise<Buffer> {

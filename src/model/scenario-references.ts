@@ -2,14 +2,15 @@
 // duplicate names, addresses that do not fit their subnets.
 import { LOCALHOST, LOOPBACK_ADDRESS } from './localhost.ts';
 import { checkPhases } from './phase-references.ts';
+import { placedAddressIssues } from './placed-addresses.ts';
 import { probeDestination, probeKindOf } from './probes/registry.ts';
 import { duplicateIssues, ReferenceCheck, type ReferenceIssue } from './reference-check.ts';
 import type { ProbeSpec, Scenario, TopologySpec } from './scenario-schema.ts';
+import { cidrContains, LAB_NODE_NETWORK, overlaps } from './ipv4-ranges.ts';
 
 export type { ReferenceIssue } from './reference-check.ts';
 
-/** The netns lab's node network (inside its fabric namespace): no scenario address may fall in it. */
-export const LAB_NODE_NETWORK = '172.18.0.0/24';
+export { cidrContains, ipToInt, LAB_NODE_NETWORK, overlaps } from './ipv4-ranges.ts';
 
 /** Every issue in the order found: unique names, the topology's parts, the probes, then each phase. */
 export function checkReferences(s: Scenario): ReferenceIssue[] {
@@ -18,7 +19,7 @@ export function checkReferences(s: Scenario): ReferenceIssue[] {
   check.add(...duplicateNameIssues(s), ...hostPortClashIssues(t));
   for (const [i, p] of t.pods.entries()) checkPod(check, p, i);
   for (const [i, n] of t.nodes.entries()) checkNode(check, n, i);
-  check.add(...podCIDROverlapIssues(t), ...clusterCIDRIssues(t));
+  check.add(...podCIDROverlapIssues(t), ...clusterCIDRIssues(t), ...placedAddressIssues(t));
   for (const [i, v] of t.services.entries()) checkService(check, v, i);
   for (const [i, p] of s.probes.entries()) checkProbe(check, p, i);
   checkPhases(check);
@@ -271,20 +272,4 @@ function checkProbe(check: ReferenceCheck, p: ProbeSpec, i: number): void {
       received: ref,
       expected: `one of its pods, or a dns probe of ${headless.name}.${headless.namespace}.svc.cluster.local`,
     });
-}
-
-export function ipToInt(ip: string): number {
-  return ip.split('.').reduce((acc, o) => acc * 256 + Number(o), 0);
-}
-
-export function overlaps(a: string, b: string): boolean {
-  return cidrContains(a, b) || cidrContains(b, a);
-}
-
-export function cidrContains(outer: string, inner: string): boolean {
-  const [oIp, oLen] = outer.split('/') as [string, string];
-  const [iIp, iLen] = inner.split('/') as [string, string];
-  if (Number(iLen) < Number(oLen)) return false;
-  const mask = Number(oLen) === 0 ? 0 : (0xffffffff << (32 - Number(oLen))) >>> 0;
-  return (ipToInt(oIp) & mask) >>> 0 === (ipToInt(iIp) & mask) >>> 0;
 }

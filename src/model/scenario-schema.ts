@@ -43,6 +43,7 @@ import {
 } from './primitives.ts';
 import { Step } from './steps/registry.ts';
 import { PROBE_KINDS, probeKindFields, type ProbeKindName } from './probes/registry.ts';
+import { CapturedState, NotReplayed } from './captured-state.ts';
 
 const PROBE_KIND_NAMES = Object.keys(PROBE_KINDS) as ProbeKindName[];
 
@@ -88,6 +89,10 @@ const Node = z
     cniChain: CniChain.optional().describe(
       "the node's CNI network config list (bridge and flannel shapes), default [bridge, portmap] as real clusters ship it: the lab calls each plugin for every pod the way a kubelet's runtime does; without portmap a pod's hostPorts are not written",
     ),
+    address: Ipv4.optional().describe(
+      "the node's address on the nodes' network 172.18.0.0/24 (default 172.18.0.(2+i) for the i-th node): a replay keeps the captured address its rules name",
+    ),
+    captured: CapturedState.optional(),
   })
   .strict();
 
@@ -112,6 +117,9 @@ const Pod = z
   .object({
     name: Name,
     node: Name,
+    ip: Ipv4.optional().describe(
+      "the pod's address, asked of host-local (default: .2, .3, ... of its node's podCIDR in pod order): a replay keeps the captured address its rules name; a node's pods name one all or none",
+    ),
     serve: z.array(Program).optional().describe('programs started in the pod'),
     ports: z
       .array(ContainerPort)
@@ -307,6 +315,12 @@ export const Topology = z
     nodes: z.array(Node).min(1).describe('the nodes, each with its pod subnet'),
     pods: z.array(Pod).min(1).describe('the pods, each on a node, with the programs it serves'),
     services: z.array(Service).default([]).describe('Services kube-proxy writes rules for'),
+    notReplayed: z
+      .array(NotReplayed)
+      .default([])
+      .describe(
+        'what a captured cluster held that the lab does not restore (netrepro import names it; `netrepro validate` prints it): a replay without it may differ from the incident there',
+      ),
   })
   .strict();
 
@@ -597,6 +611,9 @@ const Fix = z
     path: ['checks'],
   });
 
+/** The fault of a replay: nothing done, nothing asserted (the captured state is the fault; no lab runs it). */
+const NO_FAULT: z.output<typeof Phase> = { steps: [], expect: {}, checks: [] };
+
 export const EVIDENCE_KINDS = ['iptables', 'conntrack', 'ip', 'capture', 'bpf'] as const;
 
 export const ScenarioSchema = z
@@ -605,10 +622,10 @@ export const ScenarioSchema = z
     title: z.string().min(1).describe('one line saying what happens (reports carry it)'),
     incident: z.string().optional().describe('path of the incident brief this scenario reproduces'),
     purpose: z
-      .enum(['reproduce', 'measure', 'preserve'])
+      .enum(['reproduce', 'measure', 'preserve', 'replay'])
       .default('reproduce')
       .describe(
-        "reproduce: the faulted phase asserts the symptom; measure: the run reports `measured` with its numbers, never `passed` (the gate skips it); preserve: the fault is a change traffic must survive (a server pod cycles), so the faulted phase expects the baseline's outcomes and its checks prove the change happened",
+        "reproduce: the faulted phase asserts the symptom; measure: the run reports `measured` with its numbers, never `passed` (the gate skips it); preserve: the fault is a change traffic must survive (a server pod cycles), so the faulted phase expects the baseline's outcomes and its checks prove the change happened; replay: the nodes hold a captured state (`netrepro import`), which is the fault: no fault phase, the baseline probes the captured cluster and each fix runs after it",
       ),
     sources: z
       .array(z.string())
@@ -633,14 +650,55 @@ export const ScenarioSchema = z
       })
       .strict()
       .describe('the healthy cluster: what every probe observes before the fault'),
-    fault: Phase.describe('the steps that make the symptom, and the symptom asserted'),
-    fixes: z.array(Fix).min(1).describe('each fix runs on a fresh lab after baseline and fault'),
+    fault: Phase.optional().describe(
+      'the steps that make the symptom, and the symptom asserted (none in a replay: the captured state is the fault)',
+    ),
+    fixes: z
+      .array(Fix)
+      .default([])
+      .describe('each fix runs on a fresh lab after baseline and fault (a replay may have none yet)'),
     evidence: z
       .array(z.enum(EVIDENCE_KINDS))
       .default([...EVIDENCE_KINDS])
       .describe('what is collected per phase and node: iptables, conntrack, ip, capture, bpf'),
   })
-  .strict();
+  .strict()
+  .superRefine((s, ctx) => {
+    const replay = s.purpose === 'replay';
+    if (replay && s.fault)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['fault'],
+        message: 'a replay has no fault phase: the captured state is the fault (add the fix under `fixes`)',
+      });
+    if (!replay && !s.fault)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['fault'],
+        message: 'required field is missing: a fault phase (only a replay has none)',
+      });
+    if (!replay && s.fixes.length === 0)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['fixes'],
+        message: 'required field is missing: at least one fix (only a replay may have none)',
+      });
+    const captured = s.topology.nodes.map((n) => n.captured !== undefined);
+    if (replay && !captured.every(Boolean))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['topology', 'nodes', captured.indexOf(false)],
+        message: 'a replay restores a captured state on every node: this node has no `captured`',
+      });
+    if (!replay && captured.some(Boolean))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['topology', 'nodes', captured.indexOf(true), 'captured'],
+        message: 'a captured state is the incident itself, not a healthy baseline: it needs `purpose: replay`',
+      });
+  })
+  // a replay's phases are its baseline and fixes; the empty fault keeps every other reader's shape
+  .transform((s) => ({ ...s, fault: s.fault ?? NO_FAULT }));
 
 export type Scenario = z.output<typeof ScenarioSchema>;
 export type ScenarioInput = z.input<typeof ScenarioSchema>;

@@ -38,7 +38,7 @@ describe('scenario loading', () => {
       seed.replace('    podCIDR: 10.244.1.0/24', '    podCIDR: 10.244.1.0/24\n      colour: red'),
     );
     expect(issue).toMatch(
-      /bad\.yaml:\d+:\d+: topology\.nodes\[0\]\.colour: unknown key colour \(expected one of: name, podCIDR, sysctls, forwardPolicy, defaultRoute, cniChain\)/,
+      /bad\.yaml:\d+:\d+: topology\.nodes\[0\]\.colour: unknown key colour \(expected one of: name, podCIDR, sysctls, forwardPolicy, defaultRoute, cniChain, address, captured\)/,
     );
   });
 

@@ -48,6 +48,7 @@ export default async function validate(
           ? `${file}: skipped on ${support!.name}: ${skip.reason}${skip.hint ? ` (hint: ${skip.hint})` : ''}\n`
           : `${file}: ok${leftOut.map(({ fix, reason }) => `; fix ${fix} skipped: ${reason}`).join('')}\n`,
       );
+      process.stdout.write(notReplayedLines(file, scenario.topology.notReplayed));
     } catch (e) {
       if (!(e instanceof ScenarioValidationError)) throw e;
       problems.push(e);
@@ -58,4 +59,14 @@ export default async function validate(
     for (const issue of problems.flatMap((p) => p.issues)) process.stdout.write(`${githubAnnotation(issue)}\n`);
   const hints = [...new Set(problems.map((p) => p.hint).filter(Boolean))];
   throw new HarnessError('SCENARIO_INVALID', problems.map((p) => p.message).join('\n'), hints.join('; '));
+}
+
+/** What a replay's capture held that the lab does not restore (topology.notReplayed): said on every validate. */
+export function notReplayedLines(file: string, items: readonly { node?: string; what: string; why: string }[]): string {
+  if (items.length === 0) return '';
+  return [
+    `${file}: not replayed (${items.length}): the lab runs without it, so the replay may differ from the incident there`,
+    ...items.map((x) => `  - ${x.node ? `node ${x.node}: ` : ''}${x.what}: ${x.why}`),
+    '',
+  ].join('\n');
 }

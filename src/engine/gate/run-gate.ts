@@ -70,10 +70,13 @@ export async function runGate(
   await runLimited(jobs, options.parallel ?? 1, options.signal, async ({ s, profile }) => {
     const scenario = applyProfile(s.scenario, profile);
     const assessment: Assessment =
-      scenario.purpose === 'measure'
+      scenario.purpose === 'measure' || scenario.purpose === 'replay'
         ? {
             verdict: 'not-applicable',
-            reason: 'a measurement: its faulted phase reports a rate and asserts no symptom',
+            reason:
+              scenario.purpose === 'measure'
+                ? 'a measurement: its faulted phase reports a rate and asserts no symptom'
+                : 'a replay: its captured state is the fault, the same under every profile',
             decidedBy: [],
           }
         : assess(

@@ -49,6 +49,12 @@ export function stopAfterPlan(
   stopAfter: string | undefined,
 ): { fixes: Scenario['fixes'][number][]; phases: number } {
   if (stopAfter === undefined) return { fixes: [...runnable], phases: 3 };
+  if (stopAfter === 'faulted' && scenario.purpose === 'replay')
+    throw new HarnessError(
+      'USAGE',
+      `--stop-after faulted: scenario ${scenario.id} is a replay, whose captured state is its baseline: it has no faulted phase`,
+      `baseline${scenario.fixes.length ? ` or a fix: ${scenario.fixes.map((f) => f.name).join(', ')}` : ''}`,
+    );
   if (stopAfter === 'baseline' || stopAfter === 'faulted')
     return { fixes: runnable.slice(0, 1), phases: stopAfter === 'baseline' ? 1 : 2 };
   const fix = runnable.find((f) => f.name === stopAfter);
@@ -94,7 +100,9 @@ export async function runScenario(
     // each fix variant builds its own lab: they run side by side, as many as the slots allow,
     // each into its own part of the result, put together in the scenario's order
     const plan = stopAfterPlan(scenario, runnable, options.stopAfter);
-    const fixes = options.faultOnly ? runnable.slice(0, 1) : plan.fixes;
+    // a replay without a fix yet runs its baseline, the captured incident, in one lab
+    const asCaptured = scenario.purpose === 'replay' && plan.fixes.length === 0 ? [AS_CAPTURED] : [];
+    const fixes = options.faultOnly ? runnable.slice(0, 1) : [...plan.fixes, ...asCaptured];
     const parts = fixes.map(() => ({
       ...result,
       phases: [] as PhaseResult[],
@@ -143,6 +151,9 @@ function measurements(result: ScenarioResult): string[] {
   ]);
 }
 
+/** The lab of a replay with no fix yet: its baseline alone. */
+const AS_CAPTURED: Scenario['fixes'][number] = { name: 'captured', steps: [], expect: {}, checks: [] };
+
 /** One phase of a lab's run: which phase, for which variant, and what it does and expects. */
 export interface PhasePlan {
   name: PhaseName;
@@ -158,10 +169,12 @@ async function runVariant(
   options: ScenarioRunOptions,
   phases: number,
 ): Promise<void> {
+  // a replay's captured state is its fault: its fix follows the baseline
+  const replay = scenario.purpose === 'replay';
   const plan: PhasePlan[] = [
     { name: 'baseline' as const, variant: fix.name, spec: scenario.baseline },
-    { name: 'faulted' as const, variant: fix.name, spec: scenario.fault },
-    ...(options.faultOnly ? [] : [{ name: 'fixed' as const, variant: fix.name, spec: fix }]),
+    ...(replay ? [] : [{ name: 'faulted' as const, variant: fix.name, spec: scenario.fault }]),
+    ...(options.faultOnly || fix === AS_CAPTURED ? [] : [{ name: 'fixed' as const, variant: fix.name, spec: fix }]),
   ].slice(0, phases);
   await runLab(scenario, fix.name, plan, result, options);
 }

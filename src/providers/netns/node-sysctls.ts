@@ -17,12 +17,15 @@ export function nodeSysctls(
   late: Record<string, string | number>;
 } {
   const perDevice = (key: string) => /^net\.ipv[46]\.(conf|neigh)\.(?!all\.|default\.)[^.]+\./.test(key);
-  const kubeProxy = bootOrder(topology).includes('kube-proxy') ? KUBE_PROXY_SYSCTLS : {};
+  // a captured node has the values read from it (its `sysctls`) and br_netfilter as it was: nothing starts on it
+  const kubeProxy = !node.captured && bootOrder(topology).includes('kube-proxy') ? KUBE_PROXY_SYSCTLS : {};
+  const brNetfilter = node.captured && !node.captured.brNetfilter ? { 'net.bridge.bridge-nf-call-iptables': 0 } : {};
   const all = Object.entries({
     'net.ipv4.ip_forward': 1,
     'net.bridge.bridge-nf-call-iptables': 1,
     ...node.sysctls,
     ...kubeProxy,
+    ...brNetfilter,
   });
   return {
     early: Object.fromEntries(all.filter(([k]) => !perDevice(k))),

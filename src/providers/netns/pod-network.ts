@@ -100,6 +100,8 @@ export class PodSandboxes {
       name: conflist.name,
       ...plugin,
       ...(plugin.capabilities && mappings.length > 0 ? { runtimeConfig: { portMappings: mappings } } : {}),
+      // the pod's own address asked of host-local (its `args.cni.ips`), as a runtime asks for a static one
+      ...(plugin.type === 'bridge' && pod.ip ? { args: { cni: { ips: [pod.ip] } } } : {}),
     }));
   }
 

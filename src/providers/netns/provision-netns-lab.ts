@@ -26,11 +26,12 @@ import { ipBatch } from '../namespaces/namespace-batch.ts';
 import { LabInventory } from './lab-inventory.ts';
 import { NetnsLab } from './netns-lab.ts';
 import { changeServices } from './service-change.ts';
+import { restoreCaptured } from './restore-captured.ts';
 import { flannelDevice, flannelPeerEntries, vtepMac, type FlannelNode } from '../../dataplane/flannel-entries.ts';
 import { startLabCommands } from './native-commands.ts';
 import { helperBinary, HELPERS } from '../namespaces/helper-build.ts';
 import { fastNeighbourFailure } from './neighbour-timing.ts';
-import { defaultGateway, FABRIC_GATEWAY, FABRIC_NET } from '../../dataplane/node-network.ts';
+import { defaultGateway, FABRIC_GATEWAY, FABRIC_NET, nodeAddress } from '../../dataplane/node-network.ts';
 import { awaitedLater } from '../../contract/awaited-later.ts';
 import { settleAll } from '../../contract/settle-all.ts';
 import { agentProgramArgv } from '../../contract/agent-program.ts';
@@ -75,7 +76,9 @@ export async function provisionNetnsLab(topology: TopologySpec, run: RunContext)
       await steps.step("kube-proxy's service health checks", () =>
         steps.eachNode((n) => lab.serviceHealth.sync(n, podPlacements(lab, lab.topology))),
       );
-    if (topology.cni !== 'cilium' && topology.pods.some((p) => p.hostPorts)) await chainHostPorts(steps);
+    // a captured node's tables hold the hostPorts portmap wrote there
+    const captured = topology.nodes.some((n) => n.captured);
+    if (topology.cni !== 'cilium' && !captured && topology.pods.some((p) => p.hostPorts)) await chainHostPorts(steps);
     lab.tracer.prepare(); // probe trace: conntrack's part, now that the node has booted, while the pods get ready
     await steps.step('pod programs ready', () => programs!);
     return lab;
@@ -186,13 +189,20 @@ async function wireMachinesAndPods(
 async function bootNodes(steps: ProvisionSteps, sysctls: EarlySysctls): Promise<void> {
   const { lab } = steps;
   const topology = lab.topology;
-  await steps.step(`boot: ${bootOrder(topology).join(', ')}`, () =>
-    steps.eachNode(async (n) =>
-      settleAll([
-        applyOps(lab.node(n), bootOps(topology, n, factsWith(lab, await sysctls.beLiberal(n)))),
-        fastNeighbourFailure(lab.node(n)),
-      ]),
-    ),
+  // a replay's nodes boot nothing: each gets its captured state back, verbatim (restore-captured.ts)
+  const replay = topology.nodes.every((n) => n.captured);
+  await steps.step(
+    replay ? 'captured state: iptables, routes, rules, conntrack' : `boot: ${bootOrder(topology).join(', ')}`,
+    () =>
+      steps.eachNode(async (n) => {
+        const captured = topology.nodes.find((x) => x.name === n)!.captured;
+        return settleAll([
+          captured
+            ? restoreCaptured(lab, n, captured)
+            : applyOps(lab.node(n), bootOps(topology, n, factsWith(lab, await sysctls.beLiberal(n)))),
+          fastNeighbourFailure(lab.node(n)),
+        ]);
+      }),
   );
 }
 
@@ -276,7 +286,7 @@ function fabricMachines(lab: NetnsLab): FabricMachine[] {
     ...topology.nodes.map((node, i) => ({
       ns: names.node(node.name),
       port: `n${i}`,
-      ip: `${FABRIC_NET}.${i + 2}`,
+      ip: nodeAddress(topology.nodes, node.name)!,
       ref: `node/${node.name}`,
       node,
       index: i,

@@ -68,6 +68,32 @@ export function fitKubeProxy(topology: TopologySpec, k8sVersion: string): { reas
  * `local` provider, whose nodes are namespaces it wires itself and whose kube-proxy it configures) can leave out
  * the default route, boot with a FORWARD policy of DROP and give kube-proxy the scenario's configuration.
  */
+/**
+ * A captured state (netrepro import) is restored by the netns lab alone: a real node's kube-proxy would rewrite
+ * the restored rules at its first sync, and its runtime and IPAM choose the addresses, not the scenario.
+ */
+export function fitCaptured(topology: TopologySpec): Misfit | undefined {
+  const captured = topology.nodes.find((n) => n.captured);
+  if (captured)
+    return {
+      reason: `node ${captured.name} holds a captured state (netrepro import): restoring it verbatim, instead of kube-proxy's rules, is the netns lab's; a real cluster's kube-proxy would rewrite it at its first sync`,
+      hint: 'run it with --provider netns',
+    };
+  const node = topology.nodes.find((n) => n.address !== undefined);
+  if (node)
+    return {
+      reason: `node ${node.name} names its address (${node.address}); a real cluster's nodes take the addresses their network gives them`,
+      hint: 'leave `address` out, or run it with --provider netns',
+    };
+  const pod = topology.pods.find((p) => p.ip !== undefined);
+  if (pod)
+    return {
+      reason: `pod ${pod.name} names its ip (${pod.ip}); a real cluster's IPAM hands out its pods' addresses`,
+      hint: 'leave `ip` out, or run it with --provider netns',
+    };
+  return undefined;
+}
+
 export function fitNodeSetup(topology: TopologySpec, ownNodes = false): Misfit | undefined {
   const chain = topology.nodes.find((n) => n.cniChain && !n.cniChain.includes('portmap'));
   if (chain)
@@ -213,6 +239,7 @@ export function realMisfit(
   if ('reason' in fit) return fit;
   const own = provider === 'k3s' ? k3sMisfit : provider === 'minikube' ? minikubeMisfit : () => undefined;
   return (
+    fitCaptured(topology) ??
     fitKubeProxy(topology, options.k8sVersion) ??
     fitNodePorts(topology) ??
     fitLoadBalancers(topology, provider) ??

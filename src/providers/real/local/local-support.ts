@@ -10,7 +10,13 @@ import type { TopologySpec } from '../../../model/scenario-schema.ts';
 import type { Misfit, ProviderSupport } from '../../../contract/provider.ts';
 import type { ResolvedRealOptions } from '../common/real-options.ts';
 import { fitServiceSteps } from '../common/fit-service-steps.ts';
-import { fitEndpointConditions, fitKubeProxy, fitNodePorts, fitNodeSetup } from '../common/scenario-fit.ts';
+import {
+  fitCaptured,
+  fitEndpointConditions,
+  fitKubeProxy,
+  fitNodePorts,
+  fitNodeSetup,
+} from '../common/scenario-fit.ts';
 
 /** The release of Debian bookworm's `kubernetes` source package (1.20.5+really1.20.2). */
 export const LOCAL_K8S_VERSION = 'v1.20.2';
@@ -34,6 +40,8 @@ export const LOCAL_CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>([
 ]);
 
 export function localMisfit(topology: TopologySpec, options: Pick<ResolvedRealOptions, 'cni'>): Misfit | undefined {
+  const captured = fitCaptured(topology);
+  if (captured) return captured;
   const cni: string = topology.cni;
   if (cni === 'cilium')
     return {
