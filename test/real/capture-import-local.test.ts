@@ -1,0 +1,92 @@
+// The replay's proof on real Kubernetes v1.20.2 (`--provider local`): a scenario's own fault steps leave a real
+// cluster faulted (`run --keep --stop-after`), `capture --run` reads it, `clean --run` removes it, `import` writes
+// the replay and the netns lab runs it. Each replayed probe observes what the real cluster's probe to the same
+// destination observed, and the replay names the fault's rule or setting as its culprit (the real cluster has no
+// trace of its own to name one).
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { ProbeResult, RunResult } from '../../src/engine/run/results.ts';
+import { PACKAGE_ROOT } from '../../src/model/package-root.ts';
+import { runProcess } from '../child-process.ts';
+import { tempDir } from '../lab-support.ts';
+import { realSkipReason } from './real-support.ts';
+
+const SOURCES = join(PACKAGE_ROOT, 'test/fixtures/capture/sources');
+const cli = (...args: string[]) =>
+  runProcess('node', [join(PACKAGE_ROOT, 'bin/netrepro.js'), ...args], { cwd: PACKAGE_ROOT });
+
+/** source probe id -> the imported probe to the same destination from the same client */
+const SAME_DESTINATION: Record<string, string> = {
+  'cross-node': 'client-web-b',
+  'svc-other-node': 'client-web-80',
+  'svc-same-node': 'client-local-80',
+  hairpin: 'web-a-local-80',
+};
+
+const CASES = [
+  { name: 'healthy', source: 'forward-drop', phase: 'baseline', culprit: undefined },
+  { name: 'forward-drop', source: 'forward-drop', phase: 'faulted', culprit: '-P FORWARD DROP' },
+  { name: 'br-netfilter-off', source: 'br-netfilter-off', phase: 'faulted', culprit: 'bridge-nf-call-iptables=0' },
+  { name: 'no-masquerade', source: 'no-masquerade', phase: 'faulted', culprit: 'IP_LOCAL_SOURCE' },
+] as const;
+
+const culprit = (p: ProbeResult) => {
+  const c = p.diagnosis?.culprit;
+  return c ? `${c.kind} ${c.where} on ${c.node}: ${c.text}` : undefined;
+};
+
+describe.skipIf(realSkipReason())('a local cluster left faulted, captured, imported and replayed on netns', () => {
+  for (const c of CASES)
+    it(`${c.name}: ${c.source}'s ${c.phase} state on v1.20.2, replayed`, { timeout: 300_000 }, async () => {
+      const dir = await tempDir('netrepro-local-roundtrip-');
+      const t0 = performance.now();
+      const kept = await cli(
+        'run',
+        join(SOURCES, `${c.source}.yaml`),
+        '--provider',
+        'local',
+        '--profile',
+        'kube-proxy-1.20',
+        '--keep',
+        '--stop-after',
+        c.phase,
+        '--quiet',
+        '--json',
+        join(dir, 'real.json'),
+      );
+      const runId = /kept: \S+ \[[^\]]+\] run ([0-9a-f]{6})/.exec(kept.stderr)?.[1];
+      expect(runId, kept.stderr).toBeDefined();
+      const t1 = performance.now();
+      try {
+        const captured = await cli('capture', '--run', runId!, '--out', join(dir, 'bundle'));
+        expect(captured.stdout + captured.stderr).toMatch(/captured 2 node\(s\) from local run/);
+      } finally {
+        await cli('clean', '--run', runId!);
+      }
+      const t2 = performance.now();
+      const imported = await cli('import', join(dir, 'bundle'), '-o', join(dir, 'replay.yaml'));
+      expect(imported.exitCode, imported.stderr).toBe(0);
+      const replayed = await cli('run', join(dir, 'replay.yaml'), '--quiet', '--json', join(dir, 'replay.json'));
+      const t3 = performance.now();
+      const report = async (f: string) => JSON.parse(await readFile(join(dir, f), 'utf8')) as RunResult;
+      const real = (await report('real.json')).scenarios[0]!.phases.find((p) => p.name === c.phase)!;
+      const replay = (await report('replay.json')).scenarios[0]!.phases[0]!;
+      expect(real, kept.stderr).toBeDefined();
+      expect(replay, replayed.stderr).toBeDefined();
+      const rows: string[] = [];
+      for (const [id, replayId] of Object.entries(SAME_DESTINATION)) {
+        const before = real.probes.find((p) => p.id === id)!;
+        const after = replay.probes.find((p) => p.id === replayId)!;
+        expect(after.observed, `replay ${replayId} vs real ${id}`).toBe(before.observed);
+        if (after.observed !== 'ok') expect(culprit(after)).toContain(c.culprit);
+        rows.push(
+          `${id}: real ${before.observed} / replay ${after.observed}; replay's culprit ${culprit(after) ?? '-'}`,
+        );
+      }
+      const ms = (a: number, b: number) => `${((b - a) / 1000).toFixed(1)} s`;
+      console.log(
+        `local roundtrip ${c.name}: keep ${ms(t0, t1)}, capture+clean ${ms(t1, t2)}, import+replay ${ms(t2, t3)}\n  ${rows.join('\n  ')}`,
+      );
+    });
+});
