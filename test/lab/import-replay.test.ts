@@ -11,22 +11,13 @@ import importCommand from '../../src/cli/commands/import.ts';
 import { importScenario, scenarioYaml } from '../../src/cli/import/import-scenario.ts';
 import { readBundle } from '../../src/cli/import/read-bundle.ts';
 import { runScenario } from '../../src/engine/run/run-scenario.ts';
-import type { ProbeResult } from '../../src/engine/run/results.ts';
 import { loadScenarioFile } from '../../src/model/load-scenario.ts';
 import { NetnsProvider } from '../../src/providers/netns/netns-provider.ts';
+import { culpritLine, SAME_DESTINATION } from '../capture-round-trip.ts';
 import { labSkipReason, tempDir } from '../lab-support.ts';
 
 const CAPTURE = new URL('../fixtures/capture/', import.meta.url).pathname;
 const BIN = new URL('../../bin/netrepro.js', import.meta.url).pathname;
-
-/** source probe id -> the imported probe to the same destination from the same client */
-const SAME_DESTINATION: Record<string, string> = {
-  'cross-node': 'client-web-b',
-  'svc-other-node': 'client-web-80',
-  'svc-same-node': 'client-local-80',
-  hairpin: 'web-a-local-80',
-  'same-socket': 'client-dns-from-40000',
-};
 
 interface Case {
   bundle: string;
@@ -80,11 +71,6 @@ const CASES: Case[] = [
   },
 ];
 
-const culprit = (p: ProbeResult | undefined) => {
-  const c = p?.diagnosis?.culprit;
-  // the client's ephemeral port differs from run to run
-  return c ? `${c.kind} ${c.where} on ${c.node}: ${c.text}`.replace(/:\d{5}\b/g, ':PORT') : undefined;
-};
 const run = (loaded: Awaited<ReturnType<typeof loadScenarioFile>>, faultOnly: boolean) =>
   runScenario(loaded, {
     provider: new NetnsProvider(),
@@ -121,10 +107,11 @@ describe.skipIf(labSkipReason)('netrepro import: a replay shows what the capture
         const after = replay.phases[0]!.probes.find((p) => p.id === SAME_DESTINATION[id])!;
         expect(before.observed, `${c.source} ${id}`).toBe(outcome);
         expect(after.observed, `replay ${after.id}`).toBe(c.replayed?.[id] ?? outcome);
-        if (outcome !== 'ok' && !c.replayed?.[id]) expect(culprit(after), `replay ${after.id}`).toBe(culprit(before));
-        if (c.culprit && outcome !== 'ok') expect(culprit(after)).toBe(c.culprit);
+        if (outcome !== 'ok' && !c.replayed?.[id])
+          expect(culpritLine(after), `replay ${after.id}`).toBe(culpritLine(before));
+        if (c.culprit && outcome !== 'ok') expect(culpritLine(after)).toBe(c.culprit);
         rows.push(
-          `${id}: ${before.observed} / ${after.observed}; culprit ${culprit(before) ?? '-'} / ${culprit(after) ?? '-'}`,
+          `${id}: ${before.observed} / ${after.observed}; culprit ${culpritLine(before) ?? '-'} / ${culpritLine(after) ?? '-'}`,
         );
       }
       // every other replayed probe: ok where the capture is healthy, the verdict failed where it is not
@@ -157,7 +144,7 @@ describe.skipIf(labSkipReason)('netrepro import: a replay shows what the capture
     expect(replay.phases.length, JSON.stringify(replay.error ?? replay.skipReason)).toBe(1);
     const probe = replay.phases[0]!.probes.find((p) => p.id === 'client-web-b')!;
     expect(probe.observed).toBe('timeout');
-    expect(culprit(probe)).toBe('rule filter/FORWARD on node-a: -P FORWARD DROP');
+    expect(culpritLine(probe)).toBe('rule filter/FORWARD on node-a: -P FORWARD DROP');
     console.log(
       `import-replay forward-drop + 4000 rules (state directory): import ${Math.round(importMs)} ms, run ${Math.round(performance.now() - t1)} ms (lab ${replay.labs[0]?.provisionMs} ms)`,
     );

@@ -6,44 +6,24 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { ProbeResult, RunResult } from '../../src/engine/run/results.ts';
+import type { RunResult } from '../../src/engine/run/results.ts';
 import { PACKAGE_ROOT } from '../../src/model/package-root.ts';
+import { CAPTURE_SOURCES, culpritLine, LEFT_STATES, SAME_DESTINATION, TCP_PROBES } from '../capture-round-trip.ts';
 import { runProcess } from '../child-process.ts';
 import { tempDir } from '../lab-support.ts';
 import { realSkipReason } from './real-support.ts';
 
-const SOURCES = join(PACKAGE_ROOT, 'test/fixtures/capture/sources');
 const cli = (...args: string[]) =>
   runProcess('node', [join(PACKAGE_ROOT, 'bin/netrepro.js'), ...args], { cwd: PACKAGE_ROOT });
 
-/** source probe id -> the imported probe to the same destination from the same client */
-const SAME_DESTINATION: Record<string, string> = {
-  'cross-node': 'client-web-b',
-  'svc-other-node': 'client-web-80',
-  'svc-same-node': 'client-local-80',
-  hairpin: 'web-a-local-80',
-};
-
-const CASES = [
-  { name: 'healthy', source: 'forward-drop', phase: 'baseline', culprit: undefined },
-  { name: 'forward-drop', source: 'forward-drop', phase: 'faulted', culprit: '-P FORWARD DROP' },
-  { name: 'br-netfilter-off', source: 'br-netfilter-off', phase: 'faulted', culprit: 'bridge-nf-call-iptables=0' },
-  { name: 'no-masquerade', source: 'no-masquerade', phase: 'faulted', culprit: 'IP_LOCAL_SOURCE' },
-] as const;
-
-const culprit = (p: ProbeResult) => {
-  const c = p.diagnosis?.culprit;
-  return c ? `${c.kind} ${c.where} on ${c.node}: ${c.text}` : undefined;
-};
-
 describe.skipIf(realSkipReason())('a local cluster left faulted, captured, imported and replayed on netns', () => {
-  for (const c of CASES)
+  for (const c of LEFT_STATES)
     it(`${c.name}: ${c.source}'s ${c.phase} state on v1.20.2, replayed`, { timeout: 300_000 }, async () => {
       const dir = await tempDir('netrepro-local-roundtrip-');
       const t0 = performance.now();
       const kept = await cli(
         'run',
-        join(SOURCES, `${c.source}.yaml`),
+        join(CAPTURE_SOURCES, `${c.source}.yaml`),
         '--provider',
         'local',
         '--profile',
@@ -75,13 +55,14 @@ describe.skipIf(realSkipReason())('a local cluster left faulted, captured, impor
       expect(real, kept.stderr).toBeDefined();
       expect(replay, replayed.stderr).toBeDefined();
       const rows: string[] = [];
-      for (const [id, replayId] of Object.entries(SAME_DESTINATION)) {
+      for (const id of TCP_PROBES) {
+        const replayId = SAME_DESTINATION[id]!;
         const before = real.probes.find((p) => p.id === id)!;
         const after = replay.probes.find((p) => p.id === replayId)!;
         expect(after.observed, `replay ${replayId} vs real ${id}`).toBe(before.observed);
-        if (after.observed !== 'ok') expect(culprit(after)).toContain(c.culprit);
+        if (after.observed !== 'ok') expect(culpritLine(after)).toContain(c.culprit);
         rows.push(
-          `${id}: real ${before.observed} / replay ${after.observed}; replay's culprit ${culprit(after) ?? '-'}`,
+          `${id}: real ${before.observed} / replay ${after.observed}; replay's culprit ${culpritLine(after) ?? '-'}`,
         );
       }
       const ms = (a: number, b: number) => `${((b - a) / 1000).toFixed(1)} s`;
