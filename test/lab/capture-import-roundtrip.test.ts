@@ -18,7 +18,7 @@ const cli = (...args: string[]) =>
 
 describe.skipIf(labSkipReason)('capture, import and replay a kept lab, by the CLI', () => {
   for (const c of LEFT_STATES)
-    it.concurrent(`${c.name}: ${c.source}'s ${c.phase} state, replayed`, { timeout: 120_000 }, async () => {
+    it(`${c.name}: ${c.source}'s ${c.phase} state, replayed`, { timeout: 120_000 }, async () => {
       const dir = await tempDir('netrepro-roundtrip-');
       const t0 = performance.now();
       const kept = await cli(
@@ -43,11 +43,13 @@ describe.skipIf(labSkipReason)('capture, import and replay a kept lab, by the CL
       const imported = await cli('import', join(dir, 'bundle'), '-o', join(dir, 'replay.yaml'));
       expect('code' in imported ? imported.code : 0, imported.stderr).toBe(0);
       const t3 = performance.now();
-      await cli('run', join(dir, 'replay.yaml'), '--json', join(dir, 'replay.json'));
+      const replayed = await cli('run', join(dir, 'replay.yaml'), '--json', join(dir, 'replay.json'));
       const t4 = performance.now();
       const report = async (f: string) => JSON.parse(await readFile(join(dir, f), 'utf8')) as RunResult;
       const source = (await report('source.json')).scenarios[0]!.phases.find((p) => p.name === c.phase)!;
       const replay = (await report('replay.json')).scenarios[0]!.phases[0]!;
+      expect(source, kept.stderr).toBeDefined();
+      expect(replay, replayed.stderr).toBeDefined();
       const rows: string[] = [];
       for (const id of TCP_PROBES) {
         const replayId = SAME_DESTINATION[id]!;

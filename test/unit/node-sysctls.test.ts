@@ -31,4 +31,15 @@ describe("a node's sysctls at boot", () => {
     expect(perDevice.late).toEqual({ 'net.ipv4.conf.eth0.rp_filter': 1 });
     expect(perDevice.early).not.toHaveProperty('net.ipv4.conf.eth0.rp_filter');
   });
+
+  it("set a device the node's pods bring (cni0) once the pods exist, the wiring's own (eth0, flannel.1) before", () => {
+    const both = of(
+      topology(
+        {},
+        { 'net.ipv4.conf.cni0.rp_filter': 0, 'net.ipv4.conf.flannel.1.forwarding': 1, 'net.ipv4.conf.lo.rp_filter': 0 },
+      ),
+    );
+    expect(both.afterPods).toEqual({ 'net.ipv4.conf.cni0.rp_filter': 0 });
+    expect(both.late).toEqual({ 'net.ipv4.conf.flannel.1.forwarding': 1, 'net.ipv4.conf.lo.rp_filter': 0 });
+  });
 });

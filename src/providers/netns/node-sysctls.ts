@@ -6,8 +6,9 @@ import { KUBE_PROXY_SYSCTLS } from '../../dataplane/kube-proxy-sysctls.ts';
 import { bootOrder } from '../../dataplane/node-iptables.ts';
 
 /**
- * A node's sysctls: set before its pods exist (`early`), except per-device ones, which wait for eth0 (`late`);
- * with what kube-proxy ensures when it starts at boot (it starts after the node's own settings were applied).
+ * A node's sysctls: set before its pods exist (`early`), except per-device ones, which wait for the devices the
+ * node's wiring makes, eth0 and flannel.1 (`late`), or for its pods, whose CNI makes cni0 (`afterPods`); with
+ * what kube-proxy ensures when it starts at boot (it starts after the node's own settings were applied).
  */
 export function nodeSysctls(
   node: TopologySpec['nodes'][number],
@@ -15,8 +16,10 @@ export function nodeSysctls(
 ): {
   early: Record<string, string | number>;
   late: Record<string, string | number>;
+  afterPods: Record<string, string | number>;
 } {
-  const perDevice = (key: string) => /^net\.ipv[46]\.(conf|neigh)\.(?!all\.|default\.)[^.]+\./.test(key);
+  const device = (key: string) => /^net\.ipv[46]\.(?:conf|neigh)\.(?!all\.|default\.)(.+)\.[^.]+$/.exec(key)?.[1];
+  const wired = (key: string) => /^(lo|eth0|flannel\.1)$/.test(device(key)!);
   // a captured node has the values read from it (its `sysctls`) and br_netfilter as it was: nothing starts on it
   const kubeProxy = !node.captured && bootOrder(topology).includes('kube-proxy') ? KUBE_PROXY_SYSCTLS : {};
   const brNetfilter = node.captured && !node.captured.brNetfilter ? { 'net.bridge.bridge-nf-call-iptables': 0 } : {};
@@ -28,7 +31,8 @@ export function nodeSysctls(
     ...brNetfilter,
   });
   return {
-    early: Object.fromEntries(all.filter(([k]) => !perDevice(k))),
-    late: Object.fromEntries(all.filter(([k]) => perDevice(k))),
+    early: Object.fromEntries(all.filter(([k]) => device(k) === undefined)),
+    late: Object.fromEntries(all.filter(([k]) => device(k) !== undefined && wired(k))),
+    afterPods: Object.fromEntries(all.filter(([k]) => device(k) !== undefined && !wired(k))),
   };
 }

@@ -195,7 +195,12 @@ async function bootNodes(steps: ProvisionSteps, sysctls: EarlySysctls): Promise<
     replay ? 'captured state: iptables, routes, rules, conntrack' : `boot: ${bootOrder(topology).join(', ')}`,
     () =>
       steps.eachNode(async (n) => {
-        const captured = topology.nodes.find((x) => x.name === n)!.captured;
+        const node = topology.nodes.find((x) => x.name === n)!;
+        const captured = node.captured;
+        // settings of devices the node's pods brought (cni0), before anything starts
+        const afterPods = Object.entries(nodeSysctls(node, topology).afterPods);
+        if (afterPods.length > 0)
+          await lab.node(n).exec(['sysctl', '-q', '-w', ...afterPods.map(([k, v]) => `${k}=${v}`)]);
         return settleAll([
           captured
             ? restoreCaptured(lab, n, captured)
