@@ -336,7 +336,8 @@ function judge(scenario: Scenario, r: Removal, run: RemovalRun): MutantResult[] 
       const result =
         i.kind === 'probe' ? phase.probes.find((p) => p.id === i.id) : phase.checks.find((c) => c.id === i.id);
       if (result && i.kind === 'control') {
-        const seen = 'summary' in result ? result.summary : `expected ${result.expected}, observed ${result.observed}`;
+        // a control is a check
+        const seen = `expected ${result.expected}, observed ${result.observed}`;
         return result.matched
           ? mutant(scenario.id, i.mutation, 'killed', `holds without ${without} too, as a control does: ${seen}`)
           : mutant(

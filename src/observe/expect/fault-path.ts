@@ -112,9 +112,10 @@ export function judgeFaultPath(
         unreadable: true,
       });
     }
+    // the same chains as after the fault (a change would have returned above): every rule is there again
     const later = keyed(end.rules);
     const crossed = [...keyed(rulesOnTheChange(at.rules, changed))]
-      .map(([key, rule]) => ({ rule, delta: (later.get(key)?.packets ?? rule.packets) - rule.packets }))
+      .map(([key, rule]) => ({ rule, delta: later.get(key)!.packets - rule.packets }))
       .filter((x) => x.delta > 0);
     // the change itself first (a DNAT in a new endpoint chain, say), the jumps into it after
     crossed.sort((a, b) => Number(jumpsInto(a.rule, changed)) - Number(jumpsInto(b.rule, changed)));

@@ -149,7 +149,7 @@ export class PhaseChecks {
   private snatResult(
     check: CheckSpec,
     after: SnatReading,
-    base: Omit<CheckResult, 'expected' | 'observed' | 'matched' | 'evidence'>,
+    base: Omit<CheckResult, 'argv' | 'expected' | 'observed' | 'matched' | 'evidence'>,
   ): CheckResult {
     const range = check.expect?.delta;
     const expected = `${describeFlow(check.snat!)} entries added ${range === undefined ? 'reported, not asserted' : describeRange(range)}`;
@@ -262,7 +262,7 @@ export class PhaseChecks {
     const syncsAfter = await this.readSyncs(false);
     for (const check of this.checks) {
       if (check.snat) {
-        const base = { id: check.id, on: check.on, argv: [], ...(check.report ? { reported: true as const } : {}) };
+        const base = { id: check.id, on: check.on, ...(check.report ? { reported: true as const } : {}) };
         results.push(this.snatResult(check, snats.get(check)!, base));
         continue;
       }

@@ -31,6 +31,11 @@ describe('udp-query classification', () => {
     });
   });
 
+  it('a reply that names its server but not the client address says only who answered', () => {
+    const reply = { from: '10.96.0.30#80', bytes: 20, servedBy: 'pod-server-1' };
+    expect(classifyUdpAgent(result({ replies: [reply] })).reason).toBe('pod-server-1 answered from 10.96.0.30#80');
+  });
+
   it('a reply that names no server is still an answer, from nobody named', () => {
     const c = classifyUdpAgent(result({ replies: [{ from: '10.96.0.30#80', bytes: 5 }] }));
     expect(c).toMatchObject({
@@ -59,7 +64,8 @@ describe('udp-query classification', () => {
   it('cites the datagram the client read: not one from that source to another host, nor one from another source', () => {
     const reply = { from: '10.244.2.2#8080', bytes: 28 };
     const seen = wire(
-      '12:00:00.000001 IP 10.244.2.2.8080 > 10.244.1.2.20001: Flags [S.], seq 1, ack 1, win 502, length 0', // TCP
+      datagram('10.244.1.2.20001', '10.96.0.30.80', 9), // the client's own query
+      '12:00:00.000001 IP 10.244.2.2.8080 > 10.244.1.2.20002: Flags [S.], seq 1, ack 1, win 502, length 0', // TCP
       datagram('10.244.2.2.8080', '10.244.1.9.20001', 28), // the same source, to another client
       datagram('10.244.2.3.8080', '10.244.1.2.20001', 28), // to the client, from another source
       datagram('10.244.2.2.8081', '10.244.1.2.20001', 28), // the same address, another port

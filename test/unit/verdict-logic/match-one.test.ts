@@ -296,3 +296,114 @@ describe('what only the wire tells', () => {
     expect(match({ outcome: 'ok', connected: true }, { ...none, connected: true }).matched).toBe(true);
   });
 });
+
+describe('answer (DNS), a list', () => {
+  it('holds for exactly those addresses, in any order, references resolved', () => {
+    expect(
+      match(
+        { outcome: 'ok', answer: ['pod/web', '10.244.1.4'] },
+        observation({ answers: ['10.244.1.4', '10.244.1.3'] }),
+      ),
+    ).toEqual({ matched: true, expected: 'ok, answer exactly 10.244.1.3,10.244.1.4' });
+  });
+
+  it('one address more, one less, or another in its place is a wrong answer, and says which set was expected', () => {
+    const spec: ExpectedSpec = { outcome: 'ok', answer: ['10.244.1.3', '10.244.1.4'] };
+    expect(match(spec, observation({ answers: ['10.244.1.3', '10.244.1.4', '10.244.1.5'], summary: 's' }))).toEqual({
+      matched: false,
+      expected: 'ok, answer exactly 10.244.1.3,10.244.1.4',
+      mismatch:
+        'expected ok, observed wrong-answer (answer 10.244.1.3,10.244.1.4,10.244.1.5, expected exactly 10.244.1.3,10.244.1.4): s',
+    });
+    expect(match(spec, observation({ answers: ['10.244.1.3'] })).matched).toBe(false);
+    expect(match(spec, observation({ answers: ['10.244.1.3', '10.244.1.5'] })).matched).toBe(false);
+    // the same count twice over one address is not the set
+    expect(match(spec, observation({ answers: ['10.244.1.3', '10.244.1.3'] })).matched).toBe(false);
+    expect(match(spec, observation({ summary: 's' })).mismatch).toBe(
+      'expected ok, observed wrong-answer (answer empty, expected exactly 10.244.1.3,10.244.1.4): s',
+    );
+  });
+});
+
+it('a lookup that failed is its failure, not a wrong answer, whatever the answer expected', () => {
+  expect(
+    match({ outcome: ['timeout', 'refused'], answer: '10.96.0.10' }, observation({ outcome: 'refused', summary: 's' })),
+  ).toEqual({ matched: true, expected: 'timeout or refused, answer 10.96.0.10' });
+});
+
+describe('httpStatus', () => {
+  it('holds when the answer carried that status', () => {
+    expect(
+      match({ outcome: 'wrong-answer', httpStatus: 503 }, observation({ outcome: 'wrong-answer', httpStatus: 503 })),
+    ).toEqual({
+      matched: true,
+      expected: 'wrong-answer, HTTP 503',
+    });
+  });
+
+  it('fails on another status, or on no HTTP answer', () => {
+    expect(match({ outcome: 'ok', httpStatus: 200 }, observation({ httpStatus: 204 }))).toEqual({
+      matched: false,
+      expected: 'ok, HTTP 200',
+      mismatch: 'expected HTTP 200, got 204',
+    });
+    expect(match({ outcome: 'ok', httpStatus: 200 }, observation())).toMatchObject({
+      matched: false,
+      mismatch: 'expected HTTP 200, got no HTTP answer',
+    });
+  });
+
+  it('without httpStatus, the status is not compared', () => {
+    expect(match('ok', observation({ httpStatus: 204 })).matched).toBe(true);
+  });
+});
+
+describe('localEndpoints (a health check)', () => {
+  it('holds when the health check reported that count, 0 included', () => {
+    expect(match({ outcome: 'ok', localEndpoints: 2 }, observation({ localEndpoints: 2 }))).toEqual({
+      matched: true,
+      expected: 'ok, localEndpoints 2',
+    });
+    expect(
+      match(
+        { outcome: 'wrong-answer', httpStatus: 503, localEndpoints: 0 },
+        observation({ outcome: 'wrong-answer', httpStatus: 503, localEndpoints: 0 }),
+      ),
+    ).toEqual({ matched: true, expected: 'wrong-answer, HTTP 503, localEndpoints 0' });
+  });
+
+  it('fails on another count, or when the answer reported none', () => {
+    expect(match({ outcome: 'ok', localEndpoints: 1 }, observation({ localEndpoints: 2 }))).toEqual({
+      matched: false,
+      expected: 'ok, localEndpoints 1',
+      mismatch: 'expected a health check reporting localEndpoints 1, got 2',
+    });
+    expect(match({ outcome: 'ok', localEndpoints: 0 }, observation())).toMatchObject({
+      matched: false,
+      mismatch: 'expected a health check reporting localEndpoints 0, got no such answer',
+    });
+  });
+
+  it('without localEndpoints, the count is not compared', () => {
+    expect(match('ok', observation({ localEndpoints: 3 })).matched).toBe(true);
+  });
+});
+
+it('a source and a SYN destination both unobserved are both named', () => {
+  const none = observation({ detail: { packets: [] }, summary: 's' });
+  expect(match({ outcome: 'ok', source: 'pod/web', sentTo: 'pod/web' }, none).mismatch).toBe(
+    "unobserved: none of the probe's packets was captured on the client's interface, so its source and where its SYN went cannot be judged: s",
+  );
+});
+
+it('a probe whose packets were captured is judged on its source and its SYN', () => {
+  const captured = observation({
+    source: '10.244.1.3:80',
+    sentTo: '10.244.1.3:8080',
+    detail: { packets: ['IP 10.244.1.2.40000 > 10.244.1.3.8080: Flags [S]'] },
+  });
+  expect(match({ outcome: 'ok', source: 'pod/web', sentTo: 'pod/web' }, captured)).toEqual({
+    matched: true,
+    expected: 'ok, from pod/web (10.244.1.3), SYN sent to 10.244.1.3',
+  });
+});

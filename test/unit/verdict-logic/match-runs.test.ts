@@ -167,3 +167,13 @@ it('a single observation (no runs in its detail) is judged as one run', () => {
     ),
   ).toEqual({ matched: true, expected: 'reset' });
 });
+
+it('sameBackend names runs that no pod named as such among the pods that served', () => {
+  const runs = repeated(['ok', 'ok']);
+  (runs.detail.runs as { servedBy?: string }[])[0]!.servedBy = 'web-1';
+  expect(matchExpectation({ outcome: 'ok', sameBackend: true }, runs, (r) => r)).toEqual({
+    matched: false,
+    expected: 'ok in every run (2), all served by one pod',
+    mismatch: 'the runs were served by 2 pods (web-1, nobody named), not one; observed 2 runs',
+  });
+});

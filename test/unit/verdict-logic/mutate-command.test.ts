@@ -102,6 +102,9 @@ describe('mutateAll', () => {
       'retried a fix-removed:x: its x/faulted did not hold; not judged on the retry either',
     );
     expect(mutateTable(r)).toContain('; 1 lab(s) retried');
+    expect(mutateTable({ ...r, retries: [{ ...r.retries[0]!, judged: true }] })).toContain(
+      'retried a fix-removed:x: its x/faulted did not hold; judged on the retry',
+    );
     expect(r.mutants.map((x) => x.status)).toEqual(['not-judged', 'killed']);
     expect(r.killRate).toBe(1);
   });

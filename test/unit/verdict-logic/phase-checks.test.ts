@@ -255,6 +255,65 @@ describe("a counter kube-proxy's rewrite may have zeroed (a real cluster says ho
   });
 });
 
+describe('which sync counts are read, and when', () => {
+  async function syncReads(script: Script, syncs: (number | undefined)[], ...checks: CheckSpec[]) {
+    const { cluster } = fakeCluster(script);
+    const reads: string[] = [];
+    cluster.kubeProxySyncs = async (node, settled) => (reads.push(`${node} ${settled}`), syncs[reads.length - 1]);
+    const phase = new PhaseChecks(checks, cluster, (ref) => ref);
+    await phase.start();
+    return { results: await phase.finish(), reads };
+  }
+
+  it('only nodes with a counter over their rules are asked, settled before the probes and as they are after', async () => {
+    const counter = check({ id: 'drops', counter: DROPS, expect: { delta: 0 } });
+    const lines = check({ id: 'lines', on: 'node/b', matches: 'DROP', expect: { count: 0 } });
+    const inPod = check({ id: 'pod', on: 'pod/web', counter: DROPS, expect: { delta: 0 } });
+    const { reads } = await syncReads(counting(1, 1), [1, 1], counter, lines, inPod);
+    expect(reads).toEqual(['a true', 'a false']);
+  });
+
+  it("a node's other counters (not its rules) are read as they are when its rules were rewritten", async () => {
+    const rules = check({ id: 'rules', counter: DROPS, expect: { delta: 0 } });
+    const nstat = check({
+      id: 'nstat',
+      cmd: 'nstat -asz IpOutNoRoutes',
+      counter: '^IpOutNoRoutes\\s+(\\d+)',
+      expect: { delta: 0 },
+    });
+    const script: Script = {
+      exec: (_on, cmd, nth) =>
+        cmd.startsWith('nstat') ? { stdout: 'IpOutNoRoutes   2   0.0\n' } : counting(1, 1).exec(_on, cmd, nth),
+    };
+    const { results } = await syncReads(script, [5, 6], rules, nstat);
+    expect(results.map((r) => [r.id, r.observed])).toEqual([
+      ['rules', expect.stringMatching(/^not measured: kube-proxy rewrote a's rules/)],
+      ['nstat', 'delta 0 (2 -> 2)'],
+    ]);
+  });
+
+  it('a sync count that cannot be read after the probes names no rewrite', async () => {
+    const rules = check({ counter: DROPS, expect: { delta: 0 } });
+    expect((await syncReads(counting(1, 1), [5, undefined], rules)).results[0]).toMatchObject({
+      observed: 'delta 0 (1 -> 1)',
+      matched: true,
+    });
+  });
+
+  it('a count not measured across a rewrite shows the line read, or none when the line was absent', async () => {
+    const rules = check({ counter: DROPS, expect: { delta: { min: 1 } } });
+    expect((await syncReads(counting(1, 1), [5, 6], rules)).results[0]).toMatchObject({
+      unreadable: true,
+      evidence: [dropLine(1).trim()],
+    });
+    const absent = check({ counter: DROPS, absentIsZero: true, expect: { delta: { min: 1 } } });
+    expect((await syncReads(counting(undefined, undefined), [5, 6], absent)).results[0]).toMatchObject({
+      unreadable: true,
+      evidence: [],
+    });
+  });
+});
+
 describe('a reported number (report: true, no bound)', () => {
   it('a counter: its change is reported and holds whatever it is', async () => {
     expect(

@@ -71,3 +71,26 @@ it('a fault that did not reproduce in a fix-removed lab leaves fix-removed not j
   );
   expect(status(ms, 'fix-removed:second')).toEqual([['fix-removed:second', 'not-judged']]);
 });
+
+it("a history that did not hold is named by its phase's first failure, its first line", async () => {
+  const ms = await mutants((p, label) =>
+    label === 'fix-removed:second' && p.name === 'baseline'
+      ? {
+          status: 'failed',
+          probes: [probe({ id: 'p', matched: false, mismatch: 'expected ok, observed reset\nsecond line' })],
+        }
+      : healthy,
+  );
+  expect(ms.find((m) => m.mutation === 'fix-removed:second')?.reason).toBe(
+    'not judged: its mutants/baseline did not hold (mutants/baseline/p: expected ok, observed reset)',
+  );
+});
+
+it('a history phase that errored without a message (stopped, not failed) is named by its status', async () => {
+  const ms = await mutants((p, label) =>
+    label === 'fix-removed:second' && p.name === 'baseline' ? { status: 'errored' } : healthy,
+  );
+  expect(ms.find((m) => m.mutation === 'fix-removed:second')?.reason).toBe(
+    'not judged: its mutants/baseline did not hold (errored)',
+  );
+});

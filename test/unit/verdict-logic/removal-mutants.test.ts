@@ -452,4 +452,89 @@ describe('a number the fault only reports', () => {
     expect(reportedMoves(reporting, [faulted('a', 0)], [faulted('fault-removed', 0)])[0]?.status).toBe('killed');
     expect(reportedMoves(reporting, [faulted('a', 2)], [])[0]?.status).toBe('not-judged');
   });
+
+  // the phases as runs record them: the original's labs (one per fix), then the removals' labs in order
+  const baseline = (variant: string) => phase({ name: 'baseline', variant });
+  const originalRun = (...values: number[]) =>
+    values.flatMap((v, i) => [baseline(`f${i}`), faulted(`f${i}`, v), phase({ name: 'fixed', variant: `f${i}` })]);
+  const removalRuns = (bare: number, withFault: number) => [
+    baseline('mutants'),
+    faulted('fault-removed', bare),
+    baseline('mutants'),
+    faulted('mutants', withFault),
+    phase({ name: 'fixed', variant: 'fix-removed:first' }),
+  ];
+
+  it("is read from every faulted phase of the original and from the fault-removed lab's faulted phase alone", () => {
+    expect(reportedMoves(reporting, originalRun(2, 3), removalRuns(0, 2))[0]).toMatchObject({
+      status: 'survived',
+      reason: 'reported, but it carries the fault: 2, 3 with it, 0 without it; assert it',
+    });
+  });
+
+  it("is not judged when the fault-removed lab ended before its faulted phase (another lab's faulted phase is no stand-in)", () => {
+    const brokenEarly = [
+      phase({ name: 'baseline', variant: 'mutants', status: 'errored' }),
+      ...removalRuns(0, 0).slice(2),
+    ];
+    expect(reportedMoves(reporting, originalRun(2), brokenEarly)[0]).toMatchObject({
+      status: 'not-judged',
+      reason: 'not judged: r was not read in every run',
+    });
+  });
+
+  it("is not judged when a run did not read it, found by its id among the phase's checks", () => {
+    const other = check({ id: 'other', value: 0 });
+    const unread = (variant: string) => phase({ name: 'faulted', variant, checks: [other] });
+    const withR = (variant: string, value: number) =>
+      phase({ name: 'faulted', variant, checks: [other, check({ id: 'r', value, reported: true })] });
+    expect(reportedMoves(reporting, [withR('a', 2)], [unread('fault-removed')])[0]).toMatchObject({
+      status: 'not-judged',
+      reason: 'not judged: r was not read in every run',
+    });
+    expect(reportedMoves(reporting, [withR('a', 2), unread('b')], [withR('fault-removed', 0)])[0]?.status).toBe(
+      'not-judged',
+    );
+    expect(reportedMoves(reporting, [withR('a', 2), withR('b', 3)], [withR('fault-removed', 0)])[0]?.status).toBe(
+      'survived',
+    );
+  });
+
+  it('moves only when every run with the fault differs from the run without it: there where absent, absent where there', () => {
+    expect(reportedMoves(reporting, originalRun(2, 0), removalRuns(0, 2))[0]).toMatchObject({
+      status: 'killed',
+      reason: 'it does not come and go with the fault (2, 0 with it, 0 without)',
+    });
+    expect(reportedMoves(reporting, originalRun(0, 2), removalRuns(3, 2))[0]?.status).toBe('killed');
+    expect(reportedMoves(reporting, originalRun(0, 0), removalRuns(3, 0))[0]).toMatchObject({
+      status: 'survived',
+      reason: 'reported, but it carries the fault: 0, 0 with it, 3 without it; assert it',
+    });
+  });
+
+  it('is planned for each reported check of the fault, and for no other', () => {
+    const planned = plannedMutants({
+      ...reporting,
+      fault: {
+        ...reporting.fault,
+        checks: [
+          ...reporting.fault.checks,
+          { id: 'asserted', on: 'node/n', cmd: 'x', counter: '(\\d+)', expect: { delta: 1 } },
+        ],
+      },
+    } as unknown as Scenario);
+    expect(planned.filter((m) => m.startsWith('reported-moves:'))).toEqual(['reported-moves:fault/r']);
+  });
+});
+
+it("a fix's control check is its own mutant, named by the fix", () => {
+  expect(plannedMutants(SCENARIO).filter((m) => m.startsWith('control-holds:'))).toEqual(['control-holds:fault/ran']);
+  const controlled = {
+    ...SCENARIO,
+    fixes: [{ ...SCENARIO.fixes[0]!, checks: [{ ...SCENARIO.fault.checks[1]!, id: 'still-up' }] }],
+  } as Scenario;
+  expect(plannedMutants(controlled).filter((m) => m.startsWith('control-holds:'))).toEqual([
+    'control-holds:fault/ran',
+    'control-holds:fix:first/still-up',
+  ]);
 });

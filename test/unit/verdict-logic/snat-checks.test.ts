@@ -187,4 +187,105 @@ describe('an snat check', () => {
     const { result } = await judge([], [], snat({ expect: undefined, report: true }));
     expect(result).toMatchObject({ matched: true, value: 0, reported: true });
   });
+
+  it('is unreadable, naming the first read, when the table reads after the probes but not before them', async () => {
+    const { result } = await reading([
+      { exitCode: 1, stdout: '', stderr: 'map busy' },
+      { stdout: `${REPLY(40000)}\n` },
+    ]);
+    expect(result).toEqual({
+      id: 'snat-flows',
+      on: 'node/node-a',
+      argv: ['bpftool'],
+      expected: 'TCP IN host/docs:80 -> * XLATE_DST pod/client:* entries added = 1',
+      observed: 'cannot be read before the probes: command failed (exit 1: map busy)',
+      matched: false,
+      evidence: [],
+      unreadable: true,
+    });
+  });
+
+  it('names no command when the cluster has no table to read', async () => {
+    const phase = new PhaseChecks([snat()], {} as StartedCluster, (ref) => ref);
+    await phase.start();
+    expect((await phase.finish())[0]!.argv).toEqual([]);
+  });
+
+  it('its read gets 10 s, and a failed read comes back as a result, not an exception', async () => {
+    const options: unknown[] = [];
+    const target = {
+      ref: 'node/node-a',
+      async exec(argv: string[], o: unknown) {
+        options.push(o);
+        return { argv, exitCode: 0, stdout: '', stderr: '', timedOut: false, durationMs: 1 };
+      },
+    };
+    const cluster = {
+      snatTable: () => ({ target, argv: ['bpftool'], entries: (out: string) => out.split('\n') }),
+    } as unknown as StartedCluster;
+    const phase = new PhaseChecks([snat()], cluster, (ref) => ADDRESSES[ref] ?? ref);
+    await phase.start();
+    await phase.finish();
+    expect(options).toEqual([
+      { timeoutMs: 10_000, reject: false },
+      { timeoutMs: 10_000, reject: false },
+    ]);
+  });
+
+  it('a reported number says it is not asserted', async () => {
+    const { result } = await judge([], [], snat({ expect: undefined, report: true }));
+    expect(result.expected).toBe(
+      'TCP IN host/docs:80 -> * XLATE_DST pod/client:* entries added reported, not asserted',
+    );
+  });
+
+  it('shows at most 20 of the entries the probes added, and counts them all', async () => {
+    const added = Array.from({ length: 21 }, (_, i) => REPLY(41000 + i));
+    const { result } = await judge([], added, snat({ expect: { delta: 21 } }));
+    expect(result).toMatchObject({ matched: true, value: 21 });
+    expect(result.evidence).toEqual(added.slice(0, 20));
+  });
+
+  it("an original (OUT) entry is not a reply entry, even with the flow's addresses and port", async () => {
+    const out = 'TCP OUT 172.18.0.100:80 -> 172.18.0.2:40000 XLATE_SRC 10.244.1.2:40000 Created=2sec ago NeedsCT=1';
+    const { result } = await judge([], [out]);
+    expect(result).toMatchObject({ matched: false, value: 0 });
+  });
+
+  it('shows an entry as its line, trimmed', async () => {
+    const { result } = await judge([], [`    ${REPLY(40000)}   `]);
+    expect(result.evidence).toEqual([REPLY(40000)]);
+  });
+});
+
+it("a phase's other checks never read the SNAT table", async () => {
+  const reads: string[] = [];
+  const node: Target = {
+    ref: 'node/node-a',
+    async exec(argv) {
+      reads.push(argv.join(' '));
+      return { argv, exitCode: 0, stdout: '   1   60 DROP\n', stderr: '', timedOut: false, durationMs: 1 };
+    },
+    spawn: () => {
+      throw new Error('no background command');
+    },
+  };
+  const cluster = {
+    target: () => node,
+    snatTable: () => ({ target: node, argv: ['bpftool'], entries: (out: string) => out.split('\n') }),
+  } as unknown as StartedCluster;
+  const counter = {
+    id: 'drops',
+    on: 'node/node-a',
+    cmd: 'iptables -L',
+    counter: '^\\s*(\\d+)\\s+\\d+\\s+DROP',
+    expect: { delta: 0 },
+    sum: false,
+    background: false,
+    absentIsZero: false,
+  } as CheckSpec;
+  const phase = new PhaseChecks([counter], cluster, (ref) => ref);
+  await phase.start();
+  expect((await phase.finish())[0]).toMatchObject({ matched: true });
+  expect(reads).toEqual(['iptables -L', 'iptables -L']);
 });
