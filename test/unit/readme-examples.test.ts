@@ -3,7 +3,8 @@
 // and its body what the current code prints for it: an example without a lab is run again, a lab
 // example is rendered again from the run report recorded when it ran (no lab here).
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { rm } from 'node:fs/promises';
+import { afterAll, describe, expect, it } from 'vitest';
 import { packagePath } from '../../src/model/package-root.ts';
 import {
   allExampleBlocks,
@@ -45,6 +46,13 @@ async function expectedBody(block: ExampleBlock): Promise<string> {
 }
 
 describe('the example blocks of README.md and docs/', () => {
+  // a live `import -o FILE` example writes its scenario where the reader would: remove it again
+  afterAll(() =>
+    Promise.all(
+      blocks.flatMap((b) => /\bimport\b.* -o (\S+)/.exec(b.command)?.slice(1) ?? []).map((f) => rm(f, { force: true })),
+    ),
+  );
+
   it('every output block (a fence without a language) is an example block that the script writes', () => {
     const unmarked = exampleFiles().flatMap((file) =>
       unmarkedOutputBlocks(readFileSync(packagePath(file), 'utf8')).map((line) => `${file}:${line}`),
