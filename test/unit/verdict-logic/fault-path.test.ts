@@ -74,6 +74,7 @@ describe('judging a preserve scenario by its fault path', () => {
     const r = judgeFaultPath([unfaulted()], [unfaulted()], [unfaulted()]);
     expect(r.matched).toBe(false);
     expect(r.observed).toMatch(/^the fault changed no iptables rule on any node/);
+    expect(r.evidence).toEqual([]);
   });
 
   it('cannot tell when the rules were rewritten while the probes ran (counters start again)', () => {

@@ -130,6 +130,25 @@ describe('runGate', () => {
     expect(engine.runScenario).not.toHaveBeenCalled();
   });
 
+  it('a replay is not applicable, and not run: its captured state is the same under every profile', async () => {
+    byVersion({});
+    const [row] = (
+      await runGate([loaded('captured', 'replay')], old, next, {
+        provider: {} as ClusterProvider,
+        signal: new AbortController().signal,
+      })
+    ).scenarios;
+    expect(row).toMatchObject({
+      id: 'captured',
+      baseline: 'not-applicable',
+      candidate: 'not-applicable',
+      change: 'unchanged',
+      baselineReason: 'a replay: its captured state is the fault, the same under every profile',
+      candidateReason: 'a replay: its captured state is the fault, the same under every profile',
+    });
+    expect(engine.runScenario).not.toHaveBeenCalled();
+  });
+
   it('a provider per profile is made once per profile and used for its runs', async () => {
     byVersion({ '1.14': immune, '1.15': susceptible });
     const made: string[] = [];
