@@ -49,7 +49,9 @@ describe('the example blocks of README.md and docs/', () => {
   // a live `import -o FILE` example writes its scenario where the reader would: remove it again
   afterAll(() =>
     Promise.all(
-      blocks.flatMap((b) => /\bimport\b.* -o (\S+)/.exec(b.command)?.slice(1) ?? []).map((f) => rm(f, { force: true })),
+      blocks
+        .flatMap((b) => b.command.match(/\bimport\b.* -o (\S+)/)?.slice(1) ?? [])
+        .map((f) => rm(f, { force: true })),
     ),
   );
 
