@@ -1,6 +1,7 @@
 // What the capture round trips share: the source scenarios' states a replay is checked against, and which probe
 // of an imported scenario goes where a source scenario's probe goes (import names probes by client and target).
-import type { ProbeResult } from '../src/engine/run/results.ts';
+import { expect } from 'vitest';
+import type { PhaseResult, ProbeResult } from '../src/engine/run/results.ts';
 
 export const CAPTURE_SOURCES = new URL('./fixtures/capture/sources/', import.meta.url).pathname;
 
@@ -29,3 +30,29 @@ export const culpritLine = (p: ProbeResult | undefined) => {
   const c = p?.diagnosis?.culprit;
   return c ? `${c.kind} ${c.where} on ${c.node}: ${c.text}`.replace(/:\d{5}\b/g, ':PORT') : undefined;
 };
+
+/**
+ * Each replayed probe observed what the source's probe to the same destination observed, and a broken one names
+ * the state's culprit (and the source's own, where the source was traced); a healthy state replays all ok and a
+ * faulted one does not. The rows say what each side saw.
+ */
+export function expectSameOutcomes(
+  source: PhaseResult,
+  replay: PhaseResult,
+  state: (typeof LEFT_STATES)[number],
+  sourceTraced: boolean,
+): string[] {
+  const rows = TCP_PROBES.map((id) => {
+    const replayId = SAME_DESTINATION[id]!;
+    const before = source.probes.find((p) => p.id === id)!;
+    const after = replay.probes.find((p) => p.id === replayId)!;
+    expect(after.observed, `replay ${replayId} vs source ${id}`).toBe(before.observed);
+    if (after.observed !== 'ok') {
+      expect(culpritLine(after), `replay ${replayId}`).toContain(state.culprit);
+      if (sourceTraced) expect(culpritLine(after), `replay ${replayId}`).toBe(culpritLine(before));
+    }
+    return `${id}: source ${before.observed} / replay ${after.observed}; replay's culprit ${culpritLine(after) ?? '-'}`;
+  });
+  expect(replay.probes.every((p) => p.observed === 'ok')).toBe(state.name === 'healthy');
+  return rows;
+}

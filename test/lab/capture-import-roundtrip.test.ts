@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import type { RunResult } from '../../src/engine/run/results.ts';
-import { CAPTURE_SOURCES, culpritLine, LEFT_STATES, SAME_DESTINATION, TCP_PROBES } from '../capture-round-trip.ts';
+import { CAPTURE_SOURCES, expectSameOutcomes, LEFT_STATES } from '../capture-round-trip.ts';
 import { labSkipReason, tempDir } from '../lab-support.ts';
 
 const sh = promisify(execFile);
@@ -50,19 +50,7 @@ describe.skipIf(labSkipReason)('capture, import and replay a kept lab, by the CL
       const replay = (await report('replay.json')).scenarios[0]!.phases[0]!;
       expect(source, kept.stderr).toBeDefined();
       expect(replay, replayed.stderr).toBeDefined();
-      const rows: string[] = [];
-      for (const id of TCP_PROBES) {
-        const replayId = SAME_DESTINATION[id]!;
-        const before = source.probes.find((p) => p.id === id)!;
-        const after = replay.probes.find((p) => p.id === replayId)!;
-        expect(after.observed, `replay ${replayId} vs source ${id}`).toBe(before.observed);
-        if (before.observed !== 'ok') {
-          expect(culpritLine(after), `replay ${replayId}`).toBe(culpritLine(before));
-          expect(culpritLine(after)).toContain(c.culprit);
-        }
-        rows.push(`${id}: ${before.observed} / ${after.observed}; culprit ${culpritLine(after) ?? '-'}`);
-      }
-      expect(replay.probes.every((p) => p.observed === 'ok')).toBe(c.name === 'healthy');
+      const rows = expectSameOutcomes(source, replay, c, true);
       const ms = (a: number, b: number) => `${Math.round(b - a)} ms`;
       console.log(
         `roundtrip ${c.name}: keep ${ms(t0, t1)}, capture+clean ${ms(t1, t2)}, import ${ms(t2, t3)}, replay ${ms(t3, t4)}\n  ${rows.join('\n  ')}`,

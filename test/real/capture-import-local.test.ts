@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunResult } from '../../src/engine/run/results.ts';
 import { PACKAGE_ROOT } from '../../src/model/package-root.ts';
-import { CAPTURE_SOURCES, culpritLine, LEFT_STATES, SAME_DESTINATION, TCP_PROBES } from '../capture-round-trip.ts';
+import { CAPTURE_SOURCES, expectSameOutcomes, LEFT_STATES } from '../capture-round-trip.ts';
 import { runProcess } from '../child-process.ts';
 import { tempDir } from '../lab-support.ts';
 import { realSkipReason } from './real-support.ts';
@@ -54,17 +54,7 @@ describe.skipIf(realSkipReason())('a local cluster left faulted, captured, impor
       const replay = (await report('replay.json')).scenarios[0]!.phases[0]!;
       expect(real, kept.stderr).toBeDefined();
       expect(replay, replayed.stderr).toBeDefined();
-      const rows: string[] = [];
-      for (const id of TCP_PROBES) {
-        const replayId = SAME_DESTINATION[id]!;
-        const before = real.probes.find((p) => p.id === id)!;
-        const after = replay.probes.find((p) => p.id === replayId)!;
-        expect(after.observed, `replay ${replayId} vs real ${id}`).toBe(before.observed);
-        if (after.observed !== 'ok') expect(culpritLine(after)).toContain(c.culprit);
-        rows.push(
-          `${id}: real ${before.observed} / replay ${after.observed}; replay's culprit ${culpritLine(after) ?? '-'}`,
-        );
-      }
+      const rows = expectSameOutcomes(real, replay, c, false);
       const ms = (a: number, b: number) => `${((b - a) / 1000).toFixed(1)} s`;
       console.log(
         `local roundtrip ${c.name}: keep ${ms(t0, t1)}, capture+clean ${ms(t1, t2)}, import+replay ${ms(t2, t3)}\n  ${rows.join('\n  ')}`,
