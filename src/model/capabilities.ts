@@ -15,6 +15,7 @@ export const LAB_ACTION_KINDS = [
   'endpoint',
   'service',
   'cni-chain',
+  'delete',
 ] as const satisfies readonly LabAction['kind'][];
 
 export type Capability =
@@ -66,6 +67,7 @@ const MEANING: Record<string, string> = {
   'action/endpoint': "change a Service's endpoints and re-sync kube-proxy's rules on every node as kube-proxy does",
   'action/service': "change a Service's type or traffic policies and re-sync kube-proxy's rules on every node",
   'action/cni-chain': "change a node's CNI chain and recreate pods' sandboxes through it",
+  'action/delete': "delete a pod: out of its Services' endpoints, then its sandbox torn down",
   'path/cgroup': "resolve {cgroup/NODE} (a node's pod cgroup)",
   'path/bpffs': "resolve {bpffs/NODE} (a node's bpffs pin directory)",
   'path/veth': "resolve {veth/POD} (a pod's host-side interface)",

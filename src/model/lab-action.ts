@@ -58,6 +58,8 @@ export type LabAction =
       ready?: boolean;
       terminating?: boolean;
     }
+  /** A pod deleted: out of every Service's endpoints (kube-proxy syncs), then its sandbox torn down. */
+  | { kind: 'delete'; pod: string }
   /** The node's CNI chain changes and the named pods' sandboxes are made again through it (DEL old chain, ADD new). */
   | { kind: 'cni-chain'; node: string; plugins: CniChainPlugin[]; recreate: string[] }
   /** A Service spec change, then kube-proxy's sync on every node. */

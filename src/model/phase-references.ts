@@ -1,6 +1,6 @@
 // The reference checks of a scenario's phases: what each phase's expectations, steps and checks name.
 import { namespacePlaceholders } from './placeholders.ts';
-import { probeKindOf } from './probes/registry.ts';
+import { probeClient, probeKindOf } from './probes/registry.ts';
 import { duplicateIssues, type ReferenceCheck } from './reference-check.ts';
 import type { Scenario } from './scenario-schema.ts';
 import { stepKindOf } from './steps/registry.ts';
@@ -25,6 +25,58 @@ export function checkPhases(check: ReferenceCheck): void {
   ]);
   checkPhase(check, s.fault, ['fault']);
   for (const [i, f] of s.fixes.entries()) checkPhase(check, f, ['fixes', i]);
+  checkDeletedPods(check);
+}
+
+/**
+ * A pod a `delete` step deleted runs nothing from then on: no later step of its phase or of a phase after it
+ * names it (its address may still be a destination), no probe expected there is sent from it, no check runs in it.
+ * A fix runs after the baseline and the fault, not after another fix.
+ */
+function checkDeletedPods(check: ReferenceCheck): void {
+  const s = check.scenario;
+  const phases: { path: Path; phase: PhaseSections }[] = [
+    {
+      path: ['baseline'],
+      phase: { expect: s.baseline.expect, steps: s.baseline.steps ?? [], checks: s.baseline.checks },
+    },
+    { path: ['fault'], phase: s.fault },
+  ];
+  const runs = s.fixes.length > 0 ? s.fixes.map((f, i) => [...phases, { path: ['fixes', i], phase: f }]) : [phases];
+  const reported = new Set<string>();
+  const report = (path: Path, pod: string, what: string) => {
+    const key = path.join('.');
+    if (reported.has(key)) return;
+    reported.add(key);
+    check.add({
+      path,
+      message: `pod ${pod} is deleted by an earlier delete step: ${what}`,
+      received: pod,
+      expected: 'a pod that still exists at this point',
+    });
+  };
+  for (const run of runs) {
+    const deleted = new Set<string>();
+    for (const { path, phase } of run) {
+      const at = new Set(deleted);
+      for (const [i, step] of phase.steps.entries()) {
+        const [kind, spec] = stepKindOf(step);
+        for (const r of kind.refs(spec))
+          if (r.ref.startsWith('pod/') && at.has(r.ref.slice(4)))
+            report([...path, 'steps', i, kind.key, ...r.path], r.ref.slice(4), 'no later step can name it');
+        if ('delete' in step && step.delete) at.add(step.delete.pod);
+      }
+      for (const id of Object.keys(phase.expect)) {
+        const from = s.probes.find((p) => p.id === id)?.from;
+        const pod = from && probeClient(from).startsWith('pod/') ? probeClient(from).slice(4) : undefined;
+        if (pod && at.has(pod)) report([...path, 'expect', id], pod, `probe ${id} cannot be sent from it`);
+      }
+      for (const [i, c] of phase.checks.entries())
+        if (c.on.startsWith('pod/') && at.has(c.on.slice(4)))
+          report([...path, 'checks', i, 'on'], c.on.slice(4), 'no check can run in it');
+      for (const pod of at) deleted.add(pod);
+    }
+  }
 }
 
 function checkPhase(check: ReferenceCheck, phase: PhaseSections, base: Path): void {

@@ -148,6 +148,7 @@ export function recordingKubeApi(nodes: ClusterNode[]): {
       throw new Error('not used');
     },
     deleteNamespace: async (name) => void api.deleted.push(name),
+    deletePod: async (namespace, name) => void api.deleted.push(`pod ${namespace}/${name}`),
   };
   return { api, factory: (access) => (api.accesses.push(access), api) };
 }

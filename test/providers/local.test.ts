@@ -20,6 +20,7 @@ describe('local provider', () => {
   it('declares what a cluster of namespaces on this host can do, known without loading it', () => {
     expect(providerSupport('local').capabilities).toBe(LOCAL_CAPABILITIES);
     expect([...LOCAL_CAPABILITIES].sort()).toEqual([
+      'action/delete',
       'action/endpoint',
       'action/service',
       'external-hosts',

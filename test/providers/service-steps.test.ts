@@ -129,6 +129,21 @@ describe('endpoint steps on real clusters', { timeout: HANG_GUARD_MS }, () => {
     await cluster.destroy();
   });
 
+  it('kind: deletes a pod through the API, then waits until no node DNATs to it; the pod cannot be reached after', async () => {
+    const t = topology({ cni: 'bridge', nodes: 2 });
+    const { cluster, api, stepReads } = await provisioned('kind', t, {
+      after: withWeb(t, { endpoints: [] }),
+      replies: rulesOf('kind', t, true),
+    });
+    await cluster.perform({ kind: 'delete', pod: 'web' });
+    // the EndpointSlice controller takes it out: no label patch is sent
+    expect(api.patches).toEqual([]);
+    expect(api.deleted).toEqual(['pod nr-abc123-default/web']);
+    expect(stepReads()).toEqual([line('kind', 0), line('kind', 1), line('kind', 0), line('kind', 1)]);
+    expect(() => cluster.pod('web')).toThrow(/no pod web/);
+    await cluster.destroy();
+  });
+
   it('refuses readiness and termination by hand, sending nothing', async () => {
     const { cluster, api, stepReads } = await provisioned('kind', topology({ cni: 'bridge', nodes: 2 }));
     for (const action of [

@@ -296,6 +296,12 @@ const cases: Case[] = [
     message: 'unknown LoadBalancer Service',
   },
   {
+    file: '71-probe-from-a-deleted-pod.yaml',
+    line: 31,
+    field: 'fault.expect.clusterip',
+    message: 'pod client is deleted by an earlier delete step: probe clusterip cannot be sent from it',
+  },
+  {
     file: '60-hostports-on-cilium.yaml',
     line: 15,
     field: 'topology.pods[0].hostPorts',

@@ -131,6 +131,7 @@ describe('providers declare what they can do', () => {
       expect([...providerSupport(resolveRunConfig({ provider: name }, {})).capabilities]).toEqual([
         'node-exec',
         'action/endpoint',
+        'action/delete',
         'action/service',
         'external-hosts',
         'kube-proxy-restart',
@@ -143,6 +144,7 @@ describe('providers declare what they can do', () => {
     ]).toEqual([
       'node-exec',
       'action/endpoint',
+      'action/delete',
       'action/service',
       'external-hosts',
       'kube-proxy-restart',
@@ -152,7 +154,7 @@ describe('providers declare what they can do', () => {
     ]);
     expect([
       ...providerSupport(resolveRunConfig({ provider: 'k3s' }, { NETREPRO_CNI: 'flannel' })).capabilities,
-    ]).toEqual(['node-exec', 'action/endpoint', 'action/service', 'external-hosts']);
+    ]).toEqual(['node-exec', 'action/endpoint', 'action/delete', 'action/service', 'external-hosts']);
   });
 
   it("a node without a default route fits the lab, not kind's nodes (they keep their network's)", async () => {

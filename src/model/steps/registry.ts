@@ -5,6 +5,7 @@ import { HarnessError } from '../errors.ts';
 import type { Expanded, LabAction } from '../lab-action.ts';
 import { brNetfilterStep } from './br-netfilter.ts';
 import { cniChainStep } from './cni-chain.ts';
+import { deleteStep } from './delete.ts';
 import { endpointStep } from './endpoint.ts';
 import { forwardPolicyStep } from './forward-policy.ts';
 import { hairpinStep } from './hairpin.ts';
@@ -29,6 +30,7 @@ export const STEP_KINDS = {
   'sock-lb-detach-stale': sockLbDetachStaleStep,
   'link-mtu': linkMtuStep,
   endpoint: endpointStep,
+  delete: deleteStep,
   service: serviceStep,
   hairpin: hairpinStep,
   route: routeStep,

@@ -62,6 +62,10 @@ export class NetnsLab implements StartedCluster {
   /** In creation order; removed in one batch. */
   private readonly namespaces: string[] = [];
   private readonly processes: Spawned[] = [];
+  /** Pod -> the processes that run in it (its servers), stopped when a step deletes it. */
+  private readonly podProcesses = new Map<string, Spawned[]>();
+  /** Pods a `delete` step deleted, for the error that names one later. */
+  private readonly deletedPods = new Set<string>();
   private readonly actionHandler: ActionHandler;
   /** What the lab created, undone newest first: its processes, its namespaces, its cgroups, its state. */
   private readonly teardown: TeardownStack;
@@ -159,9 +163,25 @@ export class NetnsLab implements StartedCluster {
   }
 
   /** A process of this lab (pod agent, bpffs holder, trace monitor): killed at teardown before the namespaces go. */
-  track(process: Spawned): void {
+  track(process: Spawned, pod?: string): void {
     this.registerLabTeardown();
     this.processes.push(process);
+    if (pod) this.podProcesses.set(pod, [...(this.podProcesses.get(pod) ?? []), process]);
+  }
+
+  /**
+   * A `delete` step deleted `pod`: it leaves the topology and every Service's endpoints, and its processes are
+   * killed (its namespace stays until teardown, empty once its sandbox is gone).
+   */
+  async podDeleted(pod: string): Promise<void> {
+    this.deletedPods.add(pod);
+    this.current = {
+      ...this.current,
+      pods: this.current.pods.filter((p) => p.name !== pod),
+      services: this.current.services.map((s) => ({ ...s, endpoints: s.endpoints.filter((e) => e.pod !== pod) })),
+    };
+    await Promise.allSettled((this.podProcesses.get(pod) ?? []).map((p) => p.stop('SIGKILL')));
+    this.podProcesses.delete(pod);
   }
 
   /** Undone at teardown before the lab's processes and namespaces go (the probe trace's filter entries). */
@@ -196,6 +216,8 @@ export class NetnsLab implements StartedCluster {
 
   pod(name: string): NetnsTarget {
     const pod = this.topology.pods.find((p) => p.name === name);
+    if (!pod && this.deletedPods.has(name))
+      throw new HarnessError('STEP_FAILED', `pod ${name} was deleted by a delete step: nothing runs in it any more`);
     if (!pod) throw new HarnessError('LAB_FAILED', `no pod ${name} in this lab`);
     return new NetnsTarget(`pod/${name}`, this.names.netnsPath(this.names.pod(name)), {
       commands: this.commands,

@@ -17,6 +17,7 @@ import {
 } from './cilium-datapath.ts';
 import { invokeCni } from './cni-plugin.ts';
 import { changeCniChain } from './cni-chain-change.ts';
+import { deletePod } from './pod-delete.ts';
 import { applyOps } from '../../dataplane/iptables-ops.ts';
 import { KUBE_PROXY_SYSCTLS } from '../../dataplane/kube-proxy-sysctls.ts';
 import { nodeSysctls } from './node-sysctls.ts';
@@ -418,6 +419,7 @@ function factsWith(lab: NetnsLab, beLiberal: string | undefined): NodeFacts {
 async function performAction(lab: NetnsLab, action: LabAction): Promise<void> {
   if (action.kind === 'endpoint' || action.kind === 'service')
     return changeServices(lab, action, podPlacements(lab, lab.topology));
+  if (action.kind === 'delete') return deletePod(lab, action.pod, podPlacements(lab, lab.topology));
   const node = lab.node(action.node);
   switch (action.kind) {
     case 'start':
@@ -499,14 +501,14 @@ async function startPrograms(lab: NetnsLab, inventory: LabInventory, run: RunCon
   // addresses (a headless Service's records are theirs); a Service or endpoint step rewrites it
   const records = [`--records=${lab.dnsRecordsFile}`];
   const machines = [
-    ...topology.pods.map((p) => ({ name: p.name, serve: p.serve, target: () => lab.pod(p.name) })),
-    ...topology.hosts.map((h) => ({ name: h.name, serve: h.serve, target: () => lab.host(h.name) })),
+    ...topology.pods.map((p) => ({ name: p.name, serve: p.serve, target: () => lab.pod(p.name), pod: p.name })),
+    ...topology.hosts.map((h) => ({ name: h.name, serve: h.serve, target: () => lab.host(h.name), pod: undefined })),
   ];
   const starts = machines.flatMap((m) =>
     (m.serve ?? []).map(async (program) => {
       const argv = agentProgramArgv(lab.agentCommand, program, m.name, records);
       const process = m.target().spawn(argv, { signal: run.signal });
-      lab.track(process);
+      lab.track(process, m.pod);
       await process.waitFor(/^ready /, READY_TIMEOUT_MS);
     }),
   );

@@ -39,6 +39,20 @@ export async function changeServices(
   }
   lab.replaceServices(after);
   await lab.writeDnsRecords();
+  await syncServices(lab, before, placements);
+}
+
+/**
+ * kube-proxy's sync on every node after the lab's Services changed from `before` to what they are now: its rules
+ * rewritten and read back, then the UDP conntrack clean-up of its release; `placements` still hold any pod that
+ * just left (the clean-up deletes entries to its address).
+ */
+export async function syncServices(
+  lab: NetnsLab,
+  before: NetnsLab['topology']['services'],
+  placements: ReadonlyMap<string, PodPlacement>,
+): Promise<void> {
+  const after = lab.topology.services;
   await Promise.all(
     lab.nodeNames.map(async (nodeName) => {
       const node = lab.node(nodeName);

@@ -78,6 +78,26 @@ export function clientKubeApi(access: KubeAccess): KubeApi {
     },
     exec: (pod, argv, options) => pods.exec(pod, argv, options),
     spawn: (pod, argv) => pods.spawn(pod, argv),
+    async deletePod(namespace, name, timeoutMs) {
+      await withRetryAfter(() => core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 1 }));
+      const deadline = Date.now() + timeoutMs;
+      while (Date.now() < deadline) {
+        const gone = await withRetryAfter(() => core.readNamespacedPod({ name, namespace })).then(
+          () => false,
+          (e: { code?: number }) => {
+            if (e.code === 404) return true;
+            throw e;
+          },
+        );
+        if (gone) return;
+        await sleep(250);
+      }
+      throw new HarnessError(
+        'STEP_FAILED',
+        `pod ${namespace}/${name} still exists ${timeoutMs} ms after its deletion`,
+        "the kubelet removes a deleted pod once its containers and sandbox are stopped: check the node's kubelet log",
+      );
+    },
     async deleteNamespace(name) {
       try {
         await withRetryAfter(() => core.deleteNamespace({ name }));

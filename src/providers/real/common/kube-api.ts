@@ -43,4 +43,9 @@ export interface KubeApi {
   /** A long-running exec (tcpdump): lines as they come, stop() interrupts it in the container. */
   spawn(pod: PodRef, argv: readonly string[]): Spawned;
   deleteNamespace(name: string): Promise<void>;
+  /**
+   * Deletes the pod with a 1 s grace period and waits until the API no longer has it: the kubelet removes it once
+   * its containers are killed and its sandbox stopped (the CNI DEL), so its address is free by then.
+   */
+  deletePod(namespace: string, name: string, timeoutMs: number): Promise<void>;
 }

@@ -62,6 +62,11 @@ export class RealCluster implements StartedCluster {
   async perform(action: LabAction): Promise<void> {
     if ((action.kind === 'endpoint' || action.kind === 'service') && this.services)
       return this.services.perform(action);
+    if (action.kind === 'delete' && this.services) {
+      await this.services.deletePod(action.pod);
+      this.pods.delete(action.pod);
+      return;
+    }
     const what = action.kind === 'start' ? `starting ${action.component} by hand` : `the lab action ${action.kind}`;
     throw new HarnessError(
       'UNSUPPORTED',

@@ -193,6 +193,29 @@ export class ServiceChanges {
   }
 
   /**
+   * A pod deleted through the API, waited on until the kubelet has stopped it; the EndpointSlice controller takes
+   * it out of its Services, and the step waits until no node's rules DNAT to it any more.
+   */
+  async deletePod(pod: string): Promise<void> {
+    const backed = [...this.services.entries()]
+      .filter(([, s]) => s.ready.has(pod) || s.unready.has(pod))
+      .map(([name]) => this.service(name));
+    const ip = this.input.podIP(pod);
+    const namespace = clusterNamespace(this.input.prefix, podNamespaces(this.input.topology).get(pod) ?? 'default');
+    await this.input.api.deletePod(namespace, pod, 60_000);
+    for (const svc of backed) {
+      svc.ready.delete(pod);
+      svc.unready.delete(pod);
+    }
+    if (backed.length === 0) return;
+    await this.wait(`kube-proxy removing deleted pod ${pod}'s endpoint ${ip}`, (rules) =>
+      backed.every((svc) =>
+        svc.ports.every((p) => ![...clusterIPEndpoints(rules, svc.ref, p)].some((e) => e.startsWith(`${ip}:`))),
+      ),
+    );
+  }
+
+  /**
    * A Service's type, ports, nodePorts, traffic policies or session affinity patched, then waits for every node's
    * rules to show it. A merge patch replaces the port list whole (a strategic one would merge two protocols on
    * one port number into one entry).

@@ -17,6 +17,7 @@ import { STALE_SOCK_LB_LACKS_BECAUSE } from './stale-sock-lb-gaps.ts';
 export const REAL_CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>([
   'node-exec',
   'action/endpoint',
+  'action/delete',
   'action/service',
 ]);
 

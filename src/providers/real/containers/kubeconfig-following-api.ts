@@ -38,5 +38,6 @@ export function kubeconfigFollowingApi(access: KubeAccess, load: (access: KubeAc
     exec: (pod, argv, options) => current().exec(pod, argv, options),
     spawn: (pod, argv) => current().spawn(pod, argv),
     deleteNamespace: (name) => current().deleteNamespace(name),
+    deletePod: (namespace, name, timeoutMs) => current().deletePod(namespace, name, timeoutMs),
   };
 }

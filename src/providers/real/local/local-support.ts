@@ -32,6 +32,7 @@ export const LOCAL_CAPABILITIES: ReadonlySet<Capability> = new Set<Capability>([
   // the helper programs are in the pod image: a `{bin/NAME}` command runs in a pod
   'path/bin',
   'action/endpoint',
+  'action/delete',
   'action/service',
   // its one kube-proxy build restarted, with another configuration if the step gives one
   'kube-proxy-restart',
