@@ -2,7 +2,8 @@
 // the culprit, the packet, a few sentences, and the packet path hop by hop. Built by src/observe/trace/.
 import type { TracePacket } from './trace-events.ts';
 
-export type CulpritKind = 'rule' | 'bpf-program' | 'kernel' | 'socket';
+/** `conntrack`: an entry that kept a translation no rule makes any more. */
+export type CulpritKind = 'rule' | 'bpf-program' | 'kernel' | 'socket' | 'conntrack';
 
 export interface PathStep {
   /** ms since the trace started (client capture times are lined up by wall clock). */

@@ -8,6 +8,7 @@ const KIND: Record<CulpritKind, string> = {
   'bpf-program': 'BPF program',
   kernel: 'kernel',
   socket: 'socket',
+  conntrack: 'conntrack',
 };
 
 /** The culprit, the sentences, then the state behind it (`evidence: false` leaves that to the caller: the HTML report sets it apart). */

@@ -109,7 +109,7 @@ const Diagnosis = z
   .object({
     culprit: z
       .object({
-        kind: z.enum(['rule', 'bpf-program', 'kernel', 'socket']),
+        kind: z.enum(['rule', 'bpf-program', 'kernel', 'socket', 'conntrack']),
         node: z.string().describe('where: a node name, or pod/NAME for a socket'),
         where: z.string().describe('table/chain, program and attach point, kernel path, or socket'),
         text: z.string().describe("the rule text, the program and its rewrite, the kernel's words, the drop reason"),

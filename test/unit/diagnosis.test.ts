@@ -546,6 +546,60 @@ describe('diagnosis of the seed incidents (recorded traces)', () => {
     expect(d.evidence?.[0]).toMatchObject({ where: 'node/node-a', command: 'iptables -t filter -L FORWARD -v -x -n' });
   });
 
+  it('udp-stale-conntrack-scale-to-zero: the conntrack entry that keeps a deleted pod as the DNAT, not the pods that drop the flooded frame', () => {
+    const f = fixture('udp-stale-conntrack-scale-to-zero--same-socket');
+    const d = run('udp-stale-conntrack-scale-to-zero--same-socket');
+    expect(d.culprit).toEqual({
+      kind: 'conntrack',
+      node: 'node-a',
+      where: 'entry',
+      text: 'udp 10.244.1.2:40000 > 10.96.0.10:53 DNAT to 10.244.1.3:53',
+    });
+    expect(d.packet).toMatchObject({ src: '10.244.1.2', dst: '10.96.0.10', sport: 40000, dport: 53 });
+    expect(d.reason).toContain('no nat rule saw the packet');
+    expect(d.reason).toContain('pod/dns-new and pod/client dropped it as not theirs (OTHERHOST)');
+    expect(d.reason).toContain('d2:de:ed:ac:56:0b');
+    expect(d.path.find((s) => s.culprit)).toMatchObject({ where: 'node/node-a', kind: 'conntrack', inferred: true });
+    // the copy the bridge flooded back to the client is drawn as received, not sent
+    expect(d.path.filter((s) => s.where === 'pod/client' && s.kind === 'send').map((s) => s.packet)).toEqual([
+      '10.244.1.2:40000 > 10.96.0.10:53 udp',
+    ]);
+    // a DNAT rule to the gone address is the culprit when one saw the packet (a pod deleted but still an endpoint)
+    const events = f.probe.trace.events;
+    const withRule = [
+      {
+        ...events[0]!,
+        kind: 'rule' as const,
+        table: 'nat',
+        chain: 'KUBE-SEP-X',
+        verdict: 'ACCEPT',
+        rule: '-4 -t nat -A KUBE-SEP-X -p udp -m udp -j DNAT --to-destination 10.244.1.3:53',
+      },
+      ...events,
+    ];
+    const byRule = diagnose({
+      probe: f.probe,
+      phase: f.phase,
+      checks: f.checks,
+      trace: { ...f.probe.trace, events: withRule as typeof events },
+    });
+    expect(byRule?.culprit).toEqual({
+      kind: 'rule',
+      node: 'node-a',
+      where: 'nat/KUBE-SEP-X',
+      text: '-A KUBE-SEP-X -p udp -m udp -j DNAT --to-destination 10.244.1.3:53',
+    });
+    // a client that sent to the gone address itself: the node's neighbour for it
+    const direct = diagnose({
+      probe: { ...f.probe, summary: f.probe.summary.replace('10.96.0.10:53', '10.244.1.3:53') },
+      phase: f.phase,
+      checks: f.checks,
+      trace: { ...f.probe.trace, flows: { ...f.probe.trace.flows!, target: { ip: '10.244.1.3', port: 53 } } },
+    });
+    expect(direct?.culprit).toMatchObject({ kind: 'kernel', node: 'node/node-a', where: 'neighbour 10.244.1.3' });
+    expect(direct?.reason).toContain('The client sent to 10.244.1.3 itself');
+  });
+
   it('finds no culprit in an empty trace', () => {
     const f = fixture('cilium-kube-proxy-forward-race--external');
     const trace = { ...f.probe.trace, events: [], facts: [] };

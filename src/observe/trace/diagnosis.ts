@@ -14,6 +14,7 @@ import { type Ctx, type Detector, type DiagnosisInput, clientRef } from './detec
 import { closedPort } from './detectors/closed-port.ts';
 import { forwardingOff } from './detectors/forwarding-off.ts';
 import { gatewayDrop } from './detectors/gateway-drop.ts';
+import { goneDestination } from './detectors/gone-destination.ts';
 import { hairpinDrop } from './detectors/hairpin-drop.ts';
 import { invalidUnNated } from './detectors/invalid-un-nated.ts';
 import { kernelDrop } from './detectors/kernel-drop.ts';
@@ -45,6 +46,7 @@ const DETECTORS: readonly Detector[] = [
   forwardingOff,
   natRewrite,
   localnetReroute,
+  goneDestination,
   kernelDrop,
   routeLookupFailed,
 ];

@@ -61,16 +61,25 @@ function ownConnection({ client }: PathInput, capture: ClientCapture): (e: Trace
   };
 }
 
-/** What the client's own interface sent and received, at the kernel's times. */
-function clientSteps({ client, clientRef }: PathInput, capture: ClientCapture): Step[] {
-  return capture.packets.map(({ p, at }) => ({
-    at: at ?? 0,
-    where: clientRef,
-    hook: clientRef.startsWith('node/') ? 'any' : 'eth0',
-    packet: short({ ...p, flags: p.flags }),
-    action: p.src === client ? 'sent' : 'received',
-    kind: p.src === client ? 'send' : 'receive',
-  }));
+/**
+ * What the client's own interface sent and received, at the kernel's times. A packet from the client that its own
+ * namespace dropped as another host's (OTHERHOST) came back to it: a bridge flooded it, so it was received.
+ */
+function clientSteps({ client, clientRef, trace }: PathInput, capture: ClientCapture): Step[] {
+  const floodedBack = trace.events.filter(
+    (e): e is Drop => e.kind === 'drop' && e.where === clientRef && e.reason === 'OTHERHOST',
+  );
+  return capture.packets.map(({ p, at }) => {
+    const sent = p.src === client && !floodedBack.some((d) => samePacket(d.packet, { ...p, flags: p.flags }));
+    return {
+      at: at ?? 0,
+      where: clientRef,
+      hook: clientRef.startsWith('node/') ? 'any' : 'eth0',
+      packet: short({ ...p, flags: p.flags }),
+      action: sent ? 'sent' : 'received',
+      kind: sent ? 'send' : 'receive',
+    };
+  });
 }
 
 /** One step per packet per node: its rewrites and the verdict, in hook order. */
@@ -193,6 +202,27 @@ function inferredSteps({ culprit, trace }: PathInput, seen: Step[]): Step[] {
     ...connectRewriteSteps(culprit, seen),
     ...tcProgramSteps(trace, culprit, seen),
     ...bridgedReplySteps(culprit, seen),
+    ...conntrackDnatSteps(culprit, seen),
+  ];
+}
+
+/** An entry that kept a DNAT no rule makes, drawn where the packet enters the node. */
+function conntrackDnatSteps(culprit: Culprit, seen: Step[]): Step[] {
+  if (culprit.culprit.kind !== 'conntrack') return [];
+  const to = /DNAT to (\S+)$/.exec(culprit.culprit.text)?.[1] ?? '';
+  const sent = seen.find((s) => s.kind === 'send' && s.packet === short(culprit.packet));
+  return [
+    {
+      // conntrack looks the packet up as it enters the node, once the client has sent it
+      at: (sent?.at ?? 0) + 0.01,
+      where: `node/${culprit.culprit.node}`,
+      hook: 'conntrack',
+      packet: short(culprit.packet),
+      action: `DNAT to ${to} by an existing entry (no rule)`,
+      kind: 'conntrack',
+      culprit: true,
+      inferred: true,
+    },
   ];
 }
 
