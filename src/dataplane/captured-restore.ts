@@ -46,13 +46,41 @@ function withoutIdleChains(lines: string[]): string[] {
   });
 }
 
-/** `ip -batch` lines: the lab's own routes (every non-kernel route of main) out, the captured routes and rules in. */
+/**
+ * `ip -batch` lines: the lab's own routes (every non-kernel route of main) out, the captured routes and rules in,
+ * then the captured neighbours of addresses nothing in the replay holds.
+ */
 export function routeBatch(state: CapturedStateSpec): string[] {
   return [
     'route flush table main proto boot',
     ...state.routes.map((r) => `route add ${r}`),
     ...state.rules.map((r) => `rule add ${r}`),
+    ...state.neighbours.map((n) => `neigh replace ${n}`),
   ];
+}
+
+/** How a captured neighbour state is restored: confirmed or not, as the node last knew it; one without a MAC is not. */
+const RESTORED_NUD: Record<string, string> = {
+  PERMANENT: 'permanent',
+  NOARP: 'noarp',
+  REACHABLE: 'reachable',
+  STALE: 'stale',
+  DELAY: 'stale',
+  PROBE: 'stale',
+};
+
+/** A captured neighbour (`ip -j neigh` entry) as `ip neigh replace` arguments, or undefined when it has no MAC to restore. */
+export function neighbourEntry(n: {
+  dst?: unknown;
+  dev?: unknown;
+  lladdr?: unknown;
+  state?: unknown;
+}): string | undefined {
+  const states = Array.isArray(n.state) ? (n.state as unknown[]) : [];
+  const nud = states.map((s) => RESTORED_NUD[String(s)]).find((s) => s !== undefined);
+  if (typeof n.dst !== 'string' || typeof n.dev !== 'string' || typeof n.lladdr !== 'string' || !nud) return undefined;
+  if (!/^\d+\.\d+\.\d+\.\d+$/.test(n.dst) || !/^[0-9a-f:]{17}$/.test(n.lladdr)) return undefined;
+  return `${n.dst} lladdr ${n.lladdr} dev ${n.dev} nud ${nud}`;
 }
 
 /** Entries restored with a shorter remaining lifetime would expire while the lab starts its probes. */

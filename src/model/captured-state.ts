@@ -40,6 +40,14 @@ export const CapturedState = z
       .describe(
         '`conntrack -L -o extended` lines as captured (TCP and UDP): each is recreated with `conntrack -I` in the node namespace before the first probe',
       ),
+    neighbours: z
+      .array(
+        z.string().regex(/^\d+\.\d+\.\d+\.\d+ lladdr [0-9a-f:]{17} dev \S+ nud (permanent|noarp|reachable|stale)$/),
+      )
+      .default([])
+      .describe(
+        "`ip neigh replace` arguments of the captured neighbour entries for pod addresses no pod of the replay holds (a deleted pod's): restored as captured, so the node still sends to the gone pod's last MAC; the replay's own pods get theirs anew",
+      ),
   })
   .strict()
   .refine((c) => (c.iptables === undefined) !== (c.state === undefined), {

@@ -12,7 +12,12 @@ import importCommand from '../../src/cli/commands/import.ts';
 import { deriveTopology } from '../../src/cli/import/derive-topology.ts';
 import { deriveProbes } from '../../src/cli/import/derive-probes.ts';
 import { importScenario, scenarioYaml } from '../../src/cli/import/import-scenario.ts';
-import { conntrackInsert, iptablesRestoreInput, routeBatch } from '../../src/dataplane/captured-restore.ts';
+import {
+  conntrackInsert,
+  neighbourEntry,
+  iptablesRestoreInput,
+  routeBatch,
+} from '../../src/dataplane/captured-restore.ts';
 import { loadScenarioFile, parseScenario } from '../../src/model/load-scenario.ts';
 import { fitCaptured } from '../../src/providers/real/common/scenario-fit.ts';
 import { localMisfit } from '../../src/providers/real/local/local-support.ts';
@@ -205,7 +210,11 @@ describe('the topology from a bundle', () => {
     ]);
     expect(topology.services?.[0]).toMatchObject({ name: 'dns', namespace: 'kube-system', endpoints: [] });
     expect((topology.nodes[0]!.captured!.conntrack ?? []).filter((l) => l.includes('sport=40000'))).toEqual([
-      'ipv4 2 udp 17 27 src=10.244.1.2 dst=10.96.0.10 sport=40000 dport=53 src=10.244.1.3 dst=10.244.1.2 sport=53 dport=40000 mark=0 use=1',
+      'ipv4 2 udp 17 26 src=10.244.1.2 dst=10.96.0.10 sport=40000 dport=53 src=10.244.1.3 dst=10.244.1.2 sport=53 dport=40000 mark=0 use=1',
+    ]);
+    // the gone pod's neighbour stays, so the node still sends to its last MAC; the client's is the lab's own
+    expect(topology.nodes[0]!.captured!.neighbours).toEqual([
+      '10.244.1.3 lladdr 86:c4:1c:72:5f:af dev cni0 nud reachable',
     ]);
   });
 });
@@ -233,14 +242,14 @@ describe('the probes of an imported scenario', () => {
     const { probes } = deriveProbes(deriveTopology(await readBundle(fixture('udp-stale-conntrack'))).topology);
     expect(probes).toEqual([
       {
-        id: 'client-dns-from-47434',
-        from: 'client',
-        dns: { server: 'svc/dns', name: 'dns.kube-system.svc.cluster.local', sourcePort: 47434 },
-      },
-      {
         id: 'client-dns-from-40000',
         from: 'client',
         dns: { server: 'svc/dns', name: 'dns.kube-system.svc.cluster.local', sourcePort: 40000 },
+      },
+      {
+        id: 'client-dns-from-53800',
+        from: 'client',
+        dns: { server: 'svc/dns', name: 'dns.kube-system.svc.cluster.local', sourcePort: 53800 },
       },
     ]);
   });
@@ -362,12 +371,31 @@ describe('what the restore runs', () => {
         routes: ['default via 172.18.0.1 dev eth0'],
         rules: ['priority 100 from 10.0.0.0/8 table 7'],
         conntrack: [],
+        neighbours: ['10.244.1.3 lladdr 46:c2:14:5a:cb:77 dev cni0 nud stale'],
       }),
     ).toEqual([
       'route flush table main proto boot',
       'route add default via 172.18.0.1 dev eth0',
       'rule add priority 100 from 10.0.0.0/8 table 7',
+      'neigh replace 10.244.1.3 lladdr 46:c2:14:5a:cb:77 dev cni0 nud stale',
     ]);
+  });
+
+  it('a neighbour with a MAC is restored as the node last knew it (confirmed or not); one without a MAC is not', () => {
+    const at = (state: string[], lladdr: string | undefined = '46:c2:14:5a:cb:77') =>
+      neighbourEntry({ dst: '10.244.1.3', dev: 'cni0', lladdr, state });
+    expect(at(['REACHABLE'])).toBe('10.244.1.3 lladdr 46:c2:14:5a:cb:77 dev cni0 nud reachable');
+    expect(['STALE', 'DELAY', 'PROBE'].map((s) => at([s]))).toEqual(
+      Array(3).fill('10.244.1.3 lladdr 46:c2:14:5a:cb:77 dev cni0 nud stale'),
+    );
+    expect(at(['PERMANENT'])).toMatch(/nud permanent$/);
+    expect(at(['NOARP'])).toMatch(/nud noarp$/);
+    expect(at(['FAILED'], undefined)).toBeUndefined();
+    expect(at(['INCOMPLETE'], undefined)).toBeUndefined();
+    expect(at(['REACHABLE'], 'not-a-mac')).toBeUndefined();
+    expect(
+      neighbourEntry({ dst: 'fe80::1', dev: 'cni0', lladdr: '46:c2:14:5a:cb:77', state: ['STALE'] }),
+    ).toBeUndefined();
   });
 
   it('a DNATed UDP entry: the original inverse as reply, the NAT given, a lifetime that outlives the start', () => {

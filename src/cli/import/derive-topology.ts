@@ -3,7 +3,7 @@
 import type { CapturedStateSpec, NotReplayedSpec } from '../../model/captured-state.ts';
 import { cidrContains, ipToInt, LAB_NODE_NETWORK } from '../../model/ipv4-ranges.ts';
 import type { ScenarioInput } from '../../model/scenario-schema.ts';
-import { conntrackInsert } from '../../dataplane/captured-restore.ts';
+import { conntrackInsert, neighbourEntry } from '../../dataplane/captured-restore.ts';
 import { HarnessError } from '../../model/errors.ts';
 import type { Bundle, BundleNode, KubeObject } from './read-bundle.ts';
 
@@ -90,6 +90,9 @@ export function deriveTopology(bundle: Bundle): DerivedTopology {
       what: `host-network pods ${keys.join(', ')}`,
       why: "the lab runs no program in a node's own namespace: what they serve there does not answer (the node's restored rules still send to it)",
     });
+  const held = new Set(pods.map((p) => p.ip));
+  for (const n of nodes)
+    n.captured!.neighbours = capturedNeighbours(captured.get(nodeObjectName(nodeNames, n.name))!, n, held, notReplayed);
   const services = deriveServices(bundle.cluster.services, bundle.cluster.endpointslices, podNames, notReplayed);
   addEndpointPorts(pods, services);
   const kubernetes = /^v1\.(\d+)\./.exec(bundle.manifest.kubernetes?.serverVersion ?? '');
@@ -176,6 +179,8 @@ function deriveNode(
     routes: capturedRoutes(state, devices, name, notReplayed),
     rules: capturedRules(state),
     conntrack: capturedConntrack(state, name, notReplayed),
+    // filled in once the pods are known: only addresses no pod of the replay holds
+    neighbours: [],
   };
   return {
     name,
@@ -319,6 +324,42 @@ function capturedRules(state: BundleNode): string[] {
         .filter(Boolean)
         .join(' '),
     );
+}
+
+/** The captured node's name for the replay's node name. */
+function nodeObjectName(nodeNames: ReadonlyMap<string, string>, name: string): string {
+  return [...nodeNames].find(([, n]) => n === name)![0];
+}
+
+/**
+ * The captured neighbours of the node's pod addresses that no pod of the replay holds (a pod deleted since: the
+ * node still sends to its last MAC), on cni0. Pods of the replay get their MACs anew; an entry for an address
+ * outside the node's pods that the replay does not give to anything is said.
+ */
+function capturedNeighbours(
+  state: BundleNode,
+  node: NodeInput,
+  held: ReadonlySet<string | undefined>,
+  notReplayed: NotReplayedSpec[],
+): string[] {
+  const entries = Array.isArray(state.json['ip-neigh']) ? (state.json['ip-neigh'] as KubeObject[]) : [];
+  const kept: string[] = [];
+  const left: string[] = [];
+  const gateway = ipToInt(node.podCIDR.split('/')[0]!) + 1;
+  for (const e of entries) {
+    const entry = neighbourEntry(e);
+    if (!entry || held.has(e.dst) || e.dst === node.address) continue;
+    const podAddress = cidrContains(node.podCIDR, `${e.dst}/32`) && ipToInt(e.dst) !== gateway;
+    if (podAddress && e.dev === 'cni0') kept.push(entry);
+    else if (!podAddress && e.dev === 'eth0' && !cidrContains(LAB_NODE_NETWORK, `${e.dst}/32`)) left.push(e.dst);
+  }
+  if (left.length > 0)
+    notReplayed.push({
+      node: node.name,
+      what: `neighbour entries for ${left.join(', ')}`,
+      why: "outside the lab's node network and the node's pods: the replay holds no such address (a gateway or host of the captured network)",
+    });
+  return kept;
 }
 
 function capturedConntrack(state: BundleNode, node: string, notReplayed: NotReplayedSpec[]): string[] {
