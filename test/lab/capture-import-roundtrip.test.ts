@@ -34,8 +34,15 @@ describe.skipIf(labSkipReason)('capture, import and replay a kept lab, by the CL
       expect(runId, kept.stderr).toBeDefined();
       const t1 = performance.now();
       try {
-        const captured = await cli('capture', '--run', runId!, '--out', join(dir, 'bundle'));
-        expect(captured.stderr + captured.stdout).toMatch(/captured 2 node\(s\) from lab run/);
+        const captured = await cli(
+          'capture',
+          '--run',
+          runId!,
+          '--out',
+          join(dir, 'bundle'),
+          ...(c.conntrack ? ['--conntrack'] : []),
+        );
+        expect(captured.stderr + captured.stdout).toMatch(/captured \d node\(s\) from lab run/);
       } finally {
         await cli('clean', '--run', runId!);
       }

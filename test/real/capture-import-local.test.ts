@@ -39,8 +39,15 @@ describe.skipIf(realSkipReason())('a local cluster left faulted, captured, impor
       expect(runId, kept.stderr).toBeDefined();
       const t1 = performance.now();
       try {
-        const captured = await cli('capture', '--run', runId!, '--out', join(dir, 'bundle'));
-        expect(captured.stdout + captured.stderr).toMatch(/captured 2 node\(s\) from local run/);
+        const captured = await cli(
+          'capture',
+          '--run',
+          runId!,
+          '--out',
+          join(dir, 'bundle'),
+          ...(c.conntrack ? ['--conntrack'] : []),
+        );
+        expect(captured.stdout + captured.stderr).toMatch(/captured \d node\(s\) from local run/);
       } finally {
         await cli('clean', '--run', runId!);
       }
@@ -54,7 +61,7 @@ describe.skipIf(realSkipReason())('a local cluster left faulted, captured, impor
       const replay = (await report('replay.json')).scenarios[0]!.phases[0]!;
       expect(real, kept.stderr).toBeDefined();
       expect(replay, replayed.stderr).toBeDefined();
-      const rows = expectSameOutcomes(real, replay, c, false);
+      const rows = expectSameOutcomes(real, replay, { ...c, ...c.onV120 }, false);
       const ms = (a: number, b: number) => `${((b - a) / 1000).toFixed(1)} s`;
       console.log(
         `local roundtrip ${c.name}: keep ${ms(t0, t1)}, capture+clean ${ms(t1, t2)}, import+replay ${ms(t2, t3)}\n  ${rows.join('\n  ')}`,

@@ -238,6 +238,17 @@ describe('the probes of an imported scenario', () => {
     expect(expected['client-web-b']).toEqual({ outcome: 'ok', servedBy: 'web-b' });
   });
 
+  it('a bundle with nothing to probe is refused, saying how to capture one that has', async () => {
+    const bundle = await readBundle(fixture('udp-stale-conntrack'));
+    const node = bundle.nodes[0]!;
+    const text: Record<string, string> = { ...node.text };
+    delete text.conntrack;
+    const without = { ...bundle, nodes: [{ ...node, text, conntrack: { captured: false } }] };
+    expect(() => importScenario(without)).toThrow(
+      /nothing to probe: no Service with endpoints, no pods on two nodes, and no conntrack entries \(captured without --conntrack\)/,
+    );
+  });
+
   it('each captured UDP flow from a pod to a Service again from its source port (a stale entry shows only to its socket)', async () => {
     const { probes } = deriveProbes(deriveTopology(await readBundle(fixture('udp-stale-conntrack'))).topology);
     expect(probes).toEqual([

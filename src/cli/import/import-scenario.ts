@@ -4,6 +4,7 @@ import { basename } from 'node:path';
 import { stringify } from 'yaml';
 import type { ScenarioInput } from '../../model/scenario-schema.ts';
 import { STATE_FILES } from '../../model/captured-files.ts';
+import { HarnessError } from '../../model/errors.ts';
 import { deriveProbes } from './derive-probes.ts';
 import { deriveTopology } from './derive-topology.ts';
 import type { Bundle } from './read-bundle.ts';
@@ -12,6 +13,12 @@ export function importScenario(bundle: Bundle, id?: string): ScenarioInput {
   const { topology } = deriveTopology(bundle);
   const { probes, expect } = deriveProbes(topology);
   const m = bundle.manifest;
+  if (probes.length === 0)
+    throw new HarnessError(
+      'USAGE',
+      `${bundle.path}: nothing to probe: no Service with endpoints, no pods on two nodes${bundle.nodes.some((n) => n.conntrack?.captured) ? ', no UDP flow from a pod to a Service among the conntrack entries' : ', and no conntrack entries (captured without --conntrack)'}`,
+      'capture again with --conntrack, so each UDP flow from a pod to a Service becomes a probe from its own source port; or write the probes by hand',
+    );
   const source = [m.source?.kind, m.source?.run].filter(Boolean).join(' ');
   return {
     id: id ?? scenarioId(bundle.path),
