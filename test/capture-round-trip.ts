@@ -19,7 +19,8 @@ export const TCP_PROBES = ['cross-node', 'svc-other-node', 'svc-same-node', 'hai
 
 /**
  * A source scenario left in one phase's state, the probes compared, and a piece of the culprit its broken probes
- * name; `onV120`: what kube-proxy v1.20.2 leaves instead, where it differs from the lab's release.
+ * name; `onV120`: what kube-proxy v1.20.2 leaves instead, where it differs from the lab's release (`gone`: the
+ * entries of that flow are deleted, so the capture has nothing of it to replay).
  */
 export interface LeftState {
   name: string;
@@ -27,7 +28,7 @@ export interface LeftState {
   phase: 'baseline' | 'faulted';
   probes: readonly string[];
   culprit?: string;
-  onV120?: { culprit: string };
+  onV120?: { gone: string; observed: string };
   /** Captured with `--conntrack`: the state is in its entries (and import probes each UDP flow again). */
   conntrack?: true;
 }
@@ -52,7 +53,7 @@ export const LEFT_STATES: readonly LeftState[] = [
     probes: ['same-socket'],
     conntrack: true,
     culprit: 'DNAT to 10.244.1.3:53',
-    onV120: { culprit: 'has no endpoints' },
+    onV120: { gone: 'sport=40000 dport=53', observed: 'refused' },
   },
 ];
 

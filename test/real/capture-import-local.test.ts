@@ -35,6 +35,7 @@ describe.skipIf(realSkipReason())('a local cluster left faulted, captured, impor
         '--json',
         join(dir, 'real.json'),
       );
+      const report = async (f: string) => JSON.parse(await readFile(join(dir, f), 'utf8')) as RunResult;
       const runId = /kept: \S+ \[[^\]]+\] run ([0-9a-f]{6})/.exec(kept.stderr)?.[1];
       expect(runId, kept.stderr).toBeDefined();
       const t1 = performance.now();
@@ -52,16 +53,31 @@ describe.skipIf(realSkipReason())('a local cluster left faulted, captured, impor
         await cli('clean', '--run', runId!);
       }
       const t2 = performance.now();
+      const real = (await report('real.json')).scenarios[0]!.phases.find((p) => p.name === c.phase)!;
+      if (c.onV120) {
+        // v1.20.2 deleted the flow's entries with the endpoint: the real cluster answers as the lab's 1.20 does,
+        // the capture holds none of them, and import has nothing to probe
+        const entries = await readFile(join(dir, 'bundle/nodes', `nr-${runId}-node-a`, 'conntrack.txt'), 'utf8');
+        expect(entries).not.toContain(c.onV120.gone);
+        for (const id of c.probes) expect(real.probes.find((p) => p.id === id)?.observed).toBe(c.onV120.observed);
+        const refused = await cli('import', join(dir, 'bundle'), '-o', join(dir, 'replay.yaml'));
+        expect(refused.exitCode).toBe(2);
+        expect(refused.stderr).toMatch(
+          /nothing to probe: .*no UDP flow from a pod to a Service among the conntrack entries/,
+        );
+        console.log(
+          `local roundtrip ${c.name}: keep ${((t1 - t0) / 1000).toFixed(1)} s; ${c.probes.join(', ')} ${c.onV120.observed} on v1.20.2, no entry with ${c.onV120.gone} captured, import refused: ${refused.stderr.split('\n')[0]}`,
+        );
+        return;
+      }
       const imported = await cli('import', join(dir, 'bundle'), '-o', join(dir, 'replay.yaml'));
       expect(imported.exitCode, imported.stderr).toBe(0);
       const replayed = await cli('run', join(dir, 'replay.yaml'), '--quiet', '--json', join(dir, 'replay.json'));
       const t3 = performance.now();
-      const report = async (f: string) => JSON.parse(await readFile(join(dir, f), 'utf8')) as RunResult;
-      const real = (await report('real.json')).scenarios[0]!.phases.find((p) => p.name === c.phase)!;
       const replay = (await report('replay.json')).scenarios[0]!.phases[0]!;
       expect(real, kept.stderr).toBeDefined();
       expect(replay, replayed.stderr).toBeDefined();
-      const rows = expectSameOutcomes(real, replay, { ...c, ...c.onV120 }, false);
+      const rows = expectSameOutcomes(real, replay, c, false);
       const ms = (a: number, b: number) => `${((b - a) / 1000).toFixed(1)} s`;
       console.log(
         `local roundtrip ${c.name}: keep ${ms(t0, t1)}, capture+clean ${ms(t1, t2)}, import+replay ${ms(t2, t3)}\n  ${rows.join('\n  ')}`,
