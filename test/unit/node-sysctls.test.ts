@@ -2,7 +2,7 @@
 // kube-proxy ensures when it starts there (route_localnet on all), which has the last word.
 import { describe, expect, it } from 'vitest';
 import { Topology } from '../../src/model/scenario-schema.ts';
-import { nodeSysctls } from '../../src/providers/netns/node-sysctls.ts';
+import { nodeSysctls, sysctlName } from '../../src/providers/netns/node-sysctls.ts';
 
 const topology = (extra: Record<string, unknown>, sysctls?: Record<string, number>) =>
   Topology.parse({
@@ -41,5 +41,13 @@ describe("a node's sysctls at boot", () => {
     );
     expect(both.afterPods).toEqual({ 'net.ipv4.conf.cni0.rp_filter': 0 });
     expect(both.late).toEqual({ 'net.ipv4.conf.flannel.1.forwarding': 1, 'net.ipv4.conf.lo.rp_filter': 0 });
+  });
+
+  it('name a device with a dot in it as sysctl does, with a slash (flannel.1)', () => {
+    expect(sysctlName('net.ipv4.conf.flannel.1.rp_filter')).toBe('net.ipv4.conf.flannel/1.rp_filter');
+    expect(sysctlName('net.ipv4.conf.eth0.rp_filter')).toBe('net.ipv4.conf.eth0.rp_filter');
+    expect(sysctlName('net.ipv4.conf.all.rp_filter')).toBe('net.ipv4.conf.all.rp_filter');
+    expect(sysctlName('net.ipv4.neigh.cni0.retrans_time_ms')).toBe('net.ipv4.neigh.cni0.retrans_time_ms');
+    expect(sysctlName('net.ipv4.ip_forward')).toBe('net.ipv4.ip_forward');
   });
 });

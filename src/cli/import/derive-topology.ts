@@ -28,7 +28,7 @@ const LAB_DEVICES: Record<string, string[]> = {
 };
 /** Sysctl namespaces the lab sets per node namespace (conntrack's table size and hash are the host's alone). */
 const RESTORED_SYSCTL =
-  /^net\.(ipv4\.(ip_forward|conf\.[^.]+\.[a-z_]+|ip_nonlocal_bind)|netfilter\.nf_conntrack_(tcp|udp|icmp|generic)_[a-z_]+|bridge\.bridge-nf-call-[a-z0-9]+)$/;
+  /^net\.(ipv4\.(ip_forward|conf\.[\w-]+(?:\.\d+)?\.[a-z_]+|ip_nonlocal_bind)|netfilter\.nf_conntrack_(tcp|udp|icmp|generic)_[a-z_]+|bridge\.bridge-nf-call-[a-z0-9]+)$/;
 
 export function deriveTopology(bundle: Bundle): DerivedTopology {
   if (!bundle.cluster)
@@ -252,9 +252,15 @@ function restoredSysctls(
   const out: Record<string, string> = {};
   const left = new Map<string, string[]>();
   const leave = (why: string, item: string) => left.set(why, [...(left.get(why) ?? []), item]);
-  for (const [key, raw] of Object.entries(all)) {
+  for (const [printed, raw] of Object.entries(all)) {
     const value = String(raw).trim();
-    const device = /^net\.ipv[46]\.(conf|neigh)\.([^.]+)\./.exec(key)?.[2];
+    // sysctl prints a dot in a device's name as a slash (net.ipv4.conf.flannel/1.rp_filter); a scenario names the
+    // device as it is (flannel.1), and the lab writes the slash again when it sets it
+    const key = printed.replace(
+      /^(net\.ipv[46]\.(?:conf|neigh)\.)([^.]+)\./,
+      (_, at: string, dev: string) => `${at}${dev.replaceAll('/', '.')}.`,
+    );
+    const device = /^net\.ipv[46]\.(conf|neigh)\.(.+)\.[^.]+$/.exec(key)?.[2];
     if (device !== undefined && device !== 'all' && device !== 'default' && !devices.includes(device))
       leave(`device ${device} is not one the lab makes`, `${key}=${value}`);
     else if (!RESTORED_SYSCTL.test(key))

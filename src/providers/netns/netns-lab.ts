@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { dnsRecords } from '../../contract/agent-program.ts';
 import { labClusterObjects } from '../../contract/lab-cluster-objects.ts';
 import { HarnessError } from '../../model/errors.ts';
+import { sysctlName } from './node-sysctls.ts';
 import type { TopologySpec } from '../../model/scenario-schema.ts';
 import type { CommandRunner, Spawned } from '../../contract/command.ts';
 import type { LabAction, SnatTable, StartedCluster, Target } from '../../contract/provider.ts';
@@ -328,7 +329,7 @@ export class NetnsLab implements StartedCluster {
     const r = await this.namespaceTarget(ns).exec([
       'sysctl',
       '-q',
-      ...Object.entries(all).map(([k, v]) => `${k}=${v}`),
+      ...Object.entries(all).map(([k, v]) => `${sysctlName(k)}=${v}`),
       ...read,
     ]);
     const values = new Map<string, string>();

@@ -36,3 +36,10 @@ export function nodeSysctls(
     afterPods: Object.fromEntries(all.filter(([k]) => device(k) !== undefined && !wired(k))),
   };
 }
+
+/** sysctl's name for a key: a dot in a device's name is a slash to it (net.ipv4.conf.flannel/1.rp_filter). */
+export function sysctlName(key: string): string {
+  return key.replace(/^(net\.ipv[46]\.(?:conf|neigh)\.)(.+)\.([^.]+)$/, (_, at: string, dev: string, leaf: string) =>
+    dev === 'all' || dev === 'default' ? key : `${at}${dev.replaceAll('.', '/')}.${leaf}`,
+  );
+}

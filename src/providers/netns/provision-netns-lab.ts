@@ -20,7 +20,7 @@ import { changeCniChain } from './cni-chain-change.ts';
 import { deletePod } from './pod-delete.ts';
 import { applyOps } from '../../dataplane/iptables-ops.ts';
 import { KUBE_PROXY_SYSCTLS } from '../../dataplane/kube-proxy-sysctls.ts';
-import { nodeSysctls } from './node-sysctls.ts';
+import { nodeSysctls, sysctlName } from './node-sysctls.ts';
 import { bootOps, bootOrder, componentStart, type NodeFacts } from '../../dataplane/node-iptables.ts';
 import { labNames, type LabNames } from '../namespaces/lab-names.ts';
 import { ipBatch } from '../namespaces/namespace-batch.ts';
@@ -201,7 +201,7 @@ async function bootNodes(steps: ProvisionSteps, sysctls: EarlySysctls): Promise<
         // settings of devices the node's pods brought (cni0), before anything starts
         const afterPods = Object.entries(nodeSysctls(node, topology).afterPods);
         if (afterPods.length > 0)
-          await lab.node(n).exec(['sysctl', '-q', '-w', ...afterPods.map(([k, v]) => `${k}=${v}`)]);
+          await lab.node(n).exec(['sysctl', '-q', '-w', ...afterPods.map(([k, v]) => `${sysctlName(k)}=${v}`)]);
         return settleAll([
           captured
             ? restoreCaptured(lab, n, captured)
@@ -351,7 +351,9 @@ async function wireMachine(lab: NetnsLab, m: FabricMachine, flannel: FlannelNode
   }
   const late = node ? nodeSysctls(node, topology).late : {};
   if (Object.keys(late).length > 0)
-    await lab.namespaceTarget(m.ns).exec(['sysctl', '-q', '-w', ...Object.entries(late).map(([k, v]) => `${k}=${v}`)]);
+    await lab
+      .namespaceTarget(m.ns)
+      .exec(['sysctl', '-q', '-w', ...Object.entries(late).map(([k, v]) => `${sysctlName(k)}=${v}`)]);
 }
 
 async function createBridgePods(lab: NetnsLab, topology: TopologySpec, nodeName: string): Promise<void> {
