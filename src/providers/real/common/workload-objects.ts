@@ -129,6 +129,9 @@ export function podObject(input: PodInput, topology: TopologySpec, images: Workl
     image: images.agentImage,
     ...pull,
     command: agentProgramArgv(agent, program, pod.name, dnsRecords),
+    // what it serves, as a pod declares it: `netrepro capture` reads it back from the Pod (no name: a Service's named
+    // targetPort resolves to the probe container's)
+    ports: [programPort(program)],
     ...agentVolume,
   }));
   return {
@@ -174,4 +177,13 @@ export function podObject(input: PodInput, topology: TopologySpec, images: Workl
       ...(fromConfigMap ? { volumes: [{ name: 'agent', configMap: { name: AGENT_CONFIGMAP } }] } : {}),
     },
   };
+}
+
+/** The port a serve program listens on, with its protocol. */
+function programPort(program: NonNullable<TopologySpec['pods'][number]['serve']>[number]): {
+  containerPort: number;
+  protocol: 'TCP' | 'UDP';
+} {
+  if (program.http !== undefined) return { containerPort: program.http, protocol: 'TCP' };
+  return { containerPort: program.udp ?? program.dns!, protocol: 'UDP' };
 }
