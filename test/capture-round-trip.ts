@@ -3,7 +3,8 @@
 import { expect } from 'vitest';
 import type { PhaseResult, ProbeResult } from '../src/engine/run/results.ts';
 
-export const CAPTURE_SOURCES = new URL('./fixtures/capture/sources/', import.meta.url).pathname;
+const CAPTURE_SOURCES = new URL('./fixtures/capture/sources/', import.meta.url).pathname;
+const SCENARIOS = new URL('../scenarios/', import.meta.url).pathname;
 
 /** source probe id -> the imported probe to the same destination from the same client */
 export const SAME_DESTINATION: Record<string, string> = {
@@ -12,6 +13,8 @@ export const SAME_DESTINATION: Record<string, string> = {
   'svc-same-node': 'client-local-80',
   hairpin: 'web-a-local-80',
   'same-socket': 'client-dns-from-40000',
+  'to-node-b': 'client-web-b',
+  'from-node-b': 'client-b-web-a',
 };
 
 /** The probes a capture of a forward-drop-shaped lab is compared by. */
@@ -31,7 +34,12 @@ export interface LeftState {
   onV120?: { gone: string; observed: string };
   /** Captured with `--conntrack`: the state is in its entries (and import probes each UDP flow again). */
   conntrack?: true;
+  /** The source is a shipped scenario (scenarios/), not one of the capture sources. */
+  shipped?: true;
 }
+
+/** The source scenario's file. */
+export const sourceFile = (state: LeftState) => `${state.shipped ? SCENARIOS : CAPTURE_SOURCES}${state.source}.yaml`;
 
 export const LEFT_STATES: readonly LeftState[] = [
   { name: 'healthy', source: 'forward-drop', phase: 'baseline', probes: TCP_PROBES },
@@ -44,6 +52,15 @@ export const LEFT_STATES: readonly LeftState[] = [
     culprit: 'bridge-nf-call-iptables=0',
   },
   { name: 'no-masquerade', source: 'no-masquerade', phase: 'faulted', probes: TCP_PROBES, culprit: 'IP_LOCAL_SOURCE' },
+  {
+    // the flannel shape (flannel.1, VXLAN): node-a's route to node-b's pods deleted
+    name: 'flannel-route-missing',
+    source: 'flannel-subnet-route-missing',
+    shipped: true,
+    phase: 'faulted',
+    probes: ['to-node-b', 'from-node-b'],
+    culprit: 'no route for 10.244.2.',
+  },
   {
     // the Service's only backend deleted: 1.32 keeps the client's entry (DNAT to the gone pod); v1.20.2 deletes
     // it with the endpoint, so the same socket meets the REJECT of a Service without endpoints

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import type { RunResult } from '../../src/engine/run/results.ts';
-import { CAPTURE_SOURCES, expectSameOutcomes, LEFT_STATES } from '../capture-round-trip.ts';
+import { expectSameOutcomes, LEFT_STATES, sourceFile } from '../capture-round-trip.ts';
 import { labSkipReason, tempDir } from '../lab-support.ts';
 
 const sh = promisify(execFile);
@@ -23,7 +23,7 @@ describe.skipIf(labSkipReason)('capture, import and replay a kept lab, by the CL
       const t0 = performance.now();
       const kept = await cli(
         'run',
-        join(CAPTURE_SOURCES, `${c.source}.yaml`),
+        sourceFile(c),
         '--keep',
         '--stop-after',
         c.phase,

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunResult } from '../../src/engine/run/results.ts';
 import { PACKAGE_ROOT } from '../../src/model/package-root.ts';
-import { CAPTURE_SOURCES, expectSameOutcomes, LEFT_STATES } from '../capture-round-trip.ts';
+import { expectSameOutcomes, LEFT_STATES, sourceFile } from '../capture-round-trip.ts';
 import { runProcess } from '../child-process.ts';
 import { tempDir } from '../lab-support.ts';
 import { realSkipReason } from './real-support.ts';
@@ -23,7 +23,7 @@ describe.skipIf(realSkipReason())('a local cluster left faulted, captured, impor
       const t0 = performance.now();
       const kept = await cli(
         'run',
-        join(CAPTURE_SOURCES, `${c.source}.yaml`),
+        sourceFile(c),
         '--provider',
         'local',
         '--profile',
