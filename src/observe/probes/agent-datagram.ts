@@ -63,11 +63,22 @@ export async function agentDatagram<R extends DatagramReply>(
     stopWhen: stops.stopWhen,
   });
   const printed = r.stdout.trim() ? (JSON.parse(r.stdout) as DatagramResult<R>) : undefined;
-  // the agent read its first reply: the capture has it too, once tcpdump has printed it
+  // the agent read its first reply: the capture has it too, once tcpdump has printed it; to a client port known
+  // beforehand, by that port, since a reply de-NATed on its way in to the client's own namespace (a node client
+  // of its own hostPort) is captured only before, with the backend's address
   const first = printed?.replies[0];
+  const sport =
+    printed?.sport ??
+    (Number(/^--sport=(\d+)$/.exec(args.find((a) => a.startsWith('--sport=')) ?? '')?.[1]) || undefined);
   if (first)
     await watch.until(
-      (seen) => seen.some((p) => p.proto === 'udp' && p.dst === run.client && `${p.src}#${p.sport}` === first.from),
+      (seen) =>
+        seen.some(
+          (p) =>
+            p.proto === 'udp' &&
+            p.dst === run.client &&
+            (`${p.src}#${p.sport}` === first.from || (sport !== undefined && p.dport === sport)),
+        ),
       PRINT_LAG_MS,
     );
   const packets = await watch.stop();

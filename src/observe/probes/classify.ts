@@ -247,6 +247,8 @@ export interface DatagramResult<R extends DatagramReply = DatagramReply> {
   outcome: 'ok' | 'timeout' | 'unexpected-source' | 'unreachable';
   server: string;
   replies: R[];
+  /** dns-query: the client's port, as the kernel chose it (given with --sport). */
+  sport?: number;
 }
 
 /** dns-query: a reply's rcode and the addresses of its answer section. */

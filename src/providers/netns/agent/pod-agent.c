@@ -345,6 +345,10 @@ static int dns_query(const char *server, int port, const char *qname, double dea
     if (bind(fd, (struct sockaddr *)&from, sizeof from) < 0) return perror("bind"), 1;
   }
   if (sendto(fd, q, qlen, 0, (struct sockaddr *)&to, sizeof to) < 0) return perror("sendto"), 1;
+  // the port the kernel chose: the probe knows its own reply by it, whatever NAT did to the reply's source
+  struct sockaddr_in me;
+  socklen_t mlen = sizeof me;
+  unsigned own = getsockname(fd, (struct sockaddr *)&me, &mlen) == 0 ? ntohs(me.sin_port) : 0;
 
   const char *outcome = "timeout";
   char from[INET_ADDRSTRLEN + 8] = "";
@@ -372,7 +376,7 @@ static int dns_query(const char *server, int port, const char *qname, double dea
     print_answers(m, (size_t)n);
     printf("]}");
   }
-  printf("],\"durationMs\":%ld}\n", (long)(now_ms() - started + 0.5));
+  printf("],\"sport\":%u,\"durationMs\":%ld}\n", own, (long)(now_ms() - started + 0.5));
   return 0;
 }
 

@@ -111,6 +111,8 @@ if (command === 'http') {
         outcome,
         server: `${server}#${port}`,
         replies,
+        // the port the kernel chose: the probe knows its own reply by it, whatever NAT did to the reply's source
+        sport: socket.address().port,
         durationMs: Math.round(performance.now() - started),
       }),
     );
