@@ -105,3 +105,23 @@ export function expectSameOutcomes(
   expect(replay.probes.every((p) => p.observed === 'ok')).toBe(state.name === 'healthy');
   return rows;
 }
+
+/**
+ * `capture --run` of a kept run into DIR/bundle (with `--conntrack` where the state is in its entries), then
+ * `clean --run`, also when the capture failed; `cli` runs netrepro and returns its output.
+ */
+export async function captureAndClean(
+  cli: (...args: string[]) => Promise<{ stdout: string; stderr: string }>,
+  runId: string,
+  dir: string,
+  state: LeftState,
+  source: 'lab' | 'local',
+): Promise<void> {
+  try {
+    const out = ['--out', `${dir}/bundle`, ...(state.conntrack ? ['--conntrack'] : [])];
+    const captured = await cli('capture', '--run', runId, ...out);
+    expect(captured.stdout + captured.stderr).toMatch(new RegExp(`captured \\d node\\(s\\) from ${source} run`));
+  } finally {
+    await cli('clean', '--run', runId);
+  }
+}

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import type { RunResult } from '../../src/engine/run/results.ts';
-import { expectSameOutcomes, LEFT_STATES, sourceFile } from '../capture-round-trip.ts';
+import { captureAndClean, expectSameOutcomes, LEFT_STATES, sourceFile } from '../capture-round-trip.ts';
 import { labSkipReason, tempDir } from '../lab-support.ts';
 
 const sh = promisify(execFile);
@@ -33,19 +33,7 @@ describe.skipIf(labSkipReason)('capture, import and replay a kept lab, by the CL
       const runId = /run (\w+), left after its/.exec(kept.stderr)?.[1];
       expect(runId, kept.stderr).toBeDefined();
       const t1 = performance.now();
-      try {
-        const captured = await cli(
-          'capture',
-          '--run',
-          runId!,
-          '--out',
-          join(dir, 'bundle'),
-          ...(c.conntrack ? ['--conntrack'] : []),
-        );
-        expect(captured.stderr + captured.stdout).toMatch(/captured \d node\(s\) from lab run/);
-      } finally {
-        await cli('clean', '--run', runId!);
-      }
+      await captureAndClean(cli, runId!, dir, c, 'lab');
       const t2 = performance.now();
       const imported = await cli('import', join(dir, 'bundle'), '-o', join(dir, 'replay.yaml'));
       expect('code' in imported ? imported.code : 0, imported.stderr).toBe(0);

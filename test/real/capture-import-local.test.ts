@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunResult } from '../../src/engine/run/results.ts';
 import { PACKAGE_ROOT } from '../../src/model/package-root.ts';
-import { expectSameOutcomes, LEFT_STATES, sourceFile } from '../capture-round-trip.ts';
+import { captureAndClean, expectSameOutcomes, LEFT_STATES, sourceFile } from '../capture-round-trip.ts';
 import { runProcess } from '../child-process.ts';
 import { tempDir } from '../lab-support.ts';
 import { realSkipReason } from './real-support.ts';
@@ -39,19 +39,7 @@ describe.skipIf(realSkipReason())('a local cluster left faulted, captured, impor
       const runId = /kept: \S+ \[[^\]]+\] run ([0-9a-f]{6})/.exec(kept.stderr)?.[1];
       expect(runId, kept.stderr).toBeDefined();
       const t1 = performance.now();
-      try {
-        const captured = await cli(
-          'capture',
-          '--run',
-          runId!,
-          '--out',
-          join(dir, 'bundle'),
-          ...(c.conntrack ? ['--conntrack'] : []),
-        );
-        expect(captured.stdout + captured.stderr).toMatch(/captured \d node\(s\) from local run/);
-      } finally {
-        await cli('clean', '--run', runId!);
-      }
+      await captureAndClean(cli, runId!, dir, c, 'local');
       const t2 = performance.now();
       const real = (await report('real.json')).scenarios[0]!.phases.find((p) => p.name === c.phase)!;
       if (c.onV120) {
