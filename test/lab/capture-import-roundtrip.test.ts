@@ -9,12 +9,15 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import type { RunResult } from '../../src/engine/run/results.ts';
 import { captureAndClean, expectSameOutcomes, LEFT_STATES, sourceFile } from '../capture-round-trip.ts';
+import { cliInProcess } from '../cli-in-process.ts';
 import { labSkipReason, tempDir } from '../lab-support.ts';
 
 const sh = promisify(execFile);
 const BIN = new URL('../../bin/netrepro.js', import.meta.url).pathname;
 const cli = (...args: string[]) =>
   sh('node', [BIN, ...args], { encoding: 'utf8' }).catch((e: { stdout: string; stderr: string; code: number }) => e);
+/** capture, clean and import in this process: a Node start each would cost more than the command */
+const inProcess = (...args: string[]) => cliInProcess(args);
 
 describe.skipIf(labSkipReason)('capture, import and replay a kept lab, by the CLI', () => {
   for (const c of LEFT_STATES)
@@ -33,10 +36,10 @@ describe.skipIf(labSkipReason)('capture, import and replay a kept lab, by the CL
       const runId = /run (\w+), left after its/.exec(kept.stderr)?.[1];
       expect(runId, kept.stderr).toBeDefined();
       const t1 = performance.now();
-      await captureAndClean(cli, runId!, dir, c, 'lab');
+      await captureAndClean(inProcess, runId!, dir, c, 'lab');
       const t2 = performance.now();
-      const imported = await cli('import', join(dir, 'bundle'), '-o', join(dir, 'replay.yaml'));
-      expect('code' in imported ? imported.code : 0, imported.stderr).toBe(0);
+      const imported = await inProcess('import', join(dir, 'bundle'), '-o', join(dir, 'replay.yaml'));
+      expect(imported.exitCode, imported.stderr).toBe(0);
       const t3 = performance.now();
       const replayed = await cli('run', join(dir, 'replay.yaml'), '--json', join(dir, 'replay.json'));
       const t4 = performance.now();

@@ -72,10 +72,12 @@ describe.skipIf(labSkipReason)('native pod agent', () => {
     const at = (port: number) => argv.map((a) => a.replaceAll('{port}', String(port)));
     return { native: normalize(await client(at(native))), agent: normalize(await client(at(node))) };
   };
-  /** The same agent subcommand run natively and by pod-agent.mjs, durations aside. */
+  /** The same agent subcommand run natively and by pod-agent.mjs, durations aside, and an ephemeral port's number. */
   const agents = async (args: string[]) => {
     const run = async (argv: readonly string[]) => {
       const { durationMs: _varies, ...json } = JSON.parse(await client([...argv, ...args])) as Record<string, unknown>;
+      const given = args.find((a) => a.startsWith('--sport='))?.slice('--sport='.length);
+      if (typeof json.sport === 'number' && !given) json.sport = json.sport > 1024 ? 'ephemeral' : json.sport;
       return json;
     };
     return { native: await run(lab.agentCommand), agent: await run(lab.nodeAgentCommand) };
