@@ -105,7 +105,7 @@ describe.skipIf(labSkipReason)('the CLI on a lab', () => {
     );
     expect(code, stderr).toBe(130);
     expect(stderr.trimEnd().split('\n').at(-1)).toMatch(INTERRUPTED);
-    expect(stderr).not.toMatch(/Error:|\n\s+at |ERRORED|hint:|curl exit undefined/);
+    expect(stderr, stderr).not.toMatch(/Error:|\n\s+at |ERRORED|hint:|curl exit undefined/);
     expect(runId).toMatch(/^[0-9a-f]{6}$/); // found while the run was up, so its leftovers were looked for
     expect(leftovers).toEqual([]);
   });
