@@ -600,6 +600,17 @@ describe('diagnosis of the seed incidents (recorded traces)', () => {
     expect(direct?.reason).toContain('The client sent to 10.244.1.3 itself');
   });
 
+  it("a deleted pod's address on another node: the node that could not deliver (NEIGH_FAILED), not its ICMP error read as an un-NATed reply", () => {
+    const d = run('deleted-pod-flannel--pod');
+    expect(d.culprit).toEqual({
+      kind: 'kernel',
+      node: 'node/node-b',
+      where: expect.stringMatching(/^neigh_invalidate/),
+      text: 'NEIGH_FAILED on cni0',
+    });
+    expect(d.reason).toContain('no ARP answer for 10.244.2.2');
+  });
+
   it('finds no culprit in an empty trace', () => {
     const f = fixture('cilium-kube-proxy-forward-race--external');
     const trace = { ...f.probe.trace, events: [], facts: [] };

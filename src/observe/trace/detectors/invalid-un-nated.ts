@@ -45,11 +45,14 @@ function injectorOutput(ctx: Ctx): Injected | undefined {
 
 /** A packet conntrack marked INVALID reached the client un-NATed (the source still the pod IP). */
 function detect(ctx: Ctx): Found | undefined {
+  // a segment or datagram of the flow: an ICMP error about it comes from whoever sent it (a node that could not
+  // deliver it), not un-NATed
   const invalid = ctx.events.find(
     (e): e is Rule =>
       e.kind === 'rule' &&
       e.table === 'mangle' &&
       e.packet.dst === ctx.client &&
+      (e.packet.proto === 'tcp' || e.packet.proto === 'udp') &&
       (e.packet.src !== ctx.target.ip || e.packet.sport !== ctx.target.port),
   );
   if (!invalid) return undefined;
