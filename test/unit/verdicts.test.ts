@@ -101,6 +101,26 @@ describe('steps prove they fired', () => {
     }
   });
 
+  it('a command killed by a signal as the run is interrupted (Ctrl-C reaches it first) is the interruption, not a failed step', async () => {
+    const cmd = 'sysctl -w net.netfilter.nf_conntrack_tcp_be_liberal=1';
+    const killed = scriptedCluster({ [cmd]: { exitCode: undefined } });
+    const foreground = step(run({ run: { on: 'node/a', cmd } }));
+    // the run's own SIGINT handler aborts a moment after the command ended
+    const interrupted = new AbortController();
+    setTimeout(() => interrupted.abort(), 10);
+    await expect(runForegroundStep(killed, foreground, describeAction, interrupted.signal)).rejects.toMatchObject({
+      code: 'ABORTED',
+    });
+    const background = step(run({ run: { on: 'node/a', cmd, background: true } }));
+    await expect(startBackgroundStep(killed, background as never, interrupted.signal).finish()).rejects.toMatchObject({
+      code: 'ABORTED',
+    });
+    // with no interruption, a signal is the step's failure
+    await expect(runForegroundStep(killed, foreground, describeAction, signal)).rejects.toThrow(
+      /exit signal, expected 0/,
+    );
+  });
+
   it('a sysctl is read back: a value that did not stick fails the step', async () => {
     const s = { sysctl: { on: 'node/a', name: 'net.netfilter.nf_conntrack_tcp_be_liberal', value: 1 } } as StepSpec;
     const stuck = scriptedCluster({ 'sysctl -n net.netfilter.nf_conntrack_tcp_be_liberal': { stdout: '0\n' } });

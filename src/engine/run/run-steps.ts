@@ -95,6 +95,7 @@ export async function runForegroundStep(
     };
   }
   const r = await cluster.target(action.on).exec(action.argv, { reject: false, signal, timeoutMs: action.timeoutMs });
+  await unlessInterrupted(r, signal);
   const result = judge(action, r, started);
   await readBack(cluster, action, result, signal);
   return result;
@@ -115,5 +116,22 @@ export function startBackgroundStep(cluster: StartedCluster, command: Command, s
   // an abort (Ctrl-C) rejects it while the probes still run, before finish() awaits it: that rejection is
   // finish()'s to report, never an unhandled one that ends the process before the teardown
   running.catch(() => {});
-  return { command, finish: async () => judge(command, await running, started) };
+  return {
+    command,
+    finish: async () => {
+      const r = await running;
+      await unlessInterrupted(r, signal);
+      return judge(command, r, started);
+    },
+  };
+}
+
+/**
+ * A command killed by a signal while the run is being interrupted did not fail: Ctrl-C reaches the whole process
+ * group, the command often first, and the run's abort kills what still runs. The abort is looked at once the
+ * process's own SIGINT handler has had its turn.
+ */
+async function unlessInterrupted(r: ExecResult, signal: AbortSignal): Promise<void> {
+  if (r.exitCode === undefined && !r.timedOut && !signal.aborted) await new Promise((done) => setTimeout(done, 50));
+  if (signal.aborted) throw new HarnessError('ABORTED', 'aborted');
 }
