@@ -1,10 +1,10 @@
-// `netrepro capture --run` on labs left faulted by `run --keep --stop-after faulted`: the bundle shows the fault
+// `netrepro capture --run` on a lab left faulted by `run --keep --stop-after faulted`: the bundle shows the faults
 // (br_netfilter "not loaded" on node-a as the lab emulates it; FORWARD DROP on both nodes), capturing changes
 // nothing in the node (rules with their counters, conntrack), the one-script form (kubectl debug's) reads what the
 // command-by-command form reads, and `clean --run` leaves nothing of the run. Times and sizes are printed.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCommand } from '../../src/contract/command.ts';
@@ -21,9 +21,9 @@ import { labSkipReason, tempDir } from '../lab-support.ts';
 const cli = (args: string[]) =>
   runProcess('node', [join(PACKAGE_ROOT, 'bin/netrepro.js'), ...args], { cwd: PACKAGE_ROOT });
 
-/** Runs `id` up to its faulted phase and keeps the lab: its run id. */
-async function keptFaulted(id: string): Promise<string> {
-  const r = await cli(['run', id, '--keep', '--stop-after', 'faulted', '--quiet']);
+/** Runs the scenario file up to its faulted phase and keeps the lab: its run id. */
+async function keptFaulted(file: string): Promise<string> {
+  const r = await cli(['run', file, '--keep', '--stop-after', 'faulted', '--quiet']);
   expect(r.exitCode, r.stderr).toBe(0);
   const runId = /kept: \S+ \[[^\]]+\] run ([0-9a-f]{6}), left after its faulted phase \(passed\)/.exec(r.stderr)?.[1];
   expect(runId, r.stderr).toBeDefined();
@@ -75,9 +75,61 @@ async function settledState(runId: string, node: string): Promise<string> {
   return last;
 }
 
+/**
+ * One 2-node lab serves every capture assertion: br_netfilter "not loaded" on node-a (the stand-in of
+ * br-netfilter-clusterip-same-node) and FORWARD DROP on both nodes (forward-policy-drop-docker's fault); a lab
+ * costs more than all the captures of it.
+ */
+const TWO_FAULTS = `id: capture-two-faults
+title: capture - node-a without br_netfilter, FORWARD DROP on both nodes
+topology:
+  cni: bridge
+  kubeProxy: "1.29"
+  nodes:
+    - name: node-a
+      podCIDR: 10.244.1.0/24
+    - name: node-b
+      podCIDR: 10.244.2.0/24
+  pods:
+    - name: client
+      node: node-a
+    - name: web
+      node: node-b
+      serve: [{ http: 8080 }]
+  services:
+    - name: web
+      clusterIP: 10.96.0.20
+      ports: [{ name: http, port: 80, targetPort: 8080 }]
+      endpoints: [web]
+probes:
+  - id: other-node
+    from: client
+    http: { to: pod/web, port: 8080 }
+baseline:
+  expect:
+    other-node: ok
+fault:
+  steps:
+    - br-netfilter: { node: node-a, enabled: false }
+    - forward-policy: { node: node-a, policy: DROP }
+    - forward-policy: { node: node-b, policy: DROP }
+  expect:
+    other-node: timeout
+fixes:
+  - name: undo
+    steps:
+      - br-netfilter: { node: node-a, enabled: true }
+      - forward-policy: { node: node-a, policy: ACCEPT }
+      - forward-policy: { node: node-b, policy: ACCEPT }
+    expect:
+      other-node: ok
+`;
+
 describe.skipIf(labSkipReason)('netrepro capture --run', () => {
-  it('shows br_netfilter "not loaded" on a 1-node lab left faulted, changes nothing, and clean --run removes it all', async () => {
-    const runId = await keptFaulted('br-netfilter-clusterip-same-node');
+  it('shows br_netfilter "not loaded" on node-a and FORWARD DROP on both nodes of a lab left faulted, changes nothing, reads the same by one script, and clean --run removes it all', async () => {
+    const scenario = join(await tempDir(), 'capture-two-faults.yaml');
+    await writeFile(scenario, TWO_FAULTS);
+    const runId = await keptFaulted(scenario);
     try {
       const dir = await tempDir();
       const before = await settledState(runId, 'node-a');
@@ -99,8 +151,8 @@ describe.skipIf(labSkipReason)('netrepro capture --run', () => {
         redacted: false,
         cluster: { unreadable: [] },
       });
+      expect(manifest.nodes.map((n: { name: string }) => n.name)).toEqual(['node-a', 'node-b']);
       const node = manifest.nodes[0];
-      expect(node.name).toBe('node-a');
       // a bridge lab's node has no cgroup of its own: the host's tree would show other runs' programs
       expect(node.unreadable).toEqual([
         { what: 'bpf-cgroup', command: ['bpftool', '-j', 'cgroup', 'tree'], why: NO_OWN_CGROUP },
@@ -126,6 +178,7 @@ describe.skipIf(labSkipReason)('netrepro capture --run', () => {
       expect(JSON.parse(await b('nodes/node-a/modules.json'))).toEqual({ br_netfilter: false });
       expect(node.moduleEvidence.br_netfilter).toMatch(/^emulated per node namespace/);
       expect(await b('nodes/node-a/iptables-save.txt')).toContain('--comment "default/web:http cluster IP"');
+      for (const n of ['node-a', 'node-b']) expect(await b(`nodes/${n}/iptables-save.txt`)).toMatch(/^:FORWARD DROP /m);
       // the lab's own objects, as a cluster lists them
       const services = JSON.parse(await b('cluster/services.json'));
       expect(services.items[0]).toMatchObject({ metadata: { name: 'web' }, spec: { clusterIP: '10.96.0.20' } });
@@ -138,8 +191,13 @@ describe.skipIf(labSkipReason)('netrepro capture --run', () => {
         encoding: 'utf8',
       });
       console.log(
-        `1-node lab ${runId}: capture to a directory ${Math.round(dirMs)} ms (${await treeBytes(join(dir, 'b'))} bytes, conntrack included), to a .tar.gz ${Math.round(tarMs)} ms (${(await stat(join(dir, 'b.tar.gz'))).size} bytes)\n${listing}`,
+        `2-node lab ${runId}: capture to a directory ${Math.round(dirMs)} ms (${await treeBytes(join(dir, 'b'))} bytes, conntrack included), to a .tar.gz ${Math.round(tarMs)} ms (${(await stat(join(dir, 'b.tar.gz'))).size} bytes)\n${listing}`,
       );
+
+      // --node: only the named one
+      const one = await cliInProcess(['capture', '--run', runId, '--node', 'node-b', '--out', join(dir, 'one')]);
+      expect(one.exitCode, one.stderr).toBe(0);
+      expect(await readdir(join(dir, 'one/nodes'))).toEqual(['node-b']);
 
       // redacted: the mapping beside the bundle, none of the lab's names inside
       const red = await cliInProcess(['capture', '--run', runId, '--redact', '--out', join(dir, 'red')]);
@@ -156,33 +214,6 @@ describe.skipIf(labSkipReason)('netrepro capture --run', () => {
         'nodes/node-a/iptables-save.txt',
       ])
         expect(await readFile(join(dir, 'red', f), 'utf8')).not.toMatch(/(?<![\w-])(web|client)(?![\w-])/);
-    } finally {
-      await cleanAndCheck(runId);
-    }
-  });
-
-  it('shows FORWARD DROP on both nodes of a 2-node lab; the one-script form reads the same', async () => {
-    const runId = await keptFaulted('forward-policy-drop-docker');
-    try {
-      const dir = await tempDir();
-      const t0 = performance.now();
-      const r = await cliInProcess(['capture', '--run', runId, '--out', join(dir, 'b')]);
-      const dirMs = performance.now() - t0;
-      expect(r.exitCode, r.stderr).toBe(0);
-      const t1 = performance.now();
-      expect((await cliInProcess(['capture', '--run', runId, '--out', join(dir, 'b.tar.gz')])).exitCode).toBe(0);
-      const tarMs = performance.now() - t1;
-      const manifest = JSON.parse(await readFile(join(dir, 'b/manifest.json'), 'utf8'));
-      expect(manifest.nodes.map((n: { name: string }) => n.name)).toEqual(['node-a', 'node-b']);
-      for (const node of ['node-a', 'node-b'])
-        expect(await readFile(join(dir, `b/nodes/${node}/iptables-save.txt`), 'utf8')).toMatch(/^:FORWARD DROP /m);
-      // --node: only the named one
-      const one = await cliInProcess(['capture', '--run', runId, '--node', 'node-b', '--out', join(dir, 'one')]);
-      expect(one.exitCode, one.stderr).toBe(0);
-      expect(await readdir(join(dir, 'one/nodes'))).toEqual(['node-b']);
-      console.log(
-        `2-node lab ${runId}: capture to a directory ${Math.round(dirMs)} ms (${await treeBytes(join(dir, 'b'))} bytes), to a .tar.gz ${Math.round(tarMs)} ms (${(await stat(join(dir, 'b.tar.gz'))).size} bytes)`,
-      );
 
       // the script kubectl debug runs, here through nsenter: the same outcomes as command by command
       const ns = `/run/netns/nr-${runId}-n-node-a`;
