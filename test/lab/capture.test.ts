@@ -229,7 +229,9 @@ describe.skipIf(labSkipReason)('netrepro capture --run', () => {
       for (const [key, o] of direct) {
         const s = scripted.get(key)!;
         expect({ key, exit: s.exitCode, notRun: s.notRun }).toEqual({ key, exit: o.exitCode, notRun: o.notRun });
-        if (key !== 'conntrack') expect(steady(key, s.stdout), key).toBe(steady(key, o.stdout));
+        // conntrack and the host's cgroup tree (a bridge lab's node has no cgroup of its own) change with
+        // other labs, this run's neighbours included, between the two reads
+        if (key !== 'conntrack' && key !== 'bpf-cgroup') expect(steady(key, s.stdout), key).toBe(steady(key, o.stdout));
       }
     } finally {
       await cleanAndCheck(runId);
