@@ -35,6 +35,8 @@ describe.skipIf(labSkipReason)('capture, import and replay a kept lab, by the CL
       );
       const runId = /run (\w+), left after its/.exec(kept.stderr)?.[1];
       expect(runId, kept.stderr).toBeDefined();
+      // the source showed what its own scenario expects in that phase
+      expect(kept.stderr).toContain(`left after its ${c.phase} phase (passed)`);
       const t1 = performance.now();
       await captureAndClean(inProcess, runId!, dir, c, 'lab');
       const t2 = performance.now();
