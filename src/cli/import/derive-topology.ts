@@ -91,8 +91,8 @@ export function deriveTopology(bundle: Bundle): DerivedTopology {
       why: "the lab runs no program in a node's own namespace: what they serve there does not answer (the node's restored rules still send to it)",
     });
   const held = new Set(pods.map((p) => p.ip));
-  for (const n of nodes)
-    n.captured!.neighbours = capturedNeighbours(captured.get(nodeObjectName(nodeNames, n.name))!, n, held, notReplayed);
+  for (const [i, n] of nodes.entries())
+    n.captured!.neighbours = capturedNeighbours(captured.get(nodeObjects[i]!.metadata.name)!, n, held, notReplayed);
   const services = deriveServices(bundle.cluster.services, bundle.cluster.endpointslices, podNames, notReplayed);
   addEndpointPorts(pods, services);
   const kubernetes = /^v1\.(\d+)\./.exec(bundle.manifest.kubernetes?.serverVersion ?? '');
@@ -330,11 +330,6 @@ function capturedRules(state: BundleNode): string[] {
         .filter(Boolean)
         .join(' '),
     );
-}
-
-/** The captured node's name for the replay's node name. */
-function nodeObjectName(nodeNames: ReadonlyMap<string, string>, name: string): string {
-  return [...nodeNames].find(([, n]) => n === name)![0];
 }
 
 /**

@@ -3,7 +3,7 @@
 // every pod that gets it drops it as not its own (OTHERHOST). What sent it there is the culprit: conntrack, when
 // no nat rule saw the packet (an entry made for an earlier packet of the flow kept its DNAT to a backend since
 // gone), or the nat rule that still DNATs to it; a client that sent to the address itself is told so.
-import type { TracePacket } from '../../../model/trace-events.ts';
+import { samePacket } from '../path-packets.ts';
 import {
   type Ctx,
   type Detector,
@@ -15,9 +15,6 @@ import {
   showPacket,
 } from './detector.ts';
 
-const sameEnds = (a: TracePacket, b: TracePacket) =>
-  a.proto === b.proto && a.src === b.src && a.dst === b.dst && a.sport === b.sport && a.dport === b.dport;
-
 function detect(ctx: Ctx): Found | undefined {
   const drops = ctx.events.filter(
     (e): e is Drop => e.kind === 'drop' && e.reason === 'OTHERHOST' && ctx.flow.concerns(e.packet),
@@ -27,11 +24,11 @@ function detect(ctx: Ctx): Found | undefined {
   const gone = packet.dst;
   // the node that sent it on: its netfilter saw the packet with the gone address as destination
   const forwarded = ctx.events.find(
-    (e): e is Rule => e.kind === 'rule' && sameEnds(e.packet, packet) && e.oif !== undefined,
+    (e): e is Rule => e.kind === 'rule' && samePacket(e.packet, packet) && e.oif !== undefined,
   );
   if (!forwarded) return undefined;
   const node = forwarded.node;
-  const receivers = [...new Set(drops.filter((d) => sameEnds(d.packet, packet)).map((d) => d.where))];
+  const receivers = [...new Set(drops.filter((d) => samePacket(d.packet, packet)).map((d) => d.where))];
   const mac = drops[0]!.dmac;
   const flooded = `${node} sent ${showPacket(packet)} on to ${gone}, which nothing answers at any more: the frame went to ${mac ? `${mac}, ` : ''}the address's last known MAC, which no bridge port has, so the bridge flooded it and ${receivers.join(' and ')} dropped it as not theirs (OTHERHOST).`;
   if (gone === ctx.target.ip)
